@@ -1,0 +1,44 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Language mode 5: the event loop owns its state on one thread by design, and
+// the strict-concurrency checker cannot see that invariant.
+
+
+let package = Package(
+    name: "harrec",
+    products: [
+        .executable(name: "harrec", targets: ["harrec"]),
+    ],
+    targets: [
+        .target(
+            name: "CHarrecShims",
+            linkerSettings: [
+                .linkedLibrary("ssl"), .linkedLibrary("crypto"), .linkedLibrary("z"),
+                .linkedLibrary("brotlidec"), .linkedLibrary("zstd"),
+            ]
+        ),
+        // Sans-IO protocol cores: bytes in, events out. No sockets, no runtime.
+        .target(name: "HTTP1"),
+        .target(name: "SOCKS5"),
+        .target(name: "HAR"),
+        .target(name: "Codecs", dependencies: ["CHarrecShims"]),
+        .target(name: "Recording", dependencies: ["HTTP1", "HAR", "Codecs"]),
+        .target(name: "ProxyCore", dependencies: ["HTTP1", "SOCKS5", "Recording"]),
+        // The only I/O: epoll, non-blocking sockets, timers.
+        .target(name: "ProxyRuntime", dependencies: ["ProxyCore", "Recording", "CHarrecShims"]),
+        .target(name: "CLI"),
+        .executableTarget(
+            name: "harrec",
+            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "HAR"]
+        ),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
+        .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
+        .testTarget(name: "HARTests", dependencies: ["HAR"]),
+        .testTarget(name: "CodecsTests", dependencies: ["Codecs"]),
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "HAR", "HTTP1"]),
+        .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "SOCKS5", "Recording"]),
+        .testTarget(name: "CLITests", dependencies: ["CLI"]),
+    ],
+    swiftLanguageModes: [.v5]
+)
