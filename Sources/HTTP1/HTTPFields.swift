@@ -1,0 +1,123 @@
+/// One field line: `field-line = field-name ":" OWS field-value OWS` (RFC 9112 §5).
+public struct HTTPField: Equatable, Sendable {
+    /// The field name as received (case preserved).
+    public var name: String
+    /// The field value without surrounding whitespace.
+    public var value: String
+    /// True when the wire bytes were not valid UTF-8 and were decoded as ISO-8859-1; the
+    /// serializer then writes each scalar as one byte so forwarding is byte-exact.
+    public var valueIsLatin1: Bool
+
+    /// Creates a field.
+    public init(name: String, value: String, valueIsLatin1: Bool = false) {
+        self.name = name
+        self.value = value
+        self.valueIsLatin1 = valueIsLatin1
+    }
+}
+
+/// An ordered list of fields in wire order, duplicates kept. Name lookups are ASCII
+/// case-insensitive (RFC 9110 §5.1).
+public struct HTTPFields: Sequence, Equatable, Sendable, ExpressibleByDictionaryLiteral {
+    /// The fields in wire order.
+    public var fields: [HTTPField]
+
+    /// Creates a list from fields in order.
+    public init(_ fields: [HTTPField] = []) {
+        self.fields = fields
+    }
+
+    /// Creates a list from a literal; the literal's order is kept.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.fields = elements.map { HTTPField(name: $0.0, value: $0.1) }
+    }
+
+    /// Iterates the fields in wire order.
+    public func makeIterator() -> IndexingIterator<[HTTPField]> {
+        fields.makeIterator()
+    }
+
+    /// The value of the first field called `name` (ASCII case-insensitive), if any.
+    public subscript(name: String) -> String? {
+        fields.first(where: { asciiCaseInsensitiveEquals($0.name, name) })?.value
+    }
+
+    /// Values of all fields called `name`, in wire order.
+    public func values(_ name: String) -> [String] {
+        fields.filter { asciiCaseInsensitiveEquals($0.name, name) }.map(\.value)
+    }
+
+    /// True when at least one field is called `name`.
+    public func contains(_ name: String) -> Bool {
+        fields.contains(where: { asciiCaseInsensitiveEquals($0.name, name) })
+    }
+
+    /// Appends a field at the end.
+    public mutating func append(name: String, value: String) {
+        fields.append(HTTPField(name: name, value: value))
+    }
+
+    /// Appends a field at the end.
+    public mutating func append(_ field: HTTPField) {
+        fields.append(field)
+    }
+
+    /// Removes every field called `name`.
+    public mutating func removeAll(named name: String) {
+        fields.removeAll(where: { asciiCaseInsensitiveEquals($0.name, name) })
+    }
+
+    /// Number of fields.
+    public var count: Int { fields.count }
+
+    /// True when there are no fields.
+    public var isEmpty: Bool { fields.isEmpty }
+
+    /// Tokens of all Connection headers, lowercased, empty list elements dropped.
+    /// `Connection = [ connection-option *( OWS "," OWS connection-option ) ]` (RFC 9110 §7.6.1)
+    public var connectionTokens: [String] {
+        var tokens: [String] = []
+        for field in fields where asciiCaseInsensitiveEquals(field.name, "connection") {
+            for element in field.value.split(separator: ",", omittingEmptySubsequences: true) {
+                let trimmed = element.utf8.drop(while: isWhitespace).reversed().drop(while: isWhitespace).reversed()
+                if trimmed.isEmpty { continue }
+                tokens.append(String(decoding: trimmed.map(asciiLowercased), as: UTF8.self))
+            }
+        }
+        return tokens
+    }
+
+    /// Names (lowercase) that are hop-by-hop by definition (RFC 9110 §7.6.1, RFC 9112 §6.1,
+    /// RFC 9110 §11.7.1/§11.7.2 for the proxy credentials, and the legacy Proxy-Connection/Keep-Alive).
+    static let hopByHopNames: Set<String> = [
+        "connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade",
+        "proxy-authorization", "proxy-authenticate",
+    ]
+
+    /// Fields a Connection option may never remove. Deliberate deviation from RFC 9110 §7.6.1:
+    /// "Connection: content-length" or "Connection: host" is a known trick to make a proxy strip
+    /// framing or routing information and desynchronize the next hop, so those two always survive.
+    static let protectedFromConnectionOptions: Set<String> = ["content-length", "host"]
+
+    /// A copy without hop-by-hop fields: Connection and every field it names, Proxy-Connection,
+    /// Keep-Alive, TE, Trailer, Transfer-Encoding, Upgrade (kept when `keepUpgrade` is true; the
+    /// caller then re-adds "Connection: upgrade"), Proxy-Authorization, Proxy-Authenticate.
+    /// Content-Length and Host are never removed because Connection names them (see
+    /// `protectedFromConnectionOptions`).
+    public func removingHopByHop(keepUpgrade: Bool = false) -> HTTPFields {
+        var named = Set(connectionTokens)
+        named.subtract(Self.protectedFromConnectionOptions)
+        var out: [HTTPField] = []
+        out.reserveCapacity(fields.count)
+        for field in fields {
+            let lower = asciiLowercased(field.name)
+            if keepUpgrade && lower == "upgrade" {
+                out.append(field)
+                continue
+            }
+            if Self.hopByHopNames.contains(lower) || named.contains(lower) { continue }
+            out.append(field)
+        }
+        return HTTPFields(out)
+    }
+}
