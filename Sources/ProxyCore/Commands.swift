@@ -1,0 +1,96 @@
+import Recording
+
+/// Identifies one upstream connection of a session. Unique within the session.
+public typealias UpstreamID = UInt32
+
+/// What a session asks the runtime to do. The session never touches a socket; the runtime executes
+/// these in order after every event it delivers.
+public enum ProxyCommand: Equatable, Sendable {
+    /// Queue bytes for the client connection.
+    case sendToClient([UInt8])
+    /// Flush what is queued for the client, then close it (lingering, so a final error response
+    /// is not destroyed by a reset).
+    case closeClient
+    /// Flush, then half-close the client's write direction (tunnel EOF forwarding).
+    case shutdownClientWrite
+    /// Resolve `host` (unless it is an IP literal) and connect. Answered by `upstreamConnected` or
+    /// `upstreamConnectFailed`.
+    case openUpstream(UpstreamID, host: String, port: UInt16)
+    case sendToUpstream(UpstreamID, [UInt8])
+    /// Flush, then half-close the upstream write direction (tunnel EOF forwarding).
+    case shutdownUpstreamWrite(UpstreamID)
+    /// Close the upstream connection now; queued bytes are dropped.
+    case closeUpstream(UpstreamID)
+    /// One line for the live log. The runtime sanitizes it again before printing.
+    case log(String)
+}
+
+/// Why an upstream connection could not be made or broke.
+public struct UpstreamFailure: Equatable, Sendable, Error {
+    public enum Kind: Sendable, Equatable {
+        case dns, refused, unreachable, timeout, reset, other
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+}
+
+/// What the runtime reports once an upstream connection is established.
+public struct UpstreamConnection: Equatable, Sendable {
+    public var remoteIP: String
+    public var dnsStart: Double?
+    public var dnsEnd: Double?
+    public var connectStart: Double
+    public var connectEnd: Double
+
+    public init(remoteIP: String, dnsStart: Double?, dnsEnd: Double?, connectStart: Double, connectEnd: Double) {
+        self.remoteIP = remoteIP
+        self.dnsStart = dnsStart
+        self.dnsEnd = dnsEnd
+        self.connectStart = connectStart
+        self.connectEnd = connectEnd
+    }
+}
+
+/// Credentials the proxy requires from its clients (`--proxy-auth user:pass`).
+public struct ProxyCredentials: Sendable, Equatable {
+    public var username: String
+    public var password: String
+
+    public init(username: String, password: String) {
+        self.username = username
+        self.password = password
+    }
+}
+
+/// Timeouts in seconds. Each is a named limit so that a stuck peer costs a bounded amount of time.
+public struct ProxyTimeouts: Sendable, Equatable {
+    /// An idle keep-alive client between requests (nginx uses 75 s; browsers keep ~60–300 s).
+    public var clientIdle: Double = 120
+    /// Until the first bytes decide SOCKS5 or HTTP, and for the SOCKS5 handshake itself.
+    public var handshake: Double = 15
+    /// DNS plus TCP connect to the upstream.
+    public var upstreamConnect: Double = 15
+    /// Silence from the upstream while a response is awaited or streaming. Long enough for slow
+    /// APIs and long polling, short enough that a dead server does not pin a connection forever.
+    public var upstreamResponse: Double = 120
+    /// Silence in both directions of an opaque tunnel.
+    public var tunnelIdle: Double = 600
+
+    public init() {}
+}
+
+/// Settings shared by every session of one proxy.
+public struct ProxyConfiguration: Sendable {
+    /// Recording cap per body. The proxied body is never cut, only the recorded copy.
+    public var maxRecordedBodyBytes: Int = 64 << 20
+    public var credentials: ProxyCredentials?
+    public var timeouts = ProxyTimeouts()
+
+    public init() {}
+}

@@ -1,0 +1,1068 @@
+import HTTP1
+import Recording
+import SOCKS5
+import Synchronization
+
+/// A source of unique ids shared by all sessions of one proxy.
+public final class IDSource: Sendable {
+    private let next = Atomic<UInt64>(1)
+    public init() {}
+    public func make() -> UInt64 { next.add(1, ordering: .relaxed).oldValue }
+}
+
+/// The sans-IO state machine for one client connection and the upstream connections it uses.
+///
+/// The runtime delivers events (bytes, EOFs, connect results, ticks) and then executes the commands
+/// the session queued (`takeCommands()`). The session never blocks and never touches a socket, so
+/// every path can be driven byte by byte in a test.
+///
+/// Protocol detection is deferred, as in mitmproxy: the first client byte picks SOCKS5 (0x05) or
+/// HTTP; after CONNECT or a SOCKS5 CONNECT, the first tunnel bytes pick HTTP (parsed and recorded)
+/// or an opaque relay.
+public final class ProxySession {
+    /// Bytes buffered from one peer while the session cannot forward them; past this the runtime
+    /// stops reading that peer (backpressure instead of memory growth).
+    public static let maxBufferedInputBytes = 256 * 1024
+
+    public let id: UInt64
+    public let clientAddress: String
+    private let configuration: ProxyConfiguration
+    private let clock: () -> Double
+    private let sink: FlowSink
+    private let flowIDs: IDSource
+
+    private var commands: [ProxyCommand] = []
+    /// True once the session has asked to close the client; the runtime drops it after executing.
+    public private(set) var isFinished = false
+
+    private enum Mode {
+        case detecting
+        case socksHandshake
+        case connectingTunnel(ProxyTarget, viaSOCKS: Bool)
+        case sniffingTunnel(ProxyTarget)
+        case http
+        case relay(UpstreamID)
+        case finished
+    }
+
+    private var mode: Mode = .detecting
+    private var socks: SOCKS5ServerHandshake
+    private var requestDecoder = HTTP1RequestDecoder()
+    /// Client bytes held while a tunnel is being set up or sniffed.
+    private var pendingClientBytes: [UInt8] = []
+    /// Set inside a CONNECT or SOCKS5 tunnel: every request goes to this target.
+    private var tunnelTarget: ProxyTarget?
+    private var upstream: Upstream?
+    private var exchange: Exchange?
+    private var nextUpstreamID: UpstreamID = 1
+    private var clientSentEOF = false
+    private var upstreamSentEOF = false
+    private var shuttingDown = false
+    private let createdAt: Double
+    private var lastActivity: Double
+    /// Arrival time of the upstream chunk being processed, for the first-byte instant.
+    private var currentUpstreamChunkTime: Double = 0
+    private let expectedProxyAuthorization: [UInt8]?
+
+    private struct Upstream {
+        var id: UpstreamID
+        var target: ProxyTarget
+        var connectionID: String
+        var connected = false
+        var connectStartedAt: Double
+        var connection: UpstreamConnection?
+        /// Connection details not yet attributed to an exchange (the first exchange pays for them).
+        var unclaimedConnection: UpstreamConnection?
+        var decoder = HTTP1ResponseDecoder()
+        var exchangesCarried = 0
+    }
+
+    private struct Exchange {
+        var flow: Flow
+        var target: ProxyTarget
+        var method: String
+        var requestFraming: HTTPBodyFraming
+        /// The serialized head, kept to retry once on a stale keep-alive connection.
+        var forwardedHead: [UInt8]
+        var clientVersion: HTTPVersion
+        var clientKeepAlive: Bool
+        var isUpgradeRequest: Bool
+        var headSent = false
+        /// The decoder delivered the request's end (it may be replayed on a retry).
+        var endConsumed = false
+        /// The last request byte was queued to the upstream.
+        var requestDone = false
+        /// A 1xx head was seen; the decoder's next `.end` closes it, not the exchange.
+        var inInterimResponse = false
+        var finalHeadSeen = false
+        var responseDone = false
+        var bytesSentToClient = false
+        var chunkedToClient = false
+        var closeClientAfter = false
+        var upstreamReusable = true
+        var retried = false
+        var lastUpstreamActivity: Double
+    }
+
+    public init(id: UInt64, clientAddress: String, configuration: ProxyConfiguration,
+                sink: FlowSink, flowIDs: IDSource, clock: @escaping () -> Double) {
+        self.id = id
+        self.clientAddress = clientAddress
+        self.configuration = configuration
+        self.sink = sink
+        self.flowIDs = flowIDs
+        self.clock = clock
+        let now = clock()
+        self.createdAt = now
+        self.lastActivity = now
+        if let credentials = configuration.credentials {
+            socks = SOCKS5ServerHandshake(credentials: SOCKS5Credentials(
+                username: credentials.username, password: credentials.password))
+            expectedProxyAuthorization = Array(base64Encode(Array("\(credentials.username):\(credentials.password)".utf8)).utf8)
+        } else {
+            socks = SOCKS5ServerHandshake(credentials: nil)
+            expectedProxyAuthorization = nil
+        }
+    }
+
+    /// The commands queued since the last call, in order.
+    public func takeCommands() -> [ProxyCommand] {
+        let taken = commands
+        commands.removeAll(keepingCapacity: true)
+        return taken
+    }
+
+    /// Hands each queued command to `body`, then clears the queue without reallocating it (the
+    /// runtime's hot path). `body` must not call back into the session.
+    public func drainCommands(_ body: (ProxyCommand) -> Void) {
+        for command in commands { body(command) }
+        commands.removeAll(keepingCapacity: true)
+    }
+
+    public var hasCommands: Bool { !commands.isEmpty }
+
+    /// Whether the runtime should read from the client now.
+    public var wantsClientData: Bool {
+        switch mode {
+        case .finished: return false
+        case .http: return requestDecoder.bufferedByteCount < Self.maxBufferedInputBytes
+        case .relay: return !clientSentEOF
+        default: return pendingClientBytes.count < Self.maxBufferedInputBytes
+        }
+    }
+
+    /// Whether the runtime should read from the upstream now.
+    public var wantsUpstreamData: Bool {
+        switch mode {
+        case .finished: return false
+        case .relay: return !upstreamSentEOF
+        default: return true
+        }
+    }
+
+    // MARK: - Client events
+
+    /// Bytes arrived from the client.
+    public func clientReceived(_ bytes: UnsafeRawBufferPointer) {
+        lastActivity = clock()
+        switch mode {
+        case .detecting:
+            guard let first = bytes.first else { return }
+            // 0x05 is a SOCKS5 greeting; 0x04 (SOCKS4) goes to the same handshake to be refused
+            // with a reason instead of a confusing HTTP 400.
+            if first == 0x05 || first == 0x04 {
+                mode = .socksHandshake
+                socks.feed(bytes)
+                advanceSOCKS()
+            } else {
+                mode = .http
+                requestDecoder.feed(bytes)
+                advanceHTTP()
+            }
+        case .socksHandshake:
+            socks.feed(bytes)
+            advanceSOCKS()
+        case .connectingTunnel:
+            pendingClientBytes.append(contentsOf: bytes)
+        case .sniffingTunnel(let target):
+            pendingClientBytes.append(contentsOf: bytes)
+            sniffTunnel(target)
+        case .http:
+            requestDecoder.feed(bytes)
+            advanceHTTP()
+        case .relay(let upstreamID):
+            commands.append(.sendToUpstream(upstreamID, Array(bytes)))
+        case .finished:
+            break
+        }
+    }
+
+    /// The client closed its write direction (EOF).
+    public func clientClosed() {
+        clientSentEOF = true
+        switch mode {
+        case .http:
+            requestDecoder.finish()
+            advanceHTTP()
+        case .relay(let upstreamID):
+            if upstreamSentEOF {
+                finish(logLine: nil)
+            } else {
+                commands.append(.shutdownUpstreamWrite(upstreamID))
+            }
+        case .socksHandshake:
+            socks.finish()
+            advanceSOCKS()
+        case .finished:
+            break
+        default:
+            finish(logLine: nil)
+        }
+    }
+
+    /// The client connection broke (reset, write error).
+    public func clientFailed(_ reason: String) {
+        clientSentEOF = true
+        if exchange != nil {
+            failExchange("client connection failed: \(reason)", respondWith: nil)
+        } else {
+            finish(logLine: nil)
+        }
+    }
+
+    // MARK: - Upstream events
+
+    /// An upstream connection requested with `openUpstream` is established.
+    public func upstreamConnected(_ upstreamID: UpstreamID, _ connection: UpstreamConnection) {
+        guard var current = upstream, current.id == upstreamID else { return }
+        current.connected = true
+        current.connection = connection
+        current.unclaimedConnection = connection
+        upstream = current
+        lastActivity = clock()
+        switch mode {
+        case .connectingTunnel(let target, let viaSOCKS):
+            if viaSOCKS {
+                commands.append(.sendToClient(SOCKS5ServerHandshake.reply(.succeeded)))
+            } else {
+                commands.append(.sendToClient(Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8)))
+            }
+            tunnelTarget = target
+            mode = .sniffingTunnel(target)
+            if !pendingClientBytes.isEmpty {
+                sniffTunnel(target)
+            }
+        case .http:
+            sendRequestHead()
+        default:
+            break
+        }
+    }
+
+    /// An upstream connection could not be made.
+    public func upstreamConnectFailed(_ upstreamID: UpstreamID, _ failure: UpstreamFailure) {
+        guard let current = upstream, current.id == upstreamID else { return }
+        upstream = nil
+        let reason = "cannot connect to \(current.target): \(failure.message)"
+        switch mode {
+        case .connectingTunnel(_, let viaSOCKS):
+            if viaSOCKS {
+                let code: SOCKS5ReplyCode
+                switch failure.kind {
+                case .refused: code = .connectionRefused
+                case .dns, .timeout, .unreachable: code = .hostUnreachable
+                case .reset, .other: code = .generalFailure
+                }
+                commands.append(.sendToClient(SOCKS5ServerHandshake.reply(code)))
+            } else {
+                let status = failure.kind == .timeout ? 504 : 502
+                commands.append(.sendToClient(errorResponse(status: status, reason: reason, close: true)))
+            }
+            finish(logLine: "\(clientAddress) tunnel to \(current.target) failed: \(failure.message)")
+        case .http:
+            failExchange(reason, respondWith: failure.kind == .timeout ? 504 : 502)
+        default:
+            finish(logLine: nil)
+        }
+    }
+
+    /// Bytes arrived from an upstream connection.
+    public func upstreamReceived(_ upstreamID: UpstreamID, _ bytes: UnsafeRawBufferPointer) {
+        guard upstream?.id == upstreamID else { return }
+        let now = clock()
+        lastActivity = now
+        currentUpstreamChunkTime = now
+        switch mode {
+        case .relay:
+            commands.append(.sendToClient(Array(bytes)))
+        case .sniffingTunnel:
+            // The server spoke first: not HTTP from the client, so relay opaquely.
+            startRelay(upstreamID)
+            commands.append(.sendToClient(Array(bytes)))
+        case .http:
+            if exchange == nil {
+                // Bytes from an idle upstream are not a response to anything: drop the connection.
+                commands.append(.closeUpstream(upstreamID))
+                upstream = nil
+                return
+            }
+            exchange?.lastUpstreamActivity = now
+            upstream?.decoder.feed(bytes)
+            advanceResponse()
+        default:
+            break
+        }
+    }
+
+    /// An upstream connection sent EOF.
+    public func upstreamClosed(_ upstreamID: UpstreamID) {
+        guard upstream?.id == upstreamID else { return }
+        switch mode {
+        case .relay:
+            upstreamSentEOF = true
+            if clientSentEOF {
+                finish(logLine: nil)
+            } else {
+                commands.append(.shutdownClientWrite)
+            }
+        case .sniffingTunnel:
+            finish(logLine: nil)
+        case .http:
+            guard exchange != nil else {
+                commands.append(.closeUpstream(upstreamID))
+                upstream = nil
+                return
+            }
+            if retryOnFreshConnection() { return }
+            upstream?.decoder.finish()
+            advanceResponse(eofReason: "upstream closed the connection")
+        default:
+            finish(logLine: nil)
+        }
+    }
+
+    /// An upstream connection broke after it was established (reset, write error).
+    public func upstreamFailed(_ upstreamID: UpstreamID, _ reason: String) {
+        guard upstream?.id == upstreamID else { return }
+        switch mode {
+        case .http where exchange != nil:
+            if retryOnFreshConnection() { return }
+            failExchange("upstream connection failed: \(reason)", respondWith: 502)
+        case .http:
+            upstream = nil
+        default:
+            finish(logLine: nil)
+        }
+    }
+
+    // MARK: - Time and shutdown
+
+    /// Called by the runtime about once a second; enforces the timeouts.
+    public func tick() {
+        let now = clock()
+        let timeouts = configuration.timeouts
+        switch mode {
+        case .detecting, .socksHandshake:
+            if now - createdAt > timeouts.handshake {
+                finish(logLine: "\(clientAddress) closed: no complete proxy handshake within \(Int(timeouts.handshake)) s")
+            }
+        case .connectingTunnel:
+            if let current = upstream, now - current.connectStartedAt > timeouts.upstreamConnect {
+                commands.append(.closeUpstream(current.id))
+                upstreamConnectFailed(current.id, UpstreamFailure(.timeout, "connect timed out after \(Int(timeouts.upstreamConnect)) s"))
+            }
+        case .sniffingTunnel, .relay:
+            if now - lastActivity > timeouts.tunnelIdle {
+                finish(logLine: "\(clientAddress) tunnel closed after \(Int(timeouts.tunnelIdle)) s idle")
+            }
+        case .http:
+            if let exchange {
+                if let current = upstream, !current.connected {
+                    if now - current.connectStartedAt > timeouts.upstreamConnect {
+                        commands.append(.closeUpstream(current.id))
+                        upstreamConnectFailed(current.id, UpstreamFailure(.timeout, "connect timed out after \(Int(timeouts.upstreamConnect)) s"))
+                    }
+                } else if exchange.requestDone && now - exchange.lastUpstreamActivity > timeouts.upstreamResponse {
+                    failExchange("upstream sent nothing for \(Int(timeouts.upstreamResponse)) s", respondWith: 504)
+                }
+            } else if now - lastActivity > timeouts.clientIdle {
+                finish(logLine: nil)
+            }
+        case .finished:
+            break
+        }
+    }
+
+    /// Graceful shutdown: finish the exchange in flight, accept no new request.
+    public func beginShutdown() {
+        shuttingDown = true
+        switch mode {
+        case .http:
+            if exchange == nil { finish(logLine: nil) }
+        case .finished:
+            break
+        default:
+            finish(logLine: nil)
+        }
+    }
+
+    /// Hard stop: the exchange in flight is recorded as aborted.
+    public func abort(_ reason: String) {
+        if exchange != nil {
+            failExchange(reason, respondWith: nil)
+        }
+        if !isFinished { finish(logLine: nil) }
+    }
+
+    // MARK: - SOCKS5
+
+    private func advanceSOCKS() {
+        while case .socksHandshake = mode, let event = socks.next() {
+            switch event {
+            case .send(let bytes):
+                commands.append(.sendToClient(bytes))
+            case .fail(let reply, let reason):
+                if !reply.isEmpty { commands.append(.sendToClient(reply)) }
+                finish(logLine: "\(clientAddress) SOCKS5 refused: \(reason)")
+            case .connect(let socksTarget):
+                let target = ProxyTarget(host: socksTarget.hostString, port: socksTarget.port)
+                pendingClientBytes = socks.takeBufferedBytes()
+                openTunnel(to: target, viaSOCKS: true)
+            }
+        }
+    }
+
+    private func openTunnel(to target: ProxyTarget, viaSOCKS: Bool) {
+        mode = .connectingTunnel(target, viaSOCKS: viaSOCKS)
+        openUpstream(to: target)
+    }
+
+    // MARK: - Tunnels
+
+    /// Looks at the first tunnel bytes: an HTTP request line means plain HTTP to record; anything
+    /// else (TLS, other protocols) is relayed opaquely.
+    private func sniffTunnel(_ target: ProxyTarget) {
+        switch TunnelSniffer.classify(pendingClientBytes) {
+        case .needMoreData:
+            return
+        case .http:
+            mode = .http
+            requestDecoder = HTTP1RequestDecoder()
+            let bytes = pendingClientBytes
+            pendingClientBytes = []
+            requestDecoder.feed(bytes)
+            advanceHTTP()
+        case .other:
+            guard let upstreamID = upstream?.id else {
+                finish(logLine: nil)
+                return
+            }
+            startRelay(upstreamID)
+        }
+    }
+
+    private func startRelay(_ upstreamID: UpstreamID) {
+        mode = .relay(upstreamID)
+        if !pendingClientBytes.isEmpty {
+            commands.append(.sendToUpstream(upstreamID, pendingClientBytes))
+            pendingClientBytes = []
+        }
+        if let target = tunnelTarget {
+            commands.append(.log("\(clientAddress) tunnel \(target)"))
+        }
+    }
+
+    // MARK: - HTTP requests
+
+    private func advanceHTTP() {
+        while case .http = mode {
+            if let current = exchange {
+                // Pull body events only while they can be forwarded at once.
+                guard current.headSent, !current.requestDone else { return }
+                guard let event = nextRequestEvent() else { return }
+                switch event {
+                case .head:
+                    return // cannot happen inside a message
+                case .body(let bytes):
+                    forwardRequestBody(bytes)
+                case .end(let trailers):
+                    finishRequest(trailers: trailers)
+                }
+            } else {
+                if shuttingDown {
+                    finish(logLine: nil)
+                    return
+                }
+                guard let event = nextRequestEvent() else {
+                    if requestDecoder.isAtCleanEOF { finish(logLine: nil) }
+                    return
+                }
+                guard case .head(let head, let framing) = event else { return }
+                startExchange(head, framing: framing)
+            }
+        }
+    }
+
+    /// The next request event, or nil; a parse error answers 400 and closes.
+    private func nextRequestEvent() -> HTTP1RequestEvent? {
+        do {
+            return try requestDecoder.next()
+        } catch {
+            let reason = "\(error)"
+            if exchange != nil {
+                if requestDecoder.isAtCleanEOF || clientSentEOF {
+                    failExchange("client closed the connection mid-request: \(reason)", respondWith: nil)
+                } else {
+                    failExchange("bad request body: \(reason)", respondWith: 400)
+                }
+            } else {
+                if clientSentEOF && requestDecoder.bufferedByteCount == 0 {
+                    finish(logLine: nil)
+                } else {
+                    commands.append(.sendToClient(errorResponse(status: 400, reason: "bad request: \(reason)", close: true)))
+                    finish(logLine: "\(clientAddress) 400 bad request: \(reason)")
+                }
+            }
+            return nil
+        }
+    }
+
+    private func rejectRequest(status: Int, reason: String) {
+        commands.append(.sendToClient(errorResponse(status: status, reason: reason, close: true)))
+        finish(logLine: "\(clientAddress) \(status) \(reason)")
+    }
+
+    private func startExchange(_ head: HTTPRequestHead, framing: HTTPBodyFraming) {
+        let now = clock()
+        // Proxy authentication applies to requests to the proxy, not inside an authorized tunnel.
+        if tunnelTarget == nil, let expected = expectedProxyAuthorization {
+            guard let header = head.fields["Proxy-Authorization"], proxyAuthorizationMatches(header, expected: expected) else {
+                var fields = HTTPFields()
+                fields.append(name: "Proxy-Authenticate", value: "Basic realm=\"harrec\"")
+                let body = Array("harrec: proxy authentication required\n".utf8)
+                fields.append(name: "Content-Type", value: "text/plain; charset=utf-8")
+                fields.append(name: "Content-Length", value: String(body.count))
+                let mustClose = framing != .none
+                if mustClose { fields.append(name: "Connection", value: "close") }
+                let responseHead = (try? HTTP1Serializer.responseHead(version: .http11, status: 407, reason: "Proxy Authentication Required", fields: fields)) ?? []
+                commands.append(.sendToClient(responseHead + body))
+                commands.append(.log("\(clientAddress) \(head.method) 407 proxy authentication required"))
+                if mustClose || !head.keepAlive { finish(logLine: nil) }
+                return
+            }
+        }
+
+        if head.method == "CONNECT" {
+            guard tunnelTarget == nil else {
+                rejectRequest(status: 400, reason: "CONNECT inside a tunnel is not supported")
+                return
+            }
+            do {
+                let target = try parseAuthority(Substring(head.target), defaultPort: nil)
+                pendingClientBytes = requestDecoder.takeBufferedBytes()
+                openTunnel(to: target, viaSOCKS: false)
+            } catch {
+                rejectRequest(status: 400, reason: "bad CONNECT target: \(describe(error))")
+            }
+            return
+        }
+
+        let target: ProxyTarget
+        let originForm: String
+        let url: String
+        if let tunnelTarget {
+            target = tunnelTarget
+            if head.target.hasPrefix("/") || head.target == "*" {
+                originForm = head.target
+            } else if let absolute = try? parseAbsoluteTarget(head.target) {
+                originForm = absolute.originForm
+            } else {
+                rejectRequest(status: 400, reason: "bad request target in tunnel")
+                return
+            }
+            let authority: String
+            if let host = head.fields["Host"], let parsed = try? parseAuthority(Substring(host), defaultPort: 80) {
+                authority = parsed.authority(defaultPort: 80)
+            } else {
+                authority = target.authority(defaultPort: 80)
+            }
+            url = "http://\(authority)\(stripFragment(originForm == "*" ? "/" : originForm))"
+        } else {
+            do {
+                let absolute = try parseAbsoluteTarget(head.target)
+                target = absolute.target
+                originForm = absolute.originForm
+                url = absolute.url
+            } catch {
+                rejectRequest(status: 400, reason: describe(error))
+                return
+            }
+        }
+
+        let isUpgrade = head.fields.connectionTokens.contains("upgrade") && head.fields.contains("Upgrade")
+        var fields = head.fields.removingHopByHop(keepUpgrade: isUpgrade)
+        setHost(&fields, target.authority(defaultPort: 80), keepClientHost: tunnelTarget != nil)
+        if isUpgrade { fields.append(name: "Connection", value: "Upgrade") }
+        if framing == .chunked { fields.append(name: "Transfer-Encoding", value: "chunked") }
+        let forwardedHead: [UInt8]
+        do {
+            forwardedHead = try HTTP1Serializer.requestHead(method: head.method, target: originForm, version: .http11, fields: fields)
+        } catch {
+            rejectRequest(status: 400, reason: "bad request: \(error)")
+            return
+        }
+
+        let recordedFields = head.fields.fields
+            .filter { !$0.name.equalsIgnoringASCIICase("Proxy-Authorization") }
+            .map { RecordedField(name: $0.name, value: $0.value) }
+        let request = RecordedRequest(method: head.method, url: url, httpVersion: head.version.description,
+                                      fields: recordedFields, headSize: head.headSize)
+        let flow = Flow(id: flowIDs.make(), clientAddress: clientAddress, request: request,
+                        instants: FlowInstants(requestStart: now))
+        exchange = Exchange(flow: flow, target: target, method: head.method, requestFraming: framing,
+                            forwardedHead: forwardedHead, clientVersion: head.version,
+                            clientKeepAlive: head.keepAlive, isUpgradeRequest: isUpgrade,
+                            requestDone: false, lastUpstreamActivity: now)
+
+        if let current = upstream, current.target == target, current.connected {
+            sendRequestHead()
+        } else {
+            if let current = upstream {
+                commands.append(.closeUpstream(current.id))
+                upstream = nil
+            }
+            openUpstream(to: target)
+        }
+    }
+
+    private func openUpstream(to target: ProxyTarget) {
+        let upstreamID = nextUpstreamID
+        nextUpstreamID += 1
+        upstream = Upstream(id: upstreamID, target: target, connectionID: "\(id)-\(upstreamID)",
+                            connectStartedAt: clock())
+        commands.append(.openUpstream(upstreamID, host: target.host, port: target.port))
+    }
+
+    /// Sends the request head on the (now connected) upstream and starts streaming the body.
+    private func sendRequestHead() {
+        guard var current = exchange, var connection = upstream, connection.connected, !current.headSent else { return }
+        let now = clock()
+        if let claimed = connection.unclaimedConnection {
+            current.flow.instants.dnsStart = claimed.dnsStart
+            current.flow.instants.dnsEnd = claimed.dnsEnd
+            current.flow.instants.connectStart = claimed.connectStart
+            current.flow.instants.connectEnd = claimed.connectEnd
+            connection.unclaimedConnection = nil
+        }
+        current.flow.serverIPAddress = connection.connection?.remoteIP
+        current.flow.connectionID = connection.connectionID
+        current.flow.instants.sendStart = now
+        current.headSent = true
+        current.lastUpstreamActivity = now
+        connection.exchangesCarried += 1
+        connection.decoder.expectResponse(toMethod: current.method)
+        commands.append(.sendToUpstream(connection.id, current.forwardedHead))
+        if current.endConsumed {
+            // A retry of a bodiless request: the head is the whole request.
+            current.requestDone = true
+            current.flow.instants.sendEnd = now
+        }
+        upstream = connection
+        exchange = current
+        if current.requestDone {
+            // Pipelined requests wait in the decoder; the response may already be buffered.
+            advanceResponse()
+        } else {
+            advanceHTTP()
+        }
+    }
+
+    private func forwardRequestBody(_ bytes: [UInt8]) {
+        guard var current = exchange, let connection = upstream else { return }
+        current.flow.request.body.append(bytes, cap: configuration.maxRecordedBodyBytes)
+        exchange = current
+        if current.requestFraming == .chunked {
+            var framed: [UInt8] = []
+            framed.reserveCapacity(bytes.count + 16)
+            HTTP1Serializer.appendChunk(bytes, to: &framed)
+            commands.append(.sendToUpstream(connection.id, framed))
+        } else {
+            commands.append(.sendToUpstream(connection.id, bytes))
+        }
+    }
+
+    private func finishRequest(trailers: HTTPFields) {
+        guard var current = exchange, let connection = upstream else { return }
+        if current.requestFraming == .chunked {
+            commands.append(.sendToUpstream(connection.id, HTTP1Serializer.lastChunk(trailers: trailers)))
+        }
+        current.flow.request.trailers = trailers.fields.map { RecordedField(name: $0.name, value: $0.value) }
+        current.endConsumed = true
+        current.requestDone = true
+        current.flow.instants.sendEnd = clock()
+        current.lastUpstreamActivity = clock()
+        exchange = current
+        if current.responseDone {
+            completeExchange()
+        }
+    }
+
+    // MARK: - HTTP responses
+
+    private func advanceResponse(eofReason: String? = nil) {
+        while case .http = mode, exchange != nil, upstream != nil {
+            let event: HTTP1ResponseEvent?
+            do {
+                event = try upstream!.decoder.next()
+            } catch {
+                let reason: String
+                if let eofReason, error.kind == .unexpectedEOF {
+                    reason = exchange!.finalHeadSeen ? "\(eofReason) mid-body" : "\(eofReason) before responding"
+                } else {
+                    reason = "bad response from upstream: \(error)"
+                }
+                failExchange(reason, respondWith: 502)
+                return
+            }
+            guard let event else {
+                if eofReason != nil, exchange != nil {
+                    failExchange("\(eofReason!) before responding", respondWith: 502)
+                }
+                return
+            }
+            switch event {
+            case .head(let head, let framing):
+                handleResponseHead(head, framing: framing)
+            case .body(let bytes):
+                forwardResponseBody(bytes)
+            case .end(let trailers):
+                if exchange?.inInterimResponse == true {
+                    exchange?.inInterimResponse = false
+                    continue
+                }
+                finishResponse(trailers: trailers)
+                if eofReason != nil { return }
+            }
+        }
+    }
+
+    private func handleResponseHead(_ head: HTTPResponseHead, framing: HTTPBodyFraming) {
+        guard var current = exchange else { return }
+        if head.status >= 100 && head.status < 200 && head.status != 101 {
+            // Interim responses (100 Continue, 103 Early Hints) go to HTTP/1.1 clients only.
+            exchange?.inInterimResponse = true
+            if current.clientVersion == .http11 {
+                let fields = head.fields.removingHopByHop()
+                if let bytes = try? HTTP1Serializer.responseHead(version: .http11, status: head.status, reason: head.reason, fields: fields) {
+                    commands.append(.sendToClient(bytes))
+                }
+            }
+            return
+        }
+        current.finalHeadSeen = true
+        current.flow.instants.responseStart = currentUpstreamChunkTime
+        current.flow.response = RecordedResponse(
+            status: head.status, reason: head.reason, httpVersion: head.version.description,
+            fields: head.fields.fields.map { RecordedField(name: $0.name, value: $0.value) },
+            headSize: head.headSize)
+        current.upstreamReusable = head.keepAlive
+
+        if head.status == 101 {
+            guard current.isUpgradeRequest else {
+                exchange = current
+                failExchange("upstream switched protocols without an Upgrade request", respondWith: 502)
+                return
+            }
+            var fields = head.fields.removingHopByHop(keepUpgrade: true)
+            fields.append(name: "Connection", value: "Upgrade")
+            guard let bytes = try? HTTP1Serializer.responseHead(version: .http11, status: 101, reason: head.reason, fields: fields) else {
+                exchange = current
+                failExchange("upstream sent an unforwardable 101 head", respondWith: 502)
+                return
+            }
+            commands.append(.sendToClient(bytes))
+            current.bytesSentToClient = true
+            current.flow.instants.responseEnd = clock()
+            exchange = current
+            switchToUpgradedRelay()
+            return
+        }
+
+        var fields = head.fields.removingHopByHop()
+        let clientIs11 = current.clientVersion == .http11
+        switch framing {
+        case .chunked:
+            if clientIs11 {
+                current.chunkedToClient = true
+                fields.append(name: "Transfer-Encoding", value: "chunked")
+            } else {
+                current.closeClientAfter = true
+            }
+        case .untilClose:
+            current.closeClientAfter = true
+        case .none, .contentLength:
+            break
+        }
+        if !current.requestDone {
+            // The upstream answered before the request body was complete: the rest of the body
+            // cannot be resynchronised, so this client connection ends with the response.
+            current.closeClientAfter = true
+        }
+        if shuttingDown { current.closeClientAfter = true }
+        if current.closeClientAfter || !current.clientKeepAlive {
+            fields.append(name: "Connection", value: "close")
+        } else if !clientIs11 {
+            fields.append(name: "Connection", value: "keep-alive")
+        }
+        guard let bytes = try? HTTP1Serializer.responseHead(version: .http11, status: head.status, reason: head.reason, fields: fields) else {
+            exchange = current
+            failExchange("upstream response head cannot be forwarded", respondWith: 502)
+            return
+        }
+        commands.append(.sendToClient(bytes))
+        current.bytesSentToClient = true
+        exchange = current
+    }
+
+    private func forwardResponseBody(_ bytes: [UInt8]) {
+        guard var current = exchange else { return }
+        current.flow.response?.body.append(bytes, cap: configuration.maxRecordedBodyBytes)
+        if current.chunkedToClient {
+            var framed: [UInt8] = []
+            framed.reserveCapacity(bytes.count + 16)
+            HTTP1Serializer.appendChunk(bytes, to: &framed)
+            commands.append(.sendToClient(framed))
+        } else {
+            commands.append(.sendToClient(bytes))
+        }
+        exchange = current
+    }
+
+    private func finishResponse(trailers: HTTPFields) {
+        guard var current = exchange else { return }
+        if current.chunkedToClient {
+            commands.append(.sendToClient(HTTP1Serializer.lastChunk(trailers: trailers.removingHopByHop())))
+        }
+        current.flow.response?.trailers = trailers.fields.map { RecordedField(name: $0.name, value: $0.value) }
+        current.flow.instants.responseEnd = clock()
+        current.responseDone = true
+        exchange = current
+        if current.requestDone || current.closeClientAfter {
+            completeExchange()
+        }
+    }
+
+    private func completeExchange() {
+        guard var current = exchange else { return }
+        current.flow.instants.end = clock()
+        if current.flow.instants.sendEnd == nil {
+            current.flow.instants.sendEnd = current.flow.instants.responseStart
+        }
+        exchange = nil
+        sink.record(current.flow)
+        commands.append(.log(liveLine(current.flow)))
+        if !current.upstreamReusable || !current.requestDone, let connection = upstream {
+            commands.append(.closeUpstream(connection.id))
+            upstream = nil
+        }
+        if current.closeClientAfter || !current.clientKeepAlive || shuttingDown
+            || (clientSentEOF && requestDecoder.bufferedByteCount == 0) {
+            finish(logLine: nil)
+            return
+        }
+        advanceHTTP()
+    }
+
+    /// After a 101: record the upgrade, then relay raw bytes both ways.
+    private func switchToUpgradedRelay() {
+        guard var current = exchange, let connection = upstream else { return }
+        current.flow.instants.end = clock()
+        if current.flow.instants.sendEnd == nil { current.flow.instants.sendEnd = current.flow.instants.responseStart }
+        exchange = nil
+        sink.record(current.flow)
+        commands.append(.log(liveLine(current.flow)))
+        let fromClient = requestDecoder.takeBufferedBytes()
+        var responseDecoder = connection.decoder
+        let fromUpstream = responseDecoder.takeBufferedBytes()
+        upstream?.decoder = responseDecoder
+        mode = .relay(connection.id)
+        if !fromUpstream.isEmpty { commands.append(.sendToClient(fromUpstream)) }
+        if !fromClient.isEmpty { commands.append(.sendToUpstream(connection.id, fromClient)) }
+    }
+
+    /// A reused keep-alive connection that closes before any response byte is retried once on a
+    /// fresh connection, as browsers do, when the request had no body to replay.
+    private func retryOnFreshConnection() -> Bool {
+        guard let current = exchange, let connection = upstream, !current.retried,
+              connection.exchangesCarried > 1, current.requestFraming == .none, current.endConsumed,
+              !current.finalHeadSeen, connection.decoder.bufferedByteCount == 0 else { return false }
+        commands.append(.closeUpstream(connection.id))
+        upstream = nil
+        exchange?.retried = true
+        exchange?.headSent = false
+        exchange?.requestDone = false
+        exchange?.inInterimResponse = false
+        openUpstream(to: current.target)
+        return true
+    }
+
+    // MARK: - Failures and ending
+
+    /// Records the exchange in flight as failed, answers the client if nothing was sent yet, and
+    /// closes both sides.
+    private func failExchange(_ reason: String, respondWith status: Int?) {
+        guard var current = exchange else {
+            finish(logLine: nil)
+            return
+        }
+        exchange = nil
+        let now = clock()
+        current.flow.error = sanitizedForLog(reason)
+        current.flow.instants.end = now
+        if current.flow.response != nil && current.flow.instants.responseEnd == nil {
+            current.flow.instants.responseEnd = now
+        }
+        sink.record(current.flow)
+        if let status, !current.bytesSentToClient {
+            commands.append(.sendToClient(errorResponse(status: status, reason: reason, close: true)))
+        }
+        if let connection = upstream {
+            commands.append(.closeUpstream(connection.id))
+            upstream = nil
+        }
+        let shown = status.map(String.init) ?? (current.bytesSentToClient ? "cut" : "-")
+        finish(logLine: "\(clientAddress) \(current.flow.request.method) \(current.flow.request.url) \(shown) error: \(reason)")
+    }
+
+    private func finish(logLine: String?) {
+        guard !isFinished else { return }
+        if let logLine { commands.append(.log(logLine)) }
+        if let connection = upstream {
+            commands.append(.closeUpstream(connection.id))
+            upstream = nil
+        }
+        mode = .finished
+        isFinished = true
+        commands.append(.closeClient)
+    }
+
+    // MARK: - Helpers
+
+    private func errorResponse(status: Int, reason: String, close: Bool) -> [UInt8] {
+        let body = Array("harrec: \(sanitizedForLog(reason))\n".utf8)
+        let phrase: String
+        switch status {
+        case 400: phrase = "Bad Request"
+        case 502: phrase = "Bad Gateway"
+        case 504: phrase = "Gateway Timeout"
+        default: phrase = "Error"
+        }
+        var head = "HTTP/1.1 \(status) \(phrase)\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.count)\r\n"
+        if close { head += "Connection: close\r\n" }
+        head += "\r\n"
+        return Array(head.utf8) + body
+    }
+
+    private func liveLine(_ flow: Flow) -> String {
+        let status = flow.response.map { String($0.status) } ?? "-"
+        let size = formatSize(flow.response?.body.wireSize ?? 0)
+        let end = flow.instants.end ?? flow.instants.requestStart
+        let duration = formatDuration(end - flow.instants.requestStart)
+        return "\(flow.clientAddress) \(flow.request.method) \(flow.request.url) \(status) \(size) \(duration)"
+    }
+
+    private func setHost(_ fields: inout HTTPFields, _ authority: String, keepClientHost: Bool) {
+        // Absolute-form wins over Host (RFC 9112 §3.2.2); inside a tunnel the client's Host stands.
+        if let index = fields.fields.firstIndex(where: { $0.name.equalsIgnoringASCIICase("Host") }) {
+            if !keepClientHost {
+                fields.fields[index] = HTTPField(name: fields.fields[index].name, value: authority)
+            }
+        } else {
+            fields.fields.insert(HTTPField(name: "Host", value: authority), at: 0)
+        }
+    }
+
+    private func proxyAuthorizationMatches(_ header: String, expected: [UInt8]) -> Bool {
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "basic" else { return false }
+        return constantTimeEqual(Array(parts[1].utf8), expected)
+    }
+}
+
+private func describe(_ error: Error) -> String {
+    if case TargetError.invalid(let message) = error { return message }
+    return "\(error)"
+}
+
+private func stripFragment(_ target: String) -> String {
+    guard let hash = target.firstIndex(of: "#") else { return target }
+    return String(target[..<hash])
+}
+
+/// Compares without an early exit, so timing does not reveal how much of a secret matched.
+func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    var difference: UInt8 = a.count == b.count ? 0 : 1
+    let length = max(a.count, b.count)
+    for index in 0..<length {
+        let x = index < a.count ? a[index] : 0
+        let y = index < b.count ? b[index] : 0
+        difference |= x ^ y
+    }
+    return difference == 0
+}
+
+func formatSize(_ bytes: Int) -> String {
+    if bytes < 1024 { return "\(bytes)B" }
+    if bytes < 1024 * 1024 { return String(format1(Double(bytes) / 1024)) + "kB" }
+    return String(format1(Double(bytes) / (1024 * 1024))) + "MB"
+}
+
+func formatDuration(_ seconds: Double) -> String {
+    let ms = seconds * 1000
+    if ms < 1000 { return format1(ms) + "ms" }
+    return format1(seconds) + "s"
+}
+
+/// One decimal place without Foundation.
+func format1(_ value: Double) -> String {
+    let tenths = Int((value * 10).rounded())
+    return "\(tenths / 10).\(tenths % 10)"
+}
+
+private let base64Alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+func base64Encode(_ bytes: [UInt8]) -> String {
+    var out: [UInt8] = []
+    out.reserveCapacity((bytes.count + 2) / 3 * 4)
+    var index = 0
+    while index + 2 < bytes.count {
+        let n = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+        out.append(base64Alphabet[Int(n >> 18 & 63)]); out.append(base64Alphabet[Int(n >> 12 & 63)])
+        out.append(base64Alphabet[Int(n >> 6 & 63)]); out.append(base64Alphabet[Int(n & 63)])
+        index += 3
+    }
+    let rest = bytes.count - index
+    if rest == 1 {
+        let n = UInt32(bytes[index]) << 16
+        out.append(base64Alphabet[Int(n >> 18 & 63)]); out.append(base64Alphabet[Int(n >> 12 & 63)])
+        out.append(UInt8(ascii: "=")); out.append(UInt8(ascii: "="))
+    } else if rest == 2 {
+        let n = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
+        out.append(base64Alphabet[Int(n >> 18 & 63)]); out.append(base64Alphabet[Int(n >> 12 & 63)])
+        out.append(base64Alphabet[Int(n >> 6 & 63)]); out.append(UInt8(ascii: "="))
+    }
+    return String(decoding: out, as: UTF8.self)
+}
+
+extension String {
+    func equalsIgnoringASCIICase(_ other: String) -> Bool {
+        let a = utf8, b = other.utf8
+        guard a.count == b.count else { return false }
+        for (x, y) in zip(a, b) where x != y {
+            let lx = x >= 65 && x <= 90 ? x + 32 : x
+            let ly = y >= 65 && y <= 90 ? y + 32 : y
+            if lx != ly { return false }
+        }
+        return true
+    }
+}

@@ -1,0 +1,29 @@
+/// Decides what a tunnel carries from its first client bytes, without consuming them.
+public enum TunnelSniffer {
+    public enum Verdict: Equatable, Sendable {
+        case needMoreData
+        /// An HTTP/1.x request line: parse and record it.
+        case http
+        /// Anything else (a TLS ClientHello, SSH, a binary protocol): relay opaquely.
+        case other
+    }
+
+    /// The longest method token looked at before deciding "not HTTP". Registered methods are at
+    /// most 17 characters (`VERSION-CONTROL`, `UPDATEREDIRECTREF`); 24 leaves room.
+    static let maxMethodLength = 24
+
+    public static func classify(_ bytes: [UInt8]) -> Verdict {
+        guard let first = bytes.first else { return .needMoreData }
+        // A TLS record starts with 0x16 (handshake); methods start with a letter.
+        guard isMethodByte(first) else { return .other }
+        for (index, byte) in bytes.enumerated() {
+            if byte == UInt8(ascii: " ") { return index > 0 ? .http : .other }
+            if !isMethodByte(byte) || index >= maxMethodLength { return .other }
+        }
+        return .needMoreData
+    }
+
+    private static func isMethodByte(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+    }
+}

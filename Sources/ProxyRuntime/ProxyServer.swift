@@ -1,0 +1,762 @@
+import CHarrecShims
+import Dispatch
+import Glibc
+import ProxyCore
+import Recording
+import Synchronization
+
+/// Where live log lines go. Lines are collected during one loop iteration and written with one
+/// system call, so logging costs little even at tens of thousands of exchanges per second.
+public final class LogOutput: @unchecked Sendable {
+    private var pending: [UInt8] = []
+    private let fd: Int32
+    public var quiet: Bool
+
+    public init(fd: Int32 = 2, quiet: Bool = false) {
+        self.fd = fd
+        self.quiet = quiet
+    }
+
+    /// Queues one line (control characters escaped).
+    public func line(_ text: String) {
+        pending.append(contentsOf: sanitizedForLog(text).utf8)
+        pending.append(10)
+    }
+
+    public func flush() {
+        guard !pending.isEmpty else { return }
+        pending.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if written <= 0 { break }
+                offset += written
+            }
+        }
+        pending.removeAll(keepingCapacity: true)
+    }
+}
+
+/// The single I/O runtime: one epoll loop on one thread drives every session. No thread per
+/// connection; DNS lookups run on a small Dispatch queue and report back through an eventfd.
+public final class ProxyServer: @unchecked Sendable {
+    /// Bytes queued for one peer before the loop stops reading the other side (backpressure).
+    static let writeHighWater = 512 * 1024
+    /// Size of the shared read buffer: one read takes at most this much from a socket.
+    static let readChunk = 64 * 1024
+    /// How long a closing connection drains unread input so the last response is not reset away.
+    static let lingerSeconds = 2.0
+    /// Grace period for in-flight exchanges at shutdown.
+    public static let shutdownGraceSeconds = 2.0
+    /// How often sessions check their timeouts.
+    static let tickInterval = 0.5
+
+    public struct BoundListener: Sendable {
+        public var label: String
+        public var address: String
+        public var port: UInt16
+    }
+
+    private let configuration: ProxyConfiguration
+    private let sink: FlowSink
+    private let log: LogOutput
+    private let flowIDs = IDSource()
+    private let sessionIDs = IDSource()
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private var listeners: [UInt64: (fd: Int32, label: String)] = [:]
+    public private(set) var boundListeners: [BoundListener] = []
+
+    private var connections: [UInt64: Connection] = [:]
+    private var sessions: [UInt64: SessionBox] = [:]
+    private var nextToken: UInt64 = 2
+    private let wakeToken: UInt64 = 0
+    private let signalToken: UInt64 = 1
+    private var signalFD: Int32 = -1
+    private var readBuffer: UnsafeMutableRawBufferPointer
+    /// Connections whose output must be flushed at the end of the current batch.
+    private var dirty: [Connection] = []
+    /// Upstream connects requested during the current command batch.
+    private var deferredOpens: [(connection: Connection, host: String, port: UInt16)] = []
+
+    private let shutdownRequests = Atomic<Int>(0)
+    private var shutdownDeadline: Double?
+    private let resolved = Mutex<[(token: UInt64, result: Result<[SocketAddress], UpstreamFailure>, start: Double, end: Double)]>([])
+    private let resolverQueue = DispatchQueue(label: "harrec.dns", attributes: .concurrent)
+
+    final class SessionBox {
+        let session: ProxySession
+        var client: Connection?
+        var upstreams: [UpstreamID: Connection] = [:]
+        init(session: ProxySession) { self.session = session }
+    }
+
+    final class Connection {
+        enum Role { case client, upstream(UpstreamID) }
+        enum State {
+            case resolving
+            case connecting(addresses: [SocketAddress], index: Int)
+            case open
+            case lingering(until: Double)
+            case closed
+        }
+
+        let token: UInt64
+        var fd: Int32 = -1
+        let role: Role
+        weak var box: SessionBox?
+        var state: State
+        var output: [UInt8] = []
+        var outputOffset = 0
+        var interest: UInt32 = 0
+        var registered = false
+        var readEOF = false
+        var closeAfterFlush = false
+        var shutdownAfterFlush = false
+        var writeShutDown = false
+        var dnsStart: Double?
+        var dnsEnd: Double?
+        var connectStart: Double = 0
+        var remoteIP = ""
+
+        init(token: UInt64, role: Role, state: State) {
+            self.token = token
+            self.role = role
+            self.state = state
+        }
+
+        var pendingOutput: Int { output.count - outputOffset }
+    }
+
+    public init(configuration: ProxyConfiguration, sink: FlowSink, log: LogOutput) throws {
+        self.configuration = configuration
+        self.sink = sink
+        self.log = log
+        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epollFD >= 0 else { throw SocketError("epoll_create1") }
+        wakeFD = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+        guard wakeFD >= 0 else { throw SocketError("eventfd") }
+        readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readChunk, alignment: 16)
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.u64 = wakeToken
+        epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event)
+    }
+
+    deinit {
+        readBuffer.deallocate()
+    }
+
+    /// Binds a listener. Both protocols are served on every listener (first byte 0x05 is SOCKS5).
+    @discardableResult
+    public func listen(label: String, address: String, port: UInt16) throws -> UInt16 {
+        let (fd, actualPort) = try makeListener(address: address, port: port)
+        let token = makeToken()
+        listeners[token] = (fd, label)
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.u64 = token
+        epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event)
+        boundListeners.append(BoundListener(label: label, address: address, port: actualPort))
+        return actualPort
+    }
+
+    /// Routes SIGINT and SIGTERM to this server: the first stops it gracefully, the second at
+    /// once. Call before announcing the listeners, so no early signal is lost.
+    public func handleShutdownSignals() throws {
+        let fd = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+        guard fd >= 0 else { throw SocketError("eventfd") }
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.u64 = signalToken
+        epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event)
+        signalFD = fd
+        guard harrec_install_shutdown_signals(fd) == 0 else { throw SocketError("sigaction") }
+    }
+
+    /// Asks the loop to stop gracefully; a second call stops it at once. Safe from any thread.
+    public func requestShutdown() {
+        shutdownRequests.add(1, ordering: .sequentiallyConsistent)
+        wake()
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    private func makeToken() -> UInt64 {
+        let token = nextToken
+        nextToken += 1
+        return token
+    }
+
+    // MARK: - Loop
+
+    /// Runs until shutdown completes. Returns on the calling thread.
+    public func run() {
+        var events = [epoll_event](repeating: epoll_event(), count: 256)
+        var nextTick = wallClock() + Self.tickInterval
+        var handledShutdownRequests = 0
+        while true {
+            let now = wallClock()
+            let timeout = max(0, Int32((nextTick - now) * 1000))
+            let count = epoll_wait(epollFD, &events, Int32(events.count), min(timeout, 500))
+            if count < 0 && harrec_errno() != EINTR { break }
+            if count > 0 {
+                for index in 0..<Int(count) {
+                    handle(token: events[index].data.u64, events: events[index].events)
+                }
+            }
+            let requests = shutdownRequests.load(ordering: .sequentiallyConsistent)
+            if requests > handledShutdownRequests {
+                handledShutdownRequests = requests
+                if requests == 1 {
+                    beginShutdown()
+                } else {
+                    abortAll("aborted: harrec stopped before the exchange finished")
+                    log.flush()
+                    return
+                }
+            }
+            if wallClock() >= nextTick {
+                nextTick = wallClock() + Self.tickInterval
+                tick()
+            }
+            log.flush()
+            if let deadline = shutdownDeadline {
+                if sessions.isEmpty {
+                    closeLingering(force: true)
+                    return
+                }
+                if wallClock() >= deadline {
+                    abortAll("aborted: harrec stopped before the exchange finished")
+                    log.flush()
+                    return
+                }
+            }
+        }
+    }
+
+    private func beginShutdown() {
+        for (token, listener) in listeners {
+            epoll_ctl(epollFD, EPOLL_CTL_DEL, listener.fd, nil)
+            close(listener.fd)
+            listeners[token] = nil
+        }
+        shutdownDeadline = wallClock() + Self.shutdownGraceSeconds
+        for box in Array(sessions.values) {
+            box.session.beginShutdown()
+            process(box)
+        }
+    }
+
+    private func abortAll(_ reason: String) {
+        for box in Array(sessions.values) {
+            box.session.abort(reason)
+            process(box)
+        }
+        for connection in Array(connections.values) { closeNow(connection) }
+    }
+
+    private func tick() {
+        for box in Array(sessions.values) {
+            box.session.tick()
+            process(box)
+        }
+        closeLingering(force: false)
+    }
+
+    private func closeLingering(force: Bool) {
+        let now = wallClock()
+        for connection in Array(connections.values) {
+            if case .lingering(let until) = connection.state, force || now >= until {
+                closeNow(connection)
+            }
+        }
+    }
+
+    private func handle(token: UInt64, events: UInt32) {
+        if token == wakeToken {
+            var value: UInt64 = 0
+            _ = read(wakeFD, &value, 8)
+            drainResolved()
+            return
+        }
+        if token == signalToken {
+            var count: UInt64 = 0
+            if read(signalFD, &count, 8) == 8 {
+                shutdownRequests.add(Int(count), ordering: .sequentiallyConsistent)
+            }
+            return
+        }
+        if let listener = listeners[token] {
+            acceptAll(listener.fd)
+            return
+        }
+        guard let connection = connections[token] else { return }
+        switch connection.state {
+        case .connecting:
+            if events & (EPOLLOUT.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
+                finishConnect(connection)
+            }
+            return
+        case .lingering:
+            drainLingering(connection)
+            return
+        case .resolving, .closed:
+            return
+        case .open:
+            break
+        }
+        if events & EPOLLOUT.rawValue != 0 {
+            flush(connection)
+        }
+        if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0, case .open = connection.state {
+            readOnce(connection)
+        }
+        if let box = connection.box { process(box) }
+    }
+
+    // MARK: - Accept
+
+    private func acceptAll(_ listenerFD: Int32) {
+        while true {
+            var address = SocketAddress()
+            address.length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &address.storage) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    harrec_accept_nonblocking(listenerFD, $0, &address.length)
+                }
+            }
+            if fd < 0 {
+                let code = harrec_errno()
+                if code == EMFILE || code == ENFILE {
+                    log.line("harrec: accept failed: \(String(cString: strerror(code))) (raise the open-file limit: ulimit -n)")
+                }
+                return
+            }
+            setNoDelay(fd)
+            let session = ProxySession(id: sessionIDs.make(), clientAddress: address.description,
+                                       configuration: configuration, sink: sink, flowIDs: flowIDs, clock: wallClock)
+            let box = SessionBox(session: session)
+            let connection = Connection(token: makeToken(), role: .client, state: .open)
+            connection.fd = fd
+            connection.box = box
+            box.client = connection
+            connections[connection.token] = connection
+            sessions[session.id] = box
+            updateInterest(connection, EPOLLIN.rawValue)
+            if shutdownDeadline != nil {
+                session.beginShutdown()
+                process(box)
+            }
+        }
+    }
+
+    // MARK: - Reading
+
+    private func readOnce(_ connection: Connection) {
+        guard let box = connection.box else { return }
+        let received = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
+        if received > 0 {
+            let bytes = UnsafeRawBufferPointer(rebasing: readBuffer[0..<received])
+            switch connection.role {
+            case .client: box.session.clientReceived(bytes)
+            case .upstream(let id): box.session.upstreamReceived(id, bytes)
+            }
+        } else if received == 0 {
+            connection.readEOF = true
+            switch connection.role {
+            case .client: box.session.clientClosed()
+            case .upstream(let id): box.session.upstreamClosed(id)
+            }
+        } else {
+            let code = harrec_errno()
+            if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { return }
+            connection.readEOF = true
+            let reason = String(cString: strerror(code))
+            switch connection.role {
+            case .client: box.session.clientFailed(reason)
+            case .upstream(let id): box.session.upstreamFailed(id, reason)
+            }
+        }
+    }
+
+    private func drainLingering(_ connection: Connection) {
+        while true {
+            let received = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
+            if received > 0 { continue }
+            if received < 0 && (harrec_errno() == EAGAIN || harrec_errno() == EINTR) { return }
+            closeNow(connection)
+            return
+        }
+    }
+
+    // MARK: - Commands
+
+    /// Executes the session's commands, flushes output, and updates read interest, repeating
+    /// while write failures produce new events.
+    private func process(_ box: SessionBox) {
+        var rounds = 0
+        // Each round may produce new commands (a write failure, a synchronous connect result);
+        // the bound only guards against a session that keeps talking to itself.
+        while box.session.hasCommands && rounds < 16 {
+            rounds += 1
+            box.session.drainCommands { command in execute(command, box) }
+            let toFlush = dirty
+            dirty.removeAll(keepingCapacity: true)
+            for connection in toFlush { flush(connection) }
+            let opens = deferredOpens
+            deferredOpens.removeAll()
+            for open in opens { startUpstream(open.connection, host: open.host, port: open.port) }
+        }
+        if box.session.isFinished {
+            for upstream in box.upstreams.values { closeNow(upstream) }
+            box.upstreams.removeAll()
+            if let client = box.client, case .open = client.state {
+                if client.pendingOutput > 0 {
+                    // Still flushing its last bytes; the box stays until the output drains.
+                    updateInterest(client, EPOLLOUT.rawValue)
+                    return
+                }
+                startClosing(client)
+            }
+            sessions[box.session.id] = nil
+            return
+        }
+        refreshInterest(box)
+    }
+
+    private func execute(_ command: ProxyCommand, _ box: SessionBox) {
+        switch command {
+        case .sendToClient(let bytes):
+            if let client = box.client { queue(bytes, on: client) }
+        case .closeClient:
+            box.client?.closeAfterFlush = true
+            if let client = box.client { dirtyMark(client) }
+        case .shutdownClientWrite:
+            box.client?.shutdownAfterFlush = true
+            if let client = box.client { dirtyMark(client) }
+        case .openUpstream(let id, let host, let port):
+            openUpstream(id, host: host, port: port, box: box)
+        case .sendToUpstream(let id, let bytes):
+            if let upstream = box.upstreams[id] { queue(bytes, on: upstream) }
+        case .shutdownUpstreamWrite(let id):
+            if let upstream = box.upstreams[id] {
+                upstream.shutdownAfterFlush = true
+                dirtyMark(upstream)
+            }
+        case .closeUpstream(let id):
+            if let upstream = box.upstreams.removeValue(forKey: id) { closeNow(upstream) }
+        case .log(let line):
+            if !log.quiet { log.line(line) }
+        }
+    }
+
+    private func queue(_ bytes: [UInt8], on connection: Connection) {
+        guard !bytes.isEmpty else { return }
+        switch connection.state {
+        case .closed, .lingering: return
+        default: break
+        }
+        if connection.outputOffset > 0 && connection.outputOffset == connection.output.count {
+            connection.output.removeAll(keepingCapacity: true)
+            connection.outputOffset = 0
+        }
+        connection.output.append(contentsOf: bytes)
+        dirtyMark(connection)
+    }
+
+    private func dirtyMark(_ connection: Connection) {
+        if !dirty.contains(where: { $0 === connection }) { dirty.append(connection) }
+    }
+
+    /// Writes as much queued output as the socket takes, then applies pending half-close/close.
+    private func flush(_ connection: Connection) {
+        guard case .open = connection.state else { return }
+        while connection.pendingOutput > 0 {
+            let written = connection.output.withUnsafeBytes { raw in
+                send(connection.fd, raw.baseAddress! + connection.outputOffset, connection.pendingOutput, Int32(MSG_NOSIGNAL))
+            }
+            if written > 0 {
+                connection.outputOffset += written
+                continue
+            }
+            let code = harrec_errno()
+            if written < 0 && (code == EAGAIN || code == EWOULDBLOCK || code == EINTR) { break }
+            // The peer is gone: report it and drop what was queued.
+            connection.output.removeAll()
+            connection.outputOffset = 0
+            let reason = String(cString: strerror(code))
+            if let box = connection.box {
+                switch connection.role {
+                case .client:
+                    box.session.clientFailed(reason)
+                    closeNow(connection)
+                    box.client = nil
+                case .upstream(let id):
+                    box.session.upstreamFailed(id, reason)
+                }
+            } else {
+                closeNow(connection)
+            }
+            return
+        }
+        if connection.pendingOutput == 0 {
+            if connection.output.count > Self.readChunk * 4 {
+                connection.output = []
+            } else {
+                connection.output.removeAll(keepingCapacity: true)
+            }
+            connection.outputOffset = 0
+            if connection.closeAfterFlush {
+                startClosing(connection)
+            } else if connection.shutdownAfterFlush && !connection.writeShutDown {
+                connection.writeShutDown = true
+                shutdown(connection.fd, Int32(SHUT_WR))
+            }
+        } else if connection.outputOffset > 1 << 20 {
+            connection.output.removeFirst(connection.outputOffset)
+            connection.outputOffset = 0
+        }
+    }
+
+    /// Half-closes and drains input for a short while before closing, so that a final response
+    /// (a 400, say) reaches a client that is still sending.
+    private func startClosing(_ connection: Connection) {
+        guard case .open = connection.state else { return }
+        if connection.readEOF {
+            closeNow(connection)
+            return
+        }
+        shutdown(connection.fd, Int32(SHUT_WR))
+        connection.state = .lingering(until: wallClock() + Self.lingerSeconds)
+        updateInterest(connection, EPOLLIN.rawValue)
+        if let box = connection.box, box.session.isFinished {
+            sessions[box.session.id] = nil
+        }
+        connection.box = nil
+    }
+
+    private func closeNow(_ connection: Connection) {
+        if case .closed = connection.state { return }
+        connection.state = .closed
+        if connection.fd >= 0 {
+            if connection.registered { epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil) }
+            close(connection.fd)
+            connection.fd = -1
+        }
+        connections[connection.token] = nil
+        if let box = connection.box {
+            if case .client = connection.role {
+                box.client = nil
+                if box.session.isFinished { sessions[box.session.id] = nil }
+            }
+        }
+    }
+
+    // MARK: - Interest
+
+    private func refreshInterest(_ box: SessionBox) {
+        let upstreamBacklog = box.upstreams.values.reduce(0) { $0 + $1.pendingOutput }
+        if let client = box.client, case .open = client.state {
+            var mask: UInt32 = 0
+            if !client.readEOF && box.session.wantsClientData && upstreamBacklog < Self.writeHighWater {
+                mask |= EPOLLIN.rawValue
+            }
+            if client.pendingOutput > 0 { mask |= EPOLLOUT.rawValue }
+            updateInterest(client, mask)
+        }
+        let clientBacklog = box.client?.pendingOutput ?? 0
+        for upstream in box.upstreams.values {
+            guard case .open = upstream.state else { continue }
+            var mask: UInt32 = 0
+            if !upstream.readEOF && box.session.wantsUpstreamData && clientBacklog < Self.writeHighWater {
+                mask |= EPOLLIN.rawValue
+            }
+            if upstream.pendingOutput > 0 { mask |= EPOLLOUT.rawValue }
+            updateInterest(upstream, mask)
+        }
+    }
+
+    private func updateInterest(_ connection: Connection, _ mask: UInt32) {
+        guard connection.fd >= 0 else { return }
+        if connection.registered && connection.interest == mask { return }
+        var event = epoll_event()
+        event.events = mask
+        event.data.u64 = connection.token
+        if connection.registered {
+            epoll_ctl(epollFD, EPOLL_CTL_MOD, connection.fd, &event)
+        } else {
+            epoll_ctl(epollFD, EPOLL_CTL_ADD, connection.fd, &event)
+            connection.registered = true
+        }
+        connection.interest = mask
+    }
+
+    // MARK: - Upstream connections
+
+    /// Registers the upstream connection now; the connect itself starts after the command batch,
+    /// because a synchronous result calls back into the session.
+    private func openUpstream(_ id: UpstreamID, host: String, port: UInt16, box: SessionBox) {
+        let connection = Connection(token: makeToken(), role: .upstream(id), state: .resolving)
+        connection.box = box
+        box.upstreams[id] = connection
+        connections[connection.token] = connection
+        deferredOpens.append((connection, host, port))
+    }
+
+    private func startUpstream(_ connection: Connection, host: String, port: UInt16) {
+        guard case .resolving = connection.state, connections[connection.token] != nil else { return }
+        if let literal = SocketAddress(ip: host, port: port) {
+            startConnect(connection, addresses: [literal], index: 0)
+            return
+        }
+        connection.dnsStart = wallClock()
+        let token = connection.token
+        resolverQueue.async { [weak self] in
+            let start = wallClock()
+            let result = resolve(host: host, port: port)
+            let end = wallClock()
+            guard let self else { return }
+            self.resolved.withLock { $0.append((token, result, start, end)) }
+            self.wake()
+        }
+    }
+
+    private func drainResolved() {
+        let results = resolved.withLock { pending -> [(token: UInt64, result: Result<[SocketAddress], UpstreamFailure>, start: Double, end: Double)] in
+            let taken = pending
+            pending.removeAll()
+            return taken
+        }
+        for item in results {
+            guard let connection = connections[item.token], case .resolving = connection.state,
+                  let box = connection.box, case .upstream(let id) = connection.role else { continue }
+            connection.dnsStart = item.start
+            connection.dnsEnd = item.end
+            switch item.result {
+            case .success(let addresses):
+                startConnect(connection, addresses: addresses, index: 0)
+            case .failure(let failure):
+                connections[connection.token] = nil
+                connection.state = .closed
+                box.upstreams[id] = nil
+                box.session.upstreamConnectFailed(id, failure)
+            }
+            process(box)
+        }
+    }
+
+    private func startConnect(_ connection: Connection, addresses: [SocketAddress], index: Int) {
+        guard let box = connection.box, case .upstream(let id) = connection.role else { return }
+        var lastError: Int32 = ECONNREFUSED
+        var position = index
+        while position < addresses.count {
+            let address = addresses[position]
+            let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            if fd < 0 {
+                lastError = harrec_errno()
+                position += 1
+                continue
+            }
+            setNoDelay(fd)
+            connection.fd = fd
+            connection.remoteIP = address.ipAndPort.ip
+            connection.connectStart = wallClock()
+            let result = address.withSockaddr { Glibc.connect(fd, $0, $1) }
+            if result == 0 {
+                connection.state = .open
+                connected(connection)
+                return
+            }
+            let code = harrec_errno()
+            if code == EINPROGRESS {
+                connection.state = .connecting(addresses: addresses, index: position)
+                updateInterest(connection, EPOLLOUT.rawValue)
+                return
+            }
+            lastError = code
+            close(fd)
+            connection.fd = -1
+            position += 1
+        }
+        connections[connection.token] = nil
+        connection.state = .closed
+        box.upstreams[id] = nil
+        box.session.upstreamConnectFailed(id, failure(forErrno: lastError))
+    }
+
+    private func finishConnect(_ connection: Connection) {
+        guard case .connecting(let addresses, let index) = connection.state else { return }
+        var code: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(connection.fd, SOL_SOCKET, SO_ERROR, &code, &length)
+        if code == 0 {
+            connection.state = .open
+            connected(connection)
+            if let box = connection.box { process(box) }
+            return
+        }
+        if connection.registered { epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil) }
+        connection.registered = false
+        close(connection.fd)
+        connection.fd = -1
+        if index + 1 < addresses.count {
+            startConnect(connection, addresses: addresses, index: index + 1)
+        } else if let box = connection.box, case .upstream(let id) = connection.role {
+            connections[connection.token] = nil
+            connection.state = .closed
+            box.upstreams[id] = nil
+            box.session.upstreamConnectFailed(id, failure(forErrno: code))
+        }
+        if let box = connection.box { process(box) }
+    }
+
+    private func connected(_ connection: Connection) {
+        guard let box = connection.box, case .upstream(let id) = connection.role else { return }
+        let info = UpstreamConnection(remoteIP: connection.remoteIP, dnsStart: connection.dnsStart,
+                                      dnsEnd: connection.dnsEnd, connectStart: connection.connectStart,
+                                      connectEnd: wallClock())
+        updateInterest(connection, EPOLLIN.rawValue)
+        box.session.upstreamConnected(id, info)
+    }
+}
+
+func failure(forErrno code: Int32) -> UpstreamFailure {
+    let text = String(cString: strerror(code))
+    switch code {
+    case ECONNREFUSED: return UpstreamFailure(.refused, "connection refused")
+    case ENETUNREACH, EHOSTUNREACH: return UpstreamFailure(.unreachable, text.lowercased())
+    case ETIMEDOUT: return UpstreamFailure(.timeout, "connect timed out")
+    case ECONNRESET: return UpstreamFailure(.reset, "connection reset")
+    default: return UpstreamFailure(.other, text.lowercased())
+    }
+}
+
+/// Blocking getaddrinfo, run off the loop thread.
+func resolve(host: String, port: UInt16) -> Result<[SocketAddress], UpstreamFailure> {
+    var hints = addrinfo()
+    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    hints.ai_family = AF_UNSPEC
+    var list: UnsafeMutablePointer<addrinfo>?
+    let status = getaddrinfo(host, String(port), &hints, &list)
+    guard status == 0, let first = list else {
+        let message = String(cString: gai_strerror(status))
+        return .failure(UpstreamFailure(.dns, "DNS lookup for \(host) failed: \(message)"))
+    }
+    defer { freeaddrinfo(list) }
+    var addresses: [SocketAddress] = []
+    var cursor: UnsafeMutablePointer<addrinfo>? = first
+    while let entry = cursor {
+        if let raw = entry.pointee.ai_addr, entry.pointee.ai_family == AF_INET || entry.pointee.ai_family == AF_INET6 {
+            addresses.append(SocketAddress(raw: raw, length: entry.pointee.ai_addrlen))
+        }
+        cursor = entry.pointee.ai_next
+    }
+    if addresses.isEmpty {
+        return .failure(UpstreamFailure(.dns, "DNS lookup for \(host) returned no addresses"))
+    }
+    return .success(addresses)
+}

@@ -1,0 +1,82 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A file could not be written; the message names the path and the system error.
+public struct FileWriteError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, then
+/// rename over the target, so a reader never sees half a HAR and a crash leaves the old file.
+public func writeFileAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
+    let directory: String
+    if let slash = path.lastIndex(of: "/") {
+        directory = slash == path.startIndex ? "/" : String(path[..<slash])
+    } else {
+        directory = "."
+    }
+    let temporary = "\(path).tmp-\(getpid())"
+    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+    guard fd >= 0 else {
+        throw FileWriteError(description: "cannot create \(temporary): \(String(cString: strerror(errno)))")
+    }
+    var offset = 0
+    let failure: String? = bytes.withUnsafeBytes { raw -> String? in
+        while offset < raw.count {
+            let written = write(fd, raw.baseAddress! + offset, raw.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return String(cString: strerror(errno))
+            }
+            offset += written
+        }
+        return nil
+    }
+    if let failure {
+        close(fd)
+        unlink(temporary)
+        throw FileWriteError(description: "cannot write \(temporary): \(failure)")
+    }
+    if fsync(fd) != 0 {
+        let message = String(cString: strerror(errno))
+        close(fd)
+        unlink(temporary)
+        throw FileWriteError(description: "cannot sync \(temporary): \(message)")
+    }
+    close(fd)
+    guard rename(temporary, path) == 0 else {
+        let message = String(cString: strerror(errno))
+        unlink(temporary)
+        throw FileWriteError(description: "cannot rename \(temporary) to \(path): \(message)")
+    }
+    // Persist the rename itself.
+    let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    if directoryFD >= 0 {
+        fsync(directoryFD)
+        close(directoryFD)
+    }
+}
+
+/// Reads a whole file; nil with a message on failure.
+public func readFile(_ path: String) throws -> [UInt8] {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else {
+        throw FileWriteError(description: "cannot open \(path): \(String(cString: strerror(errno)))")
+    }
+    defer { close(fd) }
+    var result: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count < 0 {
+            if errno == EINTR { continue }
+            throw FileWriteError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        if count == 0 { break }
+        result.append(contentsOf: chunk[0..<count])
+    }
+    return result
+}

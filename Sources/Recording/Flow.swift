@@ -1,0 +1,167 @@
+import Synchronization
+
+/// One header field as it crossed the wire, in wire order.
+public struct RecordedField: Sendable, Equatable {
+    public var name: String
+    public var value: String
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// A body as recorded: the payload bytes after transfer decoding (de-chunked) but before content
+/// decoding, so gzip stays gzip until export. The recorded copy may be capped; the proxied body never is.
+public struct RecordedBody: Sendable, Equatable {
+    /// The recorded bytes, at most the recording cap.
+    public var bytes: [UInt8] = []
+    /// Payload bytes that crossed the wire, including any not kept because of the cap.
+    public var wireSize: Int = 0
+    /// True when `bytes` holds fewer bytes than `wireSize`.
+    public var isTruncated: Bool { bytes.count < wireSize }
+
+    public init(bytes: [UInt8] = [], wireSize: Int = 0) {
+        self.bytes = bytes
+        self.wireSize = wireSize
+    }
+
+    /// Appends payload bytes, keeping at most `cap` of them.
+    public mutating func append(_ chunk: UnsafeRawBufferPointer, cap: Int) {
+        wireSize += chunk.count
+        let room = cap - bytes.count
+        if room > 0 {
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk.prefix(room)))
+        }
+    }
+
+    public mutating func append(_ chunk: [UInt8], cap: Int) {
+        chunk.withUnsafeBytes { append($0, cap: cap) }
+    }
+}
+
+/// The request side of a recorded exchange.
+public struct RecordedRequest: Sendable, Equatable {
+    public var method: String
+    /// Absolute URL without fragment, e.g. `http://127.0.0.1:9000/api?id=7`.
+    public var url: String
+    public var httpVersion: String
+    public var fields: [RecordedField]
+    /// Exact bytes of the request line, the field lines and the final CRLF as received.
+    public var headSize: Int
+    public var body: RecordedBody
+    public var trailers: [RecordedField]
+
+    public init(method: String, url: String, httpVersion: String, fields: [RecordedField],
+                headSize: Int, body: RecordedBody = RecordedBody(), trailers: [RecordedField] = []) {
+        self.method = method
+        self.url = url
+        self.httpVersion = httpVersion
+        self.fields = fields
+        self.headSize = headSize
+        self.body = body
+        self.trailers = trailers
+    }
+}
+
+/// The response side of a recorded exchange (the final, non-1xx response).
+public struct RecordedResponse: Sendable, Equatable {
+    public var status: Int
+    public var reason: String
+    public var httpVersion: String
+    public var fields: [RecordedField]
+    public var headSize: Int
+    public var body: RecordedBody
+    public var trailers: [RecordedField]
+
+    public init(status: Int, reason: String, httpVersion: String, fields: [RecordedField],
+                headSize: Int, body: RecordedBody = RecordedBody(), trailers: [RecordedField] = []) {
+        self.status = status
+        self.reason = reason
+        self.httpVersion = httpVersion
+        self.fields = fields
+        self.headSize = headSize
+        self.body = body
+        self.trailers = trailers
+    }
+}
+
+/// Instants of one exchange in seconds since the Unix epoch; nil where a phase did not happen.
+/// HAR timings are derived from these at export, so the sum rule holds by construction.
+public struct FlowInstants: Sendable, Equatable {
+    /// The request head was complete at the proxy.
+    public var requestStart: Double
+    public var dnsStart: Double?
+    public var dnsEnd: Double?
+    public var connectStart: Double?
+    public var connectEnd: Double?
+    public var tlsStart: Double?
+    public var tlsEnd: Double?
+    /// The request head was handed to the upstream connection.
+    public var sendStart: Double?
+    /// The last request byte was handed to the upstream connection.
+    public var sendEnd: Double?
+    /// The first byte of the final response head arrived.
+    public var responseStart: Double?
+    /// The last response byte arrived.
+    public var responseEnd: Double?
+    /// The exchange ended for any reason (complete, failed, aborted).
+    public var end: Double?
+
+    public init(requestStart: Double) {
+        self.requestStart = requestStart
+    }
+}
+
+/// One recorded exchange: what the proxy saw for a request and its response, or why it failed.
+public struct Flow: Sendable, Equatable {
+    /// Monotonic id in order of arrival; ties in start time are broken by it.
+    public var id: UInt64
+    public var clientAddress: String
+    public var request: RecordedRequest
+    public var response: RecordedResponse?
+    public var instants: FlowInstants
+    public var serverIPAddress: String?
+    /// Shared by every exchange carried over one upstream connection.
+    public var connectionID: String?
+    /// Why the exchange failed, when it did. Free of control characters.
+    public var error: String?
+
+    public init(id: UInt64, clientAddress: String, request: RecordedRequest, instants: FlowInstants) {
+        self.id = id
+        self.clientAddress = clientAddress
+        self.request = request
+        self.instants = instants
+    }
+}
+
+/// Receives finished flows. The proxy core hands every exchange to a sink exactly once.
+public protocol FlowSink: AnyObject, Sendable {
+    func record(_ flow: Flow)
+}
+
+/// The in-memory log of finished flows. Appending is cheap and safe from any thread; readers take
+/// a snapshot. Observers (a future journal to disk) see every completed flow once, in append order.
+public final class FlowLog: FlowSink, @unchecked Sendable {
+    private let storage = Mutex<[Flow]>([])
+    private let observers = Mutex<[@Sendable (Flow) -> Void]>([])
+
+    public init() {}
+
+    public func record(_ flow: Flow) {
+        storage.withLock { $0.append(flow) }
+        let current = observers.withLock { $0 }
+        for observer in current { observer(flow) }
+    }
+
+    /// Registers a callback for every flow recorded from now on.
+    public func observe(_ observer: @escaping @Sendable (Flow) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    /// A copy of every flow recorded so far, in append order.
+    public func snapshot() -> [Flow] {
+        storage.withLock { $0 }
+    }
+
+    public var count: Int { storage.withLock { $0.count } }
+}

@@ -1,0 +1,203 @@
+import Codecs
+import HAR
+
+/// Turns recorded flows into a strict HAR 1.2 log.
+///
+/// Bodies are kept as wire bytes while recording and decoded here, once, at export: the proxy's
+/// hot path never decompresses anything.
+public enum HARExport {
+    /// The most a decoded body may grow to. Larger is not a useful fixture, and a compression
+    /// bomb stops here instead of exhausting memory.
+    public static let maxDecodedBodyBytes = 256 << 20
+
+    /// Builds the HAR log: entries sorted by start time (ties by arrival order).
+    public static func log(from flows: [Flow], creatorVersion: String) -> HARLog {
+        let ordered = flows.sorted { a, b in
+            a.instants.requestStart != b.instants.requestStart
+                ? a.instants.requestStart < b.instants.requestStart : a.id < b.id
+        }
+        return HARLog(creator: HARCreator(name: "harrec", version: creatorVersion),
+                      entries: ordered.map(entry(from:)))
+    }
+
+    /// Serializes and writes the HAR atomically (temp file, then rename).
+    public static func write(_ flows: [Flow], to path: String, creatorVersion: String) throws {
+        let bytes = log(from: flows, creatorVersion: creatorVersion).serialize(pretty: true)
+        try writeFileAtomically(bytes, to: path)
+    }
+
+    public static func entry(from flow: Flow) -> HAREntry {
+        let timings = harTimings(flow)
+        var custom: JSONFields = []
+        if let error = flow.error {
+            custom.append((key: "_error", value: .string(error)))
+        }
+        return HAREntry(startedDateTime: HARDate.format(epochSeconds: flow.instants.requestStart),
+                        time: timings.total,
+                        request: harRequest(flow.request),
+                        response: flow.response.map(harResponse) ?? failedResponse(),
+                        timings: timings,
+                        serverIPAddress: flow.serverIPAddress,
+                        connection: flow.connectionID,
+                        custom: custom)
+    }
+
+    // MARK: - Timings
+
+    /// Milliseconds rounded to the microsecond, so the written values add up to `time` exactly.
+    private static func milliseconds(_ seconds: Double) -> Double {
+        (max(0, seconds) * 1_000_000).rounded() / 1000
+    }
+
+    private static func span(_ start: Double?, _ end: Double?) -> Double? {
+        guard let start, let end else { return nil }
+        return milliseconds(end - start)
+    }
+
+    /// Consecutive phases: blocked, dns, connect, send, wait, receive. Phases that did not happen
+    /// are -1 (blocked, dns, connect, ssl) or 0 (send, wait, receive), as HAR 1.2 requires.
+    static func harTimings(_ flow: Flow) -> HARTimings {
+        let instants = flow.instants
+        let firstNetworkStep = instants.dnsStart ?? instants.connectStart ?? instants.sendStart
+        var blocked = span(instants.requestStart, firstNetworkStep) ?? -1
+        if firstNetworkStep == nil, flow.error != nil {
+            // Never got a connection: the whole life of the exchange was spent waiting for one.
+            blocked = span(instants.requestStart, instants.end) ?? -1
+        }
+        let dns = span(instants.dnsStart, instants.dnsEnd) ?? -1
+        let connect = span(instants.connectStart, instants.connectEnd) ?? -1
+        let ssl = span(instants.tlsStart, instants.tlsEnd) ?? -1
+        let send = span(instants.sendStart, instants.sendEnd) ?? 0
+        let wait = span(instants.sendEnd, instants.responseStart) ?? 0
+        let receive = span(instants.responseStart, instants.responseEnd) ?? 0
+        return HARTimings(blocked: blocked, dns: dns, connect: connect, send: send, wait: wait,
+                          receive: receive, ssl: ssl)
+    }
+
+    // MARK: - Request
+
+    static func harRequest(_ request: RecordedRequest) -> HARRequest {
+        let headers = request.fields.map { HARHeader(name: $0.name, value: $0.value) }
+        var cookies: [HARCookie] = []
+        for field in request.fields where field.name.lowercased() == "cookie" {
+            cookies += HARBuild.cookies(fromCookieHeader: field.value)
+        }
+        var postData: HARPostData?
+        if request.body.wireSize > 0 {
+            let mimeType = firstValue(request.fields, "Content-Type") ?? ""
+            let bytes = request.body.bytes
+            var custom: JSONFields = []
+            let text: String
+            if let utf8 = validUTF8(bytes, allowTrimmingTail: request.body.isTruncated) {
+                text = utf8
+            } else {
+                text = HARBuild.base64(bytes)
+                custom.append((key: "encoding", value: .string("base64")))
+            }
+            if request.body.isTruncated {
+                custom.append((key: "_truncated", value: .bool(true)))
+            }
+            var params: [HARPostParam]?
+            if mimeType.lowercased().hasPrefix("application/x-www-form-urlencoded") {
+                params = HARBuild.formParams(fromURLEncoded: bytes)
+            }
+            postData = HARPostData(mimeType: mimeType, params: params, text: text, custom: custom)
+        }
+        return HARRequest(method: request.method, url: request.url, httpVersion: request.httpVersion,
+                          cookies: cookies, headers: headers,
+                          queryString: HARBuild.queryString(fromURL: request.url),
+                          postData: postData, headersSize: request.headSize,
+                          bodySize: request.body.wireSize)
+    }
+
+    // MARK: - Response
+
+    static func harResponse(_ response: RecordedResponse) -> HARResponse {
+        let headers = response.fields.map { HARHeader(name: $0.name, value: $0.value) }
+        var cookies: [HARCookie] = []
+        for field in response.fields where field.name.lowercased() == "set-cookie" {
+            if let cookie = HARBuild.cookie(fromSetCookie: field.value) { cookies.append(cookie) }
+        }
+        let mimeType = firstValue(response.fields, "Content-Type") ?? "x-unknown"
+        return HARResponse(status: response.status, statusText: response.reason,
+                           httpVersion: response.httpVersion, cookies: cookies, headers: headers,
+                           content: content(response.body, fields: response.fields, mimeType: mimeType),
+                           redirectURL: firstValue(response.fields, "Location") ?? "",
+                           headersSize: response.headSize, bodySize: response.body.wireSize)
+    }
+
+    /// The entry's response when no response arrived: schema-valid, status 0.
+    static func failedResponse() -> HARResponse {
+        HARResponse(status: 0, statusText: "", httpVersion: "", content: HARContent(size: 0, mimeType: "x-unknown"),
+                    redirectURL: "", headersSize: -1, bodySize: -1)
+    }
+
+    /// Decodes Content-Encoding and picks text or base64.
+    static func content(_ body: RecordedBody, fields: [RecordedField], mimeType: String) -> HARContent {
+        var custom: JSONFields = []
+        var decoded = body.bytes
+        var compression: Int?
+        if body.isTruncated {
+            custom.append((key: "_truncated", value: .bool(true)))
+        }
+        if let encodingHeader = firstValue(fields, "Content-Encoding"), !body.bytes.isEmpty {
+            if let codings = parseContentEncoding(encodingHeader) {
+                let effective = codings.filter { $0 != .identity }
+                if !effective.isEmpty {
+                    do {
+                        decoded = try ContentDecoder.decode(body.bytes, codings: effective, limit: maxDecodedBodyBytes)
+                        if !body.isTruncated { compression = decoded.count - body.wireSize }
+                    } catch {
+                        decoded = body.bytes
+                        custom.append((key: "_decodingError", value: .string("\(error)")))
+                    }
+                }
+            } else {
+                custom.append((key: "_decodingError", value: .string("unknown Content-Encoding '\(encodingHeader)'")))
+            }
+        }
+        guard !decoded.isEmpty else {
+            return HARContent(size: 0, compression: compression, mimeType: mimeType, custom: custom)
+        }
+        if !isBinaryMimeType(mimeType), let text = validUTF8(decoded, allowTrimmingTail: body.isTruncated) {
+            let size = text.utf8.count
+            return HARContent(size: size, compression: compression, mimeType: mimeType, text: text, custom: custom)
+        }
+        return HARContent(size: decoded.count, compression: compression, mimeType: mimeType,
+                          text: HARBuild.base64(decoded), encoding: "base64", custom: custom)
+    }
+
+    // MARK: - Helpers
+
+    static func firstValue(_ fields: [RecordedField], _ name: String) -> String? {
+        let lower = name.lowercased()
+        return fields.first { $0.name.lowercased() == lower }?.value
+    }
+
+    /// Types whose bytes are not text even when they happen to be valid UTF-8.
+    static func isBinaryMimeType(_ mimeType: String) -> Bool {
+        let type = mimeType.lowercased()
+        let binaryPrefixes = ["image/", "audio/", "video/", "font/", "application/octet-stream",
+                              "application/zip", "application/gzip", "application/pdf",
+                              "application/x-protobuf", "application/protobuf", "application/grpc",
+                              "application/vnd.google.protobuf", "application/msgpack", "application/cbor"]
+        if type.hasPrefix("image/svg") { return false }
+        return binaryPrefixes.contains { type.hasPrefix($0) }
+    }
+
+    /// The bytes as a String when they are valid UTF-8 without NUL. A truncated body may end
+    /// inside a character; then up to three trailing bytes are dropped.
+    static func validUTF8(_ bytes: [UInt8], allowTrimmingTail: Bool) -> String? {
+        if let text = strictUTF8(bytes[...]) { return text }
+        guard allowTrimmingTail else { return nil }
+        for drop in 1...3 where bytes.count > drop {
+            if let text = strictUTF8(bytes[..<(bytes.count - drop)]) { return text }
+        }
+        return nil
+    }
+
+    private static func strictUTF8(_ bytes: ArraySlice<UInt8>) -> String? {
+        if bytes.contains(0) { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,134 @@
+import HAR
+@testable import Recording
+import XCTest
+
+final class HARExportTests: XCTestCase {
+    func makeFlow(id: UInt64 = 1, start: Double = 1_800_000_000.25) -> Flow {
+        var instants = FlowInstants(requestStart: start)
+        instants.connectStart = start + 0.001
+        instants.connectEnd = start + 0.003
+        instants.sendStart = start + 0.003
+        instants.sendEnd = start + 0.004
+        instants.responseStart = start + 0.010
+        instants.responseEnd = start + 0.012
+        instants.end = start + 0.012
+        let request = RecordedRequest(method: "POST", url: "http://a.test/p?q=a%20b&x=1", httpVersion: "HTTP/1.1",
+                                      fields: [RecordedField(name: "Host", value: "a.test"),
+                                               RecordedField(name: "Cookie", value: "s=1; t=2"),
+                                               RecordedField(name: "Content-Type", value: "application/x-www-form-urlencoded")],
+                                      headSize: 99, body: RecordedBody(bytes: Array("a=1&b=two".utf8), wireSize: 9))
+        var flow = Flow(id: id, clientAddress: "127.0.0.1:1", request: request, instants: instants)
+        flow.response = RecordedResponse(status: 200, reason: "OK", httpVersion: "HTTP/1.1",
+                                         fields: [RecordedField(name: "Content-Type", value: "application/json"),
+                                                  RecordedField(name: "Set-Cookie", value: "id=9; Path=/; HttpOnly")],
+                                         headSize: 50, body: RecordedBody(bytes: Array("{\"ok\":true}".utf8), wireSize: 11))
+        flow.serverIPAddress = "127.0.0.1"
+        flow.connectionID = "1-1"
+        return flow
+    }
+
+    func testEntryFieldsAndTimingSum() {
+        let entry = HARExport.entry(from: makeFlow())
+        XCTAssertEqual(entry.startedDateTime, "2027-01-15T08:00:00.250Z")
+        XCTAssertEqual(entry.request.queryString.map { "\($0.name)=\($0.value)" }, ["q=a b", "x=1"])
+        XCTAssertEqual(entry.request.cookies.map(\.name), ["s", "t"])
+        XCTAssertEqual(entry.request.postData?.params?.map(\.name), ["a", "b"])
+        XCTAssertEqual(entry.request.postData?.text, "a=1&b=two")
+        XCTAssertEqual(entry.request.bodySize, 9)
+        XCTAssertEqual(entry.request.headersSize, 99)
+        XCTAssertEqual(entry.response.content.text, "{\"ok\":true}")
+        XCTAssertEqual(entry.response.content.size, 11)
+        XCTAssertEqual(entry.response.cookies.first?.httpOnly, true)
+        XCTAssertEqual(entry.timings.connect, 2)
+        XCTAssertEqual(entry.timings.dns, -1)
+        XCTAssertEqual(entry.timings.blocked, 1)
+        XCTAssertEqual(entry.timings.send, 1)
+        XCTAssertEqual(entry.timings.wait, 6)
+        XCTAssertEqual(entry.timings.receive, 2)
+        XCTAssertEqual(entry.time, 12, accuracy: 0.0005)
+    }
+
+    func testGzipBodyIsDecodedAndCompressionIsReported() throws {
+        var flow = makeFlow()
+        // "hello hello hello" gzip-compressed (python gzip.compress, level 9, mtime 0).
+        let gzipped: [UInt8] = [0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0xcb, 0x48, 0xcd, 0xc9,
+                                0xc9, 0x57, 0xc8, 0x40, 0x90, 0x00, 0x80, 0x88, 0xf9, 0xe5, 0x11, 0x00, 0x00, 0x00]
+        flow.response?.fields = [RecordedField(name: "Content-Type", value: "text/plain"),
+                                 RecordedField(name: "Content-Encoding", value: "gzip")]
+        flow.response?.body = RecordedBody(bytes: gzipped, wireSize: gzipped.count)
+        let content = HARExport.entry(from: flow).response.content
+        XCTAssertEqual(content.text, "hello hello hello")
+        XCTAssertEqual(content.size, 17)
+        XCTAssertEqual(content.compression, 17 - gzipped.count)
+    }
+
+    func testBinaryBodyIsBase64() {
+        var flow = makeFlow()
+        flow.response?.fields = [RecordedField(name: "Content-Type", value: "application/octet-stream")]
+        flow.response?.body = RecordedBody(bytes: [0, 255, 1, 2], wireSize: 4)
+        let content = HARExport.entry(from: flow).response.content
+        XCTAssertEqual(content.encoding, "base64")
+        XCTAssertEqual(content.text, "AP8BAg==")
+        XCTAssertEqual(content.size, 4)
+    }
+
+    func testFailedFlowIsSchemaShaped() throws {
+        var flow = makeFlow()
+        flow.response = nil
+        flow.instants = FlowInstants(requestStart: 1_800_000_000)
+        flow.instants.end = 1_800_000_000.5
+        flow.error = "cannot connect to a.test:80: connection refused"
+        let entry = HARExport.entry(from: flow)
+        XCTAssertEqual(entry.response.status, 0)
+        XCTAssertEqual(entry.response.content.size, 0)
+        XCTAssertEqual(entry.response.content.mimeType, "x-unknown")
+        XCTAssertEqual(entry.custom.first?.key, "_error")
+        XCTAssertEqual(entry.timings.blocked, 500)
+        XCTAssertEqual(entry.time, 500)
+        let log = HARExport.log(from: [flow], creatorVersion: "test")
+        XCTAssertEqual(HARValidator.validate(bytes: log.serialize()), [])
+    }
+
+    func testTruncatedBodyIsMarked() {
+        var flow = makeFlow()
+        flow.response?.body = RecordedBody(bytes: Array("{\"ok\":".utf8), wireSize: 11)
+        let content = HARExport.entry(from: flow).response.content
+        XCTAssertTrue(content.custom.contains { $0.key == "_truncated" })
+        XCTAssertEqual(content.text, "{\"ok\":")
+    }
+
+    func testEntriesAreSortedAndTheLogValidates() throws {
+        let late = makeFlow(id: 1, start: 1_800_000_001)
+        let early = makeFlow(id: 2, start: 1_800_000_000)
+        let log = HARExport.log(from: [late, early], creatorVersion: "9.9")
+        XCTAssertEqual(log.entries.map(\.startedDateTime), ["2027-01-15T08:00:00.000Z", "2027-01-15T08:00:01.000Z"])
+        XCTAssertEqual(log.creator.name, "harrec")
+        let bytes = log.serialize()
+        XCTAssertEqual(HARValidator.validate(bytes: bytes), [])
+        XCTAssertEqual(bytes, log.serialize(), "deterministic")
+    }
+
+    func testRecordedBodyCap() {
+        var body = RecordedBody()
+        body.append(Array(repeating: 1, count: 10), cap: 4)
+        body.append(Array(repeating: 2, count: 10), cap: 4)
+        XCTAssertEqual(body.bytes, [1, 1, 1, 1])
+        XCTAssertEqual(body.wireSize, 20)
+        XCTAssertTrue(body.isTruncated)
+    }
+
+    func testAtomicWriteReplacesTheFile() throws {
+        let path = "/tmp/harrec-atomic-\(getpid()).har"
+        try writeFileAtomically(Array("one".utf8), to: path)
+        try writeFileAtomically(Array("two".utf8), to: path)
+        XCTAssertEqual(try readFile(path), Array("two".utf8))
+        unlink(path)
+        XCTAssertThrowsError(try writeFileAtomically([1], to: "/nonexistent-dir/x.har"))
+    }
+
+    func testSanitizedForLog() {
+        XCTAssertEqual(sanitizedForLog("plain"), "plain")
+        XCTAssertEqual(sanitizedForLog("a\u{1b}[31mb\r\n"), "a\\x1b[31mb\\x0d\\x0a")
+        XCTAssertEqual(sanitizedForLog("\u{85}é"), "\\x85é")
+    }
+}
