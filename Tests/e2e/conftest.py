@@ -1,0 +1,276 @@
+"""pytest fixtures for harrec's end-to-end tests.
+
+- `origin`:   an in-process origin server (origin.py) on an ephemeral 127.0.0.1 port (and ::1),
+              new for each test, so its /stats and request log belong to that test.
+- `harrec`:   a factory; `px = harrec.start(*args)` runs
+              `$HARREC_BIN record --http 0 --socks 0 --out <tmp>/session.har ARGS`, waits for both
+              "listening on" lines and exposes .http_port .socks_port .stderr_lines;
+              `har = px.stop()` sends SIGINT, expects exit 0 within 10 s, runs `harrec validate`,
+              validates against har-1.2.schema.json (when present) and returns the parsed HAR.
+- `payloads`: files with the POST bodies of the pass-through cases.
+Module-scoped variants (`origin_module`, `proxy_module`) serve the large read-only matrices.
+
+Every dependency is imported at the top: a missing one fails the whole run loudly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import jsonschema  # noqa: E402  (required: HAR schema validation)
+
+import helpers  # noqa: E402
+import origin as origin_mod  # noqa: E402
+from helpers import HARREC_BIN, SCHEMA_PATH  # noqa: E402
+
+START_TIMEOUT = 15.0
+STOP_TIMEOUT = 10.0
+LISTEN_RE = re.compile(r"^harrec: (HTTP|SOCKS5) proxy listening on 127\.0\.0\.1:(\d+)$")
+
+_schema_validator = None
+
+
+def schema_validator():
+    """A jsonschema validator for Tests/e2e/har-1.2.schema.json, or None if the file is absent."""
+    global _schema_validator
+    if _schema_validator is None and SCHEMA_PATH.exists():
+        schema = json.loads(SCHEMA_PATH.read_text())
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        _schema_validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+    return _schema_validator
+
+
+def validate_har_file(path: Path, binary: str = HARREC_BIN) -> dict:
+    """`harrec validate` must accept the file, and the JSON Schema too; returns the parsed HAR."""
+    p = subprocess.run([binary, "validate", str(path)], capture_output=True, timeout=60)
+    out = p.stdout.decode("utf-8", "replace") + p.stderr.decode("utf-8", "replace")
+    assert p.returncode == 0, f"harrec validate {path} failed (exit {p.returncode}):\n{out}"
+    har = json.loads(path.read_text(encoding="utf-8"))
+    v = schema_validator()
+    if v is not None:
+        errors = sorted(v.iter_errors(har), key=lambda e: list(e.absolute_path))
+        if errors:
+            msgs = "\n".join(f"  /{'/'.join(map(str, e.absolute_path))}: {e.message[:300]}"
+                             for e in errors[:20])
+            pytest.fail(f"{path} does not match {SCHEMA_PATH.name} ({len(errors)} errors):\n{msgs}")
+    return har
+
+
+class Harrec:
+    """One running `harrec record` process."""
+
+    def __init__(self, workdir: Path, binary: str = HARREC_BIN):
+        self.workdir = workdir
+        self.binary = binary
+        self.har_path = workdir / "session.har"
+        self.proc: subprocess.Popen | None = None
+        self.stderr_lines: list[str] = []
+        self.stdout_data = bytearray()
+        self.cond = threading.Condition()
+        self.http_port: int | None = None
+        self.socks_port: int | None = None
+        self.har: dict | None = None
+        self.har_text: str | None = None
+        self.returncode: int | None = None
+        self.args: list[str] = []
+
+    # ---- start ----
+    def start(self, *args, ports=("--http", "0", "--socks", "0"), out=None) -> "Harrec":
+        if not os.path.isfile(self.binary) or not os.access(self.binary, os.X_OK):
+            pytest.fail(f"harrec binary not found at {self.binary}: run `swift build` or set "
+                        f"HARREC_BIN")
+        if out is not None:
+            self.har_path = Path(out)
+        self.args = ["record", *ports, "--out", str(self.har_path), *map(str, args)]
+        self.proc = subprocess.Popen([self.binary, *self.args], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     cwd=self.workdir)
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        want_http = "--http" in ports
+        want_socks = "--socks" in ports
+        deadline = time.time() + START_TIMEOUT
+        with self.cond:
+            while True:
+                if (self.http_port or not want_http) and (self.socks_port or not want_socks):
+                    break
+                if self.proc.poll() is not None and self._stderr_done:
+                    self.kill()
+                    pytest.fail(f"harrec exited with {self.proc.returncode} during start-up; "
+                                f"stderr:\n{self.stderr_text}")
+                left = deadline - time.time()
+                if left <= 0:
+                    self.kill()
+                    pytest.fail(f"harrec did not print both 'listening on' lines within "
+                                f"{START_TIMEOUT:.0f} s; stderr so far:\n{self.stderr_text}")
+                self.cond.wait(min(left, 0.1))
+        return self
+
+    _stderr_done = False
+
+    def _read_stderr(self):
+        for raw in self.proc.stderr:
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            with self.cond:
+                self.stderr_lines.append(line)
+                m = LISTEN_RE.match(line)
+                if m:
+                    if m.group(1) == "HTTP":
+                        self.http_port = int(m.group(2))
+                    else:
+                        self.socks_port = int(m.group(2))
+                self.cond.notify_all()
+        with self.cond:
+            self._stderr_done = True
+            self.cond.notify_all()
+
+    def _read_stdout(self):
+        for raw in self.proc.stdout:
+            self.stdout_data += raw
+
+    @property
+    def stderr_text(self) -> str:
+        with self.cond:
+            return "\n".join(self.stderr_lines)
+
+    def wait_for_stderr(self, pattern: str, timeout: float = 5.0) -> str | None:
+        """The first stderr line matching the regex, waiting up to timeout; None if none."""
+        rx = re.compile(pattern)
+        deadline = time.time() + timeout
+        with self.cond:
+            while True:
+                for ln in self.stderr_lines:
+                    if rx.search(ln):
+                        return ln
+                left = deadline - time.time()
+                if left <= 0 or self._stderr_done:
+                    return None
+                self.cond.wait(min(left, 0.1))
+
+    # ---- addresses ----
+    @property
+    def http_proxy(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+    @property
+    def socks_proxy(self) -> str:
+        return f"socks5://127.0.0.1:{self.socks_port}"
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    # ---- stop ----
+    def stop(self, sig=signal.SIGINT, timeout: float = STOP_TIMEOUT, validate=True) -> dict:
+        """SIGINT, wait, exit code 0, HAR validated (harrec validate + JSON Schema); returns it."""
+        assert self.proc is not None, "harrec was not started"
+        assert self.proc.poll() is None, (f"harrec died before stop() with exit "
+                                          f"{self.proc.returncode}; stderr:\n{self.stderr_text}")
+        self.proc.send_signal(sig)
+        try:
+            self.returncode = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            pytest.fail(f"harrec did not exit within {timeout:.0f} s of {sig.name}; stderr:\n"
+                        f"{self.stderr_text}")
+        self._join_readers()
+        assert self.returncode == 0, (f"harrec exited with {self.returncode} after {sig.name}; "
+                                      f"stderr:\n{self.stderr_text}")
+        assert self.har_path.exists(), f"no HAR at {self.har_path}; stderr:\n{self.stderr_text}"
+        self.har_text = self.har_path.read_text(encoding="utf-8")
+        self.har = validate_har_file(self.har_path, self.binary) if validate \
+            else json.loads(self.har_text)
+        return self.har
+
+    def _join_readers(self, timeout=5.0):
+        deadline = time.time() + timeout
+        with self.cond:
+            while not self._stderr_done and time.time() < deadline:
+                self.cond.wait(0.05)
+
+    def kill(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+class HarrecFactory:
+    def __init__(self, basedir: Path):
+        self.basedir = basedir
+        self.instances: list[Harrec] = []
+
+    def start(self, *args, **kw) -> Harrec:
+        d = self.basedir / f"harrec-{len(self.instances) + 1}"
+        d.mkdir(parents=True, exist_ok=True)
+        h = Harrec(d)
+        self.instances.append(h)
+        return h.start(*args, **kw)
+
+    def cleanup(self):
+        for h in self.instances:
+            h.kill()
+
+
+@pytest.fixture
+def origin():
+    srv = origin_mod.OriginServer().start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def origin_module():
+    srv = origin_mod.OriginServer().start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def harrec(tmp_path):
+    f = HarrecFactory(tmp_path)
+    yield f
+    f.cleanup()
+
+
+@pytest.fixture(scope="module")
+def harrec_module(tmp_path_factory):
+    f = HarrecFactory(tmp_path_factory.mktemp("harrec"))
+    yield f
+    f.cleanup()
+
+
+@pytest.fixture(scope="module")
+def proxy_module(harrec_module):
+    """One harrec shared by a module's tests; stopped (and its HAR validated) at module end.
+    --max-body keeps the HAR of the big pass-through matrix small; clients still get every byte."""
+    px = harrec_module.start("--max-body", "262144")
+    yield px
+    if px.alive():
+        px.stop()
+
+
+@pytest.fixture(scope="session")
+def payloads(tmp_path_factory):
+    return helpers.make_payloads(tmp_path_factory.mktemp("payloads"))
+
+
+@pytest.fixture
+def closed_port():
+    s = helpers.closed_port_socket()
+    yield s.getsockname()[1]
+    s.close()

@@ -1,0 +1,491 @@
+"""Shared helpers for harrec's end-to-end tests: curl, raw sockets, SOCKS5, HAR access, and the
+table of pass-through cases (used by test_passthrough.py through the proxy and by test_origin.py
+directly, so the direct half of every case is checked even without a proxy)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import socket
+import struct
+import subprocess
+import time
+from collections import namedtuple
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+
+import origin as origin_mod
+
+E2E_DIR = Path(__file__).resolve().parent
+REPO = E2E_DIR.parent.parent
+HARREC_BIN = os.environ.get("HARREC_BIN") or str(REPO / ".build" / "debug" / "harrec")
+SCHEMA_PATH = E2E_DIR / "har-1.2.schema.json"
+
+# No test may be routed through a proxy from the environment (and NO_PROXY would make curl ignore
+# -x for 127.0.0.1). Applied to this process, so curl and every subprocess inherit it.
+for _v in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
+           "no_proxy", "NO_PROXY", "socks_proxy", "SOCKS_PROXY", "CURL_HOME"):
+    os.environ.pop(_v, None)
+os.environ["CURL_HOME"] = "/nonexistent"  # no ~/.curlrc
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+CurlResult = namedtuple("CurlResult", "rc out err")
+
+
+def curl(*args, max_time: float = 10, input: bytes | None = None) -> CurlResult:
+    """Runs `curl -sS --max-time 10 ARGS`; returns (exit code, stdout bytes, stderr text)."""
+    cmd = ["curl", "-q", "-sS", "--max-time", str(max_time), *map(str, args)]
+    p = subprocess.run(cmd, capture_output=True, input=input, timeout=max_time + 20)
+    return CurlResult(p.returncode, p.stdout, p.stderr.decode("utf-8", "replace"))
+
+
+def closed_port_socket() -> socket.socket:
+    """A bound, not listening TCP socket on 127.0.0.1: connecting to its port is refused, and the
+    port stays unusable by anyone else while the socket lives."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    return s
+
+
+# ---------------------------------------------------------------- raw HTTP over a socket
+
+@dataclass
+class RawResponse:
+    version: str
+    status: int
+    reason: str
+    headers: list
+    raw_head: bytes
+    body: bytes = b""
+    trailers: list = field(default_factory=list)
+    interim: list = field(default_factory=list)  # 1xx responses before this one
+
+    def header(self, name, default=None):
+        for k, v in self.headers:
+            if k.lower() == name.lower():
+                return v
+        return default
+
+    def header_all(self, name):
+        return [v for k, v in self.headers if k.lower() == name.lower()]
+
+
+class RawConn:
+    """A plain TCP client that speaks HTTP/1.1 by hand (for pipelining, malformed input, exact
+    head sizes). `buf` holds bytes received but not consumed yet."""
+
+    def __init__(self, host="127.0.0.1", port=None, timeout=5.0, sock=None):
+        self.sock = sock or socket.create_connection((host, port), timeout=timeout)
+        self.sock.settimeout(timeout)
+        self.buf = bytearray()
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def send(self, data: bytes):
+        self.sock.sendall(data)
+
+    def _fill(self) -> bool:
+        data = self.sock.recv(65536)
+        if not data:
+            return False
+        self.buf += data
+        return True
+
+    def _line(self) -> bytes:
+        while b"\r\n" not in self.buf:
+            if not self._fill():
+                raise EOFError("connection closed while reading a line")
+        i = self.buf.index(b"\r\n")
+        line = bytes(self.buf[:i])
+        del self.buf[:i + 2]
+        return line
+
+    def _exact(self, n) -> bytes:
+        while len(self.buf) < n:
+            if not self._fill():
+                raise EOFError(f"connection closed with {n - len(self.buf)} body bytes missing")
+        data = bytes(self.buf[:n])
+        del self.buf[:n]
+        return data
+
+    def read_head(self) -> RawResponse:
+        while b"\r\n\r\n" not in self.buf:
+            if not self._fill():
+                raise EOFError(f"connection closed inside a response head: {bytes(self.buf)[:200]!r}")
+        i = self.buf.index(b"\r\n\r\n")
+        raw = bytes(self.buf[:i + 4])
+        del self.buf[:i + 4]
+        lines = raw[:-4].decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ", 2)
+        if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+            raise ValueError(f"bad status line {lines[0]!r}")
+        headers = []
+        for ln in lines[1:]:
+            k, _, v = ln.partition(":")
+            headers.append((k.strip(), v.strip()))
+        return RawResponse(parts[0], int(parts[1]), parts[2] if len(parts) > 2 else "",
+                           headers, raw)
+
+    def read_response(self, method="GET", keep_interim=True) -> RawResponse:
+        interim = []
+        while True:
+            r = self.read_head()
+            if 100 <= r.status < 200 and r.status != 101:
+                interim.append(r)
+                continue
+            break
+        r.interim = interim
+        if method == "HEAD" or r.status in (204, 304) or r.status == 101:
+            return r
+        te = ",".join(r.header_all("transfer-encoding")).lower()
+        if "chunked" in te:
+            body = bytearray()
+            while True:
+                size = int(self._line().split(b";")[0].strip(), 16)
+                if size == 0:
+                    while True:
+                        ln = self._line()
+                        if not ln:
+                            break
+                        k, _, v = ln.decode("latin-1").partition(":")
+                        r.trailers.append((k.strip(), v.strip()))
+                    break
+                body += self._exact(size)
+                assert self._exact(2) == b"\r\n", "bad chunk terminator from proxy"
+            r.body = bytes(body)
+        elif r.header("content-length") is not None:
+            r.body = self._exact(int(r.header("content-length")))
+        else:
+            r.body = self.read_until_close()
+        return r
+
+    def read_until_close(self, timeout=5.0) -> bytes:
+        """Reads until EOF (or RST); raises socket.timeout if the peer keeps it open."""
+        deadline = time.time() + timeout
+        while True:
+            self.sock.settimeout(max(0.05, deadline - time.time()))
+            try:
+                if not self._fill():
+                    break
+            except ConnectionResetError:
+                break
+        data = bytes(self.buf)
+        self.buf.clear()
+        return data
+
+    def closed_within(self, timeout=2.0) -> bool:
+        """True if the peer closes (EOF or RST) within timeout; extra bytes are discarded."""
+        try:
+            self.read_until_close(timeout)
+            return True
+        except (socket.timeout, TimeoutError):
+            return False
+
+
+def request_bytes(method, target, host, headers=(), body=b"", version="HTTP/1.1") -> bytes:
+    lines = [f"{method} {target} {version}", f"Host: {host}"]
+    lines += [f"{k}: {v}" for k, v in headers]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+# ---------------------------------------------------------------- SOCKS5 by hand
+
+class Socks5Error(Exception):
+    pass
+
+
+def socks5_handshake(sock, host, port, user=None, password=None, atyp=None) -> bytes:
+    """RFC 1928/1929 client handshake for CONNECT. Returns the server's reply; raises
+    Socks5Error if the server refuses. atyp: 1 (IPv4), 3 (domain), 4 (IPv6); default from host."""
+    methods = b"\x02" if user is not None else b"\x00"
+    sock.sendall(b"\x05" + bytes([len(methods)]) + methods)
+    sel = _recv_exact(sock, 2)
+    if sel[0] != 5 or sel[1] == 0xFF:
+        raise Socks5Error(f"no acceptable method: {sel!r}")
+    if sel[1] == 2:
+        if user is None:
+            raise Socks5Error("server wants username/password")
+        u, p = user.encode(), password.encode()
+        sock.sendall(b"\x01" + bytes([len(u)]) + u + bytes([len(p)]) + p)
+        st = _recv_exact(sock, 2)
+        if st[1] != 0:
+            raise Socks5Error(f"authentication failed: {st!r}")
+    elif sel[1] != 0:
+        raise Socks5Error(f"unexpected method {sel[1]}")
+    if atyp is None:
+        try:
+            socket.inet_pton(socket.AF_INET, host)
+            atyp = 1
+        except OSError:
+            try:
+                socket.inet_pton(socket.AF_INET6, host)
+                atyp = 4
+            except OSError:
+                atyp = 3
+    if atyp == 1:
+        addr = socket.inet_pton(socket.AF_INET, host)
+    elif atyp == 4:
+        addr = socket.inet_pton(socket.AF_INET6, host)
+    else:
+        addr = bytes([len(host)]) + host.encode()
+    sock.sendall(b"\x05\x01\x00" + bytes([atyp]) + addr + struct.pack(">H", port))
+    head = _recv_exact(sock, 4)
+    if head[0] != 5:
+        raise Socks5Error(f"bad reply version {head!r}")
+    if head[3] == 1:
+        rest = _recv_exact(sock, 6)
+    elif head[3] == 4:
+        rest = _recv_exact(sock, 18)
+    elif head[3] == 3:
+        n = _recv_exact(sock, 1)
+        rest = n + _recv_exact(sock, n[0] + 2)
+    else:
+        raise Socks5Error(f"bad reply address type {head!r}")
+    if head[1] != 0:
+        raise Socks5Error(f"CONNECT refused with reply code {head[1]}")
+    return head + rest
+
+
+def _recv_exact(sock, n) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise Socks5Error(f"connection closed after {data!r}")
+        data += chunk
+    return data
+
+
+# ---------------------------------------------------------------- HAR access
+
+def entries(har) -> list:
+    return har["log"]["entries"]
+
+
+def entries_for(har, path_prefix, method=None) -> list:
+    """Entries whose URL path (+query) starts with path_prefix, e.g. '/gzip' or '/json?a=1'."""
+    out = []
+    for e in entries(har):
+        url = e["request"]["url"]
+        rest = url.split("://", 1)[-1]
+        pathq = "/" + rest.split("/", 1)[1] if "/" in rest else "/"
+        if pathq.startswith(path_prefix) and (method is None or e["request"]["method"] == method):
+            out.append(e)
+    return out
+
+
+def one_entry(har, path_prefix, method=None) -> dict:
+    found = entries_for(har, path_prefix, method)
+    assert len(found) == 1, (f"expected exactly one HAR entry for {path_prefix}, got {len(found)}: "
+                             f"{[e['request']['url'] for e in entries(har)]}")
+    return found[0]
+
+
+def har_header(part, name, default=None):
+    for h in part.get("headers", []):
+        if h["name"].lower() == name.lower():
+            return h["value"]
+    return default
+
+
+def content_bytes(content) -> bytes:
+    """The decoded body bytes a HAR content object holds (text, base64 or not)."""
+    text = content.get("text", "")
+    if content.get("encoding") == "base64":
+        return base64.b64decode(text)
+    return text.encode("utf-8")
+
+
+def parse_iso(ts: str) -> datetime:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+
+
+TIMING_KEYS = ("blocked", "dns", "connect", "send", "wait", "receive")
+
+
+def check_timings(entry):
+    t = entry["timings"]
+    for k in TIMING_KEYS + ("ssl",):
+        if k in t:
+            assert t[k] == -1 or t[k] >= 0, f"timings.{k} = {t[k]}"
+    for k in ("send", "wait", "receive"):
+        assert t[k] >= 0, f"timings.{k} must be >= 0, is {t[k]}"
+    total = sum(t[k] for k in TIMING_KEYS if k in t and t[k] >= 0)
+    ok = abs(entry["time"] - total) <= 0.05
+    if not ok and t.get("ssl", -1) >= 0:  # tolerate a writer that also adds ssl
+        ok = abs(entry["time"] - total - t["ssl"]) <= 0.05
+    assert ok, f"time {entry['time']} != sum of timings {total} ({t})"
+
+
+# ---------------------------------------------------------------- pass-through cases
+
+PAYLOAD_BIG = 5 * 1024 * 1024
+PAYLOAD_SMALL = 20000
+
+
+def make_payloads(dirpath: Path) -> dict:
+    """Files the POST/PUT cases send: 5 MB and 20 KB of deterministic bytes."""
+    big = dirpath / "payload-5m.bin"
+    small = dirpath / "payload-20k.bin"
+    if not big.exists():
+        big.write_bytes(origin_mod.make_bytes(PAYLOAD_BIG, 77))
+    if not small.exists():
+        small.write_bytes(origin_mod.make_bytes(PAYLOAD_SMALL, 78))
+    return {"big": str(big), "small": str(small)}
+
+
+def _head_summary(out: bytes) -> bytes:
+    """For HEAD cases (curl -I): the status code, Content-Length and Content-Type only."""
+    lines = out.decode("latin-1").split("\r\n")
+    code = lines[0].split(" ")[1]
+    keep = [code]
+    for ln in lines[1:]:
+        k, _, v = ln.partition(":")
+        if k.strip().lower() in ("content-length", "content-type"):
+            keep.append(f"{k.strip().lower()}: {v.strip()}")
+    return "\n".join(keep).encode()
+
+
+@dataclass
+class Case:
+    name: str
+    path: str
+    args: tuple = ()                         # curl arguments before the URL; {big} {small} filled
+    expected: Callable | None = None         # (payloads) -> bytes the output must equal
+    normalize: Callable | None = None        # applied to stdout before comparing
+    rc: int = 0
+
+    def curl_args(self, payloads):
+        return [a.replace("{big}", payloads["big"]).replace("{small}", payloads["small"])
+                for a in self.args]
+
+
+def _drop_version(out: bytes) -> bytes:
+    doc = json.loads(out)
+    doc.pop("version", None)
+    return json.dumps(doc).encode()
+
+
+def _b(n, seed):
+    return lambda p: origin_mod.make_bytes(n, seed)
+
+
+def _file(key):
+    return lambda p: Path(p[key]).read_bytes()
+
+
+_enc = origin_mod.encoded_doc
+WOUT = "%{http_code} %{size_download}\n"
+
+CASES = [
+    Case("json", "/json?a=1&b=x%20y&h=host,user-agent,accept"),
+    Case("bytes_1mib", "/bytes?n=1048576&seed=5", expected=_b(1048576, 5)),
+    Case("bytes_empty", "/bytes?n=0", expected=lambda p: b""),
+    Case("chunked", "/chunked?n=100000&chunks=7&seed=2", expected=_b(100000, 2)),
+    Case("chunked_trailer_ext", "/chunked?n=5000&chunks=3&seed=4&trailer=1&ext=1",
+         expected=_b(5000, 4)),
+    Case("chunked_many", "/chunked?n=65536&chunks=2000&seed=6", expected=_b(65536, 6)),
+    Case("gzip_raw", "/gzip", expected=lambda p: _enc("gzip")),
+    Case("deflate_raw", "/deflate", expected=lambda p: _enc("deflate")),
+    Case("br_raw", "/br", expected=lambda p: _enc("br")),
+    Case("zstd_raw", "/zstd", expected=lambda p: _enc("zstd")),
+    Case("gzip_compressed", "/gzip", ("--compressed",), expected=lambda p: origin_mod.JSON_DOC),
+    Case("deflate_compressed", "/deflate", ("--compressed",),
+         expected=lambda p: origin_mod.JSON_DOC),
+    Case("br_compressed", "/br", ("--compressed",), expected=lambda p: origin_mod.JSON_DOC),
+    Case("zstd_compressed", "/zstd", ("--compressed",), expected=lambda p: origin_mod.JSON_DOC),
+    Case("close_delimited", "/close-delimited?n=200000&seed=8", expected=_b(200000, 8)),
+    Case("slow", "/slow?ms=50&chunks=5", expected=lambda p: origin_mod.slow_body(5)),
+    Case("head", "/head", ("-I",), normalize=_head_summary,
+         expected=lambda p: b"200\ncontent-type: application/octet-stream\n"
+                            b"content-length: 12345"),
+    Case("head_chunked", "/chunked?n=999&chunks=3", ("-I",), normalize=_head_summary,
+         expected=lambda p: b"200\ncontent-type: application/octet-stream"),
+    Case("status_204", "/status/204", ("-o", "/dev/null", "-w", WOUT),
+         expected=lambda p: b"204 0\n"),
+    Case("status_304", "/status/304", ("-o", "/dev/null", "-w", WOUT),
+         expected=lambda p: b"304 0\n"),
+    Case("status_404", "/status/404", ("-w", WOUT), expected=lambda p: b"status 404\n404 11\n"),
+    Case("status_503", "/status/503", ("-w", WOUT), expected=lambda p: b"status 503\n503 11\n"),
+    Case("redirect_not_followed", "/redirect", ("-w", WOUT),
+         expected=lambda p: b"redirecting\n302 12\n"),
+    Case("redirect_followed", "/redirect?to=%2Fjson%3Fh%3Dhost%2Cuser-agent%2Caccept",
+         ("-L", "-w", WOUT)),
+    Case("post_5mb", "/echo", ("--data-binary", "@{big}", "-H",
+                               "Content-Type: application/octet-stream"), expected=_file("big")),
+    Case("post_5mb_chunked", "/echo", ("--data-binary", "@{big}", "-H",
+                                       "Transfer-Encoding: chunked"), expected=_file("big")),
+    Case("post_expect_small", "/echo", ("--data-binary", "@{small}", "-H",
+                                        "Expect: 100-continue"), expected=_file("small")),
+    Case("post_no_expect_big", "/echo", ("--data-binary", "@{big}", "-H", "Expect:"),
+         expected=_file("big")),
+    Case("put_upload", "/echo", ("-T", "{small}"), expected=_file("small")),
+    Case("post_empty", "/echo", ("-X", "POST", "-H", "Content-Length: 0"),
+         expected=lambda p: b""),
+    # A proxy may speak HTTP/1.1 upstream for a 1.0 client: compare all but "version".
+    Case("http10_json", "/json?v=10&h=host,user-agent,accept", ("-0",),
+         normalize=lambda out: _drop_version(out)),
+    Case("http10_chunked", "/chunked?n=30000&chunks=5&seed=3", ("-0",), expected=_b(30000, 3)),
+    Case("http10_post", "/echo", ("-0", "--data-binary", "@{small}"), expected=_file("small")),
+]
+CASE_IDS = [c.name for c in CASES]
+
+
+def run_case(case: Case, url_base: str, payloads: dict, proxy_args=()) -> bytes:
+    """Runs one case with curl (directly, or through the proxy with proxy_args); returns the
+    normalized output and checks the exit code and, where known, the expected bytes."""
+    r = curl(*proxy_args, *case.curl_args(payloads), url_base + case.path, max_time=30)
+    assert r.rc == case.rc, f"{case.name}: curl exit {r.rc} (wanted {case.rc}): {r.err}"
+    out = case.normalize(r.out) if case.normalize else r.out
+    if case.expected is not None:
+        want = case.expected(payloads)
+        assert out == want, (f"{case.name}: output differs from the origin's known bytes "
+                             f"({len(out)} vs {len(want)} bytes; {out[:120]!r})")
+    return out
+
+
+# Ways to reach the origin through harrec with curl.
+def proxy_curl_args(mode: str, px) -> list:
+    if mode == "http":
+        return ["-x", f"http://127.0.0.1:{px.http_port}"]
+    if mode == "tunnel":
+        return ["-x", f"http://127.0.0.1:{px.http_port}", "--proxytunnel"]
+    if mode == "socks5":
+        return ["--socks5", f"127.0.0.1:{px.socks_port}"]
+    if mode == "socks5h":
+        return ["--socks5-hostname", f"127.0.0.1:{px.socks_port}"]
+    if mode == "http-via-socks-port":  # "either port serves both protocols"
+        return ["-x", f"http://127.0.0.1:{px.socks_port}"]
+    if mode == "socks5-via-http-port":
+        return ["--socks5", f"127.0.0.1:{px.http_port}"]
+    raise ValueError(mode)
+
+
+MODES = ["http", "tunnel", "socks5", "socks5h"]
+
+
+def mode_host(mode: str) -> str:
+    """socks5h sends the host name to the proxy: use 'localhost' so the proxy resolves it."""
+    return "localhost" if mode == "socks5h" else "127.0.0.1"
+
+
+def json_body(out: bytes) -> dict:
+    return json.loads(out.decode("utf-8"))
