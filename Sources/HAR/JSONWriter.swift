@@ -44,6 +44,15 @@ public struct JSONWriter: Sendable {
         return out
     }
 
+    /// Hands over the bytes written so far and keeps the nesting state, so a long document can be
+    /// streamed to a file piece by piece.
+    public mutating func takeBytes() -> [UInt8] {
+        let out = bytes
+        bytes = []
+        bytes.reserveCapacity(out.count)
+        return out
+    }
+
     /// Serializes one value.
     public static func serialize(_ value: JSONValue, pretty: Bool = true) -> [UInt8] {
         var w = JSONWriter(pretty: pretty)

@@ -9,55 +9,90 @@ public struct FileWriteError: Error, CustomStringConvertible {
     public var description: String
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, then
-/// rename over the target, so a reader never sees half a HAR and a crash leaves the old file.
-public func writeFileAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
-    let directory: String
-    if let slash = path.lastIndex(of: "/") {
-        directory = slash == path.startIndex ? "/" : String(path[..<slash])
-    } else {
-        directory = "."
-    }
-    let temporary = "\(path).tmp-\(getpid())"
-    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-    guard fd >= 0 else {
-        throw FileWriteError(description: "cannot create \(temporary): \(String(cString: strerror(errno)))")
-    }
-    var offset = 0
-    let failure: String? = bytes.withUnsafeBytes { raw -> String? in
-        while offset < raw.count {
-            let written = write(fd, raw.baseAddress! + offset, raw.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                return String(cString: strerror(errno))
-            }
-            offset += written
+/// Writes a file atomically, in pieces: bytes go to a temporary file in the same directory, and
+/// `commit()` syncs it and renames it over the target. A reader never sees half a file, and a
+/// failure (or a crash) leaves any previous file untouched.
+public final class AtomicFileWriter {
+    public let path: String
+    private let temporary: String
+    private var fd: Int32
+    private var finished = false
+
+    public init(path: String, mode: mode_t = 0o644) throws {
+        self.path = path
+        temporary = "\(path).tmp-\(getpid())"
+        fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else {
+            throw FileWriteError(description: "cannot create \(temporary): \(String(cString: strerror(errno)))")
         }
-        return nil
     }
-    if let failure {
+
+    deinit {
+        if !finished { abort() }
+    }
+
+    public func write(_ bytes: [UInt8]) throws {
+        let failure: String? = bytes.withUnsafeBytes { raw -> String? in
+            var offset = 0
+            while offset < raw.count {
+                let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return String(cString: strerror(errno))
+                }
+                offset += written
+            }
+            return nil
+        }
+        if let failure {
+            abort()
+            throw FileWriteError(description: "cannot write \(temporary): \(failure)")
+        }
+    }
+
+    /// Syncs the data and renames the temporary file over `path`.
+    public func commit() throws {
+        guard !finished else { return }
+        if fsync(fd) != 0 {
+            let message = String(cString: strerror(errno))
+            abort()
+            throw FileWriteError(description: "cannot sync \(temporary): \(message)")
+        }
+        close(fd)
+        finished = true
+        guard rename(temporary, path) == 0 else {
+            let message = String(cString: strerror(errno))
+            unlink(temporary)
+            throw FileWriteError(description: "cannot rename \(temporary) to \(path): \(message)")
+        }
+        // Persist the rename itself.
+        let directory: String
+        if let slash = path.lastIndex(of: "/") {
+            directory = slash == path.startIndex ? "/" : String(path[..<slash])
+        } else {
+            directory = "."
+        }
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            fsync(directoryFD)
+            close(directoryFD)
+        }
+    }
+
+    /// Removes the temporary file; the target is left as it was.
+    public func abort() {
+        guard !finished else { return }
+        finished = true
         close(fd)
         unlink(temporary)
-        throw FileWriteError(description: "cannot write \(temporary): \(failure)")
     }
-    if fsync(fd) != 0 {
-        let message = String(cString: strerror(errno))
-        close(fd)
-        unlink(temporary)
-        throw FileWriteError(description: "cannot sync \(temporary): \(message)")
-    }
-    close(fd)
-    guard rename(temporary, path) == 0 else {
-        let message = String(cString: strerror(errno))
-        unlink(temporary)
-        throw FileWriteError(description: "cannot rename \(temporary) to \(path): \(message)")
-    }
-    // Persist the rename itself.
-    let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    if directoryFD >= 0 {
-        fsync(directoryFD)
-        close(directoryFD)
-    }
+}
+
+/// Writes `bytes` to `path` atomically (see `AtomicFileWriter`).
+public func writeFileAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
+    let writer = try AtomicFileWriter(path: path, mode: mode)
+    try writer.write(bytes)
+    try writer.commit()
 }
 
 /// Reads a whole file; nil with a message on failure.

@@ -12,18 +12,32 @@ public enum HARExport {
 
     /// Builds the HAR log: entries sorted by start time (ties by arrival order).
     public static func log(from flows: [Flow], creatorVersion: String) -> HARLog {
-        let ordered = flows.sorted { a, b in
+        HARLog(creator: HARCreator(name: "harrec", version: creatorVersion),
+               entries: inStartOrder(flows).map(entry(from:)))
+    }
+
+    /// Writes the HAR atomically (temp file, then rename), streaming: one entry is built and
+    /// serialized at a time, so export memory stays near one entry plus a 4 MiB buffer however
+    /// large the log is.
+    public static func write(_ flows: [Flow], to path: String, creatorVersion: String) throws {
+        let header = HARLog(creator: HARCreator(name: "harrec", version: creatorVersion), entries: [])
+        let file = try AtomicFileWriter(path: path)
+        do {
+            try header.serialize(pretty: true, streaming: inStartOrder(flows).lazy.map(entry(from:))) { chunk in
+                try file.write(chunk)
+            }
+            try file.commit()
+        } catch {
+            file.abort()
+            throw error
+        }
+    }
+
+    static func inStartOrder(_ flows: [Flow]) -> [Flow] {
+        flows.sorted { a, b in
             a.instants.requestStart != b.instants.requestStart
                 ? a.instants.requestStart < b.instants.requestStart : a.id < b.id
         }
-        return HARLog(creator: HARCreator(name: "harrec", version: creatorVersion),
-                      entries: ordered.map(entry(from:)))
-    }
-
-    /// Serializes and writes the HAR atomically (temp file, then rename).
-    public static func write(_ flows: [Flow], to path: String, creatorVersion: String) throws {
-        let bytes = log(from: flows, creatorVersion: creatorVersion).serialize(pretty: true)
-        try writeFileAtomically(bytes, to: path)
     }
 
     public static func entry(from flow: Flow) -> HAREntry {

@@ -108,6 +108,24 @@ final class HARExportTests: XCTestCase {
         XCTAssertEqual(bytes, log.serialize(), "deterministic")
     }
 
+    func testStreamingWriteEqualsWholeSerialization() throws {
+        let flows = (0..<50).map { makeFlow(id: UInt64($0), start: 1_800_000_000 + Double($0) / 7) }
+        let path = "/tmp/harrec-stream-\(getpid()).har"
+        defer { unlink(path) }
+        try HARExport.write(flows, to: path, creatorVersion: "1")
+        let whole = HARExport.log(from: flows, creatorVersion: "1").serialize(pretty: true)
+        XCTAssertEqual(try readFile(path), whole)
+
+        // Tiny chunks exercise every flush point.
+        var pieces: [[UInt8]] = []
+        try HARLog(creator: HARCreator(name: "harrec", version: "1"), entries: [])
+            .serialize(pretty: true, streaming: HARExport.log(from: flows, creatorVersion: "1").entries, chunkSize: 64) {
+                pieces.append($0)
+            }
+        XCTAssertGreaterThan(pieces.count, 10)
+        XCTAssertEqual(Array(pieces.joined()), whole)
+    }
+
     func testRecordedBodyCap() {
         var body = RecordedBody()
         body.append(Array(repeating: 1, count: 10), cap: 4)
