@@ -44,6 +44,16 @@ extension HARLog {
 
     private func writeLog<S: Sequence>(to w: inout JSONWriter, entries: S,
                                        afterEach: (inout JSONWriter) throws -> Void) rethrows where S.Element == HAREntry {
+        writeHead(to: &w)
+        for e in entries {
+            e.write(to: &w)
+            try afterEach(&w)
+        }
+        writeTail(to: &w)
+    }
+
+    /// Everything before the first entry: opens the log object and its `entries` array.
+    func writeHead(to w: inout JSONWriter) {
         w.beginObject()
         w.key("version"); w.string(version)
         w.key("creator"); creator.write(to: &w)
@@ -56,10 +66,10 @@ extension HARLog {
         }
         w.key("entries")
         w.beginArray()
-        for e in entries {
-            e.write(to: &w)
-            try afterEach(&w)
-        }
+    }
+
+    /// Everything after the last entry: closes `entries` and the log object.
+    func writeTail(to w: inout JSONWriter) {
         w.endArray()
         w.field("comment", comment)
         w.fields(custom)

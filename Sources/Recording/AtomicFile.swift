@@ -11,8 +11,8 @@ public struct FileWriteError: Error, CustomStringConvertible {
 
 /// Writes a file atomically, in pieces: bytes go to a temporary file in the same directory, and
 /// `commit()` syncs it and renames it over the target. A reader never sees half a file, and a
-/// failure (or a crash) leaves any previous file untouched.
-public final class AtomicFileWriter {
+/// failure (or a crash) leaves any previous file untouched. Not thread-safe: one writer at a time.
+public final class AtomicFileWriter: @unchecked Sendable {
     public let path: String
     private let temporary: String
     private var fd: Int32

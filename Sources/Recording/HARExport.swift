@@ -16,14 +16,15 @@ public enum HARExport {
                entries: inStartOrder(flows).map(entry(from:)))
     }
 
-    /// Writes the HAR atomically (temp file, then rename), streaming: one entry is built and
-    /// serialized at a time, so export memory stays near one entry plus a 4 MiB buffer however
-    /// large the log is.
+    /// Writes the HAR atomically (temp file, then rename), streaming and on every core: entries are
+    /// decoded and serialized in parallel batches while earlier batches are written, so export
+    /// memory stays at a few windows of entries however large the log is.
     public static func write(_ flows: [Flow], to path: String, creatorVersion: String) throws {
         let header = HARLog(creator: HARCreator(name: "harrec", version: creatorVersion), entries: [])
+        let ordered = inStartOrder(flows)
         let file = try AtomicFileWriter(path: path)
         do {
-            try header.serialize(pretty: true, streaming: inStartOrder(flows).lazy.map(entry(from:))) { chunk in
+            try header.serialize(pretty: true, entryCount: ordered.count, entry: { entry(from: ordered[$0]) }) { chunk in
                 try file.write(chunk)
             }
             try file.commit()

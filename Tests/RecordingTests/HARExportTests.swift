@@ -109,7 +109,8 @@ final class HARExportTests: XCTestCase {
     }
 
     func testStreamingWriteEqualsWholeSerialization() throws {
-        let flows = (0..<50).map { makeFlow(id: UInt64($0), start: 1_800_000_000 + Double($0) / 7) }
+        // More than one parallel batch, and a partial last batch.
+        let flows = (0..<(HARLog.parallelBatchSize * 2 + 17)).map { makeFlow(id: UInt64($0), start: 1_800_000_000 + Double($0) / 7) }
         let path = "/tmp/harrec-stream-\(getpid()).har"
         defer { unlink(path) }
         try HARExport.write(flows, to: path, creatorVersion: "1")
@@ -124,6 +125,10 @@ final class HARExportTests: XCTestCase {
             }
         XCTAssertGreaterThan(pieces.count, 10)
         XCTAssertEqual(Array(pieces.joined()), whole)
+
+        // An empty log is still a valid, identical file.
+        try HARExport.write([], to: path, creatorVersion: "1")
+        XCTAssertEqual(try readFile(path), HARExport.log(from: [], creatorVersion: "1").serialize(pretty: true))
     }
 
     func testRecordedBodyCap() {

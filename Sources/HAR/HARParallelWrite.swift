@@ -1,0 +1,109 @@
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension HARLog {
+    /// Entries per unit of parallel work: large enough to amortise scheduling, small enough that a
+    /// window of batches stays a few tens of MiB.
+    public static let parallelBatchSize = 128
+
+    /// Serializes the file using every core, streaming: entries are built by `entry(i)` for
+    /// `i` in `0..<entryCount` (this log's own `entries` are ignored) in parallel batches, and the
+    /// bytes reach `sink` in order on one background thread while the next batches are built.
+    /// The bytes are exactly those of `serialize(pretty:)` for the same entries.
+    ///
+    /// `entry` runs concurrently and must be thread-safe; `sink` is called from one thread at a
+    /// time. The first error thrown by `sink` stops the work and is rethrown.
+    public func serialize(pretty: Bool = true, entryCount: Int, entry: @escaping @Sendable (Int) -> HAREntry,
+                          to sink: @escaping @Sendable ([UInt8]) throws -> Void) throws {
+        var head = JSONWriter(pretty: pretty, reservingCapacity: 4096)
+        head.beginObject()
+        head.key("log")
+        writeHead(to: &head)
+        try sink(head.takeBytes())
+
+        let batchSize = Self.parallelBatchSize
+        let batchCount = (entryCount + batchSize - 1) / batchSize
+        let window = max(2, System.coreCount * 4)
+        let writer = DispatchQueue(label: "harrec.har-writer")
+        let failure = Mutex<(any Error)?>(nil)
+        // At most two windows wait for the writer: bounded memory, and building overlaps writing.
+        let slots = DispatchSemaphore(value: 2)
+        var start = 0
+        while start < batchCount, failure.withLock({ $0 == nil }) {
+            let end = min(start + window, batchCount)
+            var outputs = [[UInt8]](repeating: [], count: end - start)
+            outputs.withUnsafeMutableBufferPointer { buffer in
+                let cells = UncheckedSendable(buffer)
+                DispatchQueue.concurrentPerform(iterations: end - start) { offset in
+                    let batch = start + offset
+                    let range = batch * batchSize..<min((batch + 1) * batchSize, entryCount)
+                    cells.value[offset] = Self.serializeBatch(range, isFirst: batch == 0, pretty: pretty, entry: entry)
+                }
+            }
+            slots.wait()
+            let ready = outputs
+            writer.async {
+                defer { slots.signal() }
+                for chunk in ready where failure.withLock({ $0 == nil }) {
+                    do { try sink(chunk) } catch { failure.withLock { $0 = error } }
+                }
+            }
+            start = end
+        }
+        writer.sync {}
+        if let error = failure.withLock({ $0 }) { throw error }
+
+        // The closing bracket depends on whether the array is empty; a discarded placeholder
+        // element gives the tail writer that state.
+        var tail = JSONWriter(pretty: pretty, reservingCapacity: 256)
+        Self.enterEntriesArray(&tail, hasPrecedingElement: entryCount > 0)
+        _ = tail.takeBytes()
+        writeTail(to: &tail)
+        tail.endObject()
+        var out = tail.takeBytes()
+        if pretty { out.append(0x0A) }
+        try sink(out)
+    }
+
+    /// Puts a writer at the nesting of `{"log": {"entries": [` so entries serialize exactly as they
+    /// would inside the whole document.
+    private static func enterEntriesArray(_ w: inout JSONWriter, hasPrecedingElement: Bool) {
+        w.beginObject()
+        w.key("log")
+        w.beginObject()
+        w.key("entries")
+        w.beginArray()
+        if hasPrecedingElement { w.null() }
+    }
+
+    private static func serializeBatch(_ range: Range<Int>, isFirst: Bool, pretty: Bool,
+                                       entry: (Int) -> HAREntry) -> [UInt8] {
+        var w = JSONWriter(pretty: pretty, reservingCapacity: range.count * 2048)
+        enterEntriesArray(&w, hasPrecedingElement: !isFirst)
+        _ = w.takeBytes()
+        for index in range {
+            entry(index).write(to: &w)
+        }
+        return w.takeBytes()
+    }
+}
+
+/// Hands a value that the caller guarantees is used safely (disjoint indices) to concurrent code.
+private struct UncheckedSendable<T>: @unchecked Sendable {
+    var value: T
+    init(_ value: T) { self.value = value }
+}
+
+enum System {
+    /// Online processors, at least 1.
+    static var coreCount: Int {
+        #if canImport(Glibc)
+        return max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        #else
+        return 2
+        #endif
+    }
+}
