@@ -91,6 +91,9 @@ public struct ProxyConfiguration: Sendable {
     public var maxRecordedBodyBytes: Int = 64 << 20
     public var credentials: ProxyCredentials?
     public var timeouts = ProxyTimeouts()
+    /// Whether sessions produce a live line per finished exchange (`--quiet` turns it off, and the
+    /// lines are then not even formatted).
+    public var liveLog = true
 
     public init() {}
 }

@@ -860,7 +860,7 @@ public final class ProxySession {
         }
         exchange = nil
         sink.record(current.flow)
-        commands.append(.log(liveLine(current.flow)))
+        if configuration.liveLog { commands.append(.log(liveLine(current.flow))) }
         if !current.upstreamReusable || !current.requestDone, let connection = upstream {
             commands.append(.closeUpstream(connection.id))
             upstream = nil
@@ -880,7 +880,7 @@ public final class ProxySession {
         if current.flow.instants.sendEnd == nil { current.flow.instants.sendEnd = current.flow.instants.responseStart }
         exchange = nil
         sink.record(current.flow)
-        commands.append(.log(liveLine(current.flow)))
+        if configuration.liveLog { commands.append(.log(liveLine(current.flow))) }
         let fromClient = requestDecoder.takeBufferedBytes()
         var responseDecoder = connection.decoder
         let fromUpstream = responseDecoder.takeBufferedBytes()
@@ -995,7 +995,7 @@ private func describe(_ error: Error) -> String {
 }
 
 private func stripFragment(_ target: String) -> String {
-    guard let hash = target.firstIndex(of: "#") else { return target }
+    guard let hash = target.utf8.firstIndex(of: UInt8(ascii: "#")) else { return target }
     return String(target[..<hash])
 }
 

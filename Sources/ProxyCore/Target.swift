@@ -15,7 +15,7 @@ public struct ProxyTarget: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(authorityHost):\(port)" }
 
     /// The host as it appears in a URL authority.
-    public var authorityHost: String { host.contains(":") ? "[\(host)]" : host }
+    public var authorityHost: String { host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host }
 
     /// The authority for a URL or Host header: the port only when it is not the scheme's default.
     public func authority(defaultPort: UInt16) -> String {
@@ -49,73 +49,100 @@ private func isHostByte(_ byte: UInt8) -> Bool {
     }
 }
 
-/// Parses `host[:port]` or `[v6]:port` (authority without userinfo).
+/// Parses `host[:port]` or `[v6]:port` (authority without userinfo). Works on UTF-8 bytes: this
+/// runs for every proxied request, and Character-level String processing is an order of
+/// magnitude slower.
 func parseAuthority(_ authority: Substring, defaultPort: UInt16?) throws(TargetError) -> ProxyTarget {
-    var hostPart: Substring
-    var portPart: Substring?
-    if authority.hasPrefix("[") {
-        guard let close = authority.firstIndex(of: "]") else {
+    let bytes = Array(authority.utf8)
+    var hostRange: Range<Int>
+    var portStart: Int?
+    if bytes.first == UInt8(ascii: "[") {
+        guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else {
             throw .invalid("unterminated IPv6 literal in '\(authority)'")
         }
-        hostPart = authority[authority.index(after: authority.startIndex)..<close]
-        let rest = authority[authority.index(after: close)...]
-        if !rest.isEmpty {
-            guard rest.hasPrefix(":") else { throw .invalid("garbage after IPv6 literal in '\(authority)'") }
-            portPart = rest.dropFirst()
+        hostRange = 1..<close
+        if close + 1 < bytes.count {
+            guard bytes[close + 1] == UInt8(ascii: ":") else { throw .invalid("garbage after IPv6 literal in '\(authority)'") }
+            portStart = close + 2
         }
-        guard !hostPart.isEmpty, hostPart.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else {
+        guard !hostRange.isEmpty, bytes[hostRange].allSatisfy(isIPv6LiteralByte) else {
             throw .invalid("bad IPv6 literal in '\(authority)'")
         }
     } else {
-        if let colon = authority.lastIndex(of: ":") {
-            hostPart = authority[..<colon]
-            portPart = authority[authority.index(after: colon)...]
+        if let colon = bytes.lastIndex(of: UInt8(ascii: ":")) {
+            hostRange = 0..<colon
+            portStart = colon + 1
         } else {
-            hostPart = authority
+            hostRange = 0..<bytes.count
         }
-        guard !hostPart.isEmpty, hostPart.utf8.allSatisfy(isHostByte) else {
+        guard !hostRange.isEmpty, bytes[hostRange].allSatisfy(isHostByte) else {
             throw .invalid("bad host in '\(authority)'")
         }
     }
     let port: UInt16
-    if let portPart {
-        guard !portPart.isEmpty, portPart.count <= 5, portPart.allSatisfy({ $0.isASCII && $0.isNumber }),
-              let value = UInt16(portPart), value != 0 else {
-            throw .invalid("bad port in '\(authority)'")
+    if let portStart {
+        let digits = bytes[portStart...]
+        guard !digits.isEmpty, digits.count <= 5 else { throw .invalid("bad port in '\(authority)'") }
+        var value = 0
+        for digit in digits {
+            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { throw .invalid("bad port in '\(authority)'") }
+            value = value * 10 + Int(digit - UInt8(ascii: "0"))
         }
-        port = value
+        guard value > 0, value <= 65535 else { throw .invalid("bad port in '\(authority)'") }
+        port = UInt16(value)
     } else if let defaultPort {
         port = defaultPort
     } else {
         throw .invalid("missing port in '\(authority)'")
     }
-    return ProxyTarget(host: String(hostPart), port: port)
+    return ProxyTarget(host: String(decoding: bytes[hostRange], as: UTF8.self), port: port)
+}
+
+private func isIPv6LiteralByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+         UInt8(ascii: "A")...UInt8(ascii: "F"), UInt8(ascii: ":"), UInt8(ascii: "."):
+        return true
+    default:
+        return false
+    }
 }
 
 /// Parses an absolute-form request target (RFC 9112 §3.2.2). Only `http` is accepted on the proxy
 /// port: clients use CONNECT for https.
 func parseAbsoluteTarget(_ target: String) throws(TargetError) -> AbsoluteTarget {
-    guard let schemeEnd = target.range(of: "://") else {
+    let bytes = Array(target.utf8)
+    // scheme "://"
+    var schemeEnd = 0
+    while schemeEnd < bytes.count, bytes[schemeEnd] != UInt8(ascii: ":") { schemeEnd += 1 }
+    guard schemeEnd > 0, bytes.count >= schemeEnd + 3,
+          bytes[schemeEnd + 1] == UInt8(ascii: "/"), bytes[schemeEnd + 2] == UInt8(ascii: "/") else {
         throw .invalid("request target is not absolute-form (expected http://host/path)")
     }
-    let scheme = target[..<schemeEnd.lowerBound].lowercased()
+    let scheme = String(decoding: bytes[0..<schemeEnd], as: UTF8.self).lowercased()
     guard scheme == "http" else {
         throw .invalid("unsupported scheme '\(scheme)' in absolute-form request; use CONNECT for https")
     }
-    let afterScheme = target[schemeEnd.upperBound...]
-    let authorityEnd = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterScheme.endIndex
-    var authority = afterScheme[..<authorityEnd]
-    if let at = authority.lastIndex(of: "@") {
+    let authorityStart = schemeEnd + 3
+    var authorityEnd = authorityStart
+    while authorityEnd < bytes.count {
+        let byte = bytes[authorityEnd]
+        if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+        authorityEnd += 1
+    }
+    var hostStart = authorityStart
+    if let at = bytes[authorityStart..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) {
         // Userinfo is deprecated in http URLs (RFC 9110 §4.2.4); drop it rather than forward it.
-        authority = authority[authority.index(after: at)...]
+        hostStart = at + 1
     }
-    let proxyTarget = try parseAuthority(authority, defaultPort: 80)
-    var rest = afterScheme[authorityEnd...]
-    if let hash = rest.firstIndex(of: "#") {
-        rest = rest[..<hash]
+    let authority = String(decoding: bytes[hostStart..<authorityEnd], as: UTF8.self)
+    let proxyTarget = try parseAuthority(Substring(authority), defaultPort: 80)
+    var restEnd = bytes.count
+    if let hash = bytes[authorityEnd...].firstIndex(of: UInt8(ascii: "#")) {
+        restEnd = hash
     }
-    var originForm = String(rest)
-    if originForm.isEmpty || originForm.hasPrefix("?") {
+    var originForm = String(decoding: bytes[authorityEnd..<restEnd], as: UTF8.self)
+    if authorityEnd == restEnd || bytes[authorityEnd] == UInt8(ascii: "?") {
         originForm = "/" + originForm
     }
     let url = "\(scheme)://\(proxyTarget.authority(defaultPort: 80))\(originForm)"
