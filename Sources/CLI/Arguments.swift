@@ -251,3 +251,11 @@ public func parseByteCount(_ text: String, option: String) throws(UsageError) ->
     guard !overflow else { throw UsageError("--\(option) value '\(text)' is too large") }
     return product
 }
+
+/// Parses a positive number of seconds, with fractions: 15, 0.5.
+public func parseSeconds(_ text: String, option: String) throws(UsageError) -> Double {
+    guard let value = Double(text), value.isFinite, value > 0, value <= 86_400 else {
+        throw UsageError("--\(option) needs a number of seconds greater than 0 (at most 86400), not '\(text)'")
+    }
+    return value
+}

@@ -364,26 +364,26 @@ public final class ProxySession {
         switch mode {
         case .detecting, .socksHandshake:
             if now - createdAt > timeouts.handshake {
-                finish(logLine: "\(clientAddress) closed: no complete proxy handshake within \(Int(timeouts.handshake)) s")
+                finish(logLine: "\(clientAddress) closed: no complete proxy handshake within \(formatSeconds(timeouts.handshake))")
             }
         case .connectingTunnel:
             if let current = upstream, now - current.connectStartedAt > timeouts.upstreamConnect {
                 commands.append(.closeUpstream(current.id))
-                upstreamConnectFailed(current.id, UpstreamFailure(.timeout, "connect timed out after \(Int(timeouts.upstreamConnect)) s"))
+                upstreamConnectFailed(current.id, UpstreamFailure(.timeout, "connect timed out after \(formatSeconds(timeouts.upstreamConnect))"))
             }
         case .sniffingTunnel, .relay:
             if now - lastActivity > timeouts.tunnelIdle {
-                finish(logLine: "\(clientAddress) tunnel closed after \(Int(timeouts.tunnelIdle)) s idle")
+                finish(logLine: "\(clientAddress) tunnel closed after \(formatSeconds(timeouts.tunnelIdle)) idle")
             }
         case .http:
             if let exchange {
                 if let current = upstream, !current.connected {
                     if now - current.connectStartedAt > timeouts.upstreamConnect {
                         commands.append(.closeUpstream(current.id))
-                        upstreamConnectFailed(current.id, UpstreamFailure(.timeout, "connect timed out after \(Int(timeouts.upstreamConnect)) s"))
+                        upstreamConnectFailed(current.id, UpstreamFailure(.timeout, "connect timed out after \(formatSeconds(timeouts.upstreamConnect))"))
                     }
                 } else if exchange.requestDone && now - exchange.lastUpstreamActivity > timeouts.upstreamResponse {
-                    failExchange("upstream sent nothing for \(Int(timeouts.upstreamResponse)) s", respondWith: 504)
+                    failExchange("upstream sent nothing for \(formatSeconds(timeouts.upstreamResponse))", respondWith: 504)
                 }
             } else if now - lastActivity > timeouts.clientIdle {
                 finish(logLine: nil)
@@ -1021,6 +1021,11 @@ func formatDuration(_ seconds: Double) -> String {
     let ms = seconds * 1000
     if ms < 1000 { return format1(ms) + "ms" }
     return format1(seconds) + "s"
+}
+
+/// "15 s", "0.5 s": whole seconds without a fraction.
+func formatSeconds(_ seconds: Double) -> String {
+    seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(format1(seconds)) s"
 }
 
 /// One decimal place without Foundation.

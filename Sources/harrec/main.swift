@@ -19,6 +19,8 @@ let recordSpec = CommandSpec(
         OptionSpec("listen", .value(placeholder: "<addr>"), help: "Address to listen on (default 127.0.0.1)."),
         OptionSpec("max-body", .value(placeholder: "<bytes>"), help: "Recording cap per body, e.g. 64m (default 64 MiB). Proxied bodies are never cut."),
         OptionSpec("proxy-auth", .value(placeholder: "<user:pass>"), help: "Require these credentials (HTTP Basic Proxy-Authorization, SOCKS5 method 02)."),
+        OptionSpec("upstream-timeout", .value(placeholder: "<seconds>"), help: "Upstream silence before a 504 or a cut (default 120)."),
+        OptionSpec("connect-timeout", .value(placeholder: "<seconds>"), help: "Upstream DNS + connect limit before a 504 (default 15)."),
         OptionSpec("quiet", short: "q", .flag, help: "No live line per exchange."),
     ],
     discussion: """
@@ -78,6 +80,12 @@ func runRecord(_ arguments: [String]) -> Int32 {
     do {
         if let maxBody = parsed.value("max-body") {
             configuration.maxRecordedBodyBytes = try parseByteCount(maxBody, option: "max-body")
+        }
+        if let text = parsed.value("upstream-timeout") {
+            configuration.timeouts.upstreamResponse = try parseSeconds(text, option: "upstream-timeout")
+        }
+        if let text = parsed.value("connect-timeout") {
+            configuration.timeouts.upstreamConnect = try parseSeconds(text, option: "connect-timeout")
         }
         if let auth = parsed.value("proxy-auth") {
             guard let colon = auth.firstIndex(of: ":"), colon != auth.startIndex else {

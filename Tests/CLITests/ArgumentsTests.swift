@@ -67,6 +67,15 @@ final class ArgumentsTests: XCTestCase {
         XCTAssertThrowsError(try parseByteCount("99999999999999999999g", option: "max-body"))
     }
 
+    func testSeconds() throws {
+        XCTAssertEqual(try parseSeconds("15", option: "t"), 15)
+        XCTAssertEqual(try parseSeconds("0.5", option: "t"), 0.5)
+        XCTAssertThrowsError(try parseSeconds("0", option: "t"))
+        XCTAssertThrowsError(try parseSeconds("-1", option: "t"))
+        XCTAssertThrowsError(try parseSeconds("nan", option: "t"))
+        XCTAssertThrowsError(try parseSeconds("1e9", option: "t"))
+    }
+
     func testEditDistance() {
         XCTAssertEqual(editDistance("kitten", "sitting"), 3)
         XCTAssertEqual(editDistance("", "abc"), 3)

@@ -6,7 +6,7 @@
               `$HARREC_BIN record --http 0 --socks 0 --out <tmp>/session.har ARGS`, waits for both
               "listening on" lines and exposes .http_port .socks_port .stderr_lines;
               `har = px.stop()` sends SIGINT, expects exit 0 within 10 s, runs `harrec validate`,
-              validates against har-1.2.schema.json (when present) and returns the parsed HAR.
+              validates against har-1.2.schema.json and returns the parsed HAR.
 - `payloads`: files with the POST bodies of the pass-through cases.
 Module-scoped variants (`origin_module`, `proxy_module`) serve the large read-only matrices.
 
@@ -43,9 +43,10 @@ _schema_validator = None
 
 
 def schema_validator():
-    """A jsonschema validator for Tests/e2e/har-1.2.schema.json, or None if the file is absent."""
+    """A jsonschema validator for Tests/e2e/har-1.2.schema.json (which must exist)."""
     global _schema_validator
-    if _schema_validator is None and SCHEMA_PATH.exists():
+    assert SCHEMA_PATH.exists(), f"missing {SCHEMA_PATH}"
+    if _schema_validator is None:
         schema = json.loads(SCHEMA_PATH.read_text())
         cls = jsonschema.validators.validator_for(schema)
         cls.check_schema(schema)

@@ -1,0 +1,119 @@
+"""Backpressure, upstream timeouts and deterministic output, end to end."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+import socket
+import time
+
+import origin as origin_mod
+from helpers import curl, one_entry
+
+
+def vmrss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_slow_reader_applies_backpressure(origin, harrec):
+    """A client that stops reading must not make harrec buffer the rest of a large body."""
+    px = harrec.start("--max-body", "1k")
+    n = origin_mod.MAX_BODY  # 64 MiB: the origin could send all of it while the client stalls
+    url = origin.url(f"/bytes?n={n}&seed=3")
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+    s.connect(("127.0.0.1", px.http_port))
+    s.sendall(f"GET {url} HTTP/1.1\r\nHost: 127.0.0.1:{origin.port}\r\n\r\n".encode())
+    received = bytearray()
+    while len(received) < 1 << 20:
+        chunk = s.recv(65536)
+        assert chunk, "connection closed early"
+        received += chunk
+    rss_before = vmrss_kib(px.proc.pid)
+    time.sleep(2.0)  # not reading: without backpressure harrec would buffer the whole body
+    rss_stalled = vmrss_kib(px.proc.pid)
+    assert rss_stalled - rss_before < 32 * 1024, \
+        f"harrec grew by {(rss_stalled - rss_before) // 1024} MiB while the client was not reading"
+    head_end = received.index(b"\r\n\r\n") + 4
+    digest = hashlib.sha256(received[head_end:])
+    body_len = len(received) - head_end
+    s.settimeout(30)
+    while body_len < n:
+        chunk = s.recv(1 << 20)
+        assert chunk, f"cut after {body_len} bytes"
+        digest.update(chunk)
+        body_len += len(chunk)
+    s.close()
+    assert body_len == n
+    assert digest.hexdigest() == hashlib.sha256(origin_mod.make_bytes(n, 3)).hexdigest()
+    har = px.stop()
+    entry = one_entry(har, "/bytes?n=")
+    assert entry["response"]["bodySize"] == n
+    assert entry["response"]["content"].get("_truncated") is True
+
+
+def test_upstream_timeout_gives_504(origin, harrec):
+    px = harrec.start("--upstream-timeout", "1")
+    t0 = time.monotonic()
+    r = curl("-x", px.http_proxy, "-o", "/dev/null", "-w", "%{http_code}", origin.url("/hang"))
+    elapsed = time.monotonic() - t0
+    assert r.out == b"504", (r.out, r.err)
+    assert elapsed < 8, f"took {elapsed:.1f}s"
+    har = px.stop()
+    entry = one_entry(har, "/hang")
+    assert entry["response"]["status"] == 0
+    assert "upstream sent nothing for 1 s" in entry["_error"]
+
+
+def test_connect_timeout_option_is_validated(harrec):
+    import subprocess
+    from helpers import HARREC_BIN
+    p = subprocess.run([HARREC_BIN, "--out", "/tmp/x.har", "--connect-timeout", "0"], capture_output=True, timeout=10)
+    assert p.returncode == 2
+    assert b"--connect-timeout needs a number of seconds" in p.stderr
+
+
+def _normalized(har: dict) -> dict:
+    """The HAR without what legitimately differs between runs: times, ids, ports and dates."""
+    har = copy.deepcopy(har)
+    for e in har["log"]["entries"]:
+        for key in ("startedDateTime", "time", "timings", "connection"):
+            e.pop(key, None)
+        for side in ("request", "response"):
+            for h in e[side]["headers"]:
+                if h["name"].lower() in ("date", "x-origin-conn", "x-origin-req"):
+                    h["value"] = "*"
+        e["request"]["headersSize"] = "*"  # the Host header carries the port
+        e["response"]["headersSize"] = "*"  # the origin's X-Origin-Conn counter grows
+    text = json.dumps(har, sort_keys=False)
+    return json.loads(re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", text))
+
+
+def _record_session(origin, harrec, closed_port):
+    px = harrec.start()
+    for path in ("/json?a=1&b=x%20y", "/gzip", "/br", "/bytes?n=3000&seed=9", "/status/404",
+                 "/set-cookie", "/redirect", "/chunked?n=5000&chunks=3&seed=4"):
+        assert curl("-x", px.http_proxy, origin.url(path)).rc == 0
+    assert curl("-x", px.http_proxy, "--data-binary", "a=1&b=2", origin.url("/echo")).rc == 0
+    curl("-x", px.http_proxy, f"http://127.0.0.1:{closed_port}/nothing")
+    return px.stop()
+
+
+def test_output_is_deterministic_for_the_same_traffic(origin, harrec):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    closed_port = s.getsockname()[1]
+    s.close()
+    first = _record_session(origin, harrec, closed_port)
+    second = _record_session(origin, harrec, closed_port)
+    assert len(first["log"]["entries"]) == 10
+    a, b = _normalized(first), _normalized(second)
+    for i, (x, y) in enumerate(zip(a["log"]["entries"], b["log"]["entries"])):
+        assert json.dumps(x, indent=1) == json.dumps(y, indent=1), f"entry {i} differs"
+    assert a == b
