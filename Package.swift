@@ -23,6 +23,8 @@ let package = Package(
         .target(name: "SOCKS5"),
         .target(name: "HAR"),
         .target(name: "Codecs", dependencies: ["CHarrecShims"]),
+        // OpenSSL over memory BIOs, ClientHello sniffing, CA and leaf issuance.
+        .target(name: "TLS", dependencies: ["CHarrecShims"]),
         .target(name: "Recording", dependencies: ["HTTP1", "HAR", "Codecs"]),
         .target(name: "ProxyCore", dependencies: ["HTTP1", "SOCKS5", "Recording"]),
         // The only I/O: epoll, non-blocking sockets, timers.
@@ -39,6 +41,7 @@ let package = Package(
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "HAR", "HTTP1"]),
         .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "SOCKS5", "Recording"]),
         .testTarget(name: "CLITests", dependencies: ["CLI"]),
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "CHarrecShims"]),
     ],
     swiftLanguageModes: [.v5]
 )
