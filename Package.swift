@@ -26,20 +26,20 @@ let package = Package(
         // OpenSSL over memory BIOs, ClientHello sniffing, CA and leaf issuance.
         .target(name: "TLS", dependencies: ["CHarrecShims"]),
         .target(name: "Recording", dependencies: ["HTTP1", "HAR", "Codecs"]),
-        .target(name: "ProxyCore", dependencies: ["HTTP1", "SOCKS5", "Recording"]),
+        .target(name: "ProxyCore", dependencies: ["HTTP1", "SOCKS5", "Recording", "TLS"]),
         // The only I/O: epoll, non-blocking sockets, timers.
         .target(name: "ProxyRuntime", dependencies: ["ProxyCore", "Recording", "CHarrecShims"]),
         .target(name: "CLI"),
         .executableTarget(
             name: "harrec",
-            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "HAR"]
+            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "HAR", "TLS"]
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
         .testTarget(name: "HARTests", dependencies: ["HAR"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "HAR", "HTTP1"]),
-        .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "SOCKS5", "Recording"]),
+        .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "SOCKS5", "Recording", "TLS"]),
         .testTarget(name: "CLITests", dependencies: ["CLI"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "CHarrecShims"]),
     ],

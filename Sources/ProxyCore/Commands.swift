@@ -1,4 +1,22 @@
 import Recording
+import TLS
+
+/// How intercepted tunnels are handled: the certificate source toward clients, verification
+/// toward upstreams, and which hosts to intercept.
+public struct TLSInterception: Sendable {
+    public var serverContext: TLSServerContext
+    public var clientContext: TLSClientContext
+    /// Given the tunnel's names as `host:port` (the target, then the SNI name when it differs),
+    /// whether to intercept. False relays the tunnel byte for byte.
+    public var shouldIntercept: @Sendable ([String]) -> Bool
+
+    public init(serverContext: TLSServerContext, clientContext: TLSClientContext,
+                shouldIntercept: @escaping @Sendable ([String]) -> Bool = { _ in true }) {
+        self.serverContext = serverContext
+        self.clientContext = clientContext
+        self.shouldIntercept = shouldIntercept
+    }
+}
 
 /// Identifies one upstream connection of a session. Unique within the session.
 public typealias UpstreamID = UInt32
@@ -94,6 +112,8 @@ public struct ProxyConfiguration: Sendable {
     /// Whether sessions produce a live line per finished exchange (`--quiet` turns it off, and the
     /// lines are then not even formatted).
     public var liveLog = true
+    /// TLS interception; nil relays TLS tunnels opaquely.
+    public var interception: TLSInterception?
 
     public init() {}
 }

@@ -2,6 +2,7 @@ import HTTP1
 import Recording
 import SOCKS5
 import Synchronization
+import TLS
 
 /// A source of unique ids shared by all sessions of one proxy.
 public final class IDSource: Sendable {
@@ -63,6 +64,15 @@ public final class ProxySession {
     /// Arrival time of the upstream chunk being processed, for the first-byte instant.
     private var currentUpstreamChunkTime: Double = 0
     private let expectedProxyAuthorization: [UInt8]?
+    /// TLS toward the client once a tunnel is intercepted; nil for plain HTTP and opaque tunnels.
+    private var clientTLS: TLSEngine?
+    /// "https" inside an intercepted tunnel, else "http": the scheme of recorded URLs.
+    private var scheme = "http"
+    /// The name the client asked for (SNI, else the tunnel target): upstream SNI and verification.
+    private var interceptedServerName: String?
+    /// An upstream TLS failure that happened before any request arrived; the next request gets it.
+    private var pendingUpstreamFailure: String?
+    private var clientHandshakeDone = false
 
     private struct Upstream {
         var id: UpstreamID
@@ -75,6 +85,12 @@ public final class ProxySession {
         var unclaimedConnection: UpstreamConnection?
         var decoder = HTTP1ResponseDecoder()
         var exchangesCarried = 0
+        /// TLS toward the upstream inside an intercepted tunnel.
+        var tls: TLSEngine?
+        var tlsStart: Double?
+        var tlsEnd: Double?
+        /// Ready for requests: connected, and the TLS handshake (if any) done.
+        var ready: Bool { connected && (tls == nil || tlsEnd != nil) }
     }
 
     private struct Exchange {
@@ -188,10 +204,12 @@ public final class ProxySession {
             pendingClientBytes.append(contentsOf: bytes)
             sniffTunnel(target)
         case .http:
-            requestDecoder.feed(bytes)
+            guard let plaintext = clientPlaintext(bytes) else { return }
+            requestDecoder.feed(plaintext)
             advanceHTTP()
         case .relay(let upstreamID):
-            commands.append(.sendToUpstream(upstreamID, Array(bytes)))
+            guard let plaintext = clientPlaintext(bytes), !plaintext.isEmpty else { return }
+            sendUpstream(upstreamID, plaintext)
         case .finished:
             break
         }
@@ -253,7 +271,11 @@ public final class ProxySession {
                 sniffTunnel(target)
             }
         case .http:
-            sendRequestHead()
+            if scheme == "https" {
+                startUpstreamTLS()
+            } else {
+                sendRequestHead()
+            }
         default:
             break
         }
@@ -294,12 +316,15 @@ public final class ProxySession {
         currentUpstreamChunkTime = now
         switch mode {
         case .relay:
-            commands.append(.sendToClient(Array(bytes)))
+            guard let plaintext = upstreamPlaintext(upstreamID, bytes), !plaintext.isEmpty else { return }
+            sendClient(plaintext)
         case .sniffingTunnel:
             // The server spoke first: not HTTP from the client, so relay opaquely.
             startRelay(upstreamID)
             commands.append(.sendToClient(Array(bytes)))
         case .http:
+            guard let plaintext = upstreamPlaintext(upstreamID, bytes), !plaintext.isEmpty,
+                  upstream?.id == upstreamID else { return }
             if exchange == nil {
                 // Bytes from an idle upstream are not a response to anything: drop the connection.
                 commands.append(.closeUpstream(upstreamID))
@@ -307,7 +332,7 @@ public final class ProxySession {
                 return
             }
             exchange?.lastUpstreamActivity = now
-            upstream?.decoder.feed(bytes)
+            upstream?.decoder.feed(plaintext)
             advanceResponse()
         default:
             break
@@ -377,7 +402,7 @@ public final class ProxySession {
             }
         case .http:
             if let exchange {
-                if let current = upstream, !current.connected {
+                if let current = upstream, !current.ready {
                     if now - current.connectStartedAt > timeouts.upstreamConnect {
                         commands.append(.closeUpstream(current.id))
                         upstreamConnectFailed(current.id, UpstreamFailure(.timeout, "connect timed out after \(formatSeconds(timeouts.upstreamConnect))"))
@@ -442,6 +467,20 @@ public final class ProxySession {
     /// Looks at the first tunnel bytes: an HTTP request line means plain HTTP to record; anything
     /// else (TLS, other protocols) is relayed opaquely.
     private func sniffTunnel(_ target: ProxyTarget) {
+        if pendingClientBytes.first == 0x16, let interception = configuration.interception {
+            switch ClientHelloParser.parse(pendingClientBytes) {
+            case .needMoreData:
+                return
+            case .clientHello(let hello):
+                let names = ["\(target)"] + (hello.serverName.map { ["\($0):\(target.port)"] } ?? [])
+                if interception.shouldIntercept(names) {
+                    startInterception(target, serverName: hello.serverName, interception: interception)
+                    return
+                }
+            case .notTLS, .invalid:
+                break
+            }
+        }
         switch TunnelSniffer.classify(pendingClientBytes) {
         case .needMoreData:
             return
@@ -519,7 +558,7 @@ public final class ProxySession {
                 if clientSentEOF && requestDecoder.bufferedByteCount == 0 {
                     finish(logLine: nil)
                 } else {
-                    commands.append(.sendToClient(errorResponse(status: 400, reason: "bad request: \(reason)", close: true)))
+                    sendClient(errorResponse(status: 400, reason: "bad request: \(reason)", close: true))
                     finish(logLine: "\(clientAddress) 400 bad request: \(reason)")
                 }
             }
@@ -528,7 +567,7 @@ public final class ProxySession {
     }
 
     private func rejectRequest(status: Int, reason: String) {
-        commands.append(.sendToClient(errorResponse(status: status, reason: reason, close: true)))
+        sendClient(errorResponse(status: status, reason: reason, close: true))
         finish(logLine: "\(clientAddress) \(status) \(reason)")
     }
 
@@ -545,7 +584,7 @@ public final class ProxySession {
                 let mustClose = framing != .none
                 if mustClose { fields.append(name: "Connection", value: "close") }
                 let responseHead = (try? HTTP1Serializer.responseHead(version: .http11, status: 407, reason: "Proxy Authentication Required", fields: fields)) ?? []
-                commands.append(.sendToClient(responseHead + body))
+                sendClient(responseHead + body)
                 commands.append(.log("\(clientAddress) \(head.method) 407 proxy authentication required"))
                 if mustClose || !head.keepAlive { finish(logLine: nil) }
                 return
@@ -580,13 +619,14 @@ public final class ProxySession {
                 rejectRequest(status: 400, reason: "bad request target in tunnel")
                 return
             }
+            let defaultPort: UInt16 = scheme == "https" ? 443 : 80
             let authority: String
-            if let host = head.fields["Host"], let parsed = try? parseAuthority(Substring(host), defaultPort: 80) {
-                authority = parsed.authority(defaultPort: 80)
+            if let host = head.fields["Host"], let parsed = try? parseAuthority(Substring(host), defaultPort: defaultPort) {
+                authority = parsed.authority(defaultPort: defaultPort)
             } else {
-                authority = target.authority(defaultPort: 80)
+                authority = ProxyTarget(host: interceptedServerName ?? target.host, port: target.port).authority(defaultPort: defaultPort)
             }
-            url = "http://\(authority)\(stripFragment(originForm == "*" ? "/" : originForm))"
+            url = "\(scheme)://\(authority)\(stripFragment(originForm == "*" ? "/" : originForm))"
         } else {
             do {
                 let absolute = try parseAbsoluteTarget(head.target)
@@ -624,8 +664,14 @@ public final class ProxySession {
                             clientKeepAlive: head.keepAlive, isUpgradeRequest: isUpgrade,
                             requestDone: false, lastUpstreamActivity: now)
 
-        if let current = upstream, current.target == target, current.connected {
+        if pendingUpstreamFailure != nil {
+            failPendingUpstream()
+            return
+        }
+        if let current = upstream, current.target == target, current.ready {
             sendRequestHead()
+        } else if let current = upstream, current.target == target, current.connected, current.tls != nil {
+            // The upstream TLS handshake is still running; the head goes out when it completes.
         } else {
             if let current = upstream {
                 commands.append(.closeUpstream(current.id))
@@ -645,13 +691,15 @@ public final class ProxySession {
 
     /// Sends the request head on the (now connected) upstream and starts streaming the body.
     private func sendRequestHead() {
-        guard var current = exchange, var connection = upstream, connection.connected, !current.headSent else { return }
+        guard var current = exchange, var connection = upstream, connection.ready, !current.headSent else { return }
         let now = clock()
         if let claimed = connection.unclaimedConnection {
             current.flow.instants.dnsStart = claimed.dnsStart
             current.flow.instants.dnsEnd = claimed.dnsEnd
             current.flow.instants.connectStart = claimed.connectStart
             current.flow.instants.connectEnd = claimed.connectEnd
+            current.flow.instants.tlsStart = connection.tlsStart
+            current.flow.instants.tlsEnd = connection.tlsEnd
             connection.unclaimedConnection = nil
         }
         current.flow.serverIPAddress = connection.connection?.remoteIP
@@ -661,7 +709,7 @@ public final class ProxySession {
         current.lastUpstreamActivity = now
         connection.exchangesCarried += 1
         connection.decoder.expectResponse(toMethod: current.method)
-        commands.append(.sendToUpstream(connection.id, current.forwardedHead))
+        sendUpstream(connection.id, current.forwardedHead)
         if current.endConsumed {
             // A retry of a bodiless request: the head is the whole request.
             current.requestDone = true
@@ -685,16 +733,16 @@ public final class ProxySession {
             var framed: [UInt8] = []
             framed.reserveCapacity(bytes.count + 16)
             HTTP1Serializer.appendChunk(bytes, to: &framed)
-            commands.append(.sendToUpstream(connection.id, framed))
+            sendUpstream(connection.id, framed)
         } else {
-            commands.append(.sendToUpstream(connection.id, bytes))
+            sendUpstream(connection.id, bytes)
         }
     }
 
     private func finishRequest(trailers: HTTPFields) {
         guard var current = exchange, let connection = upstream else { return }
         if current.requestFraming == .chunked {
-            commands.append(.sendToUpstream(connection.id, HTTP1Serializer.lastChunk(trailers: trailers)))
+            sendUpstream(connection.id, HTTP1Serializer.lastChunk(trailers: trailers))
         }
         current.flow.request.trailers = trailers.fields.map { RecordedField(name: $0.name, value: $0.value) }
         current.endConsumed = true
@@ -754,7 +802,7 @@ public final class ProxySession {
             if current.clientVersion == .http11 {
                 let fields = head.fields.removingHopByHop()
                 if let bytes = try? HTTP1Serializer.responseHead(version: .http11, status: head.status, reason: head.reason, fields: fields) {
-                    commands.append(.sendToClient(bytes))
+                    sendClient(bytes)
                 }
             }
             return
@@ -780,7 +828,7 @@ public final class ProxySession {
                 failExchange("upstream sent an unforwardable 101 head", respondWith: 502)
                 return
             }
-            commands.append(.sendToClient(bytes))
+            sendClient(bytes)
             current.bytesSentToClient = true
             current.flow.instants.responseEnd = clock()
             exchange = current
@@ -819,7 +867,7 @@ public final class ProxySession {
             failExchange("upstream response head cannot be forwarded", respondWith: 502)
             return
         }
-        commands.append(.sendToClient(bytes))
+        sendClient(bytes)
         current.bytesSentToClient = true
         exchange = current
     }
@@ -831,9 +879,9 @@ public final class ProxySession {
             var framed: [UInt8] = []
             framed.reserveCapacity(bytes.count + 16)
             HTTP1Serializer.appendChunk(bytes, to: &framed)
-            commands.append(.sendToClient(framed))
+            sendClient(framed)
         } else {
-            commands.append(.sendToClient(bytes))
+            sendClient(bytes)
         }
         exchange = current
     }
@@ -841,7 +889,7 @@ public final class ProxySession {
     private func finishResponse(trailers: HTTPFields) {
         guard var current = exchange else { return }
         if current.chunkedToClient {
-            commands.append(.sendToClient(HTTP1Serializer.lastChunk(trailers: trailers.removingHopByHop())))
+            sendClient(HTTP1Serializer.lastChunk(trailers: trailers.removingHopByHop()))
         }
         current.flow.response?.trailers = trailers.fields.map { RecordedField(name: $0.name, value: $0.value) }
         current.flow.instants.responseEnd = clock()
@@ -886,8 +934,8 @@ public final class ProxySession {
         let fromUpstream = responseDecoder.takeBufferedBytes()
         upstream?.decoder = responseDecoder
         mode = .relay(connection.id)
-        if !fromUpstream.isEmpty { commands.append(.sendToClient(fromUpstream)) }
-        if !fromClient.isEmpty { commands.append(.sendToUpstream(connection.id, fromClient)) }
+        if !fromUpstream.isEmpty { sendClient(fromUpstream) }
+        if !fromClient.isEmpty { sendUpstream(connection.id, fromClient) }
     }
 
     /// A reused keep-alive connection that closes before any response byte is retried once on a
@@ -904,6 +952,182 @@ public final class ProxySession {
         exchange?.inInterimResponse = false
         openUpstream(to: current.target)
         return true
+    }
+
+    // MARK: - TLS interception
+
+    /// Bytes to the client, encrypted when the tunnel is intercepted.
+    private func sendClient(_ bytes: [UInt8]) {
+        guard let tls = clientTLS else {
+            commands.append(.sendToClient(bytes))
+            return
+        }
+        tls.writePlaintext(bytes)
+        flushClientTLS()
+    }
+
+    private func flushClientTLS() {
+        guard let tls = clientTLS, tls.hasNetworkOutput else { return }
+        commands.append(.sendToClient(tls.takeNetworkOutput()))
+    }
+
+    /// Bytes to an upstream connection, encrypted when it speaks TLS.
+    private func sendUpstream(_ upstreamID: UpstreamID, _ bytes: [UInt8]) {
+        guard let tls = upstream?.tls, upstream?.id == upstreamID else {
+            commands.append(.sendToUpstream(upstreamID, bytes))
+            return
+        }
+        tls.writePlaintext(bytes)
+        flushUpstreamTLS()
+    }
+
+    private func flushUpstreamTLS() {
+        guard let connection = upstream, let tls = connection.tls, tls.hasNetworkOutput else { return }
+        commands.append(.sendToUpstream(connection.id, tls.takeNetworkOutput()))
+    }
+
+    /// Decrypts client bytes when intercepting (else returns them as they are). Handshake
+    /// failures and close_notify are handled here; nil means the session ended.
+    private func clientPlaintext(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard let tls = clientTLS else { return Array(bytes) }
+        tls.feedNetwork(bytes)
+        var plaintext: [UInt8] = []
+        var closed = false
+        while let event = tls.next() {
+            switch event {
+            case .handshakeCompleted:
+                break
+            case .plaintext(let chunk):
+                plaintext += chunk
+            case .closed:
+                closed = true
+            case .failed(let error):
+                flushClientTLS()
+                let host = interceptedServerName ?? tunnelTarget?.host ?? "?"
+                if tls.state == .failed && exchange == nil && requestDecoder.isIdle && !clientHandshakeDone {
+                    let hint = error.kind == .peerAlert
+                        ? "the client rejected harrec's certificate for \(host) (\(error.message)); install the CA: harrec ca show"
+                        : "TLS handshake with the client for \(host) failed: \(error.message); if the client does not trust harrec's CA, install it: harrec ca show"
+                    finish(logLine: "\(clientAddress) \(hint)")
+                } else if exchange != nil {
+                    failExchange("client TLS failed: \(error.message)", respondWith: nil)
+                } else {
+                    finish(logLine: nil)
+                }
+                return nil
+            }
+        }
+        if tls.state == .established { clientHandshakeDone = true }
+        flushClientTLS()
+        if closed {
+            // close_notify: the client will send nothing more.
+            if !plaintext.isEmpty { requestDecoder.feed(plaintext) }
+            clientClosed()
+            return nil
+        }
+        return plaintext
+    }
+
+    /// Decrypts upstream bytes when that connection speaks TLS. A completed handshake releases
+    /// the waiting request; a failed one fails it (or the next one) with the reason.
+    private func upstreamPlaintext(_ upstreamID: UpstreamID, _ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard let connection = upstream, connection.id == upstreamID, let tls = connection.tls else {
+            return Array(bytes)
+        }
+        tls.feedNetwork(bytes)
+        var plaintext: [UInt8] = []
+        var handshakeJustCompleted = false
+        var closed = false
+        while let event = tls.next() {
+            switch event {
+            case .handshakeCompleted:
+                upstream?.tlsEnd = clock()
+                handshakeJustCompleted = true
+            case .plaintext(let chunk):
+                plaintext += chunk
+            case .closed:
+                closed = true
+            case .failed(let error):
+                flushUpstreamTLS()
+                let host = interceptedServerName ?? connection.target.host
+                let reason = connection.tlsEnd == nil
+                    ? "upstream \(error.message) (host \(host))"
+                    : "upstream TLS failed: \(error.message)"
+                commands.append(.closeUpstream(connection.id))
+                if exchange != nil {
+                    failExchange(reason, respondWith: 502)
+                } else {
+                    upstream = nil
+                    if connection.tlsEnd == nil { pendingUpstreamFailure = reason }
+                }
+                return nil
+            }
+        }
+        flushUpstreamTLS()
+        if handshakeJustCompleted, exchange != nil, exchange?.headSent == false {
+            sendRequestHead()
+        }
+        if closed {
+            if !plaintext.isEmpty, exchange != nil {
+                upstream?.decoder.feed(plaintext)
+                advanceResponse()
+            }
+            upstreamClosed(upstreamID)
+            return nil
+        }
+        return plaintext
+    }
+
+    /// Terminates the client's TLS with a leaf for its server name and starts TLS upstream on
+    /// the tunnel's connection, then records the decrypted HTTP like plain HTTP.
+    private func startInterception(_ target: ProxyTarget, serverName: String?, interception: TLSInterception) {
+        let name = serverName ?? target.host
+        let engine: TLSEngine
+        do {
+            engine = try TLSEngine.server(context: interception.serverContext, fallbackServerName: target.host)
+        } catch {
+            finish(logLine: "\(clientAddress) cannot intercept \(target): \(error)")
+            return
+        }
+        clientTLS = engine
+        interceptedServerName = name
+        scheme = "https"
+        mode = .http
+        requestDecoder = HTTP1RequestDecoder()
+        startUpstreamTLS()
+        let hello = pendingClientBytes
+        pendingClientBytes = []
+        guard let plaintext = hello.withUnsafeBytes({ clientPlaintext($0) }) else { return }
+        if !plaintext.isEmpty {
+            requestDecoder.feed(plaintext)
+            advanceHTTP()
+        }
+    }
+
+    /// Starts the TLS client handshake on the current (connected) upstream connection.
+    private func startUpstreamTLS() {
+        guard var connection = upstream, connection.connected, connection.tls == nil,
+              let interception = configuration.interception else { return }
+        let name = interceptedServerName ?? connection.target.host
+        do {
+            connection.tls = try TLSEngine.client(context: interception.clientContext, serverName: name)
+        } catch {
+            commands.append(.closeUpstream(connection.id))
+            upstream = nil
+            pendingUpstreamFailure = "cannot start TLS to \(name): \(error)"
+            if exchange != nil { failPendingUpstream() }
+            return
+        }
+        connection.tlsStart = clock()
+        upstream = connection
+        flushUpstreamTLS()
+    }
+
+    /// Fails the exchange in flight with the upstream failure recorded before it started.
+    private func failPendingUpstream() {
+        guard let reason = pendingUpstreamFailure else { return }
+        pendingUpstreamFailure = nil
+        failExchange(reason, respondWith: 502)
     }
 
     // MARK: - Failures and ending
@@ -924,7 +1148,7 @@ public final class ProxySession {
         }
         sink.record(current.flow)
         if let status, !current.bytesSentToClient {
-            commands.append(.sendToClient(errorResponse(status: status, reason: reason, close: true)))
+            sendClient(errorResponse(status: status, reason: reason, close: true))
         }
         if let connection = upstream {
             commands.append(.closeUpstream(connection.id))

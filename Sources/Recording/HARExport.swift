@@ -80,7 +80,8 @@ public enum HARExport {
             blocked = span(instants.requestStart, instants.end) ?? -1
         }
         let dns = span(instants.dnsStart, instants.dnsEnd) ?? -1
-        let connect = span(instants.connectStart, instants.connectEnd) ?? -1
+        // HAR 1.2: ssl is included in connect, so connect runs until the TLS handshake ends.
+        let connect = span(instants.connectStart, instants.tlsEnd ?? instants.connectEnd) ?? -1
         let ssl = span(instants.tlsStart, instants.tlsEnd) ?? -1
         let send = span(instants.sendStart, instants.sendEnd) ?? 0
         let wait = span(instants.sendEnd, instants.responseStart) ?? 0

@@ -4,6 +4,7 @@ import HAR
 import ProxyCore
 import ProxyRuntime
 import Recording
+import TLS
 
 /// The version printed by `--version` and written as the HAR creator version.
 let harrecVersion = "0.1.0"
@@ -21,6 +22,12 @@ let recordSpec = CommandSpec(
         OptionSpec("proxy-auth", .value(placeholder: "<user:pass>"), help: "Require these credentials (HTTP Basic Proxy-Authorization, SOCKS5 method 02)."),
         OptionSpec("upstream-timeout", .value(placeholder: "<seconds>"), help: "Upstream silence before a 504 or a cut (default 120)."),
         OptionSpec("connect-timeout", .value(placeholder: "<seconds>"), help: "Upstream DNS + connect limit before a 504 (default 15)."),
+        caDirOption,
+        OptionSpec("no-intercept", .flag, help: "Relay TLS tunnels without interception."),
+        OptionSpec("intercept-hosts", .value(placeholder: "<regex>"), help: "Intercept only tunnels whose host:port matches (repeatable, case-insensitive)."),
+        OptionSpec("ignore-hosts", .value(placeholder: "<regex>"), help: "Relay matching host:port byte for byte (repeatable; wins over --intercept-hosts)."),
+        OptionSpec("upstream-ca", .value(placeholder: "<file.pem>"), help: "Extra trust anchors for upstream TLS (repeatable)."),
+        OptionSpec("insecure-upstream", .flag, help: "Do not verify upstream TLS certificates (prints a warning)."),
         OptionSpec("quiet", short: "q", .flag, help: "No live line per exchange."),
     ],
     discussion: """
@@ -45,7 +52,7 @@ let mainSpec = CommandSpec(
     usage: "harrec <subcommand> [options]   (no subcommand means 'record')",
     options: recordSpec.options)
 
-let subcommands = [recordSpec, validateSpec, helpSpec]
+let subcommands = [recordSpec, caSpec, validateSpec, helpSpec]
 
 func printErr(_ text: String) {
     var line = text
@@ -102,6 +109,10 @@ func runRecord(_ arguments: [String]) -> Int32 {
         }
         let address = parsed.value("listen") ?? "127.0.0.1"
 
+        if !parsed.flag("no-intercept") {
+            configuration.interception = try makeInterception(parsed)
+        }
+
         let flows = FlowLog()
         let log = LogOutput(quiet: parsed.flag("quiet"))
         let server = try ProxyServer(configuration: configuration, sink: flows, log: log)
@@ -149,6 +160,53 @@ func runRecord(_ arguments: [String]) -> Int32 {
     }
 }
 
+/// TLS interception settings from the record options: the CA (created when missing), upstream
+/// verification and the host filters.
+func makeInterception(_ parsed: ParsedArguments) throws -> TLSInterception {
+    let authority = loadAuthority(parsed)
+    if authority.wasCreated {
+        printErr("harrec: created a CA in \(authority.directory); to trust it: harrec ca show")
+    }
+    let verification: TLSClientContext.Verification
+    if parsed.flag("insecure-upstream") {
+        printErr("harrec: warning: --insecure-upstream: upstream TLS certificates are not verified")
+        verification = .none
+    } else {
+        let anchors = parsed.allValues("upstream-ca")
+        for anchor in anchors where access(anchor, R_OK) != 0 {
+            throw UsageError("--upstream-ca \(anchor): cannot read the file")
+        }
+        verification = .systemTrustStore(additionalAnchorFiles: anchors)
+    }
+    let include = try parsed.allValues("intercept-hosts").map { try hostPattern($0, option: "intercept-hosts") }
+    let ignore = try parsed.allValues("ignore-hosts").map { try hostPattern($0, option: "ignore-hosts") }
+    let filter = HostFilter(include: include, ignore: ignore)
+    return TLSInterception(serverContext: try TLSServerContext(source: .authority(authority)),
+                           clientContext: try TLSClientContext(verification: verification),
+                           shouldIntercept: { names in filter.intercepts(names) })
+}
+
+func hostPattern(_ text: String, option: String) throws -> Regex<AnyRegexOutput> {
+    do {
+        return try Regex(text).ignoresCase()
+    } catch {
+        throw UsageError("--\(option) '\(text)' is not a valid regular expression: \(error)")
+    }
+}
+
+/// `--intercept-hosts` and `--ignore-hosts`: ignore wins; with no include pattern everything is
+/// intercepted. Patterns are searched (not anchored) in `host:port`.
+struct HostFilter: @unchecked Sendable {
+    var include: [Regex<AnyRegexOutput>]
+    var ignore: [Regex<AnyRegexOutput>]
+
+    func intercepts(_ names: [String]) -> Bool {
+        for name in names where ignore.contains(where: { name.contains($0) }) { return false }
+        if include.isEmpty { return true }
+        return names.contains { name in include.contains { name.contains($0) } }
+    }
+}
+
 func displayAddress(_ address: String) -> String {
     address.contains(":") ? "[\(address)]" : address
 }
@@ -191,6 +249,8 @@ case "record":
     exit(runRecord(Array(arguments.dropFirst())))
 case "validate":
     exit(runValidate(Array(arguments.dropFirst())))
+case "ca":
+    exit(runCA(Array(arguments.dropFirst())))
 case "help":
     if let name = arguments.dropFirst().first, let spec = subcommands.first(where: { $0.name == name }) {
         print(spec.helpText(), terminator: "")

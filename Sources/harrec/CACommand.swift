@@ -1,0 +1,113 @@
+import CLI
+import Glibc
+import Recording
+import TLS
+
+let caDirOption = OptionSpec("ca-dir", .value(placeholder: "<dir>"),
+                             help: "CA directory (default $HARREC_CA_DIR, else ~/.harrec).")
+
+let caSpec = CommandSpec(
+    name: "ca",
+    abstract: "Create, show or export the local CA that signs intercepted TLS connections.",
+    usage: "harrec ca init|show|export [--ca-dir <dir>] [--key-type ecdsa|rsa] [--format pem|der] [--out <file>]",
+    options: [
+        caDirOption,
+        OptionSpec("key-type", .value(placeholder: "ecdsa|rsa"), help: "Key type for a new CA (default ecdsa, P-256; rsa is RSA 2048)."),
+        OptionSpec("format", .value(placeholder: "pem|der"), help: "Export format (default pem)."),
+        OptionSpec("out", short: "o", .value(placeholder: "<file>"), help: "Export to a file instead of standard output."),
+    ],
+    positionals: ["action"],
+    discussion: """
+    ACTIONS:
+      init    create the CA if it does not exist and print its path and fingerprint
+      show    print the certificate path, subject, SHA-256 fingerprint and how to trust it
+      export  write the public certificate (never the key)
+    """)
+
+/// The CA directory: --ca-dir, else $HARREC_CA_DIR, else ~/.harrec.
+func caDirectory(_ parsed: ParsedArguments) -> String {
+    if let dir = parsed.value("ca-dir") { return dir }
+    if let env = getenv("HARREC_CA_DIR"), let text = String(validatingCString: env), !text.isEmpty { return text }
+    let home = getenv("HOME").flatMap { String(validatingCString: $0) } ?? "."
+    return home + "/.harrec"
+}
+
+func loadAuthority(_ parsed: ParsedArguments) -> CertificateAuthority {
+    let keyType: CertificateAuthority.KeyType
+    switch parsed.value("key-type") ?? "ecdsa" {
+    case "ecdsa", "ecdsa-p256", "p256": keyType = .ecdsaP256
+    case "rsa", "rsa2048", "rsa-2048": keyType = .rsa2048
+    case let other: fail("--key-type must be ecdsa or rsa, not '\(other)'")
+    }
+    do {
+        return try CertificateAuthority.loadOrCreate(directory: caDirectory(parsed), keyType: keyType)
+    } catch {
+        fail("\(error)", code: 1)
+    }
+}
+
+func trustInstructions(_ path: String) -> String {
+    """
+    To trust it (the key stays in the CA directory, mode 0600; never share it):
+      iOS simulator:  xcrun simctl keychain booted add-root-cert \(path)
+      iOS device:     AirDrop or mail \(path) to the device, install the profile, then enable full
+                      trust in Settings > General > About > Certificate Trust Settings
+      macOS:          sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain \(path)
+      Debian/Ubuntu:  sudo cp \(path) /usr/local/share/ca-certificates/harrec-ca.crt && sudo update-ca-certificates
+      curl:           curl --cacert \(path) ...
+      Python:         SSL_CERT_FILE=\(path) (ssl, httpx) or REQUESTS_CA_BUNDLE=\(path) (requests)
+      Android:        Settings > Security > Encryption & credentials > Install a certificate > CA certificate
+                      (apps must opt in to user CAs with a network security config)
+    """
+}
+
+func runCA(_ arguments: [String]) -> Int32 {
+    let parsed: ParsedArguments
+    do {
+        parsed = try caSpec.parse(arguments)
+    } catch {
+        fail(error.message)
+    }
+    if parsed.flag("help") {
+        print(caSpec.helpText(), terminator: "")
+        return 0
+    }
+    switch parsed.positionals[0] {
+    case "init":
+        let authority = loadAuthority(parsed)
+        printErr("harrec: \(authority.wasCreated ? "created" : "using existing") CA in \(authority.directory)")
+        print("harrec: CA certificate: \(authority.certificatePath)")
+        print("harrec: SHA-256 fingerprint: \(authority.fingerprintSHA256)")
+        return 0
+    case "show":
+        let authority = loadAuthority(parsed)
+        print("path: \(authority.certificatePath)")
+        print("subject: CN=\(authority.subjectCommonName), O=harrec")
+        print("sha256: \(authority.fingerprintSHA256)")
+        print("")
+        print(trustInstructions(authority.certificatePath), terminator: "\n")
+        return 0
+    case "export":
+        let authority = loadAuthority(parsed)
+        let bytes: [UInt8]
+        switch parsed.value("format") ?? "pem" {
+        case "pem": bytes = Array(authority.certificatePEM.utf8)
+        case "der": bytes = authority.certificateDER
+        case let other: fail("--format must be pem or der, not '\(other)'")
+        }
+        if let out = parsed.value("out") {
+            do {
+                try writeFileAtomically(bytes, to: out)
+            } catch {
+                fail("\(error)", code: 1)
+            }
+            printErr("harrec: wrote the CA certificate to \(out)")
+        } else {
+            bytes.withUnsafeBytes { _ = fwrite($0.baseAddress, 1, $0.count, stdout) }
+            fflush(stdout)
+        }
+        return 0
+    case let other:
+        fail("unknown ca action '\(other)'; use init, show or export (see 'harrec ca --help')")
+    }
+}
