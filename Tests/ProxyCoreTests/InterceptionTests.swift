@@ -1,0 +1,161 @@
+import Glibc
+@testable import ProxyCore
+import Recording
+import TLS
+import XCTest
+
+/// TLS interception through the sans-IO session, with real OpenSSL engines on both ends in
+/// memory: a client that trusts the harrec CA, and an origin serving a leaf from the same CA.
+final class InterceptionTests: XCTestCase {
+    var directory = ""
+    var authority: CertificateAuthority!
+
+    override func setUpWithError() throws {
+        directory = "/tmp/harrec-intercept-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        authority = try CertificateAuthority.loadOrCreate(directory: directory)
+    }
+
+    override func tearDown() {
+        for name in [CertificateAuthority.certificateFileName, CertificateAuthority.keyFileName] {
+            unlink(directory + "/" + name)
+        }
+        rmdir(directory)
+    }
+
+    func makePlaybook(intercept: Bool = true) throws -> Playbook {
+        var configuration = ProxyConfiguration()
+        configuration.interception = TLSInterception(
+            serverContext: try TLSServerContext(source: .authority(authority)),
+            clientContext: try TLSClientContext(verification: .anchorsOnly([authority.certificatePath])),
+            shouldIntercept: { _ in intercept })
+        return Playbook(configuration: configuration)
+    }
+
+    /// Moves bytes between the client engine, the session and the origin engine until quiet.
+    func pump(_ p: Playbook, client: TLSEngine, origin: TLSEngine, pending: [ProxyCommand]) -> (clientPlain: [UInt8], originPlain: [UInt8]) {
+        var queue = pending
+        var clientPlain: [UInt8] = []
+        var originPlain: [UInt8] = []
+        for _ in 0..<200 {
+            var progressed = false
+            for command in queue {
+                switch command {
+                case .sendToClient(let bytes): client.feedNetwork(bytes); progressed = true
+                case .sendToUpstream(1, let bytes): origin.feedNetwork(bytes); progressed = true
+                default: break
+                }
+            }
+            queue = []
+            while let event = client.next() { if case .plaintext(let b) = event { clientPlain += b } }
+            while let event = origin.next() { if case .plaintext(let b) = event { originPlain += b } }
+            if client.hasNetworkOutput { queue += p.client(client.takeNetworkOutput()); progressed = true }
+            if origin.hasNetworkOutput { queue += p.upstream(1, origin.takeNetworkOutput()); progressed = true }
+            if !progressed && queue.isEmpty { break }
+        }
+        return (clientPlain, originPlain)
+    }
+
+    func testInterceptedExchangeIsRecordedAsHTTPS() throws {
+        let p = try makePlaybook()
+        assertTranscript(p.client("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n"), ["open 1 origin.test:443"])
+        p.connected(1)
+        let clientEngine = try TLSEngine.client(context: TLSClientContext(verification: .anchorsOnly([authority.certificatePath])),
+                                                serverName: "origin.test")
+        let originEngine = try TLSEngine.server(context: TLSServerContext(source: .leaf(authority.issueLeaf(for: "origin.test"))))
+        _ = pump(p, client: clientEngine, origin: originEngine, pending: p.client(clientEngine.takeNetworkOutput()))
+        XCTAssertEqual(clientEngine.state, .established, "the client trusts the harrec leaf")
+        XCTAssertEqual(originEngine.state, .established, "harrec verified the origin")
+        XCTAssertEqual(clientEngine.negotiatedALPN, "http/1.1")
+
+        clientEngine.writePlaintext(Array("GET /secret?x=1 HTTP/1.1\r\nHost: origin.test\r\n\r\n".utf8))
+        var (_, originPlain) = pump(p, client: clientEngine, origin: originEngine, pending: p.client(clientEngine.takeNetworkOutput()))
+        XCTAssertEqual(text(originPlain), "GET /secret?x=1 HTTP/1.1\r\nHost: origin.test\r\n\r\n")
+        originEngine.writePlaintext(Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello".utf8))
+        let (clientPlain, _) = pump(p, client: clientEngine, origin: originEngine, pending: p.upstream(1, originEngine.takeNetworkOutput()))
+        XCTAssertEqual(text(clientPlain), "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+        originPlain = []
+
+        XCTAssertEqual(p.sink.flows.count, 1)
+        let flow = p.sink.flows[0]
+        XCTAssertEqual(flow.request.url, "https://origin.test/secret?x=1")
+        XCTAssertEqual(flow.response?.body.bytes, Array("hello".utf8))
+        XCTAssertNotNil(flow.instants.tlsStart)
+        XCTAssertNotNil(flow.instants.tlsEnd)
+        let timings = HARExport.entry(from: flow).timings
+        XCTAssertGreaterThanOrEqual(timings.ssl ?? -1, 0)
+        XCTAssertGreaterThanOrEqual(timings.connect ?? -1, timings.ssl ?? 0, "ssl is included in connect")
+    }
+
+    func testUntrustedOriginGets502WithTheVerifyError() throws {
+        let p = try makePlaybook()
+        p.client("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
+        p.connected(1)
+        let clientEngine = try TLSEngine.client(context: TLSClientContext(verification: .anchorsOnly([authority.certificatePath])),
+                                                serverName: "origin.test")
+        // The origin's certificate comes from a different CA than the one harrec trusts.
+        let otherDirectory = directory + "-other"
+        let other = try CertificateAuthority.loadOrCreate(directory: otherDirectory)
+        defer {
+            unlink(otherDirectory + "/" + CertificateAuthority.certificateFileName)
+            unlink(otherDirectory + "/" + CertificateAuthority.keyFileName)
+            rmdir(otherDirectory)
+        }
+        let originEngine = try TLSEngine.server(context: TLSServerContext(source: .leaf(other.issueLeaf(for: "origin.test"))))
+        _ = pump(p, client: clientEngine, origin: originEngine, pending: p.client(clientEngine.takeNetworkOutput()))
+        XCTAssertEqual(clientEngine.state, .established, "the client side still completes")
+        clientEngine.writePlaintext(Array("GET / HTTP/1.1\r\nHost: origin.test\r\n\r\n".utf8))
+        let (clientPlain, _) = pump(p, client: clientEngine, origin: originEngine, pending: p.client(clientEngine.takeNetworkOutput()))
+        XCTAssertTrue(text(clientPlain).hasPrefix("HTTP/1.1 502 Bad Gateway\r\n"), text(clientPlain))
+        XCTAssertEqual(p.sink.flows.count, 1)
+        let error = p.sink.flows[0].error ?? ""
+        XCTAssertTrue(error.hasPrefix("upstream certificate verify failed"), error)
+        XCTAssertTrue(error.hasSuffix("(host origin.test)"), error)
+    }
+
+    func testClientThatRejectsTheCertificateGetsAHint() throws {
+        let p = try makePlaybook()
+        p.client("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
+        p.connected(1)
+        // This client trusts nothing harrec can present.
+        let otherDirectory = directory + "-client"
+        let other = try CertificateAuthority.loadOrCreate(directory: otherDirectory)
+        defer {
+            unlink(otherDirectory + "/" + CertificateAuthority.certificateFileName)
+            unlink(otherDirectory + "/" + CertificateAuthority.keyFileName)
+            rmdir(otherDirectory)
+        }
+        let clientEngine = try TLSEngine.client(context: TLSClientContext(verification: .anchorsOnly([other.certificatePath])),
+                                                serverName: "origin.test")
+        let originEngine = try TLSEngine.server(context: TLSServerContext(source: .leaf(authority.issueLeaf(for: "origin.test"))))
+        var log: [String] = []
+        var queue = p.client(clientEngine.takeNetworkOutput())
+        for _ in 0..<20 {
+            for command in queue {
+                switch command {
+                case .sendToClient(let bytes): clientEngine.feedNetwork(bytes)
+                case .sendToUpstream(1, let bytes): originEngine.feedNetwork(bytes)
+                case .log(let line): log.append(line)
+                default: break
+                }
+            }
+            queue = []
+            while clientEngine.next() != nil {}
+            while originEngine.next() != nil {}
+            if clientEngine.hasNetworkOutput { queue += p.client(clientEngine.takeNetworkOutput()) }
+            if originEngine.hasNetworkOutput { queue += p.upstream(1, originEngine.takeNetworkOutput()) }
+            if queue.isEmpty { break }
+        }
+        XCTAssertTrue(p.session.isFinished)
+        XCTAssertTrue(log.contains { $0.contains("origin.test") && $0.contains("harrec ca show") }, "\(log)")
+        XCTAssertTrue(p.sink.flows.isEmpty)
+    }
+
+    func testIgnoredHostIsRelayedByteForByte() throws {
+        let p = try makePlaybook(intercept: false)
+        p.client("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
+        p.connected(1)
+        let clientEngine = try TLSEngine.client(context: TLSClientContext(verification: .none), serverName: "origin.test")
+        let hello = clientEngine.takeNetworkOutput()
+        XCTAssertEqual(upstreamBytes(p.client(hello), 1), hello, "the ClientHello goes upstream untouched")
+    }
+}
