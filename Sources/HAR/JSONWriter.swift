@@ -232,102 +232,192 @@ public struct JSONWriter: Sendable {
         s.withUTF8 { JSONWriter.appendEscaped($0, to: &bytes) }
     }
 
-    /// Extra output bytes for each input byte: 0 copy, 1 for a two-character escape (\n, \"),
-    /// 5 for \u00XX; 0xFF marks 0xE2, the first byte of a possible U+2028/U+2029.
-    private static let escapeExtra: [UInt8] = {
-        var t = [UInt8](repeating: 0, count: 256)
-        for b in 0..<0x20 { t[b] = 5 }
-        for b in [0x08, 0x09, 0x0A, 0x0C, 0x0D, 0x22, 0x5C] { t[b] = 1 }
-        t[0xE2] = 0xFF
-        return t
-    }()
-
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
-    /// Appends `s` as a quoted JSON string. Two passes: count the escaped length, grow `out`
-    /// once, then write through a pointer with plain runs copied by memcpy.
+    /// Appends `s` as a quoted JSON string (escaping rules on the type).
+    ///
+    /// One pass, 8 bytes at a time (SWAR masks below). The run before the first byte that needs
+    /// escaping is appended directly; with none, that is all. Otherwise `out` grows by twice the
+    /// remaining input plus `escapePad`, and the rest is written through one pointer: each input
+    /// word is stored whole at the output position, then for each byte of it that needs escaping
+    /// the escape is stored and the word's remaining bytes are stored again after it. Two-character
+    /// escapes and U+2028/U+2029 (3 bytes in, 6 out) fit the 2x budget; only `\u00XX` (1 in, 6
+    /// out) needs more, and when the headroom runs out `out` grows to a 6x budget for the rest.
+    /// The unused tail is removed at the end.
     static func appendEscaped(_ s: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         let n = s.count
-        var extra = 0
-        escapeExtra.withUnsafeBufferPointer { table in
-            var i = 0
-            while i < n {
-                if i + 8 <= n, !wordMayNeedEscape(UnsafeRawPointer(s.baseAddress! + i).loadUnaligned(as: UInt64.self)) {
-                    i += 8
-                    continue
-                }
-                defer { i += 1 }
-                let e = table[Int(s[i])]
-                if e == 0 { continue }
-                if e != 0xFF { extra &+= Int(e); continue }
-                if i + 2 < n, s[i + 1] == 0x80, s[i + 2] == 0xA8 || s[i + 2] == 0xA9 { extra &+= 3 }  // 3 bytes -> 6
-            }
-        }
-        guard let base = s.baseAddress, n > 0 else {
+        guard let src = s.baseAddress, n > 0 else {
             out.append(0x22); out.append(0x22)
             return
         }
-        if extra == 0 {
-            out.append(0x22)
+        var i = firstEscape(src, count: n)
+        out.append(0x22)
+        if i == n {
             out.append(contentsOf: s)
             out.append(0x22)
             return
         }
-        let start = out.count
-        out.append(contentsOf: repeatElement(0, count: n + extra + 2))
-        out.withUnsafeMutableBufferPointer { buffer in
-            let dst = buffer.baseAddress! + start
-            var o = 0
-            dst[o] = 0x22; o += 1
-            escapeExtra.withUnsafeBufferPointer { table in
-                var runStart = 0
-                var i = 0
-                while i < n {
-                    if i + 8 <= n, !wordMayNeedEscape(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) {
-                        i += 8
+        if i > 0 { out.append(contentsOf: UnsafeBufferPointer(start: src, count: i)) }
+        var o = out.count
+        // While writing: o + 2 * (n - i) + 1 + escapePad <= out.count.
+        out.append(contentsOf: repeatElement(0, count: 2 * (n - i) + 1 + escapePad))
+        while !out.withUnsafeMutableBufferPointer({ writeEscaped(src, count: n, from: &i, to: $0, at: &o) }) {
+            // Room for a \u00XX escape for every remaining byte.
+            let need = o + 6 * (n - i) + 1 + escapePad
+            out.append(contentsOf: repeatElement(0, count: need - out.count))
+        }
+        out.removeLast(out.count - o)
+    }
+
+    /// Output room past the 2x budget: 8-byte stores write up to 7 bytes beyond what they keep,
+    /// and the rest is headroom for the first `\u00XX` escapes.
+    private static let escapePad = 16
+
+    /// The index of the first byte of `src[0..<n]` that must be escaped, or `n`.
+    @inline(__always)
+    private static func firstEscape(_ src: UnsafePointer<UInt8>, count n: Int) -> Int {
+        var i = 0
+        while i + 16 <= n {
+            let a = loadWord(src + i), b = loadWord(src + i + 8)
+            let ma = escapeMask(a), mb = escapeMask(b)
+            if ma | mb != 0 {
+                if ma != 0, let p = firstEscape(inWord: a, src, count: n, at: i) { return p }
+                if mb != 0, let p = firstEscape(inWord: b, src, count: n, at: i + 8) { return p }
+            }
+            i += 16
+        }
+        if i + 8 <= n {
+            if let p = firstEscape(inWord: loadWord(src + i), src, count: n, at: i) { return p }
+            i += 8
+        }
+        if i < n, let p = firstEscape(inWord: loadTail(src, count: n, at: i), src, count: n, at: i) { return p }
+        return n
+    }
+
+    /// The index of the first byte to escape in the word `w` loaded from `src + i`, if any. (0xE2
+    /// needs escaping only as the start of U+2028/U+2029; the check reads on past the word.)
+    @inline(__always)
+    private static func firstEscape(inWord w: UInt64, _ src: UnsafePointer<UInt8>, count n: Int, at i: Int) -> Int? {
+        var m = exactEscapeMask(w)
+        while m != 0 {
+            let p = i &+ m.trailingZeroBitCount &>> 3
+            if src[p] != 0xE2 || isLineOrParagraphSeparator(src, count: n, at: p) { return p }
+            m &= m &- 1
+        }
+        return nil
+    }
+
+    /// Writes the escaped `src[i..<n]` and the closing quote into `dst` from `o`, advancing both.
+    /// Returns false, with `i` and `o` where it stopped, when a `\u00XX` escape needs more room.
+    private static func writeEscaped(_ src: UnsafePointer<UInt8>, count n: Int, from start: inout Int,
+                                     to dst: UnsafeMutableBufferPointer<UInt8>, at outStart: inout Int) -> Bool {
+        let base = UnsafeMutableRawPointer(dst.baseAddress!)
+        let limit = dst.count &- 1 &- escapePad  // keep o + 2 * (n - i) <= limit
+        var i = start, o = outStart
+        outer: while i < n {
+            let r = n &- i
+            let width = r >= 8 ? 8 : r
+            let raw = r >= 8 ? UnsafeRawPointer(src + i).loadUnaligned(as: UInt64.self) : loadTail(src, count: n, at: i).littleEndian
+            base.storeBytes(of: raw, toByteOffset: o, as: UInt64.self)
+            let w = UInt64(littleEndian: raw)
+            var m = exactEscapeMask(w)
+            // Bytes of this word written so far; the output from o on holds w's bytes from `done`.
+            var done = 0
+            while m != 0 {
+                let k = m.trailingZeroBitCount &>> 3
+                o &+= k &- done
+                let c = UInt8(truncatingIfNeeded: w &>> UInt64(k &* 8))
+                if c == 0xE2 {
+                    if !isLineOrParagraphSeparator(src, count: n, at: i &+ k) {
+                        // A plain byte after all, already in place: the run goes on through it.
+                        o &-= k &- done
+                        m &= m &- 1
                         continue
                     }
-                    let b = s[i]
-                    let e = table[Int(b)]
-                    if e == 0 { i += 1; continue }
-                    var consumed = 1
-                    if e == 0xFF {
-                        guard i + 2 < n, s[i + 1] == 0x80, s[i + 2] == 0xA8 || s[i + 2] == 0xA9 else { i += 1; continue }
-                        consumed = 3
-                    }
-                    if runStart < i {
-                        (dst + o).update(from: base + runStart, count: i - runStart)
-                        o += i - runStart
-                    }
-                    dst[o] = 0x5C
-                    switch b {
-                    case 0x22: dst[o + 1] = 0x22; o += 2
-                    case 0x5C: dst[o + 1] = 0x5C; o += 2
-                    case 0x08: dst[o + 1] = 0x62; o += 2
-                    case 0x09: dst[o + 1] = 0x74; o += 2
-                    case 0x0A: dst[o + 1] = 0x6E; o += 2
-                    case 0x0C: dst[o + 1] = 0x66; o += 2
-                    case 0x0D: dst[o + 1] = 0x72; o += 2
-                    case 0xE2:
-                        dst[o + 1] = 0x75; dst[o + 2] = 0x32; dst[o + 3] = 0x30; dst[o + 4] = 0x32
-                        dst[o + 5] = s[i + 2] == 0xA8 ? 0x38 : 0x39
-                        o += 6
-                    default:
-                        dst[o + 1] = 0x75; dst[o + 2] = 0x30; dst[o + 3] = 0x30
-                        dst[o + 4] = hexDigits[Int(b >> 4)]; dst[o + 5] = hexDigits[Int(b & 0x0F)]
-                        o += 6
-                    }
-                    i += consumed
-                    runStart = i
+                    // \u2028 or \u2029, then go on with the word after it (the sequence may
+                    // reach into the next word).
+                    i &+= k
+                    let last: UInt64 = src[i &+ 2] == 0xA8 ? 0x38 : 0x39
+                    base.storeBytes(of: (0x3230_3275_5C | last << 40).littleEndian, toByteOffset: o, as: UInt64.self)
+                    i &+= 3; o &+= 6
+                    continue outer
                 }
-                if runStart < n {
-                    (dst + o).update(from: base + runStart, count: n - runStart)
-                    o += n - runStart
+                let e = shortEscape(c)
+                let seq: UInt64, len: Int
+                if e != 0 {
+                    seq = 0x5C | UInt64(e) << 8
+                    len = 2
+                } else {
+                    // \u00XX: 6 bytes for 1, so it spends 4 bytes of headroom.
+                    if o &+ 2 &* (n &- i &- k) &+ 4 > limit {
+                        start = i &+ k; outStart = o
+                        return false
+                    }
+                    let lo = UInt64(c & 0x0F)
+                    let hex = (0x30 | UInt64(c &>> 4)) | (lo < 10 ? 0x30 &+ lo : 0x57 &+ lo) << 8
+                    seq = 0x3030_755C | hex << 32
+                    len = 6
                 }
+                base.storeBytes(of: seq.littleEndian, toByteOffset: o, as: UInt64.self)
+                o &+= len
+                done = k &+ 1
+                // The rest of the word after the escape (for done == 8 this stores w again: harmless).
+                base.storeBytes(of: (w &>> UInt64(done &* 8)).littleEndian, toByteOffset: o, as: UInt64.self)
+                m &= m &- 1
             }
-            dst[o] = 0x22
-            assert(o + 1 == n + extra + 2)
+            o &+= width &- done
+            i &+= width
         }
+        base.storeBytes(of: 0x22, toByteOffset: o, as: UInt8.self)
+        start = i; outStart = o &+ 1
+        return true
+    }
+
+    /// The second character of a two-character escape for `c` (a byte that needs escaping other
+    /// than 0xE2), or 0 for `\u00XX`.
+    @inline(__always)
+    private static func shortEscape(_ c: UInt8) -> UInt8 {
+        if c == 0x22 || c == 0x5C { return c }
+        // b t n - f r for 0x08 ... 0x0D
+        let d = UInt64(c &- 8)
+        return d < 6 ? UInt8(truncatingIfNeeded: 0x7266_006E_7462 &>> (d &* 8)) : 0
+    }
+
+    /// Whether `src[i...]`, which starts with 0xE2, is E2 80 A8 (U+2028) or E2 80 A9 (U+2029).
+    @inline(__always)
+    private static func isLineOrParagraphSeparator(_ src: UnsafePointer<UInt8>, count n: Int, at i: Int) -> Bool {
+        i + 2 < n && src[i + 1] == 0x80 && src[i + 2] | 1 == 0xA9
+    }
+
+    /// The 8 bytes at `p`, first byte lowest.
+    @inline(__always)
+    private static func loadWord(_ p: UnsafePointer<UInt8>) -> UInt64 {
+        UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self))
+    }
+
+    /// The last `n - i` (1...7) bytes of `src`, first byte lowest, padded with spaces (which need
+    /// no escape) to 8 bytes.
+    @inline(__always)
+    private static func loadTail(_ src: UnsafePointer<UInt8>, count n: Int, at i: Int) -> UInt64 {
+        let r = n &- i
+        let padding = 0x2020_2020_2020_2020 &<< UInt64(r &* 8)
+        if n >= 8 {
+            // The word ending at the end of the input, shifted down past the bytes before i.
+            return loadWord(src + (n &- 8)) &>> UInt64((8 &- r) &* 8) | padding
+        }
+        // Shorter input: 4 + 2 + 1 bytes as needed.
+        let p = UnsafeRawPointer(src + i)
+        var w: UInt64 = 0, k = 0
+        if r & 4 != 0 {
+            w = UInt64(UInt32(littleEndian: p.loadUnaligned(as: UInt32.self)))
+            k = 4
+        }
+        if r & 2 != 0 {
+            w |= UInt64(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: k, as: UInt16.self))) &<< UInt64(k &* 8)
+            k &+= 2
+        }
+        if r & 1 != 0 {
+            w |= UInt64(p.load(fromByteOffset: k, as: UInt8.self)) &<< UInt64(k &* 8)
+        }
+        return w | padding
     }
 
     static func appendInt(_ value: Int, to out: inout [UInt8]) {
@@ -383,18 +473,36 @@ public struct JSONWriter: Sendable {
     }
 }
 
-/// SWAR test of 8 bytes: false means none is a control character, '"', '\\' or 0xE2, so the
-/// word can be copied as is. (The zero-byte trick may report extra hits, never miss one.)
+/// SWAR test of 8 bytes (first byte lowest): the high bit of each byte that is a control
+/// character, '"', '\\' or 0xE2. Bytes above a marked byte may be marked wrongly (a borrow
+/// carries over), but the lowest marked byte is always a real one, and no mark means none.
 @inline(__always)
-func wordMayNeedEscape(_ w: UInt64) -> Bool {
+func escapeMask(_ w: UInt64) -> UInt64 {
     let ones: UInt64 = 0x0101_0101_0101_0101
     let highs: UInt64 = 0x8080_8080_8080_8080
-    let control = (w &- ones &* 0x20) & ~w & highs
     let q = w ^ (ones &* 0x22)
     let b = w ^ (ones &* 0x5C)
     let e = w ^ (ones &* 0xE2)
-    let hits = ((q &- ones) & ~q) | ((b &- ones) & ~b) | ((e &- ones) & ~e)
-    return (control | (hits & highs)) != 0
+    // A byte x is 0 (or < 0x20 for the control test) when x - 1 (x - 0x20) borrows into its
+    // high bit while x's own high bit is clear. '"', '\\' and controls have the high bit clear,
+    // so those tests share one "& ~w"; for 0xE2 the high bit of ~e is the high bit of w.
+    let ascii = ((w &- ones &* 0x20) | (q &- ones) | (b &- ones)) & ~w
+    return (ascii | ((e &- ones) & w)) & highs
+}
+
+/// Like `escapeMask`, but exact: the high bit of every byte that is a control character, '"',
+/// '\\' or 0xE2, and of no other (the additions never carry out of a byte).
+@inline(__always)
+func exactEscapeMask(_ w: UInt64) -> UInt64 {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let low7 = w & (ones &* 0x7F)
+    // High bit of (x & 0x7F) + 0x7F is set iff x & 0x7F != 0; of (x & 0x7F) + 0x60 iff x & 0x7F >= 0x20.
+    let notControl = low7 &+ (ones &* 0x60)
+    let notQuote = (low7 ^ (ones &* 0x22)) &+ (ones &* 0x7F)
+    let notBackslash = (low7 ^ (ones &* 0x5C)) &+ (ones &* 0x7F)
+    let notE2 = (low7 ^ (ones &* 0x62)) &+ (ones &* 0x7F)
+    // For the first three the byte's own high bit must be clear, for 0xE2 set.
+    return (~((notControl & notQuote & notBackslash) | w) | (~notE2 & w)) & (ones &* 0x80)
 }
 
 /// SWAR test of 8 bytes for the JSON parser: false means none is a control character, '"' or '\\'.
