@@ -1,4 +1,7 @@
 import Codecs
+#if canImport(Glibc)
+import Glibc
+#endif
 import HAR
 
 /// Turns recorded flows into a strict HAR 1.2 log.
@@ -213,7 +216,11 @@ public enum HARExport {
     }
 
     private static func strictUTF8(_ bytes: ArraySlice<UInt8>) -> String? {
-        if bytes.contains(0) { return nil }
+        // memchr scans many bytes per instruction; a generic `contains` walks them one by one.
+        let hasNUL = bytes.withUnsafeBytes { raw in
+            raw.baseAddress.map { memchr($0, 0, raw.count) != nil } ?? false
+        }
+        if hasNUL { return nil }
         return String(validating: bytes, as: UTF8.self)
     }
 }
