@@ -9,11 +9,16 @@ public struct TLSInterception: Sendable {
     /// Given the tunnel's names as `host:port` (the target, then the SNI name when it differs),
     /// whether to intercept. False relays the tunnel byte for byte.
     public var shouldIntercept: @Sendable ([String]) -> Bool
+    /// The CA behind `serverContext`, when leaves are issued per host: a host without a cached
+    /// leaf is signed off the event loop first.
+    public var authority: CertificateAuthority?
 
     public init(serverContext: TLSServerContext, clientContext: TLSClientContext,
+                authority: CertificateAuthority? = nil,
                 shouldIntercept: @escaping @Sendable ([String]) -> Bool = { _ in true }) {
         self.serverContext = serverContext
         self.clientContext = clientContext
+        self.authority = authority
         self.shouldIntercept = shouldIntercept
     }
 }
@@ -41,6 +46,9 @@ public enum ProxyCommand: Equatable, Sendable {
     case closeUpstream(UpstreamID)
     /// One line for the live log. The runtime sanitizes it again before printing.
     case log(String)
+    /// Sign a leaf for this host off the event loop (signing costs about a millisecond), then
+    /// call `certificatePrepared()`. The session waits meanwhile; other connections do not.
+    case prepareCertificate(String)
 }
 
 /// Why an upstream connection could not be made or broke.

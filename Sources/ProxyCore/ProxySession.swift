@@ -41,6 +41,8 @@ public final class ProxySession {
         case socksHandshake
         case connectingTunnel(ProxyTarget, viaSOCKS: Bool)
         case sniffingTunnel(ProxyTarget)
+        /// A ClientHello to intercept arrived; its leaf is being signed off the loop.
+        case awaitingCertificate(ProxyTarget, serverName: String?)
         case http
         case relay(UpstreamID)
         case finished
@@ -203,6 +205,8 @@ public final class ProxySession {
         case .sniffingTunnel(let target):
             pendingClientBytes.append(contentsOf: bytes)
             sniffTunnel(target)
+        case .awaitingCertificate:
+            pendingClientBytes.append(contentsOf: bytes)
         case .http:
             guard let plaintext = clientPlaintext(bytes) else { return }
             requestDecoder.feed(plaintext)
@@ -380,6 +384,13 @@ public final class ProxySession {
         }
     }
 
+    /// The leaf requested with `prepareCertificate` is ready (or could not be made; the handshake
+    /// then reports it).
+    public func certificatePrepared() {
+        guard case .awaitingCertificate(let target, let serverName) = mode, let interception = configuration.interception else { return }
+        startInterception(target, serverName: serverName, interception: interception)
+    }
+
     // MARK: - Time and shutdown
 
     /// Called by the runtime about once a second; enforces the timeouts.
@@ -396,7 +407,7 @@ public final class ProxySession {
                 commands.append(.closeUpstream(current.id))
                 upstreamConnectFailed(current.id, UpstreamFailure(.timeout, "connect timed out after \(formatSeconds(timeouts.upstreamConnect))"))
             }
-        case .sniffingTunnel, .relay:
+        case .sniffingTunnel, .relay, .awaitingCertificate:
             if now - lastActivity > timeouts.tunnelIdle {
                 finish(logLine: "\(clientAddress) tunnel closed after \(formatSeconds(timeouts.tunnelIdle)) idle")
             }
@@ -474,7 +485,13 @@ public final class ProxySession {
             case .clientHello(let hello):
                 let names = ["\(target)"] + (hello.serverName.map { ["\($0):\(target.port)"] } ?? [])
                 if interception.shouldIntercept(names) {
-                    startInterception(target, serverName: hello.serverName, interception: interception)
+                    let name = hello.serverName ?? target.host
+                    if let authority = interception.authority, authority.cachedLeaf(for: name) == nil {
+                        mode = .awaitingCertificate(target, serverName: hello.serverName)
+                        commands.append(.prepareCertificate(name))
+                    } else {
+                        startInterception(target, serverName: hello.serverName, interception: interception)
+                    }
                     return
                 }
             case .notTLS, .invalid:

@@ -83,6 +83,10 @@ public final class ProxyServer: @unchecked Sendable {
     private var shutdownDeadline: Double?
     private let resolved = Mutex<[(token: UInt64, result: Result<[SocketAddress], UpstreamFailure>, start: Double, end: Double)]>([])
     private let resolverQueue = DispatchQueue(label: "harrec.dns", attributes: .concurrent)
+    /// Leaves signed off the loop: one at a time is plenty (about a millisecond each) and keeps a
+    /// burst of new hosts from taking both cores.
+    private let certificateQueue = DispatchQueue(label: "harrec.certificates")
+    private let preparedCertificates = Mutex<[UInt64]>([])
 
     final class SessionBox {
         let session: ProxySession
@@ -281,6 +285,7 @@ public final class ProxyServer: @unchecked Sendable {
             var value: UInt64 = 0
             _ = read(wakeFD, &value, 8)
             drainResolved()
+            drainPreparedCertificates()
             return
         }
         if token == signalToken {
@@ -451,6 +456,8 @@ public final class ProxyServer: @unchecked Sendable {
             if let upstream = box.upstreams.removeValue(forKey: id) { closeNow(upstream) }
         case .log(let line):
             if !log.quiet { log.line(line) }
+        case .prepareCertificate(let host):
+            prepareCertificate(host, for: box.session.id)
         }
     }
 
@@ -622,6 +629,29 @@ public final class ProxyServer: @unchecked Sendable {
             guard let self else { return }
             self.resolved.withLock { $0.append((token, result, start, end)) }
             self.wake()
+        }
+    }
+
+    private func prepareCertificate(_ host: String, for sessionID: UInt64) {
+        guard let authority = configuration.interception?.authority else { return }
+        certificateQueue.async { [weak self] in
+            _ = try? authority.issueLeaf(for: host)
+            guard let self else { return }
+            self.preparedCertificates.withLock { $0.append(sessionID) }
+            self.wake()
+        }
+    }
+
+    private func drainPreparedCertificates() {
+        let ready = preparedCertificates.withLock { pending -> [UInt64] in
+            let taken = pending
+            pending.removeAll()
+            return taken
+        }
+        for sessionID in ready {
+            guard let box = sessions[sessionID] else { continue }
+            box.session.certificatePrepared()
+            process(box)
         }
     }
 

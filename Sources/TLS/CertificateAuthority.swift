@@ -370,6 +370,13 @@ public final class CertificateAuthority: @unchecked Sendable {
     /// Cached hosts (normalized), most recently used first.
     var cachedHosts: [String] { state.withLock { $0.leaves.keysByRecency } }
 
+    /// The cached leaf for `host`, without signing; nil when there is none (or the host is not
+    /// one a leaf can be issued for). Lets the event loop issue missing leaves elsewhere.
+    public func cachedLeaf(for host: String) -> LeafCertificate? {
+        guard let target = try? LeafTarget(host) else { return nil }
+        return state.withLock { $0.leaves.value(forKey: target.cacheKey) }
+    }
+
     /// Returns a leaf certificate for `host` (a DNS name, or an IPv4/IPv6 literal, optionally in
     /// brackets), from the cache or newly signed. All leaves share one process-wide ECDSA P-256
     /// key.

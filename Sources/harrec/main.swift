@@ -183,6 +183,7 @@ func makeInterception(_ parsed: ParsedArguments) throws -> TLSInterception {
     let filter = HostFilter(include: include, ignore: ignore)
     return TLSInterception(serverContext: try TLSServerContext(source: .authority(authority)),
                            clientContext: try TLSClientContext(verification: verification),
+                           authority: authority,
                            shouldIntercept: { names in filter.intercepts(names) })
 }
 

@@ -150,6 +150,30 @@ final class InterceptionTests: XCTestCase {
         XCTAssertTrue(p.sink.flows.isEmpty)
     }
 
+    func testMissingLeafIsSignedOffTheLoopBeforeTheHandshake() throws {
+        var configuration = ProxyConfiguration()
+        configuration.interception = TLSInterception(
+            serverContext: try TLSServerContext(source: .authority(authority)),
+            clientContext: try TLSClientContext(verification: .anchorsOnly([authority.certificatePath])),
+            authority: authority)
+        let p = Playbook(configuration: configuration)
+        p.client("CONNECT fresh.test:443 HTTP/1.1\r\nHost: fresh.test:443\r\n\r\n")
+        p.connected(1)
+        let clientEngine = try TLSEngine.client(context: TLSClientContext(verification: .anchorsOnly([authority.certificatePath])),
+                                                serverName: "fresh.test")
+        let hello = clientEngine.takeNetworkOutput()
+        // Split the hello: the session waits for the whole record, then asks for the leaf.
+        assertTranscript(p.client(Array(hello.prefix(10))), [])
+        assertTranscript(p.client(Array(hello.dropFirst(10))), ["prepare certificate fresh.test"])
+        XCTAssertNil(authority.cachedLeaf(for: "fresh.test"))
+        _ = try authority.issueLeaf(for: "fresh.test")  // what the runtime does on its queue
+        p.session.certificatePrepared()
+        let commands = p.session.takeCommands()
+        XCTAssertFalse(clientBytes(commands).isEmpty, "the ServerHello goes out once the leaf exists")
+        XCTAssertFalse(upstreamBytes(commands, 1).isEmpty, "and TLS to the upstream starts")
+        XCTAssertEqual(authority.signingCount, 1, "no second signing in the handshake")
+    }
+
     func testIgnoredHostIsRelayedByteForByte() throws {
         let p = try makePlaybook(intercept: false)
         p.client("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")

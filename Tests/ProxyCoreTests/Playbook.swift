@@ -95,6 +95,7 @@ func transcript(_ commands: [ProxyCommand]) -> [String] {
         case .shutdownUpstreamWrite(let id): return "shutdown upstream \(id) write"
         case .closeUpstream(let id): return "close upstream \(id)"
         case .log: return "log"
+        case .prepareCertificate(let host): return "prepare certificate \(host)"
         }
     }
 }
