@@ -26,7 +26,7 @@ let package = Package(
         // OpenSSL over memory BIOs, ClientHello sniffing, CA and leaf issuance.
         .target(name: "TLS", dependencies: ["CHarrecShims"]),
         .target(name: "Recording", dependencies: ["HTTP1", "HAR", "Codecs"]),
-        .target(name: "ProxyCore", dependencies: ["HTTP1", "SOCKS5", "Recording", "TLS"]),
+        .target(name: "ProxyCore", dependencies: ["HTTP1", "SOCKS5", "Recording", "HAR", "TLS"]),
         // The only I/O: epoll, non-blocking sockets, timers.
         .target(name: "ProxyRuntime", dependencies: ["ProxyCore", "Recording", "CHarrecShims"]),
         .target(name: "CLI"),

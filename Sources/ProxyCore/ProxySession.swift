@@ -1,3 +1,4 @@
+import HAR
 import HTTP1
 import Recording
 import SOCKS5
@@ -136,7 +137,7 @@ public final class ProxySession {
         if let credentials = configuration.credentials {
             socks = SOCKS5ServerHandshake(credentials: SOCKS5Credentials(
                 username: credentials.username, password: credentials.password))
-            expectedProxyAuthorization = Array(base64Encode(Array("\(credentials.username):\(credentials.password)".utf8)).utf8)
+            expectedProxyAuthorization = Array(HARBuild.base64(Array("\(credentials.username):\(credentials.password)".utf8)).utf8)
         } else {
             socks = SOCKS5ServerHandshake(credentials: nil)
             expectedProxyAuthorization = nil
@@ -1273,31 +1274,6 @@ func formatSeconds(_ seconds: Double) -> String {
 func format1(_ value: Double) -> String {
     let tenths = Int((value * 10).rounded())
     return "\(tenths / 10).\(tenths % 10)"
-}
-
-private let base64Alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-func base64Encode(_ bytes: [UInt8]) -> String {
-    var out: [UInt8] = []
-    out.reserveCapacity((bytes.count + 2) / 3 * 4)
-    var index = 0
-    while index + 2 < bytes.count {
-        let n = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-        out.append(base64Alphabet[Int(n >> 18 & 63)]); out.append(base64Alphabet[Int(n >> 12 & 63)])
-        out.append(base64Alphabet[Int(n >> 6 & 63)]); out.append(base64Alphabet[Int(n & 63)])
-        index += 3
-    }
-    let rest = bytes.count - index
-    if rest == 1 {
-        let n = UInt32(bytes[index]) << 16
-        out.append(base64Alphabet[Int(n >> 18 & 63)]); out.append(base64Alphabet[Int(n >> 12 & 63)])
-        out.append(UInt8(ascii: "=")); out.append(UInt8(ascii: "="))
-    } else if rest == 2 {
-        let n = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
-        out.append(base64Alphabet[Int(n >> 18 & 63)]); out.append(base64Alphabet[Int(n >> 12 & 63)])
-        out.append(base64Alphabet[Int(n >> 6 & 63)]); out.append(UInt8(ascii: "="))
-    }
-    return String(decoding: out, as: UTF8.self)
 }
 
 extension String {
