@@ -318,7 +318,15 @@ public final class ProxyServer: @unchecked Sendable {
             flush(connection)
         }
         if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0, case .open = connection.state {
-            readOnce(connection)
+            if !connection.readEOF {
+                readOnce(connection)
+            } else if connection.pendingOutput == 0, connection.registered {
+                // EPOLLHUP cannot be masked: after EOF with nothing to write it would fire on every
+                // wait. Stop watching the socket; queuing output registers it again.
+                epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil)
+                connection.registered = false
+                connection.interest = 0
+            }
         }
         if let box = connection.box { process(box) }
     }
@@ -590,6 +598,8 @@ public final class ProxyServer: @unchecked Sendable {
     private func updateInterest(_ connection: Connection, _ mask: UInt32) {
         guard connection.fd >= 0 else { return }
         if connection.registered && connection.interest == mask { return }
+        // Nothing to wait for and not registered: stay out (see the EPOLLHUP note in handle).
+        if !connection.registered && mask == 0 && connection.readEOF { return }
         var event = epoll_event()
         event.events = mask
         event.data.u64 = connection.token
