@@ -223,6 +223,12 @@ public final class ProxySession {
     /// The client closed its write direction (EOF).
     public func clientClosed() {
         clientSentEOF = true
+        if let tls = clientTLS, tls.state == .handshaking, exchange == nil {
+            // Apps that distrust a certificate often just hang up without an alert.
+            let host = interceptedServerName ?? tunnelTarget?.host ?? "?"
+            finish(logLine: "\(clientAddress) the client closed the TLS handshake for \(host) before completing it; if it does not trust harrec's CA, install it: harrec ca show")
+            return
+        }
         switch mode {
         case .http:
             requestDecoder.finish()

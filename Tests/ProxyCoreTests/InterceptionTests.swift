@@ -174,6 +174,17 @@ final class InterceptionTests: XCTestCase {
         XCTAssertEqual(authority.signingCount, 1, "no second signing in the handshake")
     }
 
+    func testClientThatHangsUpMidHandshakeGetsAHint() throws {
+        let p = try makePlaybook()
+        p.client("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
+        p.connected(1)
+        let clientEngine = try TLSEngine.client(context: TLSClientContext(verification: .none), serverName: "origin.test")
+        XCTAssertFalse(clientBytes(p.client(clientEngine.takeNetworkOutput())).isEmpty, "harrec answers the hello")
+        let commands = p.clientEOF()
+        XCTAssertTrue(commands.contains { if case .log(let line) = $0 { return line.contains("origin.test") && line.contains("harrec ca show") } else { return false } })
+        XCTAssertTrue(p.session.isFinished)
+    }
+
     func testIgnoredHostIsRelayedByteForByte() throws {
         let p = try makePlaybook(intercept: false)
         p.client("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
