@@ -275,3 +275,120 @@ def closed_port():
     s = helpers.closed_port_socket()
     yield s.getsockname()[1]
     s.close()
+
+
+# ---------------------------------------------------------------- TLS (issue 3)
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_default_ca_dir(tmp_path_factory):
+    """Every harrec started by the suite gets HARREC_CA_DIR pointing into the session's temp dir
+    unless a test passes --ca-dir or overrides it, so no test ever creates or reads ~/.harrec (the
+    default CA directory) of whoever runs the suite. The CA is made up front (best effort), so
+    every `record` of the suite loads an existing CA, as on a machine that has ~/.harrec: the
+    first one does not print the one-time "created a CA" note and test order does not matter."""
+    old = os.environ.get("HARREC_CA_DIR")
+    ca_dir = tmp_path_factory.mktemp("default-ca") / "ca"
+    os.environ["HARREC_CA_DIR"] = str(ca_dir)
+    if os.path.isfile(HARREC_BIN) and os.access(HARREC_BIN, os.X_OK):
+        try:
+            subprocess.run([HARREC_BIN, "ca", "init", "--ca-dir", str(ca_dir)],
+                           capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired):
+            pass  # a binary without `ca` (or a broken one) fails the tests that need it
+    yield
+    if old is None:
+        os.environ.pop("HARREC_CA_DIR", None)
+    else:
+        os.environ["HARREC_CA_DIR"] = old
+
+
+@pytest.fixture(scope="session")
+def test_pki(tmp_path_factory) -> Path:
+    """certs/make-test-pki.sh output, made once per session: a Path holding ca.pem (the *test* CA,
+    for --upstream-ca and direct clients), server.pem/-key.pem (localhost, 127.0.0.1, ::1),
+    wrong-host.pem/-key.pem (wrong-host.invalid) and self-signed.pem/-key.pem."""
+    return helpers.make_test_pki(tmp_path_factory.mktemp("pki") / "pki")
+
+
+def _https_origin(pki: Path, name: str):
+    ctx = origin_mod.server_tls_context(pki / f"{name}.pem", pki / f"{name}-key.pem")
+    return origin_mod.OriginServer(tls=ctx).start()
+
+
+@pytest.fixture
+def https_origin(test_pki):
+    """HTTPS origin (all origin.py endpoints) with the test CA's certificate for localhost,
+    127.0.0.1 and ::1; fresh per test (its /stats and tls_log() belong to the test)."""
+    srv = _https_origin(test_pki, "server")
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def https_origin_wrong_host(test_pki):
+    """HTTPS origin whose certificate (signed by the test CA) names only wrong-host.invalid."""
+    srv = _https_origin(test_pki, "wrong-host")
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def https_origin_self_signed(test_pki):
+    """HTTPS origin with a self-signed certificate for localhost/127.0.0.1/::1."""
+    srv = _https_origin(test_pki, "self-signed")
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def echo_server():
+    """A raw TCP echo server on 127.0.0.1 (non-TLS, non-HTTP tunnel payloads)."""
+    srv = helpers.TCPEchoServer().start()
+    yield srv
+    srv.stop()
+
+
+class HarrecTLSFactory:
+    """`px = harrec_tls.start(*args)` = `harrec.start("--ca-dir", <tmp>/ca, "--upstream-ca",
+    <test_pki>/ca.pem, *args)`; then px.ca_dir, px.ca_pem (the harrec CA certificate, which
+    `record` must have created by the time it listens) and px.ca_key. At teardown the CA key's
+    bytes must not appear in any stdout/stderr of the processes started here."""
+
+    def __init__(self, factory: HarrecFactory, pki: Path, ca_dir: Path):
+        self.factory = factory
+        self.pki = pki
+        self.ca_dir = ca_dir
+        self.instances: list[Harrec] = []
+
+    def start(self, *args, ca_dir=None, upstream_ca=True, require_ca=True, **kw) -> Harrec:
+        ca_dir = Path(ca_dir or self.ca_dir)
+        extra = ["--ca-dir", str(ca_dir)]
+        if upstream_ca:
+            extra += ["--upstream-ca", str(self.pki / "ca.pem")]
+        px = self.factory.start(*extra, *args, **kw)
+        px.ca_dir = ca_dir
+        px.ca_pem = ca_dir / helpers.CA_CERT_NAME
+        px.ca_key = ca_dir / helpers.CA_KEY_NAME
+        self.instances.append(px)
+        if require_ca:
+            deadline = time.time() + 2.0
+            while not px.ca_pem.exists() and time.time() < deadline:
+                time.sleep(0.02)
+            if not px.ca_pem.exists():
+                pytest.fail(f"`harrec record --ca-dir {ca_dir}` is listening but did not create "
+                            f"{px.ca_pem}; stderr:\n{px.stderr_text}")
+        return px
+
+    def check_no_key_material(self):
+        for px in self.instances:
+            if not px.alive():
+                px._join_readers(timeout=0.5)
+            helpers.assert_no_key_material(px.ca_key, px.stderr_text, bytes(px.stdout_data),
+                                           what=f"output of harrec {' '.join(px.args)}")
+
+
+@pytest.fixture
+def harrec_tls(harrec, test_pki, tmp_path):
+    f = HarrecTLSFactory(harrec, test_pki, tmp_path / "ca")
+    yield f
+    f.check_no_key_material()

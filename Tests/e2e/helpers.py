@@ -489,3 +489,388 @@ def mode_host(mode: str) -> str:
 
 def json_body(out: bytes) -> dict:
     return json.loads(out.decode("utf-8"))
+
+
+# ---------------------------------------------------------------- TLS (issue 3)
+#
+# Two unrelated authorities (certs/README.md): the *test CA* from certs/make-test-pki.sh signs the
+# HTTPS test origin's certificates and is given to harrec with --upstream-ca; the *harrec CA*
+# (<ca-dir>/harrec-ca.pem) signs the leaves harrec shows to clients. Clients trust only the one
+# that matters for the hop they verify.
+
+import re  # noqa: E402
+import select  # noqa: E402
+import shutil  # noqa: E402
+import ssl  # noqa: E402
+import threading  # noqa: E402
+
+PKI_SCRIPT = REPO / "certs" / "make-test-pki.sh"
+CA_CERT_NAME = "harrec-ca.pem"
+CA_KEY_NAME = "harrec-ca-key.pem"
+FINGERPRINT_RE = re.compile(r"(?:[0-9A-F]{2}:){31}[0-9A-F]{2}")
+
+
+def need_tool(name: str) -> str:
+    """The path of a command-line tool; fails the test loudly when it is missing (never a skip)."""
+    path = shutil.which(name)
+    if path is None:
+        import pytest
+        pytest.fail(f"required tool {name!r} not found on PATH")
+    return path
+
+
+def make_test_pki(outdir: Path) -> Path:
+    """Runs certs/make-test-pki.sh OUTDIR (names localhost 127.0.0.1 ::1); returns OUTDIR."""
+    need_tool("openssl")
+    p = subprocess.run(["sh", str(PKI_SCRIPT), str(outdir)], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, f"{PKI_SCRIPT} failed ({p.returncode}):\n{p.stdout}{p.stderr}"
+    for f in ("ca.pem", "server.pem", "server-key.pem", "wrong-host.pem", "wrong-host-key.pem",
+              "self-signed.pem", "self-signed-key.pem"):
+        assert (outdir / f).is_file(), f"{PKI_SCRIPT} did not write {f}"
+    return outdir
+
+
+def python313() -> str:
+    """Python 3.13 (strict X.509 checks by default): $HARREC_PY313, else pyenv's 3.13.0."""
+    exe = os.environ.get("HARREC_PY313")
+    if not exe:
+        root = os.environ.get("PYENV_ROOT")
+        if not root and shutil.which("pyenv"):
+            root = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip()
+        exe = str(Path(root or Path.home() / ".pyenv") / "versions" / "3.13.0" / "bin" / "python3")
+    if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
+        import pytest
+        pytest.fail(f"Python 3.13 not found at {exe} (set HARREC_PY313)")
+    return exe
+
+
+def client_context(cafile) -> ssl.SSLContext:
+    """A verifying client context that trusts only cafile (hostname checks on)."""
+    return ssl.create_default_context(cafile=str(cafile))
+
+
+# ---- raw tunnels
+
+def http_connect(proxy_port: int, host: str, port: int, timeout: float = 5.0) -> socket.socket:
+    """A socket with an established CONNECT tunnel through the HTTP proxy (asserts 200)."""
+    authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    s = socket.create_connection(("127.0.0.1", proxy_port), timeout=timeout)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    s.sendall(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n".encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(1)  # byte by byte: nothing after the head may be consumed
+        if not chunk:
+            s.close()
+            raise EOFError(f"proxy closed during CONNECT: {head!r}")
+        head += chunk
+    status = head.split(b"\r\n", 1)[0]
+    if not re.match(rb"HTTP/1\.[01] 200", status):
+        s.close()
+        raise AssertionError(f"CONNECT {authority} refused: {status!r}")
+    return s
+
+
+def socks5_connect(proxy_port: int, host: str, port: int, timeout: float = 5.0,
+                   atyp=None) -> socket.socket:
+    s = socket.create_connection(("127.0.0.1", proxy_port), timeout=timeout)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    socks5_handshake(s, host, port, atyp=atyp)
+    return s
+
+
+def tunnel(kind: str, px, host: str, port: int) -> socket.socket:
+    """kind 'connect' (HTTP proxy port) or 'socks5' (SOCKS5 port, host names sent as names)."""
+    if kind == "connect":
+        return http_connect(px.http_port, host, port)
+    if kind == "socks5":
+        return socks5_connect(px.socks_port, host, port)
+    raise ValueError(kind)
+
+
+class TLSClient:
+    """TLS client over an already connected socket (e.g. a tunnel), driven through ssl.MemoryBIO
+    so a test decides how the handshake bytes are cut into TCP segments. Socket-like enough for
+    RawConn: sendall, recv, settimeout, close."""
+
+    def __init__(self, sock: socket.socket, ctx: ssl.SSLContext, server_hostname: str | None):
+        self.sock = sock
+        self.incoming = ssl.MemoryBIO()
+        self.outgoing = ssl.MemoryBIO()
+        self.obj = ctx.wrap_bio(self.incoming, self.outgoing, server_hostname=server_hostname)
+        self.first_flight = b""
+
+    def _flush(self):
+        data = self.outgoing.read()
+        if data:
+            self.sock.sendall(data)
+
+    def _pull(self) -> bool:
+        data = self.sock.recv(65536)
+        if not data:
+            self.incoming.write_eof()
+            return False
+        self.incoming.write(data)
+        return True
+
+    def handshake(self, split=None, delay: float = 0.0):
+        """Completes the handshake. split: a list of piece sizes (cycled) for the first flight
+        (the ClientHello), sent with TCP_NODELAY and `delay` seconds between pieces."""
+        first = True
+        while True:
+            try:
+                self.obj.do_handshake()
+                self._flush()
+                return self
+            except ssl.SSLWantReadError:
+                pass
+            except ssl.SSLError:
+                self._flush()  # the alert OpenSSL queued (e.g. unknown CA), as a real client sends
+                raise
+            if first:
+                first = False
+                data = self.outgoing.read()
+                self.first_flight = data
+                if split:
+                    pos, i = 0, 0
+                    while pos < len(data):
+                        n = split[i % len(split)]
+                        self.sock.sendall(data[pos:pos + n])
+                        pos += n
+                        i += 1
+                        if delay:
+                            time.sleep(delay)
+                else:
+                    self.sock.sendall(data)
+            else:
+                self._flush()
+            if not self._pull():
+                self.obj.do_handshake()  # raises the real reason (EOF in violation of protocol)
+                raise EOFError("connection closed during the TLS handshake")
+
+    # socket-like interface
+    def sendall(self, data: bytes):
+        self.obj.write(data)
+        self._flush()
+
+    def recv(self, n: int) -> bytes:
+        while True:
+            try:
+                return self.obj.read(n)
+            except ssl.SSLWantReadError:
+                self._flush()
+                if not self._pull():
+                    try:
+                        return self.obj.read(n)
+                    except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
+                        return b""
+            except ssl.SSLZeroReturnError:
+                return b""
+
+    def settimeout(self, t):
+        self.sock.settimeout(t)
+
+    def getpeercert(self, binary_form=False):
+        return self.obj.getpeercert(binary_form)
+
+    def version(self):
+        return self.obj.version()
+
+    def selected_alpn_protocol(self):
+        return self.obj.selected_alpn_protocol()
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+# ---- a raw TCP echo server (non-TLS, non-HTTP tunnel payloads)
+
+class TCPEchoServer:
+    """Echoes every byte back on 127.0.0.1:port; .received holds what each connection sent.
+    Closes its side when the client half-closes (after echoing everything)."""
+
+    def __init__(self):
+        self.ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.ls.bind(("127.0.0.1", 0))
+        self.ls.listen(16)
+        self.port = self.ls.getsockname()[1]
+        self.received: list[bytearray] = []
+        self.lock = threading.Lock()
+        self.stopping = False
+
+    def start(self) -> "TCPEchoServer":
+        threading.Thread(target=self._accept, daemon=True, name="echo-accept").start()
+        return self
+
+    def _accept(self):
+        while not self.stopping:
+            try:
+                s, _ = self.ls.accept()
+            except OSError:
+                return
+            buf = bytearray()
+            with self.lock:
+                self.received.append(buf)
+            threading.Thread(target=self._serve, args=(s, buf), daemon=True).start()
+
+    def _serve(self, s, buf):
+        s.settimeout(30)
+        try:
+            while True:
+                data = s.recv(65536)
+                if not data:
+                    break
+                with self.lock:
+                    buf += data
+                s.sendall(data)
+        except OSError:
+            pass
+        finally:
+            s.close()
+
+    def stop(self):
+        self.stopping = True
+        self.ls.close()
+
+
+# ---- openssl CLI
+
+def s_client(*args, timeout: float = 20) -> subprocess.CompletedProcess:
+    """`openssl s_client ARGS -showcerts` with stdin /dev/null (sends nothing, closes at EOF)."""
+    need_tool("openssl")
+    return subprocess.run(["openssl", "s_client", "-showcerts", *map(str, args)],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+PEM_CERT_RE = re.compile(r"-----BEGIN CERTIFICATE-----\n.*?\n-----END CERTIFICATE-----",
+                         re.S)
+
+
+def pem_certs(text: str) -> list[str]:
+    return [m + "\n" for m in PEM_CERT_RE.findall(text)]
+
+
+def openssl_x509(pem: str, *args, inform="PEM") -> str:
+    p = subprocess.run(["openssl", "x509", "-inform", inform, "-noout", *args],
+                       input=pem.encode() if isinstance(pem, str) else pem,
+                       capture_output=True, timeout=20)
+    assert p.returncode == 0, f"openssl x509 {' '.join(args)} failed: {p.stderr.decode()}"
+    return p.stdout.decode()
+
+
+def x509_field(text: str, key: str) -> str:
+    """'subject=CN = x' -> 'CN = x' for key 'subject' (openssl x509 -subject/-issuer/-dates)."""
+    for ln in text.splitlines():
+        if ln.startswith(key + "="):
+            return ln[len(key) + 1:].strip()
+    raise AssertionError(f"no {key}= in {text!r}")
+
+
+def x509_time(value: str) -> datetime:
+    """'Nov  1 06:51:00 2025 GMT' -> aware datetime."""
+    from datetime import timezone
+    return datetime.strptime(" ".join(value.split()), "%b %d %H:%M:%S %Y GMT").replace(
+        tzinfo=timezone.utc)
+
+
+def sha256_fingerprint(pem_or_der, inform="PEM") -> str:
+    out = openssl_x509(pem_or_der, "-fingerprint", "-sha256", inform=inform)
+    m = FINGERPRINT_RE.search(out.upper())
+    assert m, out
+    return m.group(0)
+
+
+# ---- the harrec CA's private key must never show up in any output
+
+def key_secrets(key_path: Path) -> list[bytes]:
+    """Byte strings that would reveal the key at key_path: every base64 line of its PEM body,
+    its DER, and its private scalar (as printed by `openssl pkey -text`, in hex both cases)."""
+    pem = Path(key_path).read_bytes()
+    lines = [ln.strip() for ln in pem.splitlines()
+             if ln.strip() and not ln.startswith(b"-----")]
+    secrets = [ln for ln in lines if len(ln) >= 16]
+    body = b"".join(lines)
+    secrets.append(base64.b64decode(body))
+    p = subprocess.run(["openssl", "pkey", "-in", str(key_path), "-noout", "-text"],
+                       capture_output=True, timeout=20)
+    if p.returncode == 0:
+        text = p.stdout.decode()
+        m = re.search(r"priv(?:ate[- ]?exponent)?:?\s*\n((?:\s+[0-9a-f:]+\n)+)", text)
+        if m:
+            scalar = re.sub(r"[\s:]", "", m.group(1))
+            if scalar.startswith("00"):
+                scalar = scalar[2:]
+            scalar = scalar[:64]
+            secrets += [scalar.encode(), scalar.upper().encode(), bytes.fromhex(scalar)]
+    return secrets
+
+
+def assert_no_key_material(key_path: Path, *outputs, what="harrec output"):
+    """None of outputs (str or bytes) contains the key at key_path or a PEM private key block."""
+    if not Path(key_path).exists():
+        return
+    secrets = key_secrets(key_path)
+    for out in outputs:
+        data = out.encode("utf-8", "replace") if isinstance(out, str) else bytes(out)
+        assert b"PRIVATE KEY" not in data, f"{what} contains a PEM private key block"
+        for s in secrets:
+            assert s not in data, f"{what} contains bytes of the CA private key {key_path}"
+
+
+# ---- a stdlib-only client for Python 3.13 (run with python313() -c PY_TLS_CLIENT ARGS)
+
+PY_TLS_CLIENT = r'''
+import json, socket, ssl, sys
+mode, proxy_port, host, port, cafile, path = sys.argv[1:7]
+port = int(port)
+authority = f"{host}:{port}"
+if mode == "connect":
+    s = socket.create_connection(("127.0.0.1", int(proxy_port)), timeout=10)
+    s.sendall(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n".encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        c = s.recv(1)
+        if not c:
+            raise SystemExit(f"proxy closed the CONNECT: {head!r}")
+        head += c
+    if not head.startswith((b"HTTP/1.1 200", b"HTTP/1.0 200")):
+        raise SystemExit(f"CONNECT refused: {head!r}")
+else:
+    s = socket.create_connection((host, port), timeout=10)
+ctx = ssl.create_default_context(cafile=cafile)
+strict = bool(ctx.verify_flags & ssl.VERIFY_X509_STRICT)
+t = ctx.wrap_socket(s, server_hostname=host)
+t.sendall(f"GET {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: py313\r\n\r\n".encode())
+buf = b""
+while b"\r\n\r\n" not in buf:
+    c = t.recv(65536)
+    if not c:
+        raise SystemExit(f"closed inside the response head: {buf!r}")
+    buf += c
+head, _, body = buf.partition(b"\r\n\r\n")
+lines = head.decode("latin-1").split("\r\n")
+length = None
+for ln in lines[1:]:
+    k, _, v = ln.partition(":")
+    if k.strip().lower() == "content-length":
+        length = int(v.strip())
+if length is None:
+    raise SystemExit(f"no Content-Length in {lines!r}")
+while len(body) < length:
+    c = t.recv(65536)
+    if not c:
+        raise SystemExit("closed inside the body")
+    body += c
+cert = t.getpeercert()
+import hashlib
+print(json.dumps({"python": sys.version.split()[0], "strict": strict, "status": lines[0],
+                  "tls": t.version(), "body_sha256": hashlib.sha256(body[:length]).hexdigest(),
+                  "body_len": length, "san": cert.get("subjectAltName"),
+                  "issuer": cert.get("issuer")}))
+t.close()
+'''

@@ -9,6 +9,13 @@ broken responses below all behave precisely as documented.
 Run it alone:        python3 origin.py --port 0      -> prints "origin listening on 127.0.0.1:PORT"
 Or in a thread:      srv = OriginServer().start(); ...; srv.stop()
 
+HTTPS: OriginServer(tls=server_tls_context(CERT, KEY)) (or `origin.py --tls-cert C --tls-key K`)
+serves the same endpoints over TLS (1.2 and 1.3, ALPN http/1.1 only). The handshake runs on the
+connection's thread; each connection's SNI, version, ALPN or handshake error is kept in
+`tls_log()`, and /stats then also counts `tls_handshakes` and `tls_errors`. A TLS connection ends
+with a close_notify (except /reset), so close-delimited bodies end cleanly. The certificates
+come from certs/make-test-pki.sh (see conftest.py's `test_pki`).
+
 It listens on 127.0.0.1 and, when it can get the same port, on ::1 too (so "localhost" works
 whichever address a resolver returns first). Every response carries `X-Origin-Conn` (the id of the
 TCP connection it was served on, from 1) and `X-Origin-Req` (the request's number on that
@@ -56,6 +63,7 @@ import random
 import select
 import signal
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -78,6 +86,7 @@ MAX_HEAD = 256 * 1024  # far above harrec's 64 KiB limit, so the proxy's limit i
 MAX_BODY = 64 * 1024 * 1024
 IDLE_TIMEOUT = 30.0
 HANG_LIMIT = 30.0
+TLS_HANDSHAKE_TIMEOUT = 10.0  # a TLS client that stalls mid-handshake is dropped after this
 REDIRECT_LOCATION = "/json?from=redirect"
 HEAD_LEN = 12345
 CLOSE_MID_BODY_DECLARED = 1000
@@ -421,9 +430,38 @@ class Connection:
         self.send(tail)
         return not close
 
+    # ---- TLS ----
+    def _tls_handshake(self) -> bool:
+        """Server-side TLS handshake (HTTPS origins only); False (logged) if it failed."""
+        srv = self.server
+        srv._sni.value = None
+        self.sock.settimeout(TLS_HANDSHAKE_TIMEOUT)
+        try:
+            tls_sock = srv.tls.wrap_socket(self.sock, server_side=True)
+        except (ssl.SSLError, OSError, ValueError) as e:
+            srv._tls_event(self, sni=srv._sni.value, error=e)
+            return False
+        self.sock = tls_sock
+        self.sock.settimeout(IDLE_TIMEOUT)
+        srv._tls_event(self, sni=srv._sni.value, version=tls_sock.version(),
+                       alpn=tls_sock.selected_alpn_protocol())
+        return True
+
+    def _tls_close_notify(self):
+        """Sends close_notify without waiting for the peer's (never blocks)."""
+        if not isinstance(self.sock, ssl.SSLSocket) or self.sock.fileno() < 0:
+            return
+        try:
+            self.sock.settimeout(0.0)
+            self.sock.unwrap()
+        except (ssl.SSLError, OSError, ValueError):
+            pass
+
     # ---- main loop ----
     def serve(self):
         try:
+            if self.server.tls is not None and not self._tls_handshake():
+                return
             while not self.server.stopping.is_set():
                 try:
                     req = self.read_request()
@@ -449,17 +487,37 @@ class Connection:
             return
         finally:
             self.server._closed(self)
+            self._tls_close_notify()
             try:
                 self.sock.close()
             except OSError:
                 pass
 
 
-class OriginServer:
-    """Threaded origin server. start() returns self; .port, .base_url, .stats(), .requests()."""
+def server_tls_context(certfile, keyfile, alpn=("http/1.1",)) -> ssl.SSLContext:
+    """A server-side SSLContext for an HTTPS OriginServer (TLS 1.2+; ALPN offers only `alpn`).
+    Give each OriginServer its own context: the server installs its SNI callback on it."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.load_cert_chain(str(certfile), str(keyfile))
+    if alpn:
+        ctx.set_alpn_protocols(list(alpn))
+    return ctx
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, ipv6: bool = True):
+
+class OriginServer:
+    """Threaded origin server. start() returns self; .port, .base_url, .stats(), .requests().
+    With tls= (an ssl.SSLContext, e.g. server_tls_context()) it serves HTTPS; see tls_log()."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, ipv6: bool = True,
+                 tls: ssl.SSLContext | None = None):
         self.host = host
+        self.tls = tls
+        self.scheme = "https" if tls is not None else "http"
+        self._tls_log: list[dict] = []
+        self._sni = threading.local()  # the SNI seen by the handshake running on this thread
+        if tls is not None:
+            tls.sni_callback = self._on_sni
         self.want_port = port
         self.want_ipv6 = ipv6
         self.port = None
@@ -467,6 +525,8 @@ class OriginServer:
         self.stopping = threading.Event()
         self.lock = threading.Lock()
         self._stats = {"connections": 0, "requests": 0, "bad_requests": 0, "open": 0}
+        if tls is not None:
+            self._stats.update(tls_handshakes=0, tls_errors=0)
         self._requests: list[dict] = []
         self._conns: set[Connection] = set()
         self._next_id = 0
@@ -516,10 +576,18 @@ class OriginServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{self.scheme}://{self.host}:{self.port}"
 
     def url(self, path: str) -> str:
         return self.base_url + path
+
+    def url_for(self, host: str, path: str = "") -> str:
+        """The URL of path with another host name or address: 'localhost', '127.0.0.1', '::1'."""
+        h = f"[{host}]" if ":" in host else host
+        return f"{self.scheme}://{h}:{self.port}{path}"
+
+    def localhost_url(self, path: str = "") -> str:
+        return self.url_for("localhost", path)
 
     def stop(self):
         self.stopping.set()
@@ -532,8 +600,8 @@ class OriginServer:
         with self.lock:
             conns = list(self._conns)
         for c in conns:
-            try:
-                c.sock.shutdown(socket.SHUT_RDWR)
+            try:  # the plain socket call: never an SSL shutdown racing the connection's thread
+                socket.socket.shutdown(c.sock, socket.SHUT_RDWR)
             except OSError:
                 pass
 
@@ -579,6 +647,30 @@ class OriginServer:
                 "body_len": len(req.body), "body_sha256": hashlib.sha256(req.body).hexdigest(),
                 "time": time.time(),
             })
+
+    def _on_sni(self, _sslobj, server_name, _ctx):
+        self._sni.value = server_name  # None when the ClientHello has no SNI
+        return None
+
+    def _tls_event(self, conn, sni=None, version=None, alpn=None, error=None):
+        rec = {"conn": conn.conn_id, "sni": sni, "version": version, "alpn": alpn,
+               "error": None if error is None else f"{type(error).__name__}: {error}",
+               "reason": getattr(error, "reason", None), "time": time.time()}
+        with self.lock:
+            self._stats["tls_errors" if error is not None else "tls_handshakes"] += 1
+            self._tls_log.append(rec)
+
+    def tls_log(self) -> list[dict]:
+        """One record per TLS connection: conn, sni, version, alpn, error (None if it worked)."""
+        with self.lock:
+            return list(self._tls_log)
+
+    def wait_for_tls(self, count: int = 1, timeout: float = 5.0) -> list[dict]:
+        """tls_log() once it has at least count records (or whatever it has after timeout)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline and len(self.tls_log()) < count:
+            time.sleep(0.02)
+        return self.tls_log()
 
     def stats(self) -> dict:
         with self.lock:
@@ -768,9 +860,14 @@ def main(argv=None) -> int:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--no-ipv6", action="store_true")
+    ap.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
+    ap.add_argument("--tls-key", help="the private key of --tls-cert (PEM)")
     args = ap.parse_args(argv)
-    srv = OriginServer(args.host, args.port, ipv6=not args.no_ipv6).start()
-    print(f"origin listening on {args.host}:{srv.port}", flush=True)
+    if bool(args.tls_cert) != bool(args.tls_key):
+        ap.error("--tls-cert and --tls-key go together")
+    tls = server_tls_context(args.tls_cert, args.tls_key) if args.tls_cert else None
+    srv = OriginServer(args.host, args.port, ipv6=not args.no_ipv6, tls=tls).start()
+    print(f"origin listening on {args.host}:{srv.port}" + (" (HTTPS)" if tls else ""), flush=True)
     done = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: done.set())
     signal.signal(signal.SIGTERM, lambda *_: done.set())
