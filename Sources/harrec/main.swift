@@ -136,6 +136,7 @@ func runRecord(_ arguments: [String]) -> Int32 {
                      (configuration.credentials == nil ? " (consider --proxy-auth)" : ""))
         }
         printErr("harrec: recording to \(out) (Ctrl-C to stop)")
+        for note in startupNotes { printErr(note) }
 
         server.run()
         log.flush()
@@ -160,16 +161,19 @@ func runRecord(_ arguments: [String]) -> Int32 {
     }
 }
 
+/// Lines printed after the listening lines, so scripts that wait for those see them first.
+var startupNotes: [String] = []
+
 /// TLS interception settings from the record options: the CA (created when missing), upstream
 /// verification and the host filters.
 func makeInterception(_ parsed: ParsedArguments) throws -> TLSInterception {
     let authority = loadAuthority(parsed)
     if authority.wasCreated {
-        printErr("harrec: created a CA in \(authority.directory); to trust it: harrec ca show")
+        startupNotes.append("harrec: created a CA in \(authority.directory); to trust it: harrec ca show")
     }
     let verification: TLSClientContext.Verification
     if parsed.flag("insecure-upstream") {
-        printErr("harrec: warning: --insecure-upstream: upstream TLS certificates are not verified")
+        startupNotes.append("harrec: warning: --insecure-upstream: upstream TLS certificates are not verified")
         verification = .none
     } else {
         let anchors = parsed.allValues("upstream-ca")
