@@ -25,6 +25,8 @@ let package = Package(
         .target(name: "Codecs", dependencies: ["CHarrecShims"]),
         // OpenSSL over memory BIOs, ClientHello sniffing, CA and leaf issuance.
         .target(name: "TLS", dependencies: ["CHarrecShims"]),
+        // Sans-IO WebSocket frame parser, message assembler, permessage-deflate.
+        .target(name: "WebSocket", dependencies: ["CHarrecShims"]),
         .target(name: "Recording", dependencies: ["HTTP1", "HAR", "Codecs"]),
         .target(name: "ProxyCore", dependencies: ["HTTP1", "SOCKS5", "Recording", "HAR", "TLS"]),
         // The only I/O: epoll, non-blocking sockets, timers.
@@ -42,6 +44,7 @@ let package = Package(
         .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "SOCKS5", "Recording", "TLS"]),
         .testTarget(name: "CLITests", dependencies: ["CLI"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "CHarrecShims"]),
+        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
     ],
     swiftLanguageModes: [.v5]
 )
