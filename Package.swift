@@ -28,7 +28,7 @@ let package = Package(
         // Sans-IO WebSocket frame parser, message assembler, permessage-deflate.
         .target(name: "WebSocket", dependencies: ["CHarrecShims"]),
         .target(name: "Recording", dependencies: ["HTTP1", "HAR", "Codecs"]),
-        .target(name: "ProxyCore", dependencies: ["HTTP1", "SOCKS5", "Recording", "HAR", "TLS"]),
+        .target(name: "ProxyCore", dependencies: ["HTTP1", "SOCKS5", "Recording", "HAR", "TLS", "WebSocket"]),
         // The only I/O: epoll, non-blocking sockets, timers.
         .target(name: "ProxyRuntime", dependencies: ["ProxyCore", "Recording", "CHarrecShims"]),
         .target(name: "CLI"),
@@ -41,7 +41,7 @@ let package = Package(
         .testTarget(name: "HARTests", dependencies: ["HAR"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "HAR", "HTTP1"]),
-        .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "SOCKS5", "Recording", "TLS"]),
+        .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "SOCKS5", "Recording", "TLS", "WebSocket"]),
         .testTarget(name: "CLITests", dependencies: ["CLI"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "CHarrecShims"]),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),

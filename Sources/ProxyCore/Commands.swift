@@ -120,6 +120,8 @@ public struct ProxyConfiguration: Sendable {
     /// Whether sessions produce a live line per finished exchange (`--quiet` turns it off, and the
     /// lines are then not even formatted).
     public var liveLog = true
+    /// Record WebSocket ping and pong frames too (`--record-ws-control`).
+    public var recordWebSocketControlFrames = false
     /// TLS interception; nil relays TLS tunnels opaquely.
     public var interception: TLSInterception?
 

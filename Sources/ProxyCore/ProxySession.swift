@@ -4,6 +4,7 @@ import Recording
 import SOCKS5
 import Synchronization
 import TLS
+import WebSocket
 
 /// A source of unique ids shared by all sessions of one proxy.
 public final class IDSource: Sendable {
@@ -76,6 +77,11 @@ public final class ProxySession {
     /// An upstream TLS failure that happened before any request arrived; the next request gets it.
     private var pendingUpstreamFailure: String?
     private var clientHandshakeDone = false
+    /// The WebSocket conversation being recorded after a 101.
+    private var webSocket: WebSocketRecorder?
+    /// Sec-WebSocket-Extensions of the 101, when the upgrade is to websocket.
+    private var webSocketExtensions: String?
+    private var upgradeIsWebSocket = false
 
     private struct Upstream {
         var id: UpstreamID
@@ -215,6 +221,7 @@ public final class ProxySession {
         case .relay(let upstreamID):
             guard let plaintext = clientPlaintext(bytes), !plaintext.isEmpty else { return }
             sendUpstream(upstreamID, plaintext)
+            webSocket?.consume(plaintext, from: .clientToServer, at: lastActivity)
         case .finished:
             break
         }
@@ -329,6 +336,7 @@ public final class ProxySession {
         case .relay:
             guard let plaintext = upstreamPlaintext(upstreamID, bytes), !plaintext.isEmpty else { return }
             sendClient(plaintext)
+            webSocket?.consume(plaintext, from: .serverToClient, at: now)
         case .sniffingTunnel:
             // The server spoke first: not HTTP from the client, so relay opaquely.
             startRelay(upstreamID)
@@ -845,6 +853,8 @@ public final class ProxySession {
                 failExchange("upstream switched protocols without an Upgrade request", respondWith: 502)
                 return
             }
+            upgradeIsWebSocket = head.fields["Upgrade"]?.lowercased() == "websocket"
+            webSocketExtensions = head.fields["Sec-WebSocket-Extensions"]
             var fields = head.fields.removingHopByHop(keepUpgrade: true)
             fields.append(name: "Connection", value: "Upgrade")
             guard let bytes = try? HTTP1Serializer.responseHead(version: .http11, status: 101, reason: head.reason, fields: fields) else {
@@ -951,15 +961,40 @@ public final class ProxySession {
         current.flow.instants.end = clock()
         if current.flow.instants.sendEnd == nil { current.flow.instants.sendEnd = current.flow.instants.responseStart }
         exchange = nil
-        sink.record(current.flow)
-        if configuration.liveLog { commands.append(.log(liveLine(current.flow))) }
+        if upgradeIsWebSocket {
+            // Recorded when the conversation ends, with its messages.
+            current.flow.request.url = webSocketURL(current.flow.request.url)
+            webSocket = WebSocketRecorder(flow: current.flow, extensionHeader: webSocketExtensions,
+                                          recordControlFrames: configuration.recordWebSocketControlFrames)
+            commands.append(.log("\(clientAddress) \(current.flow.request.method) \(current.flow.request.url) 101 websocket"))
+        } else {
+            sink.record(current.flow)
+            if configuration.liveLog { commands.append(.log(liveLine(current.flow))) }
+        }
         let fromClient = requestDecoder.takeBufferedBytes()
         var responseDecoder = connection.decoder
         let fromUpstream = responseDecoder.takeBufferedBytes()
         upstream?.decoder = responseDecoder
         mode = .relay(connection.id)
-        if !fromUpstream.isEmpty { sendClient(fromUpstream) }
-        if !fromClient.isEmpty { sendUpstream(connection.id, fromClient) }
+        let now = clock()
+        if !fromUpstream.isEmpty {
+            sendClient(fromUpstream)
+            webSocket?.consume(fromUpstream, from: .serverToClient, at: now)
+        }
+        if !fromClient.isEmpty {
+            sendUpstream(connection.id, fromClient)
+            webSocket?.consume(fromClient, from: .clientToServer, at: now)
+        }
+    }
+
+    /// Records the WebSocket conversation once, when the session ends.
+    private func finishWebSocket() {
+        guard var recorder = webSocket else { return }
+        webSocket = nil
+        let open = shuttingDown && !(recorder.closeFromClient && recorder.closeFromServer)
+        let flow = recorder.finish(at: clock(), open: open)
+        sink.record(flow)
+        commands.append(.log("\(clientAddress) websocket \(flow.request.url) \(open ? "still open at shutdown" : "closed"): \(recorder.sent) sent, \(recorder.received) received"))
     }
 
     /// A reused keep-alive connection that closes before any response byte is retried once on a
@@ -1184,6 +1219,7 @@ public final class ProxySession {
 
     private func finish(logLine: String?) {
         guard !isFinished else { return }
+        finishWebSocket()
         if let logLine { commands.append(.log(logLine)) }
         if let connection = upstream {
             commands.append(.closeUpstream(connection.id))
@@ -1269,6 +1305,13 @@ func formatDuration(_ seconds: Double) -> String {
     let ms = seconds * 1000
     if ms < 1000 { return format1(ms) + "ms" }
     return format1(seconds) + "s"
+}
+
+/// The URL of a WebSocket entry: ws:// or wss:// as browsers record it.
+func webSocketURL(_ url: String) -> String {
+    if url.hasPrefix("https://") { return "wss://" + url.dropFirst("https://".count) }
+    if url.hasPrefix("http://") { return "ws://" + url.dropFirst("http://".count) }
+    return url
 }
 
 /// "15 s", "0.5 s": whole seconds without a fraction.

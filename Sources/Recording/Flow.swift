@@ -112,6 +112,48 @@ public struct FlowInstants: Sendable, Equatable {
     }
 }
 
+/// One WebSocket message (or control frame) as seen by the proxy.
+public struct RecordedWebSocketMessage: Sendable, Equatable {
+    /// `send` is client to server, `receive` server to client (Chrome's HAR terms).
+    public enum Direction: String, Sendable { case send, receive }
+
+    public var direction: Direction
+    /// Seconds since the Unix epoch when the message was complete.
+    public var time: Double
+    /// 1 text, 2 binary, 8 close, 9 ping, 10 pong.
+    public var opcode: UInt8
+    /// The payload (inflated); for close frames, "code reason" as UTF-8.
+    public var data: [UInt8]
+    /// For text: whether `data` is valid UTF-8.
+    public var textValid: Bool
+    /// The recorded copy was capped.
+    public var truncated: Bool
+    /// Why the message is incomplete or suspect (e.g. an inflate failure).
+    public var note: String?
+
+    public init(direction: Direction, time: Double, opcode: UInt8, data: [UInt8], textValid: Bool = true,
+                truncated: Bool = false, note: String? = nil) {
+        self.direction = direction
+        self.time = time
+        self.opcode = opcode
+        self.data = data
+        self.textValid = textValid
+        self.truncated = truncated
+        self.note = note
+    }
+}
+
+/// The conversation after a 101 to websocket.
+public struct RecordedWebSocket: Sendable, Equatable {
+    public var messages: [RecordedWebSocketMessage] = []
+    /// Still open when the HAR was written (harrec stopped first).
+    public var isOpen = false
+    /// Protocol violations seen in either direction (relaying went on regardless).
+    public var problems: [String] = []
+
+    public init() {}
+}
+
 /// One recorded exchange: what the proxy saw for a request and its response, or why it failed.
 public struct Flow: Sendable, Equatable {
     /// Monotonic id in order of arrival; ties in start time are broken by it.
@@ -125,6 +167,8 @@ public struct Flow: Sendable, Equatable {
     public var connectionID: String?
     /// Why the exchange failed, when it did. Free of control characters.
     public var error: String?
+    /// Set for an upgrade to websocket: the messages that followed the 101.
+    public var webSocket: RecordedWebSocket?
 
     public init(id: UInt64, clientAddress: String, request: RecordedRequest, instants: FlowInstants) {
         self.id = id

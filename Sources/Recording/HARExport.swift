@@ -50,6 +50,9 @@ public enum HARExport {
         if let error = flow.error {
             custom.append((key: "_error", value: .string(error)))
         }
+        if let webSocket = flow.webSocket {
+            custom += webSocketFields(webSocket)
+        }
         return HAREntry(startedDateTime: HARDate.format(epochSeconds: flow.instants.requestStart),
                         time: timings.total,
                         request: harRequest(flow.request),
@@ -58,6 +61,44 @@ public enum HARExport {
                         serverIPAddress: flow.serverIPAddress,
                         connection: flow.connectionID,
                         custom: custom)
+    }
+
+    // MARK: - WebSocket
+
+    /// Chrome's shape: `_resourceType: "websocket"` and `_webSocketMessages`, one object per
+    /// message with type, time (epoch seconds), opcode and data (base64 for binary).
+    static func webSocketFields(_ webSocket: RecordedWebSocket) -> JSONFields {
+        var messages: [JSONValue] = []
+        messages.reserveCapacity(webSocket.messages.count)
+        for message in webSocket.messages {
+            var fields: JSONFields = [
+                (key: "type", value: .string(message.direction.rawValue)),
+                (key: "time", value: .double(message.time)),
+                (key: "opcode", value: .integer(Int(message.opcode))),
+            ]
+            let isText = message.opcode != 2
+            if isText, message.textValid, let text = String(validating: message.data, as: UTF8.self) {
+                fields.append((key: "data", value: .string(text)))
+            } else {
+                fields.append((key: "data", value: .string(HARBuild.base64(message.data))))
+                if isText {
+                    fields.append((key: "_encoding", value: .string("base64")))
+                    fields.append((key: "_invalidUTF8", value: .bool(true)))
+                }
+            }
+            if message.truncated { fields.append((key: "_truncated", value: .bool(true))) }
+            if let note = message.note { fields.append((key: "_note", value: .string(note))) }
+            messages.append(.object(fields))
+        }
+        var fields: JSONFields = [
+            (key: "_resourceType", value: .string("websocket")),
+            (key: "_webSocketMessages", value: .array(messages)),
+        ]
+        if webSocket.isOpen { fields.append((key: "_webSocketOpen", value: .bool(true))) }
+        if !webSocket.problems.isEmpty {
+            fields.append((key: "_webSocketErrors", value: .array(webSocket.problems.map { .string($0) })))
+        }
+        return fields
     }
 
     // MARK: - Timings

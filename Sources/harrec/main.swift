@@ -28,6 +28,7 @@ let recordSpec = CommandSpec(
         OptionSpec("ignore-hosts", .value(placeholder: "<regex>"), help: "Relay matching host:port byte for byte (repeatable; wins over --intercept-hosts)."),
         OptionSpec("upstream-ca", .value(placeholder: "<file.pem>"), help: "Extra trust anchors for upstream TLS (repeatable)."),
         OptionSpec("insecure-upstream", .flag, help: "Do not verify upstream TLS certificates (prints a warning)."),
+        OptionSpec("record-ws-control", .flag, help: "Also record WebSocket ping and pong frames."),
         OptionSpec("quiet", short: "q", .flag, help: "No live line per exchange."),
     ],
     discussion: """

@@ -276,8 +276,15 @@ final class ProxySessionTests: XCTestCase {
         let commands = p.upstream(1, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\u{81}\u{0}")
         let toClient = text(clientBytes(commands))
         XCTAssertTrue(toClient.hasPrefix("HTTP/1.1 101 Switching Protocols\r\n"), toClient)
-        XCTAssertEqual(p.sink.flows[0].response?.status, 101)
+        XCTAssertTrue(p.sink.flows.isEmpty, "a WebSocket entry is written when the conversation ends")
         XCTAssertEqual(upstreamBytes(p.client([0x81, 0x80, 1, 2, 3, 4]), 1), [0x81, 0x80, 1, 2, 3, 4])
+        p.clientEOF()
+        p.upstreamEOF(1)
+        XCTAssertEqual(p.sink.flows.first?.response?.status, 101)
+        // The bytes after the 101 above are "\u{81}\u{0}" as UTF-8 (C2 81 00): relayed, but not a
+        // valid frame, so the server direction records a problem; the client's empty text frame is a message.
+        XCTAssertEqual(p.sink.flows.first?.webSocket?.messages.map(\.direction), [.send])
+        XCTAssertEqual(p.sink.flows.first?.webSocket?.problems.count, 1)
     }
 
     func testAbortRecordsTheExchangeInFlight() {
