@@ -244,6 +244,11 @@ public final class ProxySession {
             if upstreamSentEOF {
                 finish(logLine: nil)
             } else {
+                // Over TLS the end of the stream is a close_notify, then the TCP half-close.
+                if let tls = upstream?.tls {
+                    tls.close()
+                    flushUpstreamTLS()
+                }
                 commands.append(.shutdownUpstreamWrite(upstreamID))
             }
         case .socksHandshake:
@@ -367,6 +372,10 @@ public final class ProxySession {
             if clientSentEOF {
                 finish(logLine: nil)
             } else {
+                if let tls = clientTLS {
+                    tls.close()
+                    flushClientTLS()
+                }
                 commands.append(.shutdownClientWrite)
             }
         case .sniffingTunnel:

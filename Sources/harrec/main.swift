@@ -85,6 +85,8 @@ func runRecord(_ arguments: [String]) -> Int32 {
         fail("--out <file.har> is required: where should the HAR be written? e.g. harrec --out session.har")
     }
     var configuration = ProxyConfiguration()
+    configuration.liveLog = !parsed.flag("quiet")
+    configuration.recordWebSocketControlFrames = parsed.flag("record-ws-control")
     do {
         if let maxBody = parsed.value("max-body") {
             configuration.maxRecordedBodyBytes = try parseByteCount(maxBody, option: "max-body")
