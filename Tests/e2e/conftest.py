@@ -392,3 +392,62 @@ def harrec_tls(harrec, test_pki, tmp_path):
     f = HarrecTLSFactory(harrec, test_pki, tmp_path / "ca")
     yield f
     f.check_no_key_material()
+
+
+# ---------------------------------------------------------------- WebSocket (issue 4)
+
+class WSServerFactory:
+    """`srv = factory.start(compression="deflate"|None, extensions=[...])`: a started
+    helpers.WSServer (plain, or TLS with the test PKI's localhost certificate); all are stopped
+    at teardown."""
+
+    def __init__(self, tls_pki: Path | None = None):
+        self.tls_pki = tls_pki
+        self.servers: list = []
+
+    def start(self, compression="deflate", extensions=None) -> helpers.WSServer:
+        tls = None
+        if self.tls_pki is not None:
+            tls = origin_mod.server_tls_context(self.tls_pki / "server.pem",
+                                                self.tls_pki / "server-key.pem", alpn=None)
+        srv = helpers.WSServer(tls=tls, compression=compression, extensions=extensions).start()
+        self.servers.append(srv)
+        return srv
+
+    def cleanup(self):
+        for srv in self.servers:
+            srv.stop()
+
+
+@pytest.fixture
+def ws_server():
+    """Factory of plain `websockets` servers (ws://) on 127.0.0.1 and ::1; see helpers.WSServer."""
+    f = WSServerFactory()
+    yield f
+    f.cleanup()
+
+
+@pytest.fixture
+def wss_server(test_pki):
+    """Factory of TLS `websockets` servers (wss://) with the test CA's certificate for localhost,
+    127.0.0.1 and ::1 (give harrec --upstream-ca, i.e. use harrec_tls)."""
+    f = WSServerFactory(tls_pki=test_pki)
+    yield f
+    f.cleanup()
+
+
+@pytest.fixture
+def raw_ws_server():
+    """Factory of hand-written WebSocket servers (helpers.RawWSServer): `start(greeting=b"...",
+    tls=None|"pki")`."""
+    servers = []
+
+    class _F:
+        @staticmethod
+        def start(greeting=b"", tls=None):
+            srv = helpers.RawWSServer(greeting=greeting, tls=tls).start()
+            servers.append(srv)
+            return srv
+    yield _F
+    for srv in servers:
+        srv.stop()

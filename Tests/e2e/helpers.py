@@ -874,3 +874,480 @@ print(json.dumps({"python": sys.version.split()[0], "strict": strict, "status": 
                   "issuer": cert.get("issuer")}))
 t.close()
 '''
+
+
+# ---------------------------------------------------------------- WebSocket (issue 4)
+#
+# Two kinds of WebSocket peers: `WSServer` runs the `websockets` library (asyncio, in a thread of
+# its own) for real-client behaviour (compression, fragmentation, closes); `RawWSServer` and the
+# frame functions below speak RFC 6455 by hand for what `websockets` refuses to send or accept
+# (invalid UTF-8 text) and for byte-exact checks of what was relayed.
+
+import asyncio  # noqa: E402
+import itertools  # noqa: E402
+
+import websockets  # noqa: E402
+from websockets.asyncio.server import serve as ws_serve  # noqa: E402
+
+WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+OP_CONT, OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
+
+
+def ws_accept(key: str) -> str:
+    """Sec-WebSocket-Accept for a Sec-WebSocket-Key (RFC 6455 section 4.2.2)."""
+    return base64.b64encode(hashlib.sha1((key + WS_GUID).encode()).digest()).decode()
+
+
+def ws_close_payload(code: int, reason: str = "") -> bytes:
+    return struct.pack(">H", code) + reason.encode("utf-8")
+
+
+def _ws_mask(data: bytes, key: bytes) -> bytes:
+    if not data:
+        return b""
+    n = len(data)
+    k = (key * (n // 4 + 1))[:n]
+    return (int.from_bytes(data, "big") ^ int.from_bytes(k, "big")).to_bytes(n, "big")
+
+
+def ws_frame(opcode: int, payload: bytes = b"", fin: bool = True, mask: bool = True,
+             rsv1: bool = False, mask_key: bytes | None = None) -> bytes:
+    """One frame as it goes on the wire; clients mask (mask=True), servers do not."""
+    b0 = (0x80 if fin else 0) | (0x40 if rsv1 else 0) | opcode
+    m = 0x80 if mask else 0
+    n = len(payload)
+    if n < 126:
+        head = bytes([b0, m | n])
+    elif n < 65536:
+        head = bytes([b0, m | 126]) + struct.pack(">H", n)
+    else:
+        head = bytes([b0, m | 127]) + struct.pack(">Q", n)
+    if not mask:
+        return head + payload
+    key = mask_key or os.urandom(4)
+    return head + key + _ws_mask(payload, key)
+
+
+@dataclass
+class WSFrame:
+    fin: bool
+    rsv1: bool
+    opcode: int
+    payload: bytes  # unmasked
+    masked: bool
+    raw: bytes      # the frame's bytes on the wire
+
+
+def ws_parse_frames(buf: bytearray) -> list[WSFrame]:
+    """Removes every complete frame from the front of buf and returns them (partial ones stay)."""
+    out = []
+    while len(buf) >= 2:
+        b0, b1 = buf[0], buf[1]
+        n = b1 & 0x7F
+        pos = 2
+        if n == 126:
+            if len(buf) < 4:
+                break
+            n = struct.unpack(">H", buf[2:4])[0]
+            pos = 4
+        elif n == 127:
+            if len(buf) < 10:
+                break
+            n = struct.unpack(">Q", buf[2:10])[0]
+            pos = 10
+        masked = bool(b1 & 0x80)
+        key = b""
+        if masked:
+            if len(buf) < pos + 4:
+                break
+            key = bytes(buf[pos:pos + 4])
+            pos += 4
+        if len(buf) < pos + n:
+            break
+        payload = bytes(buf[pos:pos + n])
+        raw = bytes(buf[:pos + n])
+        del buf[:pos + n]
+        out.append(WSFrame(bool(b0 & 0x80), bool(b0 & 0x40), b0 & 0x0F,
+                           _ws_mask(payload, key) if masked else payload, masked, raw))
+    return out
+
+
+def ws_upgrade_request(target: str, host: str, key: str, extra=()) -> bytes:
+    """A client's upgrade head (target in origin-form, or absolute-form for a plain HTTP proxy)."""
+    return request_bytes("GET", target, host, [("Upgrade", "websocket"), ("Connection", "Upgrade"),
+                                               ("Sec-WebSocket-Key", key),
+                                               ("Sec-WebSocket-Version", "13"), *extra])
+
+
+def ws_text(nbytes: int, seed: int = 0) -> str:
+    """A str whose UTF-8 encoding is exactly nbytes long, with 1-, 2-, 3- and 4-byte characters."""
+    unit = f"ws{seed} Grüße, 世界 😀 "
+    ub = unit.encode("utf-8")
+    raw = (ub * (nbytes // len(ub) + 1))[:nbytes]
+    text = raw.decode("utf-8", "ignore")
+    text += "x" * (nbytes - len(text.encode("utf-8")))
+    assert len(text.encode("utf-8")) == nbytes
+    return text
+
+
+def ws_message(kind: str, size: int, seed: int = 0):
+    """A deterministic message: kind 'text' (str of size UTF-8 bytes) or 'binary' (bytes)."""
+    return ws_text(size, seed) if kind == "text" else origin_mod.make_bytes(size, seed)
+
+
+def ws_event(msg) -> tuple:
+    """A received or sent message as ('text', str) or ('binary', bytes)."""
+    return ("text", msg) if isinstance(msg, str) else ("binary", bytes(msg))
+
+
+def ws_close_event(close) -> tuple | None:
+    """A websockets Close (protocol.close_sent / close_rcvd) as ('close', 'CODE REASON')."""
+    if close is None:
+        return None
+    return ("close", f"{close.code} {close.reason}")
+
+
+@dataclass
+class WSServerConn:
+    """What one connection to a WSServer saw. `received` / `sent`: ws_event tuples in order
+    (commands included in `received`); close_rcvd / close_sent: ws_close_event or None."""
+    path: str
+    request_headers: list
+    response_headers: list
+    received: list = field(default_factory=list)
+    sent: list = field(default_factory=list)
+    pings_sent: list = field(default_factory=list)
+    close_rcvd: tuple | None = None
+    close_sent: tuple | None = None
+    error: str | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class WSServer:
+    """A `websockets` server (asyncio in its own thread) on 127.0.0.1 and ::1 (same port).
+
+    Every path behaves the same: each message is recorded and echoed back, except a text message
+    holding a JSON object with "op", which is a command (recorded, not echoed):
+      {"op": "send", "n": N, "kind": "text"|"binary", "size": S, "seed": K}  N messages
+      {"op": "fragments", "kind": ..., "sizes": [..], "seed": K, "ping": bool}  one message in
+          len(sizes) frames (a ping, awaited, between frames when "ping")
+      {"op": "ping", "data": "..."}   a ping, then (after its pong) the text message "pinged"
+      {"op": "close", "code": C, "reason": R}   server-initiated close
+      {"op": "abort", "raw": HEX}     writes the raw bytes (e.g. a partial frame), then aborts TCP
+    `conn(path)` returns the WSServerConn of the connection whose request target is path."""
+
+    def __init__(self, tls: ssl.SSLContext | None = None, compression: str | None = "deflate",
+                 extensions=None):
+        self.tls = tls
+        self.compression = compression
+        self.extensions = extensions
+        self.scheme = "wss" if tls else "ws"
+        self.port: int | None = None
+        self.conns: dict[str, WSServerConn] = {}
+        self.cond = threading.Condition()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self.thread: threading.Thread | None = None
+
+    def url(self, host: str, path: str) -> str:
+        h = f"[{host}]" if ":" in host else host
+        return f"{self.scheme}://{h}:{self.port}{path}"
+
+    # ---- lifecycle
+    def _sockets(self):
+        for _attempt in range(20):
+            v4 = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            v4.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            v4.bind(("127.0.0.1", 0))
+            port = v4.getsockname()[1]
+            v6 = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+            v6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                v6.bind(("::1", port))
+            except OSError:
+                v4.close()
+                v6.close()
+                continue
+            return port, [v4, v6]
+        raise RuntimeError("could not bind 127.0.0.1 and ::1 on one port")
+
+    def start(self) -> "WSServer":
+        self.port, socks = self._sockets()
+        self.thread = threading.Thread(target=self._run, args=(socks,), daemon=True,
+                                       name=f"ws-server-{self.port}")
+        self.thread.start()
+        if not self._ready.wait(10) or self._error:
+            raise RuntimeError(f"WebSocket server did not start: {self._error!r}")
+        return self
+
+    def _run(self, socks):
+        try:
+            asyncio.run(self._main(socks))
+        except BaseException as exc:  # noqa: BLE001 (reported by start())
+            self._error = exc
+            self._ready.set()
+
+    async def _main(self, socks):
+        self.loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        servers = []
+        for s in socks:
+            servers.append(await ws_serve(self._handler, sock=s, ssl=self.tls,
+                                          compression=self.compression,
+                                          extensions=self.extensions, max_size=None,
+                                          ping_interval=None, close_timeout=5))
+        self._ready.set()
+        await self._stop.wait()
+        for srv in servers:
+            srv.close()
+        for srv in servers:
+            await asyncio.wait_for(srv.wait_closed(), 10)
+
+    def stop(self):
+        if self.loop is not None and self._stop is not None and self.thread.is_alive():
+            self.loop.call_soon_threadsafe(self._stop.set)
+            self.thread.join(15)
+
+    # ---- connections
+    def conn(self, path: str, timeout: float = 5.0) -> WSServerConn:
+        deadline = time.time() + timeout
+        with self.cond:
+            while path not in self.conns:
+                left = deadline - time.time()
+                if left <= 0:
+                    raise AssertionError(f"no WebSocket connection for {path} reached the server "
+                                         f"(seen: {list(self.conns)})")
+                self.cond.wait(left)
+            return self.conns[path]
+
+    def finished(self, path: str, timeout: float = 10.0) -> WSServerConn:
+        """The connection's record once its handler has finished (the connection is closed)."""
+        c = self.conn(path, timeout)
+        assert c.done.wait(timeout), f"the server's side of {path} did not finish in {timeout} s"
+        assert c.error is None, f"server handler for {path} failed: {c.error}"
+        return c
+
+    async def _handler(self, ws):
+        c = WSServerConn(ws.request.path, list(ws.request.headers.raw_items()),
+                         list(ws.response.headers.raw_items()))
+        with self.cond:
+            self.conns[c.path] = c
+            self.cond.notify_all()
+        try:
+            async for msg in ws:
+                c.received.append(ws_event(msg))
+                cmd = None
+                if isinstance(msg, str) and msg.startswith("{"):
+                    try:
+                        cmd = json.loads(msg)
+                    except ValueError:
+                        cmd = None
+                if isinstance(cmd, dict) and "op" in cmd:
+                    await self._command(ws, c, cmd)
+                else:
+                    await ws.send(msg)
+                    c.sent.append(ws_event(msg))
+        except websockets.ConnectionClosed:
+            pass
+        except Exception as exc:  # noqa: BLE001 (reported by finished())
+            c.error = repr(exc)
+        finally:
+            try:
+                await asyncio.wait_for(ws.wait_closed(), 10)
+            except Exception as exc:  # noqa: BLE001
+                c.error = c.error or f"wait_closed: {exc!r}"
+            c.close_rcvd = ws_close_event(ws.protocol.close_rcvd)
+            c.close_sent = ws_close_event(ws.protocol.close_sent)
+            c.done.set()
+
+    async def _command(self, ws, c: WSServerConn, cmd: dict):
+        op = cmd["op"]
+        if op == "send":
+            for i in range(cmd["n"]):
+                m = ws_message(cmd.get("kind", "text"), cmd.get("size", 16), cmd.get("seed", 0) + i)
+                await ws.send(m)
+                c.sent.append(ws_event(m))
+        elif op == "fragments":
+            whole = ws_message(cmd.get("kind", "text"), sum(cmd["sizes"]), cmd.get("seed", 0))
+            parts = split_message(whole, cmd["sizes"])
+
+            async def gen():
+                for i, part in enumerate(parts):
+                    if i and cmd.get("ping"):
+                        data = f"server-frag-ping-{i}".encode()
+                        await (await ws.ping(data))
+                        c.pings_sent.append(data)
+                    yield part
+            await ws.send(gen())
+            c.sent.append(ws_event(whole))
+        elif op == "ping":
+            data = cmd["data"].encode()
+            await (await ws.ping(data))
+            c.pings_sent.append(data)
+            await ws.send("pinged")
+            c.sent.append(ws_event("pinged"))
+        elif op == "close":
+            await ws.close(cmd["code"], cmd["reason"])
+        elif op == "abort":
+            ws.transport.write(bytes.fromhex(cmd["raw"]))
+            await asyncio.sleep(0.3)  # let the partial frame leave before the reset
+            ws.transport.abort()
+        else:
+            raise ValueError(f"unknown command {op!r}")
+
+
+def split_message(whole, sizes):
+    """Cuts a message into len(sizes) fragments: bytes by byte counts, a str by character counts
+    (websockets encodes each str fragment by itself); the last fragment takes the rest."""
+    out, pos = [], 0
+    for n in sizes[:-1]:
+        out.append(whole[pos:pos + n])
+        pos += n
+    out.append(whole[pos:])
+    return out
+
+
+class RawWSServer:
+    """A hand-written WebSocket server (stdlib, a thread per connection, optional TLS) for frames
+    `websockets` will not send or accept. It answers the upgrade with 101 (after the whole head),
+    sends `greeting` (raw frame bytes, e.g. an invalid UTF-8 text frame) at once, answers a ping
+    with a pong and a close with the same close payload (then closes). Per connection (in
+    `.conns`, in accept order) it keeps `head` (the upgrade head it got), `received` (every byte
+    after the head, exactly), `sent` (every byte after its 101 head) and `frames` (parsed)."""
+
+    def __init__(self, greeting: bytes = b"", tls: ssl.SSLContext | None = None):
+        self.greeting = greeting
+        self.tls = tls
+        self.ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.ls.bind(("127.0.0.1", 0))
+        self.ls.listen(16)
+        self.port = self.ls.getsockname()[1]
+        self.conns: list[dict] = []
+        self.lock = threading.Lock()
+        self.stopping = False
+
+    def start(self) -> "RawWSServer":
+        threading.Thread(target=self._accept, daemon=True, name="raw-ws-accept").start()
+        return self
+
+    def _accept(self):
+        while not self.stopping:
+            try:
+                s, _ = self.ls.accept()
+            except OSError:
+                return
+            c = {"head": b"", "received": bytearray(), "sent": bytearray(), "frames": [],
+                 "error": None, "done": threading.Event()}
+            with self.lock:
+                self.conns.append(c)
+            threading.Thread(target=self._serve, args=(s, c), daemon=True).start()
+
+    def _serve(self, s, c):
+        s.settimeout(15)
+        try:
+            if self.tls is not None:
+                s = self.tls.wrap_socket(s, server_side=True)
+            buf = bytearray()
+            while b"\r\n\r\n" not in buf:
+                data = s.recv(65536)
+                if not data:
+                    raise EOFError(f"closed inside the upgrade head: {bytes(buf)[:200]!r}")
+                buf += data
+            i = buf.index(b"\r\n\r\n") + 4
+            c["head"] = bytes(buf[:i])
+            del buf[:i]
+            key = None
+            for ln in c["head"].decode("latin-1").split("\r\n")[1:]:
+                k, _, v = ln.partition(":")
+                if k.strip().lower() == "sec-websocket-key":
+                    key = v.strip()
+            if key is None:
+                raise ValueError("no Sec-WebSocket-Key in the upgrade head")
+            s.sendall(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                       "Connection: Upgrade\r\n"
+                       f"Sec-WebSocket-Accept: {ws_accept(key)}\r\n\r\n").encode())
+
+            def send(data):
+                s.sendall(data)
+                c["sent"] += data
+            if self.greeting:
+                send(self.greeting)
+            c["received"] += buf
+            pending = bytearray(buf)
+            closing = False
+            while not closing:
+                for fr in ws_parse_frames(pending):
+                    c["frames"].append(fr)
+                    if fr.opcode == OP_PING:
+                        send(ws_frame(OP_PONG, fr.payload, mask=False))
+                    elif fr.opcode == OP_CLOSE:
+                        send(ws_frame(OP_CLOSE, fr.payload, mask=False))
+                        closing = True
+                        break
+                if closing:
+                    break
+                data = s.recv(65536)
+                if not data:
+                    break
+                c["received"] += data
+                pending += data
+            if closing:  # the client closes TCP after our close frame; wait (bounded) for it
+                s.settimeout(3)
+                try:
+                    while True:
+                        data = s.recv(65536)
+                        if not data:
+                            break
+                        c["received"] += data
+                except OSError:
+                    pass
+        except Exception as exc:  # noqa: BLE001 (tests read c["error"])
+            c["error"] = repr(exc)
+        finally:
+            try:
+                s.close()
+            except OSError:
+                pass
+            c["done"].set()
+
+    def finished(self, index: int = 0, timeout: float = 10.0) -> dict:
+        deadline = time.time() + timeout
+        while True:
+            with self.lock:
+                if len(self.conns) > index:
+                    c = self.conns[index]
+                    break
+            if time.time() > deadline:
+                raise AssertionError("no connection reached the raw WebSocket server")
+            time.sleep(0.02)
+        assert c["done"].wait(max(0.1, deadline - time.time())), \
+            "the raw WebSocket server's connection did not finish"
+        return c
+
+    def stop(self):
+        self.stopping = True
+        self.ls.close()
+
+
+# ---- HAR `_webSocketMessages`
+
+def ws_har_event(m: dict) -> tuple:
+    """A HAR WebSocket message as (type, event): event ('text', str), ('binary', bytes),
+    ('invalid-text', raw bytes), ('close', 'CODE REASON'), ('ping'|'pong', bytes)."""
+    op, data = m["opcode"], m["data"]
+    if op == OP_TEXT:
+        if m.get("_invalidUTF8"):
+            assert m.get("_encoding") == "base64", f"_invalidUTF8 without _encoding base64: {m}"
+            return m["type"], ("invalid-text", base64.b64decode(data))
+        return m["type"], ("text", data)
+    if op == OP_BINARY:
+        return m["type"], ("binary", base64.b64decode(data))
+    if op == OP_CLOSE:
+        return m["type"], ("close", data)
+    if op in (OP_PING, OP_PONG):
+        raw = base64.b64decode(data) if m.get("_encoding") == "base64" else data.encode("utf-8")
+        return m["type"], ("ping" if op == OP_PING else "pong", raw)
+    raise AssertionError(f"unexpected opcode in _webSocketMessages: {m}")
