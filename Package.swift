@@ -15,7 +15,7 @@ let package = Package(
             name: "CHarrecShims",
             linkerSettings: [
                 .linkedLibrary("ssl"), .linkedLibrary("crypto"), .linkedLibrary("z"),
-                .linkedLibrary("brotlidec"), .linkedLibrary("zstd"),
+                .linkedLibrary("brotlidec"), .linkedLibrary("zstd"), .linkedLibrary("deflate"),
             ]
         ),
         // Sans-IO protocol cores: bytes in, events out. No sockets, no runtime.

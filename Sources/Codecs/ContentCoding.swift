@@ -89,7 +89,8 @@ public enum ContentDecoder {
             case .identity:
                 continue
             case .gzip:
-                current = try ZlibDecoding.decode(current, format: .gzip, limit: limit)
+                current = try WholeBufferGzip.decode(current, limit: limit)
+                    ?? ZlibDecoding.decode(current, format: .gzip, limit: limit)
             case .deflate:
                 current = try ZlibDecoding.decodeDeflate(current, limit: limit)
             case .br:

@@ -1,5 +1,5 @@
 import XCTest
-import Codecs
+@testable import Codecs
 
 /// Fixtures are made by Fixtures/codecs/generate.py with the gzip, brotli and zstd CLIs and Python zlib.
 private let fixtureDirectory: String = {
@@ -315,5 +315,31 @@ final class InflaterTests: XCTestCase {
         let small = try Inflater(windowBits: 8)
         XCTAssertEqual(try small.inflate(try fixture("pmd-1.deflate"), limit: 1024).count, 39)
         XCTAssertEqual(try Inflater(windowBits: 9).inflate([], limit: 0), [])
+    }
+}
+
+/// The libdeflate fast path must agree with zlib and step aside for everything unusual.
+final class WholeBufferGzipTests: XCTestCase {
+    func testSingleMemberTakesTheFastPathWithIdenticalOutput() throws {
+        for name in ["small.gz", "large.gz"] {
+            let data = try fixture(name)
+            let fast = try XCTUnwrap(WholeBufferGzip.decode(data, limit: 1 << 30), name)
+            XCTAssertEqual(fast, try ZlibDecoding.decode(data, format: .gzip, limit: 1 << 30), name)
+        }
+    }
+
+    func testUnusualInputFallsBackToZlib() throws {
+        XCTAssertNil(WholeBufferGzip.decode(try fixture("multi-member.gz"), limit: 1 << 30), "several members")
+        let small = try fixture("small.gz")
+        XCTAssertNil(WholeBufferGzip.decode(small, limit: 3), "stated size over the limit")
+        XCTAssertNil(WholeBufferGzip.decode(Array(small.dropLast(1)), limit: 1 << 30), "truncated")
+        var wrongSize = small
+        wrongSize[wrongSize.count - 4] &+= 1
+        XCTAssertNil(WholeBufferGzip.decode(wrongSize, limit: 1 << 30), "trailer size disagrees")
+        XCTAssertThrowsError(try ContentDecoder.decode(wrongSize, codings: [.gzip], limit: 1 << 30),
+                             "the zlib path reports the damage")
+        var corrupt = small
+        corrupt[corrupt.count / 2] ^= 0xFF
+        XCTAssertNil(WholeBufferGzip.decode(corrupt, limit: 1 << 30), "corrupt")
     }
 }

@@ -20,6 +20,7 @@
 #include <zlib.h>
 #include <brotli/decode.h>
 #include <zstd.h>
+#include <libdeflate.h>
 
 #include <openssl/ssl.h>
 #include <openssl/err.h>
