@@ -1088,8 +1088,15 @@ public final class ProxySession {
         if tls.state == .established { clientHandshakeDone = true }
         flushClientTLS()
         if closed {
-            // close_notify: the client will send nothing more.
-            if !plaintext.isEmpty { requestDecoder.feed(plaintext) }
+            // close_notify: the client will send nothing more; what came with it still counts.
+            if !plaintext.isEmpty {
+                if case .relay(let upstreamID) = mode {
+                    sendUpstream(upstreamID, plaintext)
+                    webSocket?.consume(plaintext, from: .clientToServer, at: clock())
+                } else {
+                    requestDecoder.feed(plaintext)
+                }
+            }
             clientClosed()
             return nil
         }
@@ -1136,9 +1143,15 @@ public final class ProxySession {
             sendRequestHead()
         }
         if closed {
-            if !plaintext.isEmpty, exchange != nil {
-                upstream?.decoder.feed(plaintext)
-                advanceResponse()
+            // close_notify: relay or parse what came with it before handling the end.
+            if !plaintext.isEmpty {
+                if case .relay = mode {
+                    sendClient(plaintext)
+                    webSocket?.consume(plaintext, from: .serverToClient, at: clock())
+                } else if exchange != nil {
+                    upstream?.decoder.feed(plaintext)
+                    advanceResponse()
+                }
             }
             upstreamClosed(upstreamID)
             return nil
