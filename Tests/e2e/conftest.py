@@ -438,14 +438,17 @@ def wss_server(test_pki):
 
 @pytest.fixture
 def raw_ws_server():
-    """Factory of hand-written WebSocket servers (helpers.RawWSServer): `start(greeting=b"...",
-    tls=None|"pki")`."""
+    """Factory of hand-written WebSocket servers (helpers.RawWSServer):
+    `start(greeting=b"...", tls=None|SSLContext, close_after_greeting=False,
+    greeting_delay=0.0)`."""
     servers = []
 
     class _F:
         @staticmethod
-        def start(greeting=b"", tls=None):
-            srv = helpers.RawWSServer(greeting=greeting, tls=tls).start()
+        def start(greeting=b"", tls=None, close_after_greeting=False, greeting_delay=0.0):
+            srv = helpers.RawWSServer(greeting=greeting, tls=tls,
+                                      close_after_greeting=close_after_greeting,
+                                      greeting_delay=greeting_delay).start()
             servers.append(srv)
             return srv
     yield _F

@@ -1217,9 +1217,12 @@ class RawWSServer:
     `.conns`, in accept order) it keeps `head` (the upgrade head it got), `received` (every byte
     after the head, exactly), `sent` (every byte after its 101 head) and `frames` (parsed)."""
 
-    def __init__(self, greeting: bytes = b"", tls: ssl.SSLContext | None = None):
+    def __init__(self, greeting: bytes = b"", tls: ssl.SSLContext | None = None,
+                 close_after_greeting: bool = False, greeting_delay: float = 0.0):
         self.greeting = greeting
+        self.greeting_delay = greeting_delay  # seconds between the 101 and the greeting
         self.tls = tls
+        self.close_after_greeting = close_after_greeting  # then: close_notify (TLS) and close
         self.ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.ls.bind(("127.0.0.1", 0))
@@ -1274,7 +1277,17 @@ class RawWSServer:
                 s.sendall(data)
                 c["sent"] += data
             if self.greeting:
+                if self.greeting_delay:
+                    time.sleep(self.greeting_delay)
                 send(self.greeting)
+            if self.close_after_greeting:
+                if self.tls is not None:
+                    s.setblocking(False)  # send close_notify now, do not wait for the peer's
+                    try:
+                        s.unwrap()
+                    except (ssl.SSLWantReadError, ssl.SSLWantWriteError, OSError):
+                        pass
+                return
             c["received"] += buf
             pending = bytearray(buf)
             closing = False

@@ -313,8 +313,11 @@ def check_transparency(srv, res: Result) -> object:
     p = res.peer
     assert_events(c.received, p.sent, f"{res.name}: server received vs client sent")
     assert_events(p.received, c.sent, f"{res.name}: client received vs server sent")
-    assert c.close_rcvd == p.close_sent, f"{res.name}: close {c.close_rcvd} != {p.close_sent}"
-    assert p.close_rcvd == c.close_sent, f"{res.name}: close {p.close_rcvd} != {c.close_sent}"
+    assert c.close_rcvd == p.close_sent, \
+        f"{res.name}: the server got close {c.close_rcvd}, the client sent {p.close_sent}"
+    assert p.close_rcvd == c.close_sent, \
+        f"{res.name}: the client got close {p.close_rcvd} (code {p.close_code}), the server " \
+        f"sent {c.close_sent}"
     for what, server_side, client_side in (("upgrade request", c.request_headers,
                                              p.request_headers),
                                             ("101 response", c.response_headers,
@@ -696,7 +699,8 @@ def raw_ws_session(sock, target: str, host: str, greeting: bytes, frames: list[b
     pending, closed = bytearray(), False
     while not closed:
         if not conn.buf:
-            assert conn._fill(), f"connection closed before the server's close frame: {bytes(got)!r}"
+            assert conn._fill(), \
+                f"connection closed before the server's close frame: {bytes(got)!r}"
         chunk = bytes(conn.buf)
         conn.buf.clear()
         got += chunk
@@ -806,3 +810,44 @@ def test_ws_empty_close_frame(mode, raw_ws_server, harrec_tls):
     assert_events([ws_har_event(m) for m in e["_webSocketMessages"]],
                   [("send", ("text", "x")), ("send", ("binary", b"")), ("send", ("close", "")),
                    ("receive", ("close", ""))], f"{url}: _webSocketMessages")
+
+
+LAST_WORDS = ws_frame(OP_TEXT, b"last words", mask=False) + \
+    ws_frame(OP_CLOSE, ws_close_payload(1000, "server bye"), mask=False)
+
+
+@pytest.mark.parametrize("mode", ["direct-tls", "connect-tls", "connect"])
+def test_ws_last_frames_before_server_close(mode, raw_ws_server, harrec_tls, test_pki):
+    """The server sends its last frames and closes at once (TLS: close_notify right behind
+    them, often in the same TCP segment): repeated, because whether the bytes arrive together
+    is timing. Every client gets the frames; every HAR entry has them."""
+    tls = _raw_server_tls(test_pki) if mode.endswith("tls") else None
+    srv = raw_ws_server.start(greeting=LAST_WORDS, tls=tls, close_after_greeting=True,
+                              greeting_delay=0.05)  # the frames come after the 101 was relayed
+    px = None if mode.startswith("direct") else harrec_tls.start()
+    cafile = test_pki / "ca.pem" if px is None else px.ca_pem
+    host = f"127.0.0.1:{srv.port}"
+    urls, lost = [], []
+    for i in range(20):
+        sock = _raw_open(mode, px, srv.port, cafile)
+        conn = RawConn(sock=sock, timeout=10)
+        key = base64.b64encode(os.urandom(16)).decode()
+        conn.send(ws_upgrade_request(f"/last?{i}", host, key))
+        assert conn.read_head().status == 101
+        got = conn.read_until_close(10)
+        conn.close()
+        if got != LAST_WORDS:
+            lost.append((i, got[:40]))
+        urls.append(("wss://" if tls else "ws://") + f"{host}/last?{i}")
+    assert not lost, f"{len(lost)} of 20 clients did not get the server's last frames: {lost[:3]}"
+    if px is None:
+        return
+    for url in urls:
+        wait_closed_line(px, url)
+    har = px.stop()
+    bad = []
+    for url in urls:
+        got = [ws_har_event(m) for m in ws_entry(har, url)["_webSocketMessages"]]
+        if got != [("receive", ("text", "last words")), ("receive", ("close", "1000 server bye"))]:
+            bad.append((url, got))
+    assert not bad, f"{len(bad)} of 20 entries lack the last frames: {bad[:2]}"
