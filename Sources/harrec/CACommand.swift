@@ -62,16 +62,7 @@ func trustInstructions(_ path: String) -> String {
 }
 
 func runCA(_ arguments: [String]) -> Int32 {
-    let parsed: ParsedArguments
-    do {
-        parsed = try caSpec.parse(arguments)
-    } catch {
-        fail(error.message)
-    }
-    if parsed.flag("help") {
-        print(caSpec.helpText(), terminator: "")
-        return 0
-    }
+    let parsed = parseOrExit(caSpec, arguments)
     switch parsed.positionals[0] {
     case "init":
         let authority = loadAuthority(parsed)

@@ -66,21 +66,27 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
     exit(code)
 }
 
-func runRecord(_ arguments: [String]) -> Int32 {
+/// Parses a subcommand's arguments; usage errors exit 2, and --help / --version print and exit 0.
+func parseOrExit(_ spec: CommandSpec, _ arguments: [String]) -> ParsedArguments {
     let parsed: ParsedArguments
     do {
-        parsed = try recordSpec.parse(arguments)
+        parsed = try spec.parse(arguments)
     } catch {
         fail(error.message)
     }
     if parsed.flag("help") {
-        print(recordSpec.helpText(), terminator: "")
-        return 0
+        print(spec.helpText(), terminator: "")
+        exit(0)
     }
     if parsed.flag("version") {
         print(harrecVersion)
-        return 0
+        exit(0)
     }
+    return parsed
+}
+
+func runRecord(_ arguments: [String]) -> Int32 {
+    let parsed = parseOrExit(recordSpec, arguments)
     guard let out = parsed.value("out") else {
         fail("--out <file.har> is required: where should the HAR be written? e.g. harrec --out session.har")
     }
@@ -220,16 +226,7 @@ func displayAddress(_ address: String) -> String {
 }
 
 func runValidate(_ arguments: [String]) -> Int32 {
-    let parsed: ParsedArguments
-    do {
-        parsed = try validateSpec.parse(arguments)
-    } catch {
-        fail(error.message)
-    }
-    if parsed.flag("help") {
-        print(validateSpec.helpText(), terminator: "")
-        return 0
-    }
+    let parsed = parseOrExit(validateSpec, arguments)
     let path = parsed.positionals[0]
     let bytes: [UInt8]
     do {

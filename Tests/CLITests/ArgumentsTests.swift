@@ -26,7 +26,7 @@ final class ArgumentsTests: XCTestCase {
             XCTAssertEqual((error as? UsageError)?.message, "unknown option '--otu'; did you mean '--out'?")
         }
         XCTAssertThrowsError(try spec.parse(["--zzzzzzzz"])) { error in
-            XCTAssertTrue((error as? UsageError)?.message.contains("see 'record --help'") == true)
+            XCTAssertTrue((error as? UsageError)?.message.contains("see 'harrec record --help'") == true)
         }
     }
 
