@@ -157,7 +157,7 @@ extension CommandSpec {
         let names = options.map(\.name)
         guard let best = names.min(by: { editDistance($0, name) < editDistance($1, name) }),
               editDistance(best, name) <= max(2, name.count / 3) else {
-            return "; see '\(name == "harrec" ? "harrec" : "harrec \(name)") --help'"
+            return "; see '\(self.name == "harrec" ? "harrec" : "harrec \(self.name)") --help'"
         }
         return "; did you mean '--\(best)'?"
     }
