@@ -123,3 +123,7 @@ int harrec_ERR_GET_LIB(unsigned long code) { return ERR_GET_LIB(code); }
 int harrec_ERR_GET_REASON(unsigned long code) { return ERR_GET_REASON(code); }
 
 void harrec_OPENSSL_free(void *pointer) { OPENSSL_free(pointer); }
+
+long harrec_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_session_cache_mode(ctx, mode);
+}

@@ -1,4 +1,5 @@
 import CHarrecShims
+import Synchronization
 
 /// A TLS failure, as one readable line plus what OpenSSL said.
 public struct TLSError: Error, CustomStringConvertible, Equatable, Sendable {
@@ -221,6 +222,13 @@ public final class TLSClientContext: @unchecked Sendable {
         }
         SSL_CTX_set_verify(ctx, verification == .none ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, nil)
 
+        // Client-side session cache, kept by the context itself (keyed by server name).
+        _ = harrec_SSL_CTX_set_session_cache_mode(ctx, Int(SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE))
+        SSL_CTX_sess_set_new_cb(ctx) { ssl, session in
+            guard let ssl, let session, let raw = SSL_get_ex_data(ssl, 0) else { return 0 }
+            return Unmanaged<TLSEngine>.fromOpaque(raw).takeUnretainedValue().keepSession(session) ? 1 : 0
+        }
+
         if !alpnProtocols.isEmpty {
             let wire = try alpnWireFormat(alpnProtocols)
             guard SSL_CTX_set_alpn_protos(ctx, wire, UInt32(wire.count)) == 0 else {  // 0 = success here
@@ -232,5 +240,42 @@ public final class TLSClientContext: @unchecked Sendable {
     /// True unless verification is off.
     public var verifiesPeer: Bool { verification != .none }
 
-    deinit { SSL_CTX_free(ctx) }
+    /// Sessions kept for resumption, per server name. A proxy opens many connections to the same
+    /// few hosts; resuming skips the full handshake and the certificate chain verification.
+    public static let sessionCacheCapacity = 1_024
+    private let sessions = Mutex<[String: OpaquePointer]>([:])  // SSL_SESSION*, one reference each
+
+    /// How many server names have a session to resume.
+    public var cachedSessionCount: Int { sessions.withLock { $0.count } }
+
+    /// Takes over one reference to `session` (from the new-session callback).
+    func storeSession(_ session: OpaquePointer, for name: String) {
+        let replaced: OpaquePointer? = sessions.withLock { cache in
+            if cache[name] == nil, cache.count >= Self.sessionCacheCapacity, let victim = cache.first {
+                // Any entry will do: the cache only has to stay bounded.
+                cache[victim.key] = nil
+                SSL_SESSION_free(victim.value)
+            }
+            let old = cache[name]
+            cache[name] = session
+            return old
+        }
+        if let replaced { SSL_SESSION_free(replaced) }
+    }
+
+    /// Offers the cached session for `name` on a new connection (SSL_set_session adds its own
+    /// reference, so the cache keeps one).
+    func offerSession(on ssl: OpaquePointer, for name: String) {
+        sessions.withLock { cache in
+            if let session = cache[name] { _ = SSL_set_session(ssl, session) }
+        }
+    }
+
+    deinit {
+        sessions.withLock { cache in
+            for session in cache.values { SSL_SESSION_free(session) }
+            cache.removeAll()
+        }
+        SSL_CTX_free(ctx)
+    }
 }

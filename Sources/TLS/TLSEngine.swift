@@ -83,6 +83,17 @@ public final class TLSEngine {
 
     deinit { SSL_free(ssl) }
 
+    /// True when the handshake resumed an earlier session (no certificate exchange).
+    public var sessionWasReused: Bool { SSL_session_reused(ssl) == 1 }
+
+    /// Client side: hands a new session (from the new-session callback) to the context's cache.
+    /// Only verified or deliberately unverified handshakes reach this point.
+    func keepSession(_ session: OpaquePointer) -> Bool {
+        guard let clientContext, let serverName else { return false }
+        clientContext.storeSession(session, for: serverName)
+        return true
+    }
+
     /// A server-side engine. With a CA context, the leaf is chosen by SNI, else by
     /// `fallbackServerName`.
     public static func server(context: TLSServerContext, fallbackServerName: String? = nil) throws -> TLSEngine {
@@ -102,6 +113,7 @@ public final class TLSEngine {
         guard let ssl = SSL_new(context.ctx) else { throw TLSError.configuration("SSL_new failed") }
         let engine = try TLSEngine(ssl: ssl, server: nil, client: context, serverName: serverName, fallbackServerName: nil)
         SSL_set_connect_state(ssl)
+        context.offerSession(on: ssl, for: serverName)
         var name = serverName
         if name.hasPrefix("["), name.hasSuffix("]"), name.count > 2 { name = String(name.dropFirst().dropLast()) }
         if let ip = LeafTarget.canonicalIP(name) {

@@ -97,6 +97,24 @@ final class TLSEngineTests: XCTestCase {
         return pair
     }
 
+    func testClientResumesItsSessionOnTheNextConnectionToTheSameName() throws {
+        let clientContext = try trustingClient()
+        let serverContext = try TLSServerContext(certificateAuthority: ca)
+        for version in [TLSVersion.tls13, .tls12] {
+            let client = version == .tls13 ? clientContext : try trustingClient(maximum: .tls12)
+            let first = try makePair(client, serverName: "resume.example", server: serverContext)
+            first.server.writePlaintext([1])  // TLS 1.3 tickets arrive after the handshake
+            first.pump()
+            XCTAssertFalse(first.client.sessionWasReused)
+            XCTAssertEqual(client.cachedSessionCount, 1, "\(version)")
+            let second = try makePair(client, serverName: "resume.example", server: serverContext)
+            XCTAssertNotNil(completion(second.clientEvents), "\(second.clientEvents)")
+            XCTAssertTrue(second.client.sessionWasReused, "\(version): the second connection resumes")
+            let other = try makePair(client, serverName: "other.example", server: serverContext)
+            XCTAssertFalse(other.client.sessionWasReused, "\(version): sessions are per server name")
+        }
+    }
+
     func testHandshakeDataBothWaysAndCloseNotify() throws {
         let pair = try makePair(try trustingClient(), serverName: "app.example")
         let client = try XCTUnwrap(completion(pair.clientEvents), "\(pair.clientEvents)")

@@ -46,6 +46,9 @@ int harrec_accept_nonblocking(int fd, struct sockaddr *address, socklen_t *lengt
 /// ignores SIGPIPE. The event loop reads the count: 1 = graceful stop, 2 or more = stop now.
 int harrec_install_shutdown_signals(int fd);
 
+/// SSL_CTX_set_session_cache_mode is a macro.
+long harrec_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode);
+
 /// The errno value of the calling thread.
 int harrec_errno(void);
 
