@@ -77,6 +77,10 @@ public final class ProxySession {
     /// An upstream TLS failure that happened before any request arrived; the next request gets it.
     private var pendingUpstreamFailure: String?
     private var clientHandshakeDone = false
+    /// Plaintext for the TLS sides, encrypted once per event (see `flushPlaintext`).
+    private var pendingClientPlaintext: [UInt8] = []
+    private var pendingUpstreamPlaintext: [UInt8] = []
+    private var pendingUpstreamID: UpstreamID?
     /// The WebSocket conversation being recorded after a 101.
     private var webSocket: WebSocketRecorder?
     /// Sec-WebSocket-Extensions of the 101, when the upgrade is to websocket.
@@ -152,6 +156,7 @@ public final class ProxySession {
 
     /// The commands queued since the last call, in order.
     public func takeCommands() -> [ProxyCommand] {
+        flushPlaintext()
         let taken = commands
         commands.removeAll(keepingCapacity: true)
         return taken
@@ -160,11 +165,17 @@ public final class ProxySession {
     /// Hands each queued command to `body`, then clears the queue without reallocating it (the
     /// runtime's hot path). `body` must not call back into the session.
     public func drainCommands(_ body: (ProxyCommand) -> Void) {
+        flushPlaintext()
         for command in commands { body(command) }
         commands.removeAll(keepingCapacity: true)
     }
 
-    public var hasCommands: Bool { !commands.isEmpty }
+    /// Whether commands are waiting. Plaintext written to a TLS side during the event is
+    /// encrypted first, so it is counted.
+    public var hasCommands: Bool {
+        flushPlaintext()
+        return !commands.isEmpty
+    }
 
     /// Whether the runtime should read from the client now.
     public var wantsClientData: Bool {
@@ -245,6 +256,7 @@ public final class ProxySession {
                 finish(logLine: nil)
             } else {
                 // Over TLS the end of the stream is a close_notify, then the TCP half-close.
+                flushPlaintext()
                 if let tls = upstream?.tls {
                     tls.close()
                     flushUpstreamTLS()
@@ -372,6 +384,7 @@ public final class ProxySession {
             if clientSentEOF {
                 finish(logLine: nil)
             } else {
+                flushPlaintext()
                 if let tls = clientTLS {
                     tls.close()
                     flushClientTLS()
@@ -1024,14 +1037,36 @@ public final class ProxySession {
 
     // MARK: - TLS interception
 
-    /// Bytes to the client, encrypted when the tunnel is intercepted.
+    /// Bytes to the client, encrypted when the tunnel is intercepted. Encrypted bytes are
+    /// gathered until the event is handled (`flushPlaintext`), so a response head and body
+    /// become one TLS record and one write instead of several.
     private func sendClient(_ bytes: [UInt8]) {
-        guard let tls = clientTLS else {
+        guard clientTLS != nil else {
             commands.append(.sendToClient(bytes))
             return
         }
-        tls.writePlaintext(bytes)
-        flushClientTLS()
+        pendingClientPlaintext += bytes
+    }
+
+    /// Encrypts the plaintext gathered during this event, as few records as possible. Runs
+    /// before the commands are handed out and before anything that ends a direction.
+    private func flushPlaintext() {
+        if !pendingClientPlaintext.isEmpty {
+            if let tls = clientTLS {
+                tls.writePlaintext(pendingClientPlaintext)
+                flushClientTLS()
+            }
+            pendingClientPlaintext.removeAll(keepingCapacity: true)
+        }
+        if !pendingUpstreamPlaintext.isEmpty {
+            // Bytes for an upstream that has since been closed or replaced are dropped, as the
+            // runtime drops queued bytes on close.
+            if let connection = upstream, connection.id == pendingUpstreamID, let tls = connection.tls {
+                tls.writePlaintext(pendingUpstreamPlaintext)
+                flushUpstreamTLS()
+            }
+            pendingUpstreamPlaintext.removeAll(keepingCapacity: true)
+        }
     }
 
     private func flushClientTLS() {
@@ -1041,12 +1076,13 @@ public final class ProxySession {
 
     /// Bytes to an upstream connection, encrypted when it speaks TLS.
     private func sendUpstream(_ upstreamID: UpstreamID, _ bytes: [UInt8]) {
-        guard let tls = upstream?.tls, upstream?.id == upstreamID else {
+        guard upstream?.tls != nil, upstream?.id == upstreamID else {
             commands.append(.sendToUpstream(upstreamID, bytes))
             return
         }
-        tls.writePlaintext(bytes)
-        flushUpstreamTLS()
+        if pendingUpstreamID != upstreamID { flushPlaintext() }
+        pendingUpstreamID = upstreamID
+        pendingUpstreamPlaintext += bytes
     }
 
     private func flushUpstreamTLS() {
@@ -1242,6 +1278,7 @@ public final class ProxySession {
     private func finish(logLine: String?) {
         guard !isFinished else { return }
         finishWebSocket()
+        flushPlaintext()
         if let logLine { commands.append(.log(logLine)) }
         if let connection = upstream {
             commands.append(.closeUpstream(connection.id))
