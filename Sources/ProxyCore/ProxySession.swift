@@ -440,10 +440,7 @@ public final class ProxySession {
                 finish(logLine: "\(clientAddress) closed: no complete proxy handshake within \(formatSeconds(timeouts.handshake))")
             }
         case .connectingTunnel:
-            if let current = upstream, now - current.connectStartedAt > timeouts.upstreamConnect {
-                commands.append(.closeUpstream(current.id))
-                upstreamConnectFailed(current.id, UpstreamFailure(.timeout, "connect timed out after \(formatSeconds(timeouts.upstreamConnect))"))
-            }
+            failUpstreamConnectIfLate(now)
         case .sniffingTunnel, .relay, .awaitingCertificate:
             if now - lastActivity > timeouts.tunnelIdle {
                 finish(logLine: "\(clientAddress) tunnel closed after \(formatSeconds(timeouts.tunnelIdle)) idle")
@@ -451,10 +448,7 @@ public final class ProxySession {
         case .http:
             if let exchange {
                 if let current = upstream, !current.ready {
-                    if now - current.connectStartedAt > timeouts.upstreamConnect {
-                        commands.append(.closeUpstream(current.id))
-                        upstreamConnectFailed(current.id, UpstreamFailure(.timeout, "connect timed out after \(formatSeconds(timeouts.upstreamConnect))"))
-                    }
+                    failUpstreamConnectIfLate(now)
                 } else if exchange.requestDone && now - exchange.lastUpstreamActivity > timeouts.upstreamResponse {
                     failExchange("upstream sent nothing for \(formatSeconds(timeouts.upstreamResponse))", respondWith: 504)
                 }
@@ -464,6 +458,14 @@ public final class ProxySession {
         case .finished:
             break
         }
+    }
+
+    /// DNS, TCP connect and (inside an intercepted tunnel) the TLS handshake share one limit.
+    private func failUpstreamConnectIfLate(_ now: Double) {
+        let limit = configuration.timeouts.upstreamConnect
+        guard let current = upstream, now - current.connectStartedAt > limit else { return }
+        commands.append(.closeUpstream(current.id))
+        upstreamConnectFailed(current.id, UpstreamFailure(.timeout, "connect timed out after \(formatSeconds(limit))"))
     }
 
     /// Graceful shutdown: finish the exchange in flight, accept no new request.

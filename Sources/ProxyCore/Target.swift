@@ -25,7 +25,6 @@ public struct ProxyTarget: Hashable, Sendable, CustomStringConvertible {
 
 /// A parsed absolute-form request target: `http://host[:port]/path?query`.
 struct AbsoluteTarget: Equatable {
-    var scheme: String
     var target: ProxyTarget
     /// Origin-form for the upstream: path and query, at least "/".
     var originForm: String
@@ -146,5 +145,5 @@ func parseAbsoluteTarget(_ target: String) throws(TargetError) -> AbsoluteTarget
         originForm = "/" + originForm
     }
     let url = "\(scheme)://\(proxyTarget.authority(defaultPort: 80))\(originForm)"
-    return AbsoluteTarget(scheme: scheme, target: proxyTarget, originForm: originForm, url: url)
+    return AbsoluteTarget(target: proxyTarget, originForm: originForm, url: url)
 }
