@@ -20,35 +20,10 @@ extension HARLog {
         return out
     }
 
-    /// Streams the whole file without holding it in memory: entries are taken one at a time from
-    /// `entries` (this log's own `entries` are ignored) and bytes are handed to `sink` in chunks of
-    /// about `chunkSize`. The bytes are exactly those of `serialize(pretty:)` for the same entries.
-    public func serialize<S: Sequence>(pretty: Bool = true, streaming entries: S, chunkSize: Int = 4 << 20,
-                                       to sink: ([UInt8]) throws -> Void) throws where S.Element == HAREntry {
-        var w = JSONWriter(pretty: pretty, reservingCapacity: chunkSize + (chunkSize >> 2))
-        w.beginObject()
-        w.key("log")
-        try writeLog(to: &w, entries: entries) { w in
-            if w.bytes.count >= chunkSize { try sink(w.takeBytes()) }
-        }
-        w.endObject()
-        var out = w.finish()
-        if pretty { out.append(0x0A) }
-        try sink(out)
-    }
-
     /// Writes the `log` object (without the enclosing `{"log": ...}`).
     public func write(to w: inout JSONWriter) {
-        writeLog(to: &w, entries: entries, afterEach: { _ in })
-    }
-
-    private func writeLog<S: Sequence>(to w: inout JSONWriter, entries: S,
-                                       afterEach: (inout JSONWriter) throws -> Void) rethrows where S.Element == HAREntry {
         writeHead(to: &w)
-        for e in entries {
-            e.write(to: &w)
-            try afterEach(&w)
-        }
+        for e in entries { e.write(to: &w) }
         writeTail(to: &w)
     }
 

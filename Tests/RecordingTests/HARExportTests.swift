@@ -117,14 +117,14 @@ final class HARExportTests: XCTestCase {
         let whole = HARExport.log(from: flows, creatorVersion: "1").serialize(pretty: true)
         XCTAssertEqual(try readFile(path), whole)
 
-        // Tiny chunks exercise every flush point.
-        var pieces: [[UInt8]] = []
+        // The pieces arrive in order: the head, one per batch, then the tail.
+        final class Pieces: @unchecked Sendable { var all: [[UInt8]] = [] }
+        let pieces = Pieces()
+        let entries = HARExport.log(from: flows, creatorVersion: "1").entries
         try HARLog(creator: HARCreator(name: "harrec", version: "1"), entries: [])
-            .serialize(pretty: true, streaming: HARExport.log(from: flows, creatorVersion: "1").entries, chunkSize: 64) {
-                pieces.append($0)
-            }
-        XCTAssertGreaterThan(pieces.count, 10)
-        XCTAssertEqual(Array(pieces.joined()), whole)
+            .serialize(pretty: true, entryCount: entries.count, entry: { entries[$0] }) { pieces.all.append($0) }
+        XCTAssertEqual(pieces.all.count, 2 + 3, "head, three batches, tail")
+        XCTAssertEqual(Array(pieces.all.joined()), whole)
 
         // An empty log is still a valid, identical file.
         try HARExport.write([], to: path, creatorVersion: "1")
