@@ -9,6 +9,8 @@ let package = Package(
     name: "harrec",
     products: [
         .executable(name: "harrec", targets: ["harrec"]),
+        // What generated scenarios compile against, and HAR replay for XCTest (Linux and Apple).
+        .library(name: "HARMocking", targets: ["HARMocking"]),
     ],
     targets: [
         .target(
@@ -28,13 +30,17 @@ let package = Package(
         // Sans-IO WebSocket frame parser, message assembler, permessage-deflate.
         .target(name: "WebSocket", dependencies: ["CHarrecShims"]),
         .target(name: "Recording", dependencies: ["HTTP1", "HAR", "Codecs"]),
+        // Redaction on the typed HAR model: rules, placeholders, format-preserving JSON rewriting.
+        .target(name: "Redaction", dependencies: ["HAR"]),
+        // The test runtime: scenarios, NetworkMock and HARReplayProtocol (URLProtocol), triggers.
+        .target(name: "HARMocking", dependencies: ["HAR"]),
         .target(name: "ProxyCore", dependencies: ["HTTP1", "SOCKS5", "Recording", "HAR", "TLS", "WebSocket"]),
         // The only I/O: epoll, non-blocking sockets, timers.
         .target(name: "ProxyRuntime", dependencies: ["ProxyCore", "Recording", "CHarrecShims"]),
         .target(name: "CLI"),
         .executableTarget(
             name: "harrec",
-            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "HAR", "TLS"]
+            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "HAR", "TLS", "Redaction"]
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
@@ -45,6 +51,8 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["CLI"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "CHarrecShims"]),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
+        .testTarget(name: "RedactionTests", dependencies: ["Redaction", "HAR"]),
+        .testTarget(name: "HARMockingTests", dependencies: ["HARMocking", "HAR"], resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -1,0 +1,448 @@
+// How recorded HAR entries become scenario queue items.
+//
+// This file is the single definition shared by `HARReplayProtocol` (replaying a .har directly) and
+// `harrec generate` (which emits Swift from the same items), so both behave the same. It depends
+// only on the HAR module and on the scenario value types (RequestCondition, MockResponse, ...), so
+// the generator can compile it on its own. The URL and JSON helpers at the bottom are also used by
+// the runtime's matcher: the recorded side and the live side must split URLs the same way.
+
+import Foundation
+import HAR
+
+/// How request bodies take part in matching.
+public enum BodyMatching: Sendable, Equatable {
+    /// Never: conditions carry no body.
+    case never
+    /// Only where two entries would otherwise have equal conditions but different request bodies
+    /// (GraphQL-style POSTs to one path): those conditions carry `.json` for JSON bodies, `.text` otherwise.
+    case whenNeeded
+    /// Every entry with a request body carries a body condition.
+    case always
+}
+
+/// Delay added to served responses.
+public enum ReplayLatency: Sendable, Equatable {
+    /// Answer at once.
+    case none
+    /// The entry's recorded `time` (milliseconds) converted to seconds.
+    case recorded
+    /// The same delay, in seconds, for every response.
+    case fixed(TimeInterval)
+}
+
+/// What `HARScenarioBuilder.items(from:options:)` keeps and how strictly items match.
+public struct HARScenarioOptions: Sendable {
+    /// Hosts to keep (lowercased host without port); nil keeps all.
+    public var includeHost: (@Sendable (String) -> Bool)?
+    /// Query item names matched by presence only (in addition to values that are redaction
+    /// placeholders, see `HARScenarioBuilder.isRedactionPlaceholder`). Compared lowercased.
+    /// Default: `HARScenarioBuilder.volatileQueryItems`.
+    public var ignoredQueryItems: Set<String>
+    /// When request bodies become part of conditions. Default `.whenNeeded`.
+    public var bodyMatching: BodyMatching
+    /// The delay given to responses. Default `.none`.
+    public var latency: ReplayLatency
+
+    /// Creates options; the defaults keep every host, match volatile query items by presence,
+    /// match bodies only where needed and add no delay.
+    public init(includeHost: (@Sendable (String) -> Bool)? = nil,
+                ignoredQueryItems: Set<String> = HARScenarioBuilder.volatileQueryItems,
+                bodyMatching: BodyMatching = .whenNeeded, latency: ReplayLatency = .none) {
+        self.includeHost = includeHost; self.ignoredQueryItems = ignoredQueryItems
+        self.bodyMatching = bodyMatching; self.latency = latency
+    }
+}
+
+/// Turns a HAR log into scenario queue items.
+public enum HARScenarioBuilder {
+    /// Cache busters and per-request nonces: `_`, `t`, `ts`, `timestamp`, `cb`, `cachebuster`,
+    /// `nonce`, `rand`, `random`, `requestid`, `request_id`, `correlation_id` (compared lowercased).
+    public static let volatileQueryItems: Set<String> = [
+        "_", "t", "ts", "timestamp", "cb", "cachebuster", "nonce", "rand", "random",
+        "requestid", "request_id", "correlation_id",
+    ]
+
+    /// Values harrec's redaction writes: `redacted-N`, `REDACTED`, `user<N>@example.com`,
+    /// `internal-N.example.invalid` (N: one or more ASCII digits; case-sensitive, as written), and
+    /// the placeholder JWTs it writes for tokens (three dot-separated parts, the signature being
+    /// base64url("redacted") = `cmVkYWN0ZWQ`).
+    public static func isRedactionPlaceholder(_ value: String) -> Bool {
+        if value == "REDACTED" { return true }
+        if value.hasSuffix(".cmVkYWN0ZWQ") {
+            let parts = value.split(separator: ".", omittingEmptySubsequences: false)
+            if parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty { return true }
+        }
+        func digits(_ s: Substring) -> Bool { !s.isEmpty && s.allSatisfy { $0.isASCII && $0.isNumber } }
+        func between(_ prefix: String, _ suffix: String) -> Bool {
+            guard value.count > prefix.count + suffix.count, value.hasPrefix(prefix), value.hasSuffix(suffix)
+            else { return false }
+            return digits(value.dropFirst(prefix.count).dropLast(suffix.count))
+        }
+        return between("redacted-", "") || between("user", "@example.com")
+            || between("internal-", ".example.invalid")
+    }
+
+    /// One item per HTTP entry, in the log's order (entries sorted by startedDateTime, stable).
+    /// Skipped: entries without a real response (status 0, or `_error` with status 0), CONNECT,
+    /// WebSocket upgrades (status 101 or `_webSocketMessages`), hosts the filter drops.
+    /// Condition: method, scheme, host, port (nil when default), path ("/" when empty), every URL
+    /// query item as `.equals` except ignored names and placeholder values (`.present`).
+    /// Response: status; headers in order minus hop-by-hop ones (Connection, Keep-Alive,
+    /// Proxy-Connection, Transfer-Encoding, TE, Trailer, Upgrade), Content-Encoding and
+    /// Content-Length (the body is decoded); body `.empty` when there is no text, `.base64` for
+    /// content.encoding "base64", else `.text`.
+    /// Repeatability: items with equal conditions are served in recorded order: all but the last
+    /// are `.once`, the last is `.always`. Label: "#<1-based index> <METHOD> <path>".
+    ///
+    /// Details beyond the summary above:
+    /// - Entries whose URL is not absolute `http`/`https` (ws, wss, data:, unparsable) are skipped
+    ///   too: NetworkMock only serves http and https.
+    /// - An entry whose `startedDateTime` cannot be parsed keeps its place after the entry before it.
+    /// - HTTP/2 pseudo-headers (`:status`, ...) are dropped from responses as well.
+    /// - Query names and values are percent-decoded; a value of `nil` means the item had no `=`.
+    /// - Body conditions use `postData.text`. A JSON body (mimeType containing "json" and text that
+    ///   parses) becomes `.json`, anything else `.text`. Binary bodies (postData `encoding` base64)
+    ///   cannot be expressed as a `BodyMatch` and get no body condition. With `.whenNeeded`, an entry
+    ///   without a body in a group that needs bodies gets `.text("")`, so it only answers empty bodies.
+    /// - Conditions count as equal regardless of query item order, and JSON bodies by value.
+    public static func items(from log: HARLog, options: HARScenarioOptions = HARScenarioOptions()) -> [ResponseQueueItem] {
+        builtItems(from: log, options: options).map(\.item)
+    }
+
+    // MARK: - Internals shared with HARReplayProtocol
+
+    /// A queue item with the entry it came from (replay uses the request headers).
+    struct Built {
+        var item: ResponseQueueItem
+        var entry: HAREntry
+    }
+
+    /// The items with their entries (replay adds header conditions from the entries).
+    static func builtItems(from log: HARLog, options: HARScenarioOptions) -> [Built] {
+        struct Candidate {
+            var entry: HAREntry
+            var condition: RequestCondition
+            var response: MockResponse
+            var body: RequestBodyInfo
+        }
+        var candidates: [Candidate] = []
+        for entry in sortedEntries(log.entries) {
+            guard let candidate = makeCondition(entry, options: options) else { continue }
+            candidates.append(Candidate(entry: entry, condition: candidate,
+                                        response: makeResponse(entry, latency: options.latency),
+                                        body: RequestBodyInfo(entry.request.postData)))
+        }
+
+        // Body conditions.
+        switch options.bodyMatching {
+        case .never:
+            break
+        case .always:
+            for i in candidates.indices where candidates[i].body.hasBody {
+                candidates[i].condition.body = candidates[i].body.match
+            }
+        case .whenNeeded:
+            var groups: [String: [Int]] = [:]
+            var order: [String] = []
+            for (i, c) in candidates.enumerated() {
+                let key = conditionKey(c.condition)
+                if groups[key] == nil { order.append(key) }
+                groups[key, default: []].append(i)
+            }
+            for key in order {
+                let members = groups[key]!
+                let distinctBodies = Set(members.map { candidates[$0].body.key })
+                guard distinctBodies.count > 1 else { continue }
+                for i in members {
+                    candidates[i].condition.body = candidates[i].body.hasBody ? candidates[i].body.match : .text("")
+                }
+            }
+        }
+
+        // Repeatability: the last of equal conditions repeats, earlier ones answer once each.
+        var lastIndex: [String: Int] = [:]
+        var keys: [String] = []
+        for (i, c) in candidates.enumerated() {
+            let key = conditionKey(c.condition)
+            keys.append(key)
+            lastIndex[key] = i
+        }
+        var result: [Built] = []
+        result.reserveCapacity(candidates.count)
+        for (i, c) in candidates.enumerated() {
+            let item = ResponseQueueItem(condition: c.condition, response: c.response,
+                                         repeatability: lastIndex[keys[i]] == i ? .always : .once,
+                                         label: "#\(i + 1) \(c.condition.method) \(c.condition.path)")
+            result.append(Built(item: item, entry: c.entry))
+        }
+        return result
+    }
+
+    /// Stable sort by startedDateTime. Unparsable dates inherit the previous entry's instant so
+    /// they stay where they were relative to their neighbour.
+    static func sortedEntries(_ entries: [HAREntry]) -> [HAREntry] {
+        var previous = -Double.infinity
+        var keyed: [(key: Double, index: Int, entry: HAREntry)] = []
+        keyed.reserveCapacity(entries.count)
+        for (i, e) in entries.enumerated() {
+            let t = HARDate.parse(e.startedDateTime) ?? previous
+            previous = t
+            keyed.append((t, i, e))
+        }
+        keyed.sort { $0.key != $1.key ? $0.key < $1.key : $0.index < $1.index }
+        return keyed.map(\.entry)
+    }
+
+    /// The body-less condition for an entry, or nil when the entry is skipped.
+    static func makeCondition(_ entry: HAREntry, options: HARScenarioOptions) -> RequestCondition? {
+        let status = entry.response.status
+        guard status > 0, status != 101 else { return nil }
+        let method = entry.request.method.uppercased()
+        guard !method.isEmpty, method != "CONNECT" else { return nil }
+        if entry.custom.contains(where: { $0.key == "_webSocketMessages" }) { return nil }
+        guard let url = MockURLParts(entry.request.url), url.scheme == "http" || url.scheme == "https" else {
+            return nil
+        }
+        if let includeHost = options.includeHost, !includeHost(url.host) { return nil }
+        let ignored = Set(options.ignoredQueryItems.map { $0.lowercased() })
+        let query: [QueryItemMatch] = url.queryItems.map { item in
+            if ignored.contains(item.name.lowercased()) { return .present(item.name) }
+            if let value = item.value, isRedactionPlaceholder(value) { return .present(item.name) }
+            return .equals(item.name, item.value)
+        }
+        return RequestCondition(method: method, scheme: url.scheme, host: url.host,
+                                port: url.port == MockURLParts.defaultPort(url.scheme) ? nil : url.port,
+                                path: url.path, query: query, body: nil)
+    }
+
+    static let droppedResponseHeaders: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
+        "content-encoding", "content-length",
+    ]
+
+    static func makeResponse(_ entry: HAREntry, latency: ReplayLatency) -> MockResponse {
+        let headers = entry.response.headers
+            .filter { !droppedResponseHeaders.contains($0.name.lowercased()) && !$0.name.hasPrefix(":") }
+            .map { HTTPHeader($0.name, $0.value) }
+        let content = entry.response.content
+        let body: ResponseBody
+        if let text = content.text, !text.isEmpty {
+            body = content.encoding?.lowercased() == "base64" ? .base64(text) : .text(text)
+        } else {
+            body = .empty
+        }
+        var delay: TimeInterval?
+        switch latency {
+        case .none: delay = nil
+        case .recorded: delay = entry.time.isFinite && entry.time > 0 ? entry.time / 1000 : nil
+        case .fixed(let seconds): delay = seconds > 0 ? seconds : nil
+        }
+        return MockResponse(status: entry.response.status, headers: headers, body: body, delay: delay)
+    }
+
+    /// A key equal for conditions that match the same requests: query items sorted, JSON bodies
+    /// canonical.
+    static func conditionKey(_ c: RequestCondition) -> String {
+        var parts = [c.method.uppercased(), c.scheme.lowercased(), c.host.lowercased(),
+                     c.port.map(String.init) ?? "", c.path]
+        let query = c.query.map { q -> String in
+            switch q {
+            case .equals(let n, let v): return "=\(n.debugDescription)\(v.map { $0.debugDescription } ?? "nil")"
+            case .present(let n): return "?\(n.debugDescription)"
+            }
+        }.sorted()
+        parts.append(query.joined(separator: ","))
+        switch c.body {
+        case nil: parts.append("-")
+        case .text(let t): parts.append("t" + t.debugDescription)
+        case .json(let j): parts.append("j" + (MockJSON.canonical(j) ?? j.debugDescription))
+        }
+        return parts.joined(separator: "\u{1}")
+    }
+}
+
+/// What a recorded request body is, for body conditions.
+struct RequestBodyInfo {
+    var hasBody: Bool
+    /// The condition when the body takes part in matching (nil for binary bodies).
+    var match: BodyMatch?
+    /// Equal for bodies that match the same requests.
+    var key: String
+
+    init(_ postData: HARPostData?) {
+        guard let postData, let text = postData.text, !text.isEmpty else {
+            hasBody = false; match = nil; key = "none"; return
+        }
+        hasBody = true
+        let encoding = postData.custom.last(where: { $0.key == "encoding" || $0.key == "_encoding" })?.value.stringValue
+        if encoding?.lowercased() == "base64" {
+            match = nil
+            key = "b" + text
+        } else if postData.mimeType.lowercased().contains("json"), let canonical = MockJSON.canonical(text) {
+            match = .json(text)
+            key = "j" + canonical
+        } else {
+            match = .text(text)
+            key = "t" + text
+        }
+    }
+}
+
+// MARK: - URL splitting (shared by recorded and live sides)
+
+/// An absolute URL split the way matching needs it, without normalising the path.
+struct MockURLParts: Equatable {
+    /// Lowercased.
+    var scheme: String
+    /// Lowercased; IPv6 addresses without brackets.
+    var host: String
+    /// The port as written; nil when absent.
+    var port: Int?
+    /// Percent-encoded as written, "/" when empty.
+    var path: String
+    /// The raw query without "?"; nil when there is no "?".
+    var rawQuery: String?
+
+    static func defaultPort(_ scheme: String) -> Int? {
+        switch scheme.lowercased() {
+        case "http", "ws": return 80
+        case "https", "wss": return 443
+        default: return nil
+        }
+    }
+
+    /// The port a connection would use.
+    var effectivePort: Int? { port ?? MockURLParts.defaultPort(scheme) }
+
+    init?(_ string: String) {
+        guard let sep = string.range(of: "://") else { return nil }
+        let scheme = string[..<sep.lowerBound]
+        guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." })
+        else { return nil }
+        self.scheme = scheme.lowercased()
+        var rest = string[sep.upperBound...]
+        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
+        var authority = rest[..<authorityEnd]
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var hostPart = authority
+        var portPart: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            hostPart = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            if after.hasPrefix(":") { portPart = after.dropFirst() } else if !after.isEmpty { return nil }
+        } else if let colon = authority.lastIndex(of: ":") {
+            hostPart = authority[..<colon]
+            portPart = authority[authority.index(after: colon)...]
+        }
+        if let portPart, !portPart.isEmpty {
+            guard let p = Int(portPart), p >= 0, p <= 65535 else { return nil }
+            port = p
+        } else {
+            port = nil
+        }
+        guard !hostPart.isEmpty else { return nil }
+        host = hostPart.lowercased()
+        let afterAuthority = rest[authorityEnd...]
+        if let q = afterAuthority.firstIndex(of: "?") {
+            path = String(afterAuthority[..<q])
+            rawQuery = String(afterAuthority[afterAuthority.index(after: q)...])
+        } else {
+            path = String(afterAuthority)
+            rawQuery = nil
+        }
+        if path.isEmpty { path = "/" }
+    }
+
+    /// Query items in order, percent-decoded; empty segments (`a=1&&b=2`) are skipped.
+    var queryItems: [(name: String, value: String?)] {
+        guard let rawQuery, !rawQuery.isEmpty else { return [] }
+        return rawQuery.split(separator: "&", omittingEmptySubsequences: true).map { segment in
+            if let eq = segment.firstIndex(of: "=") {
+                return (MockURLParts.percentDecoded(segment[..<eq]),
+                        MockURLParts.percentDecoded(segment[segment.index(after: eq)...]))
+            }
+            return (MockURLParts.percentDecoded(segment), nil)
+        }
+    }
+
+    /// Decodes %XX escapes; text whose escapes are not valid UTF-8 is kept as written. "+" is kept
+    /// (it is only a space in form bodies, and both sides are decoded the same way anyway).
+    static func percentDecoded(_ s: Substring) -> String {
+        guard s.contains("%") else { return String(s) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(s.utf8.count)
+        let utf8 = Array(s.utf8)
+        var i = 0
+        func hex(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: return c - 0x30
+            case 0x41...0x46: return c - 0x41 + 10
+            case 0x61...0x66: return c - 0x61 + 10
+            default: return nil
+            }
+        }
+        while i < utf8.count {
+            if utf8[i] == 0x25, i + 2 < utf8.count, let h = hex(utf8[i + 1]), let l = hex(utf8[i + 2]) {
+                bytes.append(h << 4 | l)
+                i += 3
+            } else {
+                bytes.append(utf8[i])
+                i += 1
+            }
+        }
+        return String(validating: bytes, as: UTF8.self) ?? String(s)
+    }
+}
+
+// MARK: - JSON equality by value
+
+enum MockJSON {
+    /// A canonical text for a JSON document (object keys sorted, last duplicate wins, numbers by
+    /// value), or nil when `text` is not JSON. Two documents are equal as JSON values exactly when
+    /// their canonical texts are equal.
+    static func canonical(_ text: String) -> String? {
+        canonical(bytes: Array(text.utf8))
+    }
+
+    static func canonical(bytes: [UInt8]) -> String? {
+        guard let value = try? JSONParser.parse(bytes) else { return nil }
+        var out = ""
+        write(value, into: &out)
+        return out
+    }
+
+    private static func write(_ value: JSONValue, into out: inout String) {
+        switch value {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .number(let literal):
+            if let i = Int(literal) {
+                out += String(i)
+            } else if let d = Double(literal) {
+                if d.isFinite, d == d.rounded(.towardZero), abs(d) < 9.0e15 { out += String(Int(d)) } else { out += "\(d)" }
+            } else {
+                out += literal
+            }
+        case .string(let s): out += s.debugDescription
+        case .array(let items):
+            out += "["
+            for (i, item) in items.enumerated() {
+                if i > 0 { out += "," }
+                write(item, into: &out)
+            }
+            out += "]"
+        case .object(let fields):
+            var last: [String: JSONValue] = [:]
+            for field in fields { last[field.key] = field.value }
+            out += "{"
+            for (i, key) in last.keys.sorted().enumerated() {
+                if i > 0 { out += "," }
+                out += key.debugDescription + ":"
+                write(last[key]!, into: &out)
+            }
+            out += "}"
+        }
+    }
+}

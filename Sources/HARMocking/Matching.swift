@@ -1,0 +1,196 @@
+// Matching a live URLRequest against a RequestCondition, part by part, so that a miss can say
+// which part differed.
+
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A request header an item requires (HAR replay only; generated conditions carry no headers).
+struct HeaderCondition: Sendable, Equatable {
+    var name: String
+    /// nil: any value, as long as the header is there (redacted values).
+    var value: String?
+}
+
+/// The parts of a live request that matching looks at, read once per request.
+struct RequestSnapshot {
+    var method: String
+    var url: String
+    var parts: MockURLParts?
+    var queryItems: [(name: String, value: String?)]
+    var body: [UInt8]
+    var headers: [String: String]
+
+    init(_ request: URLRequest) {
+        method = (request.httpMethod ?? "GET").uppercased()
+        url = request.url?.absoluteString ?? ""
+        parts = MockURLParts(url)
+        queryItems = parts?.queryItems ?? []
+        body = RequestSnapshot.bodyBytes(of: request)
+        var headers: [String: String] = [:]
+        for (k, v) in request.allHTTPHeaderFields ?? [:] { headers[k.lowercased()] = v }
+        self.headers = headers
+    }
+
+    /// The body from `httpBody`, else read from `httpBodyStream`: URLSession hands protocols the
+    /// body as a stream (always on Apple platforms, for some task kinds on Linux).
+    static func bodyBytes(of request: URLRequest) -> [UInt8] {
+        if let data = request.httpBody { return [UInt8](data) }
+        guard let stream = request.httpBodyStream else { return [] }
+        var bytes: [UInt8] = []
+        stream.open()
+        defer { stream.close() }
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let n = buffer.withUnsafeMutableBufferPointer { stream.read($0.baseAddress!, maxLength: $0.count) }
+            if n <= 0 { break }
+            bytes.append(contentsOf: buffer[0..<n])
+        }
+        return bytes
+    }
+
+    /// "GET https://host/path?query", for messages.
+    var requestLine: String { "\(method) \(url)" }
+}
+
+/// One part of a condition that a request did not satisfy.
+enum Mismatch: Equatable {
+    case method(expected: String, actual: String)
+    case scheme(expected: String, actual: String)
+    case host(expected: String, actual: String)
+    case port(expected: Int?, actual: Int?)
+    case path(expected: String, actual: String)
+    /// `expected`: nil for `.present`; `.some(nil)` for an item without "=". `actual`: the values the
+    /// request has under that name (empty: the name is missing).
+    case query(name: String, expected: String??, actual: [String?])
+    case body(expected: String, actual: String)
+    case header(name: String, expected: String?, actual: String?)
+
+    /// What differed, in words.
+    var explanation: String {
+        switch self {
+        case let .method(e, a): return "method: expected \(e), got \(a)"
+        case let .scheme(e, a): return "scheme: expected \(e), got \(a)"
+        case let .host(e, a): return "host: expected \(e), got \(a)"
+        case let .port(e, a): return "port: expected \(e.map(String.init) ?? "default"), got \(a.map(String.init) ?? "none")"
+        case let .path(e, a): return "path: expected \(e), got \(a)"
+        case let .query(name, expected, actual):
+            let want: String
+            switch expected {
+            case .none: want = "present"
+            case .some(.none): want = "\(name) (no value)"
+            case .some(.some(let v)): want = "\"\(v)\""
+            }
+            if actual.isEmpty { return "query item \"\(name)\": expected \(want), missing in the request" }
+            let got = actual.map { $0.map { "\"\($0)\"" } ?? "(no value)" }.joined(separator: ", ")
+            return "query item \"\(name)\": expected \(want), got \(got)"
+        case let .body(e, a): return "body: expected \(e), got \(a)"
+        case let .header(name, e, a):
+            return "header \(name): expected \(e.map { "\"\($0)\"" } ?? "present"), got \(a.map { "\"\($0)\"" } ?? "none")"
+        }
+    }
+
+    var isQueryValue: Bool {
+        if case .query(_, _, let actual) = self { return !actual.isEmpty }
+        return false
+    }
+}
+
+/// The outcome of matching one condition: how many parts agreed and which did not.
+struct MatchReport {
+    var matchedParts: Int
+    var mismatches: [Mismatch]
+    var matches: Bool { mismatches.isEmpty }
+}
+
+enum RequestMatcher {
+    static func evaluate(_ condition: RequestCondition, headers: [HeaderCondition] = [],
+                         against request: RequestSnapshot) -> MatchReport {
+        var matched = 0
+        var mismatches: [Mismatch] = []
+        func check(_ ok: Bool, _ mismatch: @autoclosure () -> Mismatch) {
+            if ok { matched += 1 } else { mismatches.append(mismatch()) }
+        }
+        let parts = request.parts
+        check(condition.method.uppercased() == request.method,
+              .method(expected: condition.method.uppercased(), actual: request.method))
+        let scheme = parts?.scheme ?? ""
+        check(condition.scheme.lowercased() == scheme, .scheme(expected: condition.scheme.lowercased(), actual: scheme))
+        let host = parts?.host ?? ""
+        check(condition.host.lowercased() == host, .host(expected: condition.host.lowercased(), actual: host))
+        let expectedPort = condition.port ?? MockURLParts.defaultPort(condition.scheme)
+        let actualPort = parts?.effectivePort
+        check(expectedPort == actualPort, .port(expected: condition.port, actual: parts?.port))
+        let path = parts?.path ?? ""
+        check(condition.path == path, .path(expected: condition.path, actual: path))
+
+        // Query items as a multiset: exact items first, so that a `.present` cannot take the item an
+        // `.equals` needs.
+        var available = request.queryItems.map { Optional($0) }
+        var queryFailures: [Int: Mismatch] = [:]
+        let ordered = condition.query.enumerated().sorted { a, b in
+            if case .equals = a.element, case .present = b.element { return true }
+            if case .present = a.element, case .equals = b.element { return false }
+            return a.offset < b.offset
+        }
+        for (offset, item) in ordered {
+            let name: String, want: String??
+            switch item {
+            case let .equals(n, v): name = n; want = .some(v)
+            case let .present(n): name = n; want = nil
+            }
+            let index = available.firstIndex { candidate in
+                guard let candidate, candidate.name == name else { return false }
+                if let want { return candidate.value == want }
+                return true
+            }
+            if let index {
+                available[index] = nil
+                matched += 1
+            } else {
+                queryFailures[offset] = .query(name: name, expected: want,
+                                               actual: request.queryItems.filter { $0.name == name }.map(\.value))
+            }
+        }
+        mismatches += queryFailures.keys.sorted().map { queryFailures[$0]! }
+
+        if let body = condition.body {
+            check(bodyMatches(body, request.body), .body(expected: describe(body), actual: describe(request.body)))
+        }
+        for header in headers {
+            let actual = request.headers[header.name.lowercased()]
+            let ok = header.value == nil ? actual != nil : actual == header.value
+            check(ok, .header(name: header.name, expected: header.value, actual: actual))
+        }
+        return MatchReport(matchedParts: matched, mismatches: mismatches)
+    }
+
+    static func bodyMatches(_ match: BodyMatch, _ bytes: [UInt8]) -> Bool {
+        switch match {
+        case .text(let text):
+            return Array(text.utf8) == bytes
+        case .json(let json):
+            guard let expected = MockJSON.canonical(json) else { return Array(json.utf8) == bytes }
+            return MockJSON.canonical(bytes: bytes) == expected
+        }
+    }
+
+    static func describe(_ match: BodyMatch) -> String {
+        switch match {
+        case .text(let t): return t.isEmpty ? "an empty body" : "text \"" + abbreviate(t) + "\""
+        case .json(let j): return "JSON " + abbreviate(j)
+        }
+    }
+
+    static func describe(_ bytes: [UInt8]) -> String {
+        if bytes.isEmpty { return "an empty body" }
+        guard let text = String(validating: bytes, as: UTF8.self) else { return "\(bytes.count) bytes of binary data" }
+        return "\"" + abbreviate(text) + "\""
+    }
+
+    static func abbreviate(_ s: String, limit: Int = 80) -> String {
+        let flat = s.replacingOccurrences(of: "\n", with: "\\n")
+        return flat.count <= limit ? flat : String(flat.prefix(limit)) + "… (\(s.utf8.count) bytes)"
+    }
+}

@@ -1,0 +1,154 @@
+// The scenario model that generated code builds (copied from the HARMocking API contract).
+
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// MARK: - Scenario model (what generated code builds)
+
+/// Names a scenario; `-scenario NAME` on the command line selects it.
+public struct ScenarioIdentifier: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The name as given on the command line.
+    public var rawValue: String
+    /// Creates an identifier from its name.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// Creates an identifier from its name.
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    /// Creates an identifier from a string literal.
+    public init(stringLiteral value: String) { self.rawValue = value }
+    /// The name.
+    public var description: String { rawValue }
+}
+
+/// A set of canned responses, served in order.
+public protocol Scenario: Sendable {
+    /// The name `-scenario NAME` selects.
+    var scenarioId: ScenarioIdentifier { get }
+    /// The items, in the order they are tried.
+    var responseQueue: [ResponseQueueItem] { get }
+}
+
+/// How many times an item may be served.
+public enum Repeatability: Sendable, Equatable {
+    /// Served for one matching request.
+    case once
+    /// Served for every matching request (after earlier items are used up).
+    case always
+    /// Served for this many matching requests; 0 or less never serves.
+    case times(Int)
+}
+
+/// One query item a request must carry.
+public enum QueryItemMatch: Sendable, Equatable {
+    /// The name with exactly this value (`nil`: the item has no `=`, as in `?flag`).
+    case equals(String, String?)
+    /// The name with any value (used for redacted or volatile values).
+    case present(String)
+}
+
+/// What a request body must be, when it matters.
+public enum BodyMatch: Sendable, Equatable {
+    /// Byte-exact text (UTF-8).
+    case text(String)
+    /// Equal as JSON values (key order and whitespace ignored).
+    case json(String)
+}
+
+/// What a request must look like for an item to answer it.
+public struct RequestCondition: Sendable, Equatable {
+    /// "GET"; compared case-sensitively after uppercasing both.
+    public var method: String
+    /// "http" / "https"; compared lowercased.
+    public var scheme: String
+    /// Compared lowercased.
+    public var host: String
+    /// nil: the scheme's default port. An explicit default port in the request (`:443`) matches nil.
+    public var port: Int?
+    /// As written in the URL (percent-encoded), "/" when empty; compared exactly.
+    public var path: String
+    /// Each must be present in the request; order is ignored; request items not listed here are
+    /// ignored. Listing a name twice requires it twice (a multiset). Names and values are compared
+    /// percent-decoded.
+    public var query: [QueryItemMatch]
+    /// nil: any body.
+    public var body: BodyMatch?
+    /// Creates a condition; `port` nil means the scheme's default port.
+    public init(method: String, scheme: String, host: String, port: Int? = nil, path: String,
+                query: [QueryItemMatch] = [], body: BodyMatch? = nil) {
+        self.method = method; self.scheme = scheme; self.host = host; self.port = port; self.path = path
+        self.query = query; self.body = body
+    }
+}
+
+/// One response header, in recorded order.
+public struct HTTPHeader: Sendable, Equatable {
+    /// The name as recorded (served with this spelling).
+    public var name: String
+    /// The value.
+    public var value: String
+    /// Creates a header.
+    public init(_ name: String, _ value: String) { self.name = name; self.value = value }
+}
+
+/// A response body.
+public enum ResponseBody: Sendable, Equatable {
+    /// No body bytes.
+    case empty
+    /// UTF-8 text, served as its UTF-8 bytes.
+    case text(String)
+    /// Bytes given as base64 (binary bodies, or text that a Swift literal cannot hold exactly).
+    case base64(String)
+    /// A file looked up by name in the fixture directories (see `FixtureLocator`), served byte for byte.
+    case fixture(String)
+}
+
+/// A canned response.
+public struct MockResponse: Sendable, Equatable {
+    /// The HTTP status code.
+    public var status: Int
+    /// Headers in served order; a repeated name is served joined with ", ".
+    public var headers: [HTTPHeader]
+    /// The body bytes' source.
+    public var body: ResponseBody
+    /// Seconds to wait before answering; nil or 0 answers at once.
+    public var delay: TimeInterval?
+    /// Creates a response.
+    public init(status: Int, headers: [HTTPHeader] = [], body: ResponseBody = .empty, delay: TimeInterval? = nil) {
+        self.status = status; self.headers = headers; self.body = body; self.delay = delay
+    }
+}
+
+/// One entry of a scenario's queue.
+public struct ResponseQueueItem: Sendable, Equatable {
+    /// What a request must look like.
+    public var condition: RequestCondition
+    /// What it gets.
+    public var response: MockResponse
+    /// How many requests the item answers.
+    public var repeatability: Repeatability
+    /// Shown in diagnostics, e.g. "#3 GET /v1/projects (recorded 2026-11-30T10:00:01.250Z)".
+    public var label: String?
+    /// Creates an item; by default it answers every matching request.
+    public init(condition: RequestCondition, response: MockResponse, repeatability: Repeatability = .always,
+                label: String? = nil) {
+        self.condition = condition; self.response = response; self.repeatability = repeatability; self.label = label
+    }
+}
+
+/// A request that was served (or refused), for call tracking.
+public struct RequestResponseItem: Sendable, Equatable {
+    /// The request's method, uppercased.
+    public var method: String
+    /// The request's absolute URL.
+    public var url: String
+    /// Index into the scenario's responseQueue; nil when nothing matched.
+    public var itemIndex: Int?
+    /// The status served; nil when the request failed unmatched.
+    public var status: Int?
+    /// Creates a record; the runtime makes these, tests of app code may too.
+    public init(method: String, url: String, itemIndex: Int?, status: Int?) {
+        self.method = method; self.url = url; self.itemIndex = itemIndex; self.status = status
+    }
+}
+
