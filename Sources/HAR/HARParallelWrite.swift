@@ -16,7 +16,12 @@ extension HARLog {
     ///
     /// `entry` runs concurrently and must be thread-safe; `sink` is called from one thread at a
     /// time. The first error thrown by `sink` stops the work and is rethrown.
+    ///
+    /// `inOrder`, when given, sees every built entry on the calling thread, strictly in index
+    /// order, before it is serialized, and may change it. Redaction uses it: its placeholders are
+    /// numbered in file order, which parallel workers could not do deterministically.
     public func serialize(pretty: Bool = true, entryCount: Int, entry: @escaping @Sendable (Int) -> HAREntry,
+                          inOrder: ((inout HAREntry, Int) -> Void)? = nil,
                           to sink: @escaping @Sendable ([UInt8]) throws -> Void) throws {
         var head = JSONWriter(pretty: pretty, reservingCapacity: 4096)
         head.beginObject()
@@ -35,12 +40,38 @@ extension HARLog {
         while start < batchCount, failure.withLock({ $0 == nil }) {
             let end = min(start + window, batchCount)
             var outputs = [[UInt8]](repeating: [], count: end - start)
-            outputs.withUnsafeMutableBufferPointer { buffer in
-                let cells = UncheckedSendable(buffer)
-                DispatchQueue.concurrentPerform(iterations: end - start) { offset in
-                    let batch = start + offset
-                    let range = batch * batchSize..<min((batch + 1) * batchSize, entryCount)
-                    cells.value[offset] = Self.serializeBatch(range, isFirst: batch == 0, pretty: pretty, entry: entry)
+            let range = { (batch: Int) in batch * batchSize..<min((batch + 1) * batchSize, entryCount) }
+            if let inOrder {
+                var built = [[HAREntry]](repeating: [], count: end - start)
+                built.withUnsafeMutableBufferPointer { buffer in
+                    let cells = UncheckedSendable(buffer)
+                    DispatchQueue.concurrentPerform(iterations: end - start) { offset in
+                        cells.value[offset] = range(start + offset).map(entry)
+                    }
+                }
+                for offset in built.indices {
+                    let first = range(start + offset).lowerBound
+                    for k in built[offset].indices { inOrder(&built[offset][k], first + k) }
+                }
+                let ready = UncheckedSendable(built)
+                outputs.withUnsafeMutableBufferPointer { buffer in
+                    let cells = UncheckedSendable(buffer)
+                    DispatchQueue.concurrentPerform(iterations: end - start) { offset in
+                        let batch = start + offset
+                        let first = range(batch).lowerBound
+                        cells.value[offset] = Self.serializeBatch(range(batch), isFirst: batch == 0, pretty: pretty) {
+                            ready.value[offset][$0 - first]
+                        }
+                    }
+                }
+            } else {
+                outputs.withUnsafeMutableBufferPointer { buffer in
+                    let cells = UncheckedSendable(buffer)
+                    DispatchQueue.concurrentPerform(iterations: end - start) { offset in
+                        let batch = start + offset
+                        cells.value[offset] = Self.serializeBatch(range(batch), isFirst: batch == 0, pretty: pretty,
+                                                                  entry: entry)
+                    }
                 }
             }
             slots.wait()

@@ -102,13 +102,33 @@ public func readFile(_ path: String) throws -> [UInt8] {
         throw FileWriteError(description: "cannot open \(path): \(String(cString: strerror(errno)))")
     }
     defer { close(fd) }
-    var result: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    func failure() -> FileWriteError {
+        FileWriteError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
+    }
+    // Read straight into a buffer of the file's size: a 100 MB HAR is not copied while growing.
+    var info = stat()
+    let expected = fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? Int(info.st_size) : 0
+    var result = [UInt8]()
+    if expected > 0 {
+        var readError = false
+        result = [UInt8](unsafeUninitializedCapacity: expected) { buffer, initialized in
+            while initialized < expected {
+                let count = read(fd, buffer.baseAddress! + initialized, expected - initialized)
+                if count < 0 && errno == EINTR { continue }
+                if count < 0 { readError = true; break }
+                if count == 0 { break }
+                initialized += count
+            }
+        }
+        if readError { throw failure() }
+    }
+    // Whatever is beyond the size fstat saw (a growing file, a pipe).
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
     while true {
         let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         if count < 0 {
             if errno == EINTR { continue }
-            throw FileWriteError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
+            throw failure()
         }
         if count == 0 { break }
         result.append(contentsOf: chunk[0..<count])

@@ -22,12 +22,16 @@ public enum HARExport {
     /// Writes the HAR atomically (temp file, then rename), streaming and on every core: entries are
     /// decoded and serialized in parallel batches while earlier batches are written, so export
     /// memory stays at a few windows of entries however large the log is.
-    public static func write(_ flows: [Flow], to path: String, creatorVersion: String) throws {
+    ///
+    /// `transform`, when given, sees each entry in file order before it is written (redaction).
+    public static func write(_ flows: [Flow], to path: String, creatorVersion: String,
+                             transform: ((inout HAREntry, Int) -> Void)? = nil) throws {
         let header = HARLog(creator: HARCreator(name: "harrec", version: creatorVersion), entries: [])
         let ordered = inStartOrder(flows)
         let file = try AtomicFileWriter(path: path)
         do {
-            try header.serialize(pretty: true, entryCount: ordered.count, entry: { entry(from: ordered[$0]) }) { chunk in
+            try header.serialize(pretty: true, entryCount: ordered.count, entry: { entry(from: ordered[$0]) },
+                                 inOrder: transform) { chunk in
                 try file.write(chunk)
             }
             try file.commit()

@@ -4,6 +4,7 @@ import HAR
 import ProxyCore
 import ProxyRuntime
 import Recording
+import Redaction
 import TLS
 
 /// The version printed by `--version` and written as the HAR creator version.
@@ -29,9 +30,15 @@ let recordSpec = CommandSpec(
         OptionSpec("upstream-ca", .value(placeholder: "<file.pem>"), help: "Extra trust anchors for upstream TLS (repeatable)."),
         OptionSpec("insecure-upstream", .flag, help: "Do not verify upstream TLS certificates (prints a warning)."),
         OptionSpec("record-ws-control", .flag, help: "Also record WebSocket ping and pong frames."),
+        OptionSpec("no-redact", .flag, help: "Write the raw HAR, secrets included (prints a warning)."),
+        OptionSpec("raw-out", .value(placeholder: "<file.har>"), help: "Also write the raw, unredacted HAR here."),
+        OptionSpec("redact-rules", .value(placeholder: "<rules.json>"), help: "Redaction rules file (see 'harrec help redact')."),
+        internalSuffixOption,
         OptionSpec("quiet", short: "q", .flag, help: "No live line per exchange."),
     ],
     discussion: """
+    The HAR is redacted by default: tokens, cookies, JWTs, emails and internal hosts become
+    placeholders (see 'harrec help redact'); --no-redact or --raw-out keep the raw data.
     Both ports serve both protocols: a first byte of 0x05 is SOCKS5, anything else HTTP.
     Ctrl-C stops accepting, lets exchanges in flight finish for up to 2 s, writes the HAR
     atomically and exits. A second Ctrl-C stops at once, after writing what was recorded.
@@ -53,7 +60,7 @@ let mainSpec = CommandSpec(
     usage: "harrec <subcommand> [options]   (no subcommand means 'record')",
     options: recordSpec.options)
 
-let subcommands = [recordSpec, caSpec, validateSpec, helpSpec]
+let subcommands = [recordSpec, redactSpec, caSpec, validateSpec, helpSpec]
 
 func printErr(_ text: String) {
     var line = text
@@ -90,6 +97,15 @@ func runRecord(_ arguments: [String]) -> Int32 {
     guard let out = parsed.value("out") else {
         fail("--out <file.har> is required: where should the HAR be written? e.g. harrec --out session.har")
     }
+    let redact = !parsed.flag("no-redact")
+    // A bad rules file stops here, before the proxy starts: nothing is recorded to be lost.
+    let redaction = redact ? loadRedactionConfiguration(rulesPath: parsed.value("redact-rules"),
+                                                        suffixes: parsed.allValues("internal-suffix")) : nil
+    if !redact && (parsed.value("redact-rules") != nil || !parsed.allValues("internal-suffix").isEmpty) {
+        fail("--no-redact contradicts --redact-rules/--internal-suffix; keep a raw copy with --raw-out instead")
+    }
+    let rawOut = parsed.value("raw-out")
+    if let rawOut, rawOut == out { fail("--raw-out must differ from --out") }
     var configuration = ProxyConfiguration()
     configuration.liveLog = !parsed.flag("quiet")
     configuration.recordWebSocketControlFrames = parsed.flag("record-ws-control")
@@ -145,6 +161,9 @@ func runRecord(_ arguments: [String]) -> Int32 {
                      (configuration.credentials == nil ? " (consider --proxy-auth)" : ""))
         }
         printErr("harrec: recording to \(out) (Ctrl-C to stop)")
+        if !redact {
+            printErr("harrec: warning: --no-redact: \(out) will hold tokens, cookies and emails as recorded; do not commit it")
+        }
         for note in startupNotes { printErr(note) }
 
         server.run()
@@ -152,12 +171,26 @@ func runRecord(_ arguments: [String]) -> Int32 {
 
         let recorded = flows.snapshot()
         let started = wallClock()
+        var summary: String?
         do {
-            try HARExport.write(recorded, to: out, creatorVersion: harrecVersion)
+            if let rawOut {
+                try HARExport.write(recorded, to: rawOut, creatorVersion: harrecVersion)
+                printErr("harrec: wrote the raw HAR (secrets included) to \(rawOut)")
+            }
+            if let redaction {
+                let engine = RedactionEngine(config: redaction)
+                try HARExport.write(recorded, to: out, creatorVersion: harrecVersion) { entry, index in
+                    engine.redact(&entry, index: index)
+                }
+                summary = redactionSummary(engine.currentReport, written: out)
+            } else {
+                try HARExport.write(recorded, to: out, creatorVersion: harrecVersion)
+            }
         } catch {
             fail("\(error)", code: 1)
         }
         let elapsed = wallClock() - started
+        if let summary, !parsed.flag("quiet") { printErr(summary) }
         let failures = recorded.filter { $0.error != nil }.count
         printErr("harrec: wrote \(recorded.count) entries to \(out)")
         printErr("harrec: HAR written in \(Int((elapsed * 1000).rounded())) ms" +
@@ -254,6 +287,8 @@ case "record":
     exit(runRecord(Array(arguments.dropFirst())))
 case "validate":
     exit(runValidate(Array(arguments.dropFirst())))
+case "redact":
+    exit(runRedact(Array(arguments.dropFirst())))
 case "ca":
     exit(runCA(Array(arguments.dropFirst())))
 case "help":

@@ -1,0 +1,372 @@
+import HAR
+
+// Format-preserving JSON redaction: the text is walked token by token and only the tokens that
+// change are replaced, so key order, whitespace, number literals and escapes elsewhere stay as
+// they were. It is also a strict validator (RFC 8259): on any syntax error the caller treats
+// the body as plain text instead.
+
+enum JSONRewrite {
+    case notJSON
+    case unchanged
+    case changed([UInt8])
+}
+
+/// Nesting beyond this is not treated as JSON (it is scanned as text instead); the same bound
+/// as the HAR parser's, for the same reason: recursion depth on small thread stacks.
+let maximumJSONRewriteDepth = 256
+
+/// JSON nested in a JSON string ("{\"token\":...}") is rewritten too, to this many levels.
+let maximumNestedJSONLevels = 4
+
+extension RedactionEngine {
+    /// Rewrites the JSON document in `p`, or reports that it is not JSON.
+    func rewriteJSON(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String,
+                     nestingLevel: Int = 0) -> JSONRewrite {
+        let before = mark
+        var rewriter = JSONRewriter(p: p, engine: self, location: location, nestingLevel: nestingLevel)
+        let ok = withoutActuallyEscaping(path) { escapable -> Bool in
+            rewriter.basePath = escapable
+            defer { rewriter.basePath = nil }
+            return rewriter.document()
+        }
+        guard ok else {
+            rollBack(to: before)
+            return .notJSON
+        }
+        return rewriter.finish()
+    }
+
+    /// Whether `p` starts (after whitespace) like a JSON object or array.
+    static func looksLikeJSON(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
+        for b in p {
+            switch b {
+            case 0x20, 0x09, 0x0A, 0x0D: continue
+            case 0x7B, 0x5B: return true
+            default: return false
+            }
+        }
+        return false
+    }
+
+    /// Redacts a body or message that may be JSON: JSON when it parses, else plain text.
+    func redactTextOrJSON(_ text: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
+        var copy = text
+        return copy.withUTF8 { p -> String? in
+            if Self.looksLikeJSON(p) {
+                switch rewriteJSON(p, location, path) {
+                case .changed(let bytes): return String(decoding: bytes, as: UTF8.self)
+                case .unchanged: return nil
+                case .notJSON: break
+                }
+            }
+            return scanBytes(p, location, path).map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+}
+
+struct JSONRewriter {
+    let p: UnsafeBufferPointer<UInt8>
+    unowned let engine: RedactionEngine
+    let location: RedactionLocation
+    let nestingLevel: Int
+    var basePath: (() -> String)?
+    var i = 0
+    var out: [UInt8] = []
+    var copied = 0
+    /// Member names and indexes down to the current value; kept only when findings need paths.
+    var pathStack: [PathComponent] = []
+
+    enum PathComponent {
+        case key(String)
+        case index(Int)
+    }
+
+    init(p: UnsafeBufferPointer<UInt8>, engine: RedactionEngine, location: RedactionLocation, nestingLevel: Int) {
+        self.p = p
+        self.engine = engine
+        self.location = location
+        self.nestingLevel = nestingLevel
+    }
+
+    mutating func finish() -> JSONRewrite {
+        guard copied > 0 else { return .unchanged }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<p.count]))
+        return .changed(out)
+    }
+
+    /// The finding path: the HAR field, then where inside this JSON document.
+    func currentPath() -> String { Self.path(basePath, pathStack) }
+
+    static func path(_ basePath: (() -> String)?, _ pathStack: [PathComponent]) -> String {
+        var inner = "$"
+        for component in pathStack {
+            switch component {
+            case .key(let k):
+                if !k.isEmpty, k.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_") }) {
+                    inner += "." + k
+                } else {
+                    inner += "[" + String(decoding: JSONWriter.serialize(.string(k), pretty: false), as: UTF8.self) + "]"
+                }
+            case .index(let n):
+                inner += "[\(n)]"
+            }
+        }
+        return (basePath?() ?? "") + " (" + inner + ")"
+    }
+
+    mutating func replace(_ range: Range<Int>, with bytes: [UInt8]) {
+        if out.isEmpty { out.reserveCapacity(p.count + 64) }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<range.lowerBound]))
+        out.append(contentsOf: bytes)
+        copied = range.upperBound
+    }
+
+    mutating func skipWhitespace() {
+        while i < p.count {
+            switch p[i] {
+            case 0x20, 0x09, 0x0A, 0x0D: i += 1
+            default: return
+            }
+        }
+    }
+
+    mutating func document() -> Bool {
+        skipWhitespace()
+        guard value(sensitive: false, depth: 0) else { return false }
+        skipWhitespace()
+        return i == p.count
+    }
+
+    mutating func value(sensitive: Bool, depth: Int) -> Bool {
+        guard i < p.count, depth < maximumJSONRewriteDepth else { return false }
+        switch p[i] {
+        case 0x7B: return object(sensitive: sensitive, depth: depth)
+        case 0x5B: return array(sensitive: sensitive, depth: depth)
+        case 0x22: return stringValue(sensitive: sensitive)
+        case 0x74: return literal("true")
+        case 0x66: return literal("false")
+        case 0x6E: return literal("null")
+        default: return number(sensitive: sensitive)
+        }
+    }
+
+    mutating func literal(_ word: StaticString) -> Bool {
+        let n = word.utf8CodeUnitCount
+        guard i + n <= p.count else { return false }
+        for k in 0..<n where p[i + k] != word.utf8Start[k] { return false }
+        i += n
+        return true
+    }
+
+    mutating func object(sensitive: Bool, depth: Int) -> Bool {
+        i += 1
+        skipWhitespace()
+        if i < p.count && p[i] == 0x7D { i += 1; return true }
+        let tracking = engine.collectFindings
+        while true {
+            skipWhitespace()
+            guard i < p.count, p[i] == 0x22, let key = stringToken() else { return false }
+            let name = withContent(key) { String(decoding: $0, as: UTF8.self) }
+            skipWhitespace()
+            guard i < p.count, p[i] == 0x3A else { return false }
+            i += 1
+            skipWhitespace()
+            let secret = sensitive || (engine.flags.jsonKeys && engine.jsonKeys.isSecret(name))
+            if tracking { pathStack.append(.key(name)) }
+            guard value(sensitive: secret, depth: depth + 1) else { return false }
+            if tracking { pathStack.removeLast() }
+            skipWhitespace()
+            guard i < p.count else { return false }
+            if p[i] == 0x2C { i += 1; continue }
+            if p[i] == 0x7D { i += 1; return true }
+            return false
+        }
+    }
+
+    mutating func array(sensitive: Bool, depth: Int) -> Bool {
+        i += 1
+        skipWhitespace()
+        if i < p.count && p[i] == 0x5D { i += 1; return true }
+        let tracking = engine.collectFindings
+        var index = 0
+        while true {
+            skipWhitespace()
+            if tracking { pathStack.append(.index(index)) }
+            guard value(sensitive: sensitive, depth: depth + 1) else { return false }
+            if tracking { pathStack.removeLast() }
+            index += 1
+            skipWhitespace()
+            guard i < p.count else { return false }
+            if p[i] == 0x2C { i += 1; continue }
+            if p[i] == 0x5D { i += 1; return true }
+            return false
+        }
+    }
+
+    /// A number; under a secret key it becomes 0 (the type is kept, the value gone).
+    mutating func number(sensitive: Bool) -> Bool {
+        let start = i
+        if i < p.count && p[i] == 0x2D { i += 1 }
+        guard i < p.count, RedactionEngine.isDigit(p[i]) else { return false }
+        if p[i] == 0x30 { i += 1 } else { while i < p.count && RedactionEngine.isDigit(p[i]) { i += 1 } }
+        if i < p.count && p[i] == 0x2E {
+            i += 1
+            let digits = i
+            while i < p.count && RedactionEngine.isDigit(p[i]) { i += 1 }
+            guard i > digits else { return false }
+        }
+        if i < p.count && (p[i] | 0x20) == 0x65 {
+            i += 1
+            if i < p.count && (p[i] == 0x2B || p[i] == 0x2D) { i += 1 }
+            let digits = i
+            while i < p.count && RedactionEngine.isDigit(p[i]) { i += 1 }
+            guard i > digits else { return false }
+        }
+        if sensitive && !(i - start == 1 && p[start] == 0x30) {
+            let literal = String(decoding: UnsafeBufferPointer(rebasing: p[start..<i]), as: UTF8.self)
+            engine.note(.jsonKeys, location, literal) { engine.collectFindings ? currentPath() : "" }
+            replace(start..<i, with: [0x30])
+        }
+        return true
+    }
+
+    mutating func stringValue(sensitive: Bool) -> Bool {
+        let start = i
+        guard let token = stringToken() else { return false }
+        let end = i
+        let tracking = engine.collectFindings
+        let stack = tracking ? pathStack : []
+        let basePath = self.basePath
+        let pathFunction = { tracking ? Self.path(basePath, stack) : "" }
+        let engine = self.engine, location = self.location, nestingLevel = self.nestingLevel
+        let replacement = withContent(token) { q -> [UInt8]? in
+            if sensitive {
+                return engine.replaceSecret(String(decoding: q, as: UTF8.self), .jsonKeys, location, pathFunction)
+                    .map { Array($0.utf8) }
+            }
+            if q.isEmpty { return nil }
+            if nestingLevel < maximumNestedJSONLevels && RedactionEngine.looksLikeJSON(q) {
+                switch engine.rewriteJSON(q, location, pathFunction, nestingLevel: nestingLevel + 1) {
+                case .changed(let bytes): return bytes
+                case .unchanged: return nil
+                case .notJSON: break
+                }
+            }
+            return engine.scanBytes(q, location, pathFunction)
+        }
+        if let replacement {
+            replace(start..<end, with: Self.quoted(replacement))
+        }
+        return true
+    }
+
+    /// `bytes` as a JSON string literal: quotes, backslashes and control characters escaped,
+    /// everything else (UTF-8 included) as is.
+    static func quoted(_ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = [0x22]
+        out.reserveCapacity(bytes.count + 2)
+        let hex = Array("0123456789abcdef".utf8)
+        for b in bytes {
+            switch b {
+            case 0x22: out += [0x5C, 0x22]
+            case 0x5C: out += [0x5C, 0x5C]
+            case 0x0A: out += [0x5C, 0x6E]
+            case 0x0D: out += [0x5C, 0x72]
+            case 0x09: out += [0x5C, 0x74]
+            case 0x08: out += [0x5C, 0x62]
+            case 0x0C: out += [0x5C, 0x66]
+            case 0..<0x20, 0x7F: out += [0x5C, 0x75, 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 15)]]
+            default: out.append(b)
+            }
+        }
+        out.append(0x22)
+        return out
+    }
+
+    /// A string's decoded content: where it is in the input when it has no escapes (no copy), or
+    /// the unescaped bytes.
+    enum StringContent {
+        case slice(Range<Int>)
+        case owned([UInt8])
+    }
+
+    func withContent<R>(_ content: StringContent, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        switch content {
+        case .slice(let range): return body(UnsafeBufferPointer(rebasing: p[range]))
+        case .owned(let bytes): return bytes.withUnsafeBufferPointer(body)
+        }
+    }
+
+    /// Reads a string token at `i` (which is at the opening quote), or nil on a syntax error.
+    mutating func stringToken() -> StringContent? {
+        i += 1
+        let start = i
+        var hasEscape = false
+        while i < p.count {
+            let c = p[i]
+            if c == 0x22 { break }
+            if c < 0x20 { return nil }
+            if c == 0x5C {
+                hasEscape = true
+                i += 2
+                continue
+            }
+            i += 1
+        }
+        guard i < p.count else { return nil }
+        let end = i
+        i += 1
+        if !hasEscape { return .slice(start..<end) }
+        return Self.unescape(UnsafeBufferPointer(rebasing: p[start..<end])).map { .owned($0) }
+    }
+
+    static func unescape(_ s: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(s.count)
+        var k = 0
+        func hex4(_ at: Int) -> UInt32? {
+            guard at + 4 <= s.count else { return nil }
+            var v: UInt32 = 0
+            for j in at..<at + 4 {
+                let c = s[j]
+                let d: UInt32
+                switch c {
+                case 0x30...0x39: d = UInt32(c - 0x30)
+                case 0x41...0x46: d = UInt32(c - 0x41 + 10)
+                case 0x61...0x66: d = UInt32(c - 0x61 + 10)
+                default: return nil
+                }
+                v = v << 4 | d
+            }
+            return v
+        }
+        while k < s.count {
+            let c = s[k]
+            guard c == 0x5C else { out.append(c); k += 1; continue }
+            guard k + 1 < s.count else { return nil }
+            let e = s[k + 1]
+            k += 2
+            switch e {
+            case 0x22, 0x5C, 0x2F: out.append(e)
+            case 0x62: out.append(0x08)
+            case 0x66: out.append(0x0C)
+            case 0x6E: out.append(0x0A)
+            case 0x72: out.append(0x0D)
+            case 0x74: out.append(0x09)
+            case 0x75:
+                guard var scalar = hex4(k) else { return nil }
+                k += 4
+                if (0xD800...0xDBFF).contains(scalar), k + 6 <= s.count, s[k] == 0x5C, s[k + 1] == 0x75,
+                   let low = hex4(k + 2), (0xDC00...0xDFFF).contains(low) {
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    k += 6
+                }
+                let u = Unicode.Scalar(scalar) ?? "\u{FFFD}"
+                out.append(contentsOf: Array(String(Character(u)).utf8))
+            default:
+                return nil
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,3 @@
+import XCTest
+@testable import Redaction
+final class PlaceholderSmokeTests: XCTestCase { func testNothing() { XCTAssertTrue(Placeholder.isPlaceholder("redacted-1")) } }
