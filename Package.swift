@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "CLI"),
         .executableTarget(
             name: "harrec",
-            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "HAR", "TLS", "Redaction"]
+            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "HAR", "TLS", "Redaction", "CHarrecShims"]
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "CHarrecShims.h"
 #include <errno.h>
+#include <malloc.h>
 #include <string.h>
 
 int harrec_inflateInit2(z_streamp strm, int windowBits) {
@@ -126,4 +127,9 @@ void harrec_OPENSSL_free(void *pointer) { OPENSSL_free(pointer); }
 
 long harrec_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_session_cache_mode(ctx, mode);
+}
+
+void harrec_retain_freed_memory(void) {
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }

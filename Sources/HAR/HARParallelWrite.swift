@@ -53,17 +53,30 @@ extension HARLog {
                     let first = range(start + offset).lowerBound
                     for k in built[offset].indices { inOrder(&built[offset][k], first + k) }
                 }
+                // Serialize and write this window in the background while the next one goes
+                // through `inOrder` here: the sequential pass and serialization overlap.
                 let ready = UncheckedSendable(built)
-                outputs.withUnsafeMutableBufferPointer { buffer in
-                    let cells = UncheckedSendable(buffer)
-                    DispatchQueue.concurrentPerform(iterations: end - start) { offset in
-                        let batch = start + offset
-                        let first = range(batch).lowerBound
-                        cells.value[offset] = Self.serializeBatch(range(batch), isFirst: batch == 0, pretty: pretty) {
-                            ready.value[offset][$0 - first]
+                let windowStart = start, windowEnd = end
+                slots.wait()
+                writer.async {
+                    defer { slots.signal() }
+                    var outputs = [[UInt8]](repeating: [], count: windowEnd - windowStart)
+                    outputs.withUnsafeMutableBufferPointer { buffer in
+                        let cells = UncheckedSendable(buffer)
+                        DispatchQueue.concurrentPerform(iterations: windowEnd - windowStart) { offset in
+                            let batch = windowStart + offset
+                            let first = range(batch).lowerBound
+                            cells.value[offset] = Self.serializeBatch(range(batch), isFirst: batch == 0, pretty: pretty) {
+                                ready.value[offset][$0 - first]
+                            }
                         }
                     }
+                    for chunk in outputs where failure.withLock({ $0 == nil }) {
+                        do { try sink(chunk) } catch { failure.withLock { $0 = error } }
+                    }
                 }
+                start = end
+                continue
             } else {
                 outputs.withUnsafeMutableBufferPointer { buffer in
                     let cells = UncheckedSendable(buffer)

@@ -5,6 +5,16 @@ extension RedactionEngine {
     /// file), and returns what was replaced.
     @discardableResult
     public func redact(_ log: inout HARLog) -> RedactionReport {
+        redactLogFields(&log)
+        for index in log.entries.indices {
+            redact(&log.entries[index], index: index)
+        }
+        return currentReport
+    }
+
+    /// Redacts what the log has outside its entries (page titles, comments). Call it before the
+    /// entries when redacting them one by one with `redact(_:index:)`.
+    public func redactLogFields(_ log: inout HARLog) {
         if var pages = log.pages {
             for index in pages.indices {
                 let base = "log.pages[\(index)]"
@@ -13,11 +23,7 @@ extension RedactionEngine {
             }
             log.pages = pages
         }
-        for index in log.entries.indices {
-            redact(&log.entries[index], index: index)
-        }
         redactComment(&log.comment, "log")
-        return currentReport
     }
 
     /// Redacts one entry in place; `index` is its position, for paths in findings.
@@ -40,10 +46,7 @@ extension RedactionEngine {
         if let r = redactURL(request.url, .url, { base + ".url" }) { request.url = r }
         redactHeaders(&request.headers, base, isResponse: false)
         for i in request.cookies.indices {
-            let path = { "\(base).cookies[\(i)].value" }
-            if flags.cookies, let r = replaceSecret(request.cookies[i].value, .cookies, .cookie, path) {
-                request.cookies[i].value = r
-            }
+            redactCookieValue(&request.cookies[i], rule: .cookies, enabled: flags.cookies, "\(base).cookies[\(i)]")
             redactCookieAttributes(&request.cookies[i], "\(base).cookies[\(i)]")
         }
         for i in request.queryString.indices {
@@ -92,10 +95,7 @@ extension RedactionEngine {
     private func redactResponse(_ response: inout HARResponse, _ base: String) {
         redactHeaders(&response.headers, base, isResponse: true)
         for i in response.cookies.indices {
-            let path = { "\(base).cookies[\(i)].value" }
-            if flags.setCookies, let r = replaceSecret(response.cookies[i].value, .setCookies, .cookie, path) {
-                response.cookies[i].value = r
-            }
+            redactCookieValue(&response.cookies[i], rule: .setCookies, enabled: flags.setCookies, "\(base).cookies[\(i)]")
             redactCookieAttributes(&response.cookies[i], "\(base).cookies[\(i)]")
         }
         if let r = redactURL(response.redirectURL, .url, { base + ".redirectURL" }) { response.redirectURL = r }
@@ -216,6 +216,7 @@ extension RedactionEngine {
             guard let eq = piece.firstIndex(of: "=") else { return String(piece) }
             let cookieValue = String(piece[piece.index(after: eq)...]).trimmingSpaces
             guard let r = replaceSecret(cookieValue, .cookies, .cookie, path) else { return String(piece) }
+            learnCookieName(String(piece[..<eq]).trimmingSpaces)
             changed = true
             return String(piece[...eq]) + r
         }
@@ -233,6 +234,7 @@ extension RedactionEngine {
             let cookieValue = String(pair[pair.index(after: eq)...]).trimmingSpaces
             if let r = replaceSecret(cookieValue, .setCookies, .cookie, path) {
                 head = String(pair[...eq]) + r
+                learnCookieName(String(pair[..<eq]).trimmingSpaces)
                 changed = true
             }
         }
@@ -241,6 +243,20 @@ extension RedactionEngine {
             changed = true
         }
         return changed ? head + attributes : nil
+    }
+
+    /// A `cookies` element's value: a placeholder when the rule is on; scanned as text when it is
+    /// off, exactly as the header it came from is, so the array never keeps what the header lost.
+    private func redactCookieValue(_ cookie: inout HARCookie, rule: RedactionRule, enabled: Bool, _ base: String) {
+        let path = { base + ".value" }
+        if enabled {
+            if let r = replaceSecret(cookie.value, rule, .cookie, path) {
+                cookie.value = r
+                learnCookieName(cookie.name)
+            }
+        } else if let r = scanText(cookie.value, .cookie, path) {
+            cookie.value = r
+        }
     }
 
     private func redactCookieAttributes(_ cookie: inout HARCookie, _ base: String) {
@@ -277,7 +293,10 @@ extension RedactionEngine {
                   let data = fields[dataIndex].value.stringValue else { continue }
             let opcode = fields.first { $0.key == "opcode" }?.value.intValue ?? 1
             let path = { "\(base)[\(i)].data" }
-            if opcode == 2 {
+            // Binary messages, and text messages harrec had to store as base64 (invalid UTF-8):
+            // rewriting base64 as if it were text would corrupt it.
+            let isBase64 = fields.contains { ($0.key == "_encoding" || $0.key == "encoding") && $0.value.stringValue == "base64" }
+            if opcode == 2 || isBase64 {
                 binaryBodies += 1
                 continue
             }

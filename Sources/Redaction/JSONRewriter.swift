@@ -56,11 +56,88 @@ extension RedactionEngine {
                 switch rewriteJSON(p, location, path) {
                 case .changed(let bytes): return String(decoding: bytes, as: UTF8.self)
                 case .unchanged: return nil
-                case .notJSON: break
+                case .notJSON: return redactBrokenJSON(p, location, path).map { String(decoding: $0, as: UTF8.self) }
                 }
             }
             return scanBytes(p, location, path).map { String(decoding: $0, as: UTF8.self) }
         }
+    }
+
+    /// Text that starts like JSON but does not parse: cut off by --max-body, JSON lines, a
+    /// trailing comma. `"key": value` pairs under secret keys still get placeholders (a string
+    /// stays a string, a number becomes 0, even when the text ends inside the value), then the
+    /// whole text is scanned as plain text.
+    func redactBrokenJSON(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> [UInt8]? {
+        guard let keyed = lenientJSONKeys(p, location, path) else { return scanBytes(p, location, path) }
+        return keyed.withUnsafeBufferPointer { q in scanBytes(q, location, path) ?? keyed }
+    }
+
+    func lenientJSONKeys(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> [UInt8]? {
+        guard flags.jsonKeys else { return nil }
+        let n = p.count
+        var out: [UInt8] = []
+        var copied = 0
+        @inline(__always) func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
+        /// The string whose opening quote is at `at`: its content, where scanning resumes, and
+        /// whether it has escapes. An unterminated string runs to the end of the text.
+        func string(at: Int) -> (content: Range<Int>, next: Int, escaped: Bool) {
+            var j = at + 1
+            var escaped = false
+            while j < n {
+                let c = p[j]
+                if c == 0x22 { return (at + 1..<j, j + 1, escaped) }
+                if c == 0x5C { escaped = true; j += 2; continue }
+                j += 1
+            }
+            return (at + 1..<n, n, escaped)
+        }
+        func decoded(_ range: Range<Int>, escaped: Bool) -> [UInt8] {
+            let raw = UnsafeBufferPointer(rebasing: p[range])
+            return escaped ? (JSONRewriter.unescape(raw) ?? Array(raw)) : Array(raw)
+        }
+        func replace(_ range: Range<Int>, _ bytes: [UInt8]) {
+            if out.isEmpty { out.reserveCapacity(n + 64) }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<range.lowerBound]))
+            out.append(contentsOf: bytes)
+            copied = range.upperBound
+        }
+        var i = 0
+        while i < n {
+            guard p[i] == 0x22 else { i += 1; continue }
+            let key = string(at: i)
+            var j = key.next
+            while j < n && isSpace(p[j]) { j += 1 }
+            guard j < n, p[j] == 0x3A else { i = key.next; continue }
+            j += 1
+            while j < n && isSpace(p[j]) { j += 1 }
+            guard j < n, jsonKeys.isSecret(String(decoding: decoded(key.content, escaped: key.escaped), as: UTF8.self)) else {
+                i = j
+                continue
+            }
+            let c = p[j]
+            if c == 0x22 {
+                let value = string(at: j)
+                let secret = String(decoding: decoded(value.content, escaped: value.escaped), as: UTF8.self)
+                if let r = replaceSecret(secret, .jsonKeys, location, path) {
+                    replace(value.content, Array(JSONRewriter.quoted(Array(r.utf8)).dropFirst().dropLast()))
+                }
+                i = value.next
+            } else if c == 0x2D || RedactionEngine.isDigit(c) {
+                var end = j + 1
+                while end < n, RedactionEngine.isDigit(p[end]) || p[end] == 0x2E || p[end] | 0x20 == 0x65
+                    || p[end] == 0x2B || p[end] == 0x2D { end += 1 }
+                if !(end - j == 1 && c == 0x30) {
+                    note(.jsonKeys, location, String(decoding: UnsafeBufferPointer(rebasing: p[j..<end]), as: UTF8.self), path)
+                    replace(j..<end, [0x30])
+                }
+                i = end
+            } else {
+                i = j
+            }
+        }
+        guard copied > 0 else { return nil }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<n]))
+        return out
     }
 }
 
@@ -166,13 +243,12 @@ struct JSONRewriter {
         while true {
             skipWhitespace()
             guard i < p.count, p[i] == 0x22, let key = stringToken() else { return false }
-            let name = withContent(key) { String(decoding: $0, as: UTF8.self) }
             skipWhitespace()
             guard i < p.count, p[i] == 0x3A else { return false }
             i += 1
             skipWhitespace()
-            let secret = sensitive || (engine.flags.jsonKeys && engine.jsonKeys.isSecret(name))
-            if tracking { pathStack.append(.key(name)) }
+            let secret = sensitive || (engine.flags.jsonKeys && withContent(key) { engine.jsonKeys.isSecret(bytes: $0) })
+            if tracking { pathStack.append(.key(withContent(key) { String(decoding: $0, as: UTF8.self) })) }
             guard value(sensitive: secret, depth: depth + 1) else { return false }
             if tracking { pathStack.removeLast() }
             skipWhitespace()
@@ -249,7 +325,7 @@ struct JSONRewriter {
                 switch engine.rewriteJSON(q, location, pathFunction, nestingLevel: nestingLevel + 1) {
                 case .changed(let bytes): return bytes
                 case .unchanged: return nil
-                case .notJSON: break
+                case .notJSON: return engine.redactBrokenJSON(q, location, pathFunction)
                 }
             }
             return engine.scanBytes(q, location, pathFunction)

@@ -46,6 +46,10 @@ public final class RedactionEngine {
     /// Counts noted since the last mark, so a JSON rewrite that turns out not to be JSON can
     /// take its notes back before the text is scanned as plain text.
     var journal: [Int] = []
+    /// Names of cookies whose values were replaced (lowercased): `name=value` in free text (an
+    /// API echoing its request headers, a logged Cookie line) gets the same placeholder when
+    /// the value is one of the secrets already replaced.
+    var learnedCookieNames: Set<String> = []
     private static let locationCount = RedactionLocation.allCases.count
 
     /// Built-in rules as booleans: the scanner asks per byte, a Set lookup would show.
@@ -108,6 +112,11 @@ public final class RedactionEngine {
 
     var mark: (journal: Int, findings: Int) { (journal.count, findings.count) }
 
+    func learnCookieName(_ name: String) {
+        guard !name.isEmpty, name.utf8.count <= 64 else { return }
+        learnedCookieNames.insert(name.lowercased())
+    }
+
     func isUntouchable(_ value: String) -> Bool {
         value.isEmpty || (!config.allowedValues.isEmpty && config.allowedValues.contains(value))
             || Placeholder.isPlaceholder(value)
@@ -121,7 +130,24 @@ public final class RedactionEngine {
         }
         guard !isUntouchable(value) else { return nil }
         note(rule, location, value, path)
+        // An email under a secret key or cookie stays an email (same shape), and correlates
+        // with the same address found elsewhere.
+        if flags.email, Self.isWholeEmail(value) { return table.email(value) }
         return table.secret(value)
+    }
+
+    /// Whether the whole value is one email address (the shape the text scanner finds).
+    static func isWholeEmail(_ value: String) -> Bool {
+        let bytes = value.utf8
+        guard bytes.count <= 254, let at = bytes.firstIndex(of: 0x40), at != bytes.startIndex else { return false }
+        let local = bytes[..<at], domain = bytes[bytes.index(after: at)...]
+        guard local.allSatisfy({ isAlnum($0) || $0 == 0x2E || $0 == 0x5F || $0 == 0x25 || $0 == 0x2B || $0 == 0x2D }),
+              local.first != 0x2E else { return false }
+        let labels = domain.split(separator: 0x2E, omittingEmptySubsequences: false)
+        guard labels.count >= 2, labels.allSatisfy({ !$0.isEmpty && $0.allSatisfy(isHostByte) }),
+              let tld = labels.last, tld.count >= 2, tld.allSatisfy({ $0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A })
+        else { return false }
+        return true
     }
 
     func replaceEmail(_ value: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
@@ -181,6 +207,38 @@ struct JSONKeyMatcher {
     init(keys: [String]) {
         var seen = Set<[String]>()
         self.keys = keys.map { Self.words($0) }.filter { !$0.isEmpty && seen.insert($0).inserted }
+    }
+
+    // A memo keyed by the name's bytes: JSON bodies repeat a few hundred member names millions
+    // of times, and this avoids building and SipHashing a String per member. Open addressing,
+    // FNV-1a; once full, names are simply computed.
+    private static let memoSlots = 8192
+    private var memoIndex = [Int32](repeating: -1, count: JSONKeyMatcher.memoSlots)
+    private var memoEntries: [(hash: UInt64, start: Int32, count: Int32, secret: Bool)] = []
+    private var memoBytes: [UInt8] = []
+
+    mutating func isSecret(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in bytes { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
+        let mask = Self.memoSlots - 1
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let index = memoIndex[slot]
+            if index < 0 { break }
+            let e = memoEntries[Int(index)]
+            if e.hash == hash && Int(e.count) == bytes.count
+                && memoBytes[Int(e.start)..<Int(e.start) + Int(e.count)].elementsEqual(bytes) {
+                return e.secret
+            }
+            slot = (slot + 1) & mask
+        }
+        let result = isSecret(String(decoding: bytes, as: UTF8.self))
+        if memoEntries.count < Self.memoSlots / 2 && bytes.count <= 256 {
+            memoIndex[slot] = Int32(memoEntries.count)
+            memoEntries.append((hash, Int32(memoBytes.count), Int32(bytes.count), result))
+            memoBytes.append(contentsOf: bytes)
+        }
+        return result
     }
 
     mutating func isSecret(_ key: String) -> Bool {

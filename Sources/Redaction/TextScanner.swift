@@ -22,6 +22,7 @@ extension RedactionEngine {
     func scanBytes(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> [UInt8]? {
         var out: [UInt8] = []
         var copied = 0  // bytes of p already in `out` (or skipped by a replacement)
+        var floor = 0  // detectors that look back stop here: the end of the last match
         let n = p.count
         var i = 0
         pairTable.withUnsafeBufferPointer { pairs in
@@ -33,11 +34,19 @@ extension RedactionEngine {
                     i += 1
                     continue
                 }
-                if let m = detect(at: i, byte: b, p, lowerBound: copied, location, path) {
+                if let m = detect(at: i, byte: b, p, lowerBound: floor, location, path) {
+                    if m.keep {
+                        // Matched but left as is (placeholders, allowed values): its bytes are
+                        // still not up for a look-back detector (`redacted-2@host` is no email).
+                        floor = m.end
+                        i = m.resume ?? m.end
+                        continue
+                    }
                     if out.isEmpty { out.reserveCapacity(n + 64) }
                     out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<m.start]))
                     out.append(contentsOf: m.replacement.utf8)
                     copied = m.end
+                    floor = m.end
                     i = m.resume ?? m.end
                 } else {
                     i += 1
@@ -63,7 +72,9 @@ extension RedactionEngine {
         var end: Int
         var replacement: String
         /// Where scanning continues, when not at `end` (userinfo: the host after it is scanned too).
-        var resume: Int?
+        var resume: Int? = nil
+        /// The text matched but stays as it is (already placeholders or allowed).
+        var keep = false
     }
 
     /// `table[first << 8 | second]` is 1 when a detector can start at `first` followed by
@@ -202,8 +213,20 @@ extension RedactionEngine {
         guard j > spaces else { return nil }
         let start = j
         while j < p.count && Self.isTokenByte(p[j]) { j += 1 }
+        let runEnd = j
         while j < p.count && p[j] == 0x3D { j += 1 }
         guard j - start >= 8 else { return nil }
+        // `Bearer realm="api", authorization_uri="https://..."` (WWW-Authenticate) holds
+        // auth-params, not a credential: a token68 ends at its '=' padding, so '=' followed by
+        // more token means a parameter; so does a lowercase name, one '=' and a quote.
+        if j < p.count && j > runEnd {
+            let next = p[j]
+            if Self.isTokenByte(next) { return nil }
+            if next == 0x22 && j == runEnd + 1
+                && UnsafeBufferPointer(rebasing: p[start..<runEnd]).allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F || $0 == 0x2D }) {
+                return nil
+            }
+        }
         return secretMatch(p, start..<j, rule: .bearerToken, location, path)
     }
 
@@ -316,7 +339,7 @@ extension RedactionEngine {
                 replaced.append(part)
             }
         }
-        guard changed else { return nil }
+        guard changed else { return TextMatch(start: start, end: at, replacement: "", resume: at, keep: true) }
         return TextMatch(start: start, end: at, replacement: replaced.joined(separator: ":"), resume: at)
     }
 
@@ -362,7 +385,9 @@ extension RedactionEngine {
             let c = p[start - 1]
             guard c == 0x3F || c == 0x26 || c == 0x3B || c == 0x23 || c == 0x2C || c <= 0x20 else { return nil }
         }
-        guard config.secretParameterNames.contains(string(p, start..<i).lowercased()) else { return nil }
+        let name = string(p, start..<i).lowercased()
+        let isSecretName = config.secretParameterNames.contains(name)
+        guard isSecretName || learnedCookieNames.contains(name) else { return nil }
         var j = i + 1
         while j < p.count {
             let c = p[j]
@@ -372,7 +397,14 @@ extension RedactionEngine {
         }
         guard j > i + 1 else { return nil }
         let raw = string(p, i + 1..<j)
-        guard let replacement = replaceSecret(URLParts.percentDecoded(raw), .secretParameters, location, path) else { return nil }
+        let value = URLParts.percentDecoded(raw)
+        if !isSecretName {
+            // A cookie's name: only a value already replaced as that cookie's is replaced again.
+            guard let known = table.knownSecret(value) else { return nil }
+            note(.cookies, location, value, path)
+            return TextMatch(start: i + 1, end: j, replacement: known)
+        }
+        guard let replacement = replaceSecret(value, .secretParameters, location, path) else { return nil }
         return TextMatch(start: i + 1, end: j, replacement: replacement)
     }
 

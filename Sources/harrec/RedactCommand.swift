@@ -1,3 +1,4 @@
+import CHarrecShims
 import CLI
 import Glibc
 import HAR
@@ -12,7 +13,7 @@ let internalSuffixOption = OptionSpec("internal-suffix", .value(placeholder: "<s
 let redactSpec = CommandSpec(
     name: "redact",
     abstract: "Redact tokens, cookies, JWTs, emails and internal hosts from any HAR, or check that none are left.",
-    usage: "harrec redact <in.har> --out <out.har> [--rules <file>]  |  harrec redact --check <file.har> [--rules <file>]",
+    usage: "harrec redact <in.har> --out <out.har> [--rules <file>]  |  harrec redact --check <file.har>... [--rules <file>]",
     options: [
         OptionSpec("out", short: "o", .value(placeholder: "<out.har>"), help: "Where to write the redacted HAR (written atomically)."),
         OptionSpec("check", .flag, help: "Change nothing: list each finding (JSON path, rule, masked preview); exit 1 if any."),
@@ -21,6 +22,7 @@ let redactSpec = CommandSpec(
         OptionSpec("quiet", short: "q", .flag, help: "No summary."),
     ],
     positionals: ["file.har"],
+    variadicPositionals: true,
     discussion: """
     Rules (each can be switched off with "disable" in a rules file):
       \(RedactionRule.builtIn.map(\.name).joined(separator: ", "))
@@ -55,46 +57,64 @@ func loadRedactionConfiguration(rulesPath: String?, suffixes: [String]) -> Redac
 
 func runRedact(_ arguments: [String]) -> Int32 {
     let parsed = parseOrExit(redactSpec, arguments)
-    let input = parsed.positionals[0]
     let check = parsed.flag("check")
     let output = parsed.value("out")
+    guard let input = parsed.positionals.first else {
+        fail("which HAR? harrec redact <in.har> --out <out.har>, or harrec redact --check <file.har>...")
+    }
     if !check && output == nil {
         fail("--out <out.har> is required (or --check to only look): harrec redact \(input) --out redacted.har")
     }
     if check && output != nil {
         fail("--check changes nothing and writes nothing; drop --out, or drop --check to write a redacted copy")
     }
+    if !check && parsed.positionals.count > 1 {
+        fail("redact writes one file at a time; --check takes several")
+    }
     let configuration = loadRedactionConfiguration(rulesPath: parsed.value("rules"),
                                                    suffixes: parsed.allValues("internal-suffix"))
-    var log: HARLog
-    do {
-        let bytes = try readFile(input)
-        log = try HARLog.parse(bytes)
-    } catch {
-        fail("\(input): \(error)", code: 1)
+    func load(_ path: String) -> HARLog {
+        do {
+            return try HARLog.parse(try readFile(path))
+        } catch {
+            fail("\(path): \(error)", code: 1)
+        }
     }
-    let engine = RedactionEngine(config: configuration, collectFindings: check)
-    let report = engine.redact(&log)
     if check {
-        for finding in report.findings {
-            print(sanitizedForLog("\(finding.path)  \(finding.rule.name)  \(finding.preview)"))
+        var total = 0
+        for path in parsed.positionals {
+            var log = load(path)
+            let engine = RedactionEngine(config: configuration, collectFindings: true)
+            let report = engine.redact(&log)
+            for finding in report.findings {
+                print(sanitizedForLog("\(path): \(finding.path)  \(finding.rule.name)  \(finding.preview)"))
+            }
+            if report.findings.isEmpty {
+                print(sanitizedForLog("\(path): no secrets found (\(report.entries) entries)"))
+            }
+            total += report.findings.count
         }
-        if report.findings.isEmpty {
-            print("\(input): no secrets found (\(report.entries) entries)")
-            return 0
-        }
-        printErr("harrec: \(input): \(report.findings.count) finding\(report.findings.count == 1 ? "" : "s"); "
-                 + "redact with: harrec redact \(input) --out <out.har>")
+        if total == 0 { return 0 }
+        printErr("harrec: \(total) finding\(total == 1 ? "" : "s"); redact with: harrec redact <file.har> --out <out.har>")
         return 1
     }
     let out = output!
+    // Freed body buffers are reused instead of being returned to the kernel and faulted in again
+    // (a 100 MB HAR otherwise costs ~90k page faults); the process exits right after.
+    harrec_retain_freed_memory()
+    var log = load(input)
+    let engine = RedactionEngine(config: configuration)
+    engine.redactLogFields(&log)
     do {
         let file = try AtomicFileWriter(path: out)
         do {
-            let entries = log.entries
-            var head = log
-            head.entries = []
-            try head.serialize(pretty: true, entryCount: entries.count, entry: { entries[$0] }) { try file.write($0) }
+            // Entries move out of the log one by one and are redacted in file order while earlier
+            // ones are serialized and written: redaction overlaps writing, and memory holds each
+            // body once.
+            let store = EntryStore(log.entries)
+            log.entries = []
+            try log.serialize(pretty: true, entryCount: store.count, entry: { store.take($0) },
+                              inOrder: { engine.redact(&$0, index: $1) }) { try file.write($0) }
             try file.commit()
         } catch {
             file.abort()
@@ -103,6 +123,7 @@ func runRedact(_ arguments: [String]) -> Int32 {
     } catch {
         fail("\(out): \(error)", code: 1)
     }
+    let report = engine.currentReport
     if !parsed.flag("quiet") {
         printErr(redactionSummary(report, written: out))
     }
@@ -133,4 +154,29 @@ func redactionSummary(_ report: RedactionReport, written path: String) -> String
         lines.append("harrec: \(report.binaryBodies) binary bod\(report.binaryBodies == 1 ? "y" : "ies") or message\(report.binaryBodies == 1 ? "" : "s") left as they are (not text)")
     }
     return lines.joined(separator: "\n")
+}
+
+/// Entries handed out once each to concurrent builders (distinct indices, no locking needed).
+final class EntryStore: @unchecked Sendable {
+    private let slots: UnsafeMutablePointer<HAREntry?>
+    let count: Int
+
+    init(_ entries: [HAREntry]) {
+        count = entries.count
+        slots = .allocate(capacity: max(1, count))
+        slots.initialize(repeating: nil, count: count)
+        for (i, entry) in entries.enumerated() { slots[i] = entry }
+    }
+
+    deinit {
+        slots.deinitialize(count: count)
+        slots.deallocate()
+    }
+
+    /// The entry at `index`, which is given up: call once per index.
+    func take(_ index: Int) -> HAREntry {
+        let entry = slots[index]!
+        slots[index] = nil
+        return entry
+    }
 }

@@ -20,9 +20,11 @@ ENCODINGS = ("gzip", "deflate", "br", "zstd")
 
 @pytest.fixture(scope="module")
 def recorded(origin_module, harrec_module, tmp_path_factory):
-    """Runs the scripted session once; returns (har, info)."""
+    """Runs the scripted session once; returns (har, info). --no-redact: this module checks that
+    headers, cookies and bodies are recorded exactly as sent (test_redaction.py covers the
+    default, redacted export)."""
     o = origin_module
-    px = harrec_module.start()
+    px = harrec_module.start("--no-redact")
     host = f"127.0.0.1:{o.port}"
     base = o.base_url
     http = proxy_curl_args("http", px)

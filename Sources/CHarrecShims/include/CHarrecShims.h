@@ -93,4 +93,9 @@ int harrec_ERR_GET_REASON(unsigned long code);
 /// OPENSSL_free is a macro over CRYPTO_free.
 void harrec_OPENSSL_free(void *pointer);
 
+/// Makes malloc keep freed memory for reuse (large mmap threshold, no trimming) for a
+/// short-lived batch job, so freed buffers are not faulted in again. mallopt's constants are
+/// macros.
+void harrec_retain_freed_memory(void);
+
 #endif
