@@ -34,13 +34,15 @@ let package = Package(
         .target(name: "Redaction", dependencies: ["HAR"]),
         // The test runtime: scenarios, NetworkMock and HARReplayProtocol (URLProtocol), triggers.
         .target(name: "HARMocking", dependencies: ["HAR"]),
+        // `harrec generate`: HAR -> Swift scenarios, WebSocket triggers and JSON fixtures (pure).
+        .target(name: "HARGenerator", dependencies: ["HAR", "HARMocking"]),
         .target(name: "ProxyCore", dependencies: ["HTTP1", "SOCKS5", "Recording", "HAR", "TLS", "WebSocket"]),
         // The only I/O: epoll, non-blocking sockets, timers.
         .target(name: "ProxyRuntime", dependencies: ["ProxyCore", "Recording", "CHarrecShims"]),
         .target(name: "CLI"),
         .executableTarget(
             name: "harrec",
-            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "HAR", "TLS", "Redaction", "CHarrecShims"]
+            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "HAR", "TLS", "Redaction", "HARGenerator", "CHarrecShims"]
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
@@ -52,6 +54,7 @@ let package = Package(
         .testTarget(name: "TLSTests", dependencies: ["TLS", "CHarrecShims"]),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "RedactionTests", dependencies: ["Redaction", "HAR"]),
+        .testTarget(name: "HARGeneratorTests", dependencies: ["HARGenerator", "HARMocking", "HAR"]),
         .testTarget(name: "HARMockingTests", dependencies: ["HARMocking", "HAR"], resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v5]

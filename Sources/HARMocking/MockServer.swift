@@ -209,6 +209,14 @@ public struct UnmatchedRequestError: Error, CustomStringConvertible, LocalizedEr
 
     init(description: String) { self.description = description }
 
+    /// How alike two paths are: shared leading segments first, then shared leading characters.
+    static func pathAffinity(_ a: String, _ b: String) -> Int {
+        let sa = a.split(separator: "/"), sb = b.split(separator: "/")
+        let segments = zip(sa, sb).prefix { $0 == $1 }.count
+        let characters = zip(a.utf8, b.utf8).prefix { $0 == $1 }.count
+        return segments * 10_000 + min(characters, 9_999)
+    }
+
     init(request: RequestSnapshot, state: MockServer.State, reports: [MatchReport], owner: String, activation: String,
          presenceAdvice: (String) -> String) {
         var lines: [String] = []
@@ -231,13 +239,27 @@ public struct UnmatchedRequestError: Error, CustomStringConvertible, LocalizedEr
             let times = n == 1 ? "once" : "\(n) times"
             usedUp.append("  \(label(i)): already served \(times)")
         }
+        // Ranked by how many parts match, then how few differ, then how much of the path is
+        // shared (so /v1/projects/42 comes before /v1/feed for /v1/projects/43); one candidate
+        // per distinct condition, since repeats of one request say the same thing.
+        let requestPath = request.parts?.path ?? ""
+        var seen: [RequestCondition] = []
         let nearest = reports.enumerated().filter { !$0.element.matches }
+            .map { (offset: $0.offset, element: $0.element,
+                    affinity: Self.pathAffinity(state.entries[$0.offset].item.condition.path, requestPath)) }
             .sorted { a, b in
                 if a.element.matchedParts != b.element.matchedParts { return a.element.matchedParts > b.element.matchedParts }
                 if a.element.mismatches.count != b.element.mismatches.count {
                     return a.element.mismatches.count < b.element.mismatches.count
                 }
+                if a.affinity != b.affinity { return a.affinity > b.affinity }
                 return a.offset < b.offset
+            }
+            .filter { candidate in
+                let condition = state.entries[candidate.offset].item.condition
+                if seen.contains(condition) { return false }
+                seen.append(condition)
+                return true
             }
             .prefix(3)
         if !nearest.isEmpty {

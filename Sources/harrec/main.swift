@@ -60,7 +60,7 @@ let mainSpec = CommandSpec(
     usage: "harrec <subcommand> [options]   (no subcommand means 'record')",
     options: recordSpec.options)
 
-let subcommands = [recordSpec, redactSpec, caSpec, validateSpec, helpSpec]
+let subcommands = [recordSpec, redactSpec, generateSpec, caSpec, validateSpec, helpSpec]
 
 func printErr(_ text: String) {
     var line = text
@@ -289,6 +289,8 @@ case "validate":
     exit(runValidate(Array(arguments.dropFirst())))
 case "redact":
     exit(runRedact(Array(arguments.dropFirst())))
+case "generate":
+    exit(runGenerate(Array(arguments.dropFirst())))
 case "ca":
     exit(runCA(Array(arguments.dropFirst())))
 case "help":

@@ -29,6 +29,22 @@ final class MockServerTests: XCTestCase {
         XCTAssertEqual(server.state.withLock { $0.served }, Array(repeating: 1, count: 200) + [300])
     }
 
+    func testNearestCandidatesPreferTheClosestPathAndSkipRepeats() {
+        let server = MockServer(owner: "Test", activation: "activate()")
+        server.activate([MockServer.Entry(item: item("GET", "/v1/feed", repeatability: .once, label: "#1 GET /v1/feed")),
+                         MockServer.Entry(item: item("GET", "/v1/feed", repeatability: .once, label: "#2 GET /v1/feed")),
+                         MockServer.Entry(item: item("GET", "/v1/feed", label: "#3 GET /v1/feed")),
+                         MockServer.Entry(item: item("GET", "/v1/projects/42", label: "#4 GET /v1/projects/42"))],
+                        source: "test")
+        let request = URLRequest(url: URL(string: "https://api.example.com/v1/projects/43")!)
+        guard case .fail(let error) = server.decide(request) else { return XCTFail("nothing matches /v1/projects/43") }
+        let candidates = error.description.split(separator: "\n").filter { $0.hasPrefix("  ") && $0.contains(". #") }
+        XCTAssertEqual(candidates, [
+            "  1. #4 GET /v1/projects/42: path: expected /v1/projects/42, got /v1/projects/43",
+            "  2. #1 GET /v1/feed: path: expected /v1/feed, got /v1/projects/43",
+        ])
+    }
+
     func testUsedUpAndCandidatesAppearTogether() {
         let server = MockServer(owner: "Test", activation: "activate()")
         server.activate([MockServer.Entry(item: item("GET", "/x", repeatability: .once, label: "#1 GET /x")),

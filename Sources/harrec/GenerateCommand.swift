@@ -1,0 +1,98 @@
+import CLI
+import Foundation
+import HAR
+import HARGenerator
+import Recording
+import Redaction
+
+let generateSpec = CommandSpec(
+    name: "generate",
+    abstract: "Turn a HAR into Swift mock scenarios, WebSocket triggers and JSON fixtures for HARMocking.",
+    usage: "harrec generate <session.har> --scenario <name> [--out <dir>] [--fixtures <dir>] [--hosts <regex>] [--inline-limit <bytes>]",
+    options: [
+        OptionSpec("scenario", .value(placeholder: "<name>"), help: "Scenario name, e.g. sendingAttachments (required); types are <Name>HttpScenario, <Name>WebSocketEvents."),
+        OptionSpec("out", short: "o", .value(placeholder: "<dir>"), help: "Where the Swift files go (default: the current directory)."),
+        OptionSpec("fixtures", .value(placeholder: "<dir>"), help: "Where fixture files go (default Fixtures/API/v1)."),
+        OptionSpec("hosts", .value(placeholder: "<regex>"), help: "Only exchanges whose host matches (case-insensitive)."),
+        OptionSpec("inline-limit", .value(placeholder: "<bytes>"), help: "Bodies up to this size are inline string literals (default 4096); JSON always goes to fixtures."),
+        OptionSpec("allow-unredacted", .flag, help: "Generate even when `harrec redact --check` finds secrets in the HAR."),
+        rulesOption,
+    ],
+    positionals: ["session.har"],
+    discussion: """
+    The HAR is checked with the redaction rules first (as `harrec redact --check`): a HAR with
+    tokens, cookies or emails left is refused unless --allow-unredacted is given, because
+    generated fixtures end up committed. Run `harrec redact` on it first.
+    Output is deterministic: the same HAR gives byte-identical files; unchanged files are not
+    rewritten.
+    """)
+
+func runGenerate(_ arguments: [String]) -> Int32 {
+    let parsed = parseOrExit(generateSpec, arguments)
+    let input = parsed.positionals[0]
+    guard let scenario = parsed.value("scenario"), !scenario.isEmpty else {
+        fail("--scenario <name> is required, e.g. harrec generate \(input) --scenario login")
+    }
+    var options = GeneratorOptions(scenarioName: scenario,
+                                   inlineLimit: GeneratorOptions.defaultInlineLimit,
+                                   sourceName: URL(fileURLWithPath: input).lastPathComponent)
+    do {
+        if let limit = parsed.value("inline-limit") {
+            options.inlineLimit = try parseByteCount(limit, option: "inline-limit")
+        }
+        if let hosts = parsed.value("hosts") {
+            do {
+                options.scenario.includeHost = try GeneratorOptions.hostFilter(pattern: hosts)
+            } catch {
+                throw UsageError("--hosts: not a valid regular expression: \(error)")
+            }
+        }
+    } catch let error as UsageError {
+        fail(error.message)
+    } catch {
+        fail("\(error)")
+    }
+    let configuration = loadRedactionConfiguration(rulesPath: parsed.value("rules"), suffixes: [])
+    var log: HARLog
+    do {
+        log = try HARLog.parse(try readFile(input))
+    } catch {
+        fail("\(input): \(error)", code: 1)
+    }
+
+    // The redaction gate: fixtures are committed, so secrets must not reach them.
+    var checked = log
+    let report = RedactionEngine(config: configuration, collectFindings: true).redact(&checked)
+    if !report.findings.isEmpty {
+        let shown = report.findings.prefix(10)
+        for finding in shown {
+            printErr(sanitizedForLog("harrec: \(input): \(finding.path)  \(finding.rule.name)  \(finding.preview)"))
+        }
+        if report.findings.count > shown.count {
+            printErr("harrec: ... and \(report.findings.count - shown.count) more")
+        }
+        if !parsed.flag("allow-unredacted") {
+            printErr("harrec: \(input) is not redacted (\(report.findings.count) finding\(report.findings.count == 1 ? "" : "s")); "
+                     + "run: harrec redact \(input) --out redacted.har, then generate from redacted.har "
+                     + "(or pass --allow-unredacted)")
+            return 1
+        }
+        printErr("harrec: warning: generating from an unredacted HAR (--allow-unredacted): do not commit the output")
+    }
+
+    let outDirectory = URL(fileURLWithPath: parsed.value("out") ?? ".")
+    let fixturesDirectory = URL(fileURLWithPath: parsed.value("fixtures") ?? GeneratorOptions.defaultFixturesDirectory)
+    do {
+        let files = try SwiftMockGenerator.generate(log, options: options)
+        try files.write(to: outDirectory, fixturesDirectory: fixturesDirectory)
+        let swiftFiles = files.filter { $0.role != .fixture }
+        let fixtures = files.count - swiftFiles.count
+        for file in swiftFiles {
+            printErr("harrec: wrote \(outDirectory.appendingPathComponent(file.relativePath).path)")
+        }
+        printErr("harrec: \(fixtures) fixture file\(fixtures == 1 ? "" : "s") in \(fixturesDirectory.path)")
+    } catch {
+        fail("\(error)", code: 1)
+    }
+    return 0
+}
