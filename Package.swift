@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "TLS", dependencies: ["CHarrecShims"]),
         // Sans-IO WebSocket frame parser, message assembler, permessage-deflate.
         .target(name: "WebSocket", dependencies: ["CHarrecShims"]),
-        .target(name: "Recording", dependencies: ["HTTP1", "HAR", "Codecs"]),
+        .target(name: "Recording", dependencies: ["HTTP1", "HAR", "Codecs", "CHarrecShims"]),
         // Redaction on the typed HAR model: rules, placeholders, format-preserving JSON rewriting.
         .target(name: "Redaction", dependencies: ["HAR"]),
         // The test runtime: scenarios, NetworkMock and HARReplayProtocol (URLProtocol), triggers.

@@ -2,6 +2,7 @@
 #include "CHarrecShims.h"
 #include <errno.h>
 #include <malloc.h>
+#include <fcntl.h>
 #include <string.h>
 
 int harrec_inflateInit2(z_streamp strm, int windowBits) {
@@ -132,4 +133,8 @@ long harrec_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
 void harrec_retain_freed_memory(void) {
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
+int harrec_start_writeback(int fd, long long offset, long long length) {
+    return sync_file_range(fd, (off_t)offset, (off_t)length, SYNC_FILE_RANGE_WRITE);
 }

@@ -7,7 +7,7 @@ import Glibc
 extension HARLog {
     /// Entries per unit of parallel work: large enough to amortise scheduling, small enough that a
     /// window of batches stays a few tens of MiB.
-    public static let parallelBatchSize = 128
+    public static let parallelBatchSize = 32
 
     /// Serializes the file using every core, streaming: entries are built by `entry(i)` for
     /// `i` in `0..<entryCount` (this log's own `entries` are ignored) in parallel batches, and the
@@ -31,7 +31,7 @@ extension HARLog {
 
         let batchSize = Self.parallelBatchSize
         let batchCount = (entryCount + batchSize - 1) / batchSize
-        let window = max(2, System.coreCount * 4)
+        let window = max(2, System.coreCount * 2)
         let writer = DispatchQueue(label: "harrec.har-writer")
         let failure = Mutex<(any Error)?>(nil)
         // At most two windows wait for the writer: bounded memory, and building overlaps writing.

@@ -1,3 +1,4 @@
+import CHarrecShims
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -17,6 +18,12 @@ public final class AtomicFileWriter: @unchecked Sendable {
     private let temporary: String
     private var fd: Int32
     private var finished = false
+    /// Bytes written so far, and how many of them already have writeback started.
+    private var size = 0
+    private var writebackStarted = 0
+    /// Writeback is started every this many bytes, so the disk works while the rest is still
+    /// being produced and `commit()`'s fsync has little left to wait for.
+    static let writebackStride = 4 << 20
 
     public init(path: String, mode: mode_t = 0o644) throws {
         self.path = path
@@ -47,6 +54,12 @@ public final class AtomicFileWriter: @unchecked Sendable {
         if let failure {
             abort()
             throw FileWriteError(description: "cannot write \(temporary): \(failure)")
+        }
+        size += bytes.count
+        if size - writebackStarted >= Self.writebackStride {
+            // Advisory: an error here only means fsync does the work later.
+            _ = harrec_start_writeback(fd, Int64(writebackStarted), Int64(size - writebackStarted))
+            writebackStarted = size
         }
     }
 

@@ -1,3 +1,4 @@
+import CHarrecShims
 import CLI
 import Glibc
 import HAR
@@ -171,6 +172,9 @@ func runRecord(_ arguments: [String]) -> Int32 {
 
         let recorded = flows.snapshot()
         let started = wallClock()
+        // The export allocates and frees many body-sized buffers; keep freed memory for reuse
+        // rather than faulting fresh pages in for each (the process exits right after).
+        harrec_retain_freed_memory()
         var summary: String?
         do {
             if let rawOut {

@@ -98,4 +98,8 @@ void harrec_OPENSSL_free(void *pointer);
 /// macros.
 void harrec_retain_freed_memory(void);
 
+/// Starts writeback of a file range without waiting (sync_file_range SYNC_FILE_RANGE_WRITE, a
+/// GNU extension), so the final fsync of a large file has little left to wait for.
+int harrec_start_writeback(int fd, long long offset, long long length);
+
 #endif
