@@ -37,25 +37,24 @@ extension HARLog {
         // At most two windows wait for the writer: bounded memory, and building overlaps writing.
         let slots = DispatchSemaphore(value: 2)
         var start = 0
+        var prefetched: WindowBuild?
         while start < batchCount, failure.withLock({ $0 == nil }) {
             let end = min(start + window, batchCount)
             var outputs = [[UInt8]](repeating: [], count: end - start)
-            let range = { (batch: Int) in batch * batchSize..<min((batch + 1) * batchSize, entryCount) }
+            let range: @Sendable (Int) -> Range<Int> = { batch in batch * batchSize..<min((batch + 1) * batchSize, entryCount) }
             if let inOrder {
-                var built = [[HAREntry]](repeating: [], count: end - start)
-                built.withUnsafeMutableBufferPointer { buffer in
-                    let cells = UncheckedSendable(buffer)
-                    DispatchQueue.concurrentPerform(iterations: end - start) { offset in
-                        cells.value[offset] = range(start + offset).map(entry)
-                    }
-                }
-                for offset in built.indices {
+                // Three stages run at once: the next window is built on the worker threads, this
+                // one goes through `inOrder` here, the previous one is serialized and written by
+                // the writer. The sequential pass is the critical path; the rest fits beside it.
+                let current = prefetched ?? WindowBuild(start: start, end: end, range: range, entry: entry)
+                current.group.wait()
+                let next = min(end + window, batchCount)
+                prefetched = end < batchCount ? WindowBuild(start: end, end: next, range: range, entry: entry) : nil
+                for offset in current.batches.indices {
                     let first = range(start + offset).lowerBound
-                    for k in built[offset].indices { inOrder(&built[offset][k], first + k) }
+                    for k in current.batches[offset].indices { inOrder(&current.batches[offset][k], first + k) }
                 }
-                // Serialize and write this window in the background while the next one goes
-                // through `inOrder` here: the sequential pass and serialization overlap.
-                let ready = UncheckedSendable(built)
+                let ready = current
                 let windowStart = start, windowEnd = end
                 slots.wait()
                 writer.async {
@@ -67,10 +66,11 @@ extension HARLog {
                             let batch = windowStart + offset
                             let first = range(batch).lowerBound
                             cells.value[offset] = Self.serializeBatch(range(batch), isFirst: batch == 0, pretty: pretty) {
-                                ready.value[offset][$0 - first]
+                                ready.batches[offset][$0 - first]
                             }
                         }
                     }
+                    ready.batches = []
                     for chunk in outputs where failure.withLock({ $0 == nil }) {
                         do { try sink(chunk) } catch { failure.withLock { $0 = error } }
                     }
@@ -97,6 +97,7 @@ extension HARLog {
             }
             start = end
         }
+        prefetched?.group.wait()
         writer.sync {}
         if let error = failure.withLock({ $0 }) { throw error }
 
@@ -132,6 +133,26 @@ extension HARLog {
             entry(index).write(to: &w)
         }
         return w.takeBytes()
+    }
+}
+
+/// One window of entries being built on the worker threads (batches in order).
+private final class WindowBuild: @unchecked Sendable {
+    var batches: [[HAREntry]]
+    let group = DispatchGroup()
+
+    init(start: Int, end: Int, range: @escaping @Sendable (Int) -> Range<Int>, entry: @escaping @Sendable (Int) -> HAREntry) {
+        batches = [[HAREntry]](repeating: [], count: end - start)
+        group.enter()
+        DispatchQueue.global().async { [self] in
+            batches.withUnsafeMutableBufferPointer { buffer in
+                let cells = UncheckedSendable(buffer)
+                DispatchQueue.concurrentPerform(iterations: end - start) { offset in
+                    cells.value[offset] = range(start + offset).map(entry)
+                }
+            }
+            group.leave()
+        }
     }
 }
 

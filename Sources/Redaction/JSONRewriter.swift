@@ -143,7 +143,8 @@ extension RedactionEngine {
 
 struct JSONRewriter {
     let p: UnsafeBufferPointer<UInt8>
-    unowned let engine: RedactionEngine
+    // The engine outlives every rewriter it creates; unowned(unsafe) skips a retain per use.
+    unowned(unsafe) let engine: RedactionEngine
     let location: RedactionLocation
     let nestingLevel: Int
     var basePath: (() -> String)?
@@ -341,19 +342,28 @@ struct JSONRewriter {
     static func quoted(_ bytes: [UInt8]) -> [UInt8] {
         var out: [UInt8] = [0x22]
         out.reserveCapacity(bytes.count + 2)
-        let hex = Array("0123456789abcdef".utf8)
+        let hex: StaticString = "0123456789abcdef"
+        let hexBytes = hex.utf8Start
         for b in bytes {
+            let escape: UInt8
             switch b {
-            case 0x22: out += [0x5C, 0x22]
-            case 0x5C: out += [0x5C, 0x5C]
-            case 0x0A: out += [0x5C, 0x6E]
-            case 0x0D: out += [0x5C, 0x72]
-            case 0x09: out += [0x5C, 0x74]
-            case 0x08: out += [0x5C, 0x62]
-            case 0x0C: out += [0x5C, 0x66]
-            case 0..<0x20, 0x7F: out += [0x5C, 0x75, 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 15)]]
-            default: out.append(b)
+            case 0x22: escape = 0x22
+            case 0x5C: escape = 0x5C
+            case 0x0A: escape = 0x6E
+            case 0x0D: escape = 0x72
+            case 0x09: escape = 0x74
+            case 0x08: escape = 0x62
+            case 0x0C: escape = 0x66
+            case 0..<0x20, 0x7F:
+                out.append(0x5C); out.append(0x75); out.append(0x30); out.append(0x30)
+                out.append(hexBytes[Int(b >> 4)]); out.append(hexBytes[Int(b & 15)])
+                continue
+            default:
+                out.append(b)
+                continue
             }
+            out.append(0x5C)
+            out.append(escape)
         }
         out.append(0x22)
         return out

@@ -4,6 +4,7 @@ import Glibc
 import HAR
 import Recording
 import Redaction
+import Synchronization
 
 let rulesOption = OptionSpec("rules", .value(placeholder: "<rules.json>"),
                              help: "Rules file: disable rules, add headers, parameters, JSON keys, patterns, suffixes, allowed values.")
@@ -102,24 +103,38 @@ func runRedact(_ arguments: [String]) -> Int32 {
     // Freed body buffers are reused instead of being returned to the kernel and faulted in again
     // (a 100 MB HAR otherwise costs ~90k page faults); the process exits right after.
     harrec_retain_freed_memory()
-    var log = load(input)
+    let document: HARLazyDocument
+    do {
+        document = try HARLazyDocument(try readFile(input))
+    } catch {
+        fail("\(input): \(error)", code: 1)
+    }
+    var head = document.head
     let engine = RedactionEngine(config: configuration)
-    engine.redactLogFields(&log)
+    engine.redactLogFields(&head)
+    let entryFailure = Mutex<HARReadError?>(nil)
     do {
         let file = try AtomicFileWriter(path: out)
         do {
-            // Entries move out of the log one by one and are redacted in file order while earlier
-            // ones are serialized and written: redaction overlaps writing, and memory holds each
-            // body once.
-            let store = EntryStore(log.entries)
-            log.entries = []
-            try log.serialize(pretty: true, entryCount: store.count, entry: { store.take($0) },
-                              inOrder: { engine.redact(&$0, index: $1) }) { try file.write($0) }
+            // Entries are parsed on every core, redacted here one by one in file order, and
+            // serialized and written in the background: parsing, redaction and writing overlap,
+            // and no whole tree of the file is ever in memory.
+            try head.serialize(pretty: true, entryCount: document.entryCount, entry: { index in
+                do throws(HARReadError) {
+                    return try document.takeEntry(index)
+                } catch {
+                    entryFailure.withLock { if $0 == nil { $0 = error } }
+                    return HAREntry.placeholder
+                }
+            }, inOrder: { engine.redact(&$0, index: $1) }) { try file.write($0) }
+            if let error = entryFailure.withLock({ $0 }) { throw error }
             try file.commit()
         } catch {
             file.abort()
             throw error
         }
+    } catch let error as HARReadError {
+        fail("\(input): \(error) (nothing written)", code: 1)
     } catch {
         fail("\(out): \(error)", code: 1)
     }
@@ -156,27 +171,11 @@ func redactionSummary(_ report: RedactionReport, written path: String) -> String
     return lines.joined(separator: "\n")
 }
 
-/// Entries handed out once each to concurrent builders (distinct indices, no locking needed).
-final class EntryStore: @unchecked Sendable {
-    private let slots: UnsafeMutablePointer<HAREntry?>
-    let count: Int
-
-    init(_ entries: [HAREntry]) {
-        count = entries.count
-        slots = .allocate(capacity: max(1, count))
-        slots.initialize(repeating: nil, count: count)
-        for (i, entry) in entries.enumerated() { slots[i] = entry }
-    }
-
-    deinit {
-        slots.deinitialize(count: count)
-        slots.deallocate()
-    }
-
-    /// The entry at `index`, which is given up: call once per index.
-    func take(_ index: Int) -> HAREntry {
-        let entry = slots[index]!
-        slots[index] = nil
-        return entry
-    }
+extension HAREntry {
+    /// Stands in for an entry that failed to parse; the file is then not written.
+    static let placeholder = HAREntry(startedDateTime: "", time: 0,
+                                      request: HARRequest(method: "", url: "", httpVersion: ""),
+                                      response: HARResponse(status: 0, statusText: "", httpVersion: "",
+                                                            content: HARContent(size: 0, mimeType: "")),
+                                      timings: HARTimings(send: 0, wait: 0, receive: 0))
 }

@@ -1,0 +1,217 @@
+
+/// A HAR read entry by entry: the document is scanned once for the byte range of each element of
+/// `log.entries` (fast: strings and brackets only), everything else is parsed at once, and each
+/// entry is parsed when asked for, so entries can be parsed on many threads and a large file is
+/// never held as a whole tree.
+///
+/// The result is the same as `HARLog.parse`: when the document has a shape the scanner does not
+/// handle (duplicate `log` or `entries` members, escapes in those names, no entries array) it
+/// falls back to parsing the whole document.
+public final class HARLazyDocument: @unchecked Sendable {
+    /// The log without its entries.
+    public let head: HARLog
+    /// How many entries there are.
+    public let entryCount: Int
+
+    private enum Storage {
+        case lazy(bytes: [UInt8], ranges: [Range<Int>])
+        case parsed(UnsafeMutablePointer<HAREntry?>)
+    }
+    private let storage: Storage
+
+    /// Reads `bytes` (a leading BOM is ignored). Throws when the document outside the entries is
+    /// not valid JSON or not a HAR; errors inside an entry surface from `takeEntry(_:)`.
+    public init(_ input: [UInt8]) throws(HARReadError) {
+        let bytes = stripBOM(input)
+        if let layout = EntriesScanner.scan(bytes) {
+            var headBytes = Array(bytes[..<(layout.arrayStart + 1)])
+            headBytes.append(contentsOf: bytes[(layout.arrayEnd - 1)...])
+            let head: HARLog
+            do {
+                head = try HARLog(document: try JSONParser.parse(headBytes))
+            } catch let error as JSONParseError {
+                // Report the position in the real file, not in the shortened copy.
+                throw .json(JSONParser.makeError(bytes, ScanFailure(
+                    offset: error.offset <= layout.arrayStart ? error.offset
+                        : error.offset + (layout.arrayEnd - 1 - (layout.arrayStart + 1)),
+                    reason: error.reason)))
+            } catch let error as HARReadError {
+                throw error
+            } catch {
+                throw .notHAR("\(error)")
+            }
+            self.head = head
+            entryCount = layout.entries.count
+            storage = .lazy(bytes: bytes, ranges: layout.entries)
+        } else {
+            var log = try HARLog.parse(bytes)
+            let entries = log.entries
+            log.entries = []
+            head = log
+            entryCount = entries.count
+            let slots = UnsafeMutablePointer<HAREntry?>.allocate(capacity: max(1, entries.count))
+            slots.initialize(repeating: nil, count: entries.count)
+            for (i, entry) in entries.enumerated() { slots[i] = entry }
+            storage = .parsed(slots)
+        }
+    }
+
+    deinit {
+        if case .parsed(let slots) = storage {
+            slots.deinitialize(count: entryCount)
+            slots.deallocate()
+        }
+    }
+
+    /// Entry `index`, parsed now. Each index may be taken once; different indices may be taken
+    /// from different threads at the same time.
+    public func takeEntry(_ index: Int) throws(HARReadError) -> HAREntry {
+        switch storage {
+        case .parsed(let slots):
+            let entry = slots[index]!
+            slots[index] = nil
+            return entry
+        case .lazy(let bytes, let ranges):
+            let range = ranges[index]
+            do {
+                return HAREntry(lenient: try JSONParser.parse(Array(bytes[range])))
+            } catch {
+                throw .json(JSONParser.makeError(bytes, ScanFailure(offset: range.lowerBound + error.offset,
+                                                                    reason: error.reason)))
+            }
+        }
+    }
+}
+
+/// Finds `log.entries` and its elements' byte ranges without building values. It checks only
+/// what it needs to find boundaries; the parser validates each piece afterwards.
+enum EntriesScanner {
+    struct Layout {
+        /// Index of the entries array's '['.
+        var arrayStart: Int
+        /// Index just after its ']'.
+        var arrayEnd: Int
+        var entries: [Range<Int>]
+    }
+
+    static func scan(_ bytes: [UInt8]) -> Layout? {
+        bytes.withUnsafeBufferPointer { p -> Layout? in
+            var i = 0
+            func skipSpace() {
+                while i < p.count, p[i] == 0x20 || p[i] == 0x0A || p[i] == 0x0D || p[i] == 0x09 { i += 1 }
+            }
+            /// A string at i (on the quote); returns its raw content range, or nil.
+            func string() -> Range<Int>? {
+                guard i < p.count, p[i] == 0x22 else { return nil }
+                i += 1
+                let start = i
+                while i < p.count {
+                    let c = p[i]
+                    if c == 0x22 { i += 1; return start..<(i - 1) }
+                    if c == 0x5C { i += 2; continue }
+                    i += 1
+                }
+                return nil
+            }
+            /// Skips any value at i.
+            func skipValue() -> Bool {
+                guard i < p.count else { return false }
+                switch p[i] {
+                case 0x22:
+                    return string() != nil
+                case 0x7B, 0x5B:
+                    var depth = 0
+                    while i < p.count {
+                        switch p[i] {
+                        case 0x22:
+                            guard string() != nil else { return false }
+                            continue
+                        case 0x7B, 0x5B: depth += 1
+                        case 0x7D, 0x5D:
+                            depth -= 1
+                            if depth == 0 { i += 1; return true }
+                        default: break
+                        }
+                        i += 1
+                    }
+                    return false
+                default:
+                    let start = i
+                    while i < p.count {
+                        let c = p[i]
+                        if c == 0x2C || c == 0x7D || c == 0x5D || c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { break }
+                        i += 1
+                    }
+                    return i > start
+                }
+            }
+            func isKey(_ range: Range<Int>, _ name: StaticString) -> Bool {
+                range.count == name.utf8CodeUnitCount
+                    && (0..<range.count).allSatisfy { p[range.lowerBound + $0] == name.utf8Start[$0] }
+            }
+            func hasEscape(_ range: Range<Int>) -> Bool { p[range].contains(0x5C) }
+            /// Walks an object's members at i, calling `member` with each key; `member` must
+            /// consume the value. Returns false on anything unexpected.
+            func members(_ member: (Range<Int>) -> Bool) -> Bool {
+                guard i < p.count, p[i] == 0x7B else { return false }
+                i += 1
+                skipSpace()
+                if i < p.count, p[i] == 0x7D { i += 1; return true }
+                while true {
+                    skipSpace()
+                    guard let key = string(), !hasEscape(key) else { return false }
+                    skipSpace()
+                    guard i < p.count, p[i] == 0x3A else { return false }
+                    i += 1
+                    skipSpace()
+                    guard member(key) else { return false }
+                    skipSpace()
+                    guard i < p.count else { return false }
+                    if p[i] == 0x2C { i += 1; continue }
+                    if p[i] == 0x7D { i += 1; return true }
+                    return false
+                }
+            }
+
+            var layout: Layout?
+            var logs = 0
+            skipSpace()
+            let ok = members { key in
+                guard isKey(key, "log") else { return skipValue() }
+                logs += 1
+                var entriesSeen = 0
+                let inner = members { key in
+                    guard isKey(key, "entries") else { return skipValue() }
+                    entriesSeen += 1
+                    guard i < p.count, p[i] == 0x5B else { return false }
+                    let arrayStart = i
+                    i += 1
+                    var ranges: [Range<Int>] = []
+                    skipSpace()
+                    if i < p.count, p[i] == 0x5D {
+                        i += 1
+                        layout = Layout(arrayStart: arrayStart, arrayEnd: i, entries: [])
+                        return true
+                    }
+                    while true {
+                        skipSpace()
+                        let start = i
+                        guard skipValue() else { return false }
+                        ranges.append(start..<i)
+                        skipSpace()
+                        guard i < p.count else { return false }
+                        if p[i] == 0x2C { i += 1; continue }
+                        if p[i] == 0x5D { i += 1; break }
+                        return false
+                    }
+                    layout = Layout(arrayStart: arrayStart, arrayEnd: i, entries: ranges)
+                    return true
+                }
+                return inner && entriesSeen == 1
+            }
+            skipSpace()
+            guard ok, logs == 1, i == p.count else { return nil }
+            return layout
+        }
+    }
+}

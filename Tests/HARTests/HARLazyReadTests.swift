@@ -1,0 +1,72 @@
+import XCTest
+@testable import HAR
+
+/// HARLazyDocument must read exactly what HARLog.parse reads, whether it scans for the entries or
+/// falls back to the whole-document parse.
+final class HARLazyReadTests: XCTestCase {
+    private func assertSameAsFullParse(_ bytes: [UInt8], lazy expectLazy: Bool, file: StaticString = #filePath,
+                                       line: UInt = #line) throws {
+        let full = try HARLog.parse(bytes)
+        let document = try HARLazyDocument(bytes)
+        XCTAssertEqual(EntriesScanner.scan(bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes[3...]) : bytes) != nil,
+                       expectLazy, "scanner path", file: file, line: line)
+        var rebuilt = document.head
+        XCTAssertTrue(rebuilt.entries.isEmpty, file: file, line: line)
+        rebuilt.entries = try (0..<document.entryCount).map { try document.takeEntry($0) }
+        XCTAssertEqual(rebuilt, full, file: file, line: line)
+    }
+
+    func testFixturesReadTheSame() throws {
+        for name in ["harrec-sample.har", "mitmproxy-12.3.1-sample.har"] {
+            try assertSameAsFullParse(try Fixtures.bytes(name), lazy: true)
+        }
+        let sample = makeSampleLog(entryCount: 7).serialize(pretty: true)
+        try assertSameAsFullParse(sample, lazy: true)
+        try assertSameAsFullParse(makeSampleLog(entryCount: 3).serialize(pretty: false), lazy: true)
+        try assertSameAsFullParse([0xEF, 0xBB, 0xBF] + sample, lazy: true)
+    }
+
+    func testEntriesAnywhereInTheLogAndAwkwardStrings() throws {
+        // entries before other members, strings holding brackets, quotes and escapes.
+        let text = #"""
+        {"x": [1, {"a": "]"}], "log": {"entries": [ {"startedDateTime": "2026-01-01T00:00:00.000Z", "time": 1,
+          "request": {"method": "GET", "url": "http://h/[\"{]", "httpVersion": "HTTP/1.1", "cookies": [],
+          "headers": [{"name": "X", "value": "}\\\"]"}], "queryString": [], "headersSize": -1, "bodySize": 0},
+          "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "cookies": [], "headers": [],
+          "content": {"size": 0, "mimeType": "x"}, "redirectURL": "", "headersSize": -1, "bodySize": 0},
+          "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 0}} , {} ],
+          "version": "1.2", "creator": {"name": "t", "version": "1"}, "comment": "[{"}, "tail": null}
+        """#
+        try assertSameAsFullParse(Array(text.utf8), lazy: true)
+        try assertSameAsFullParse(Array(#"{"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": []}}"#.utf8), lazy: true)
+    }
+
+    func testUnusualShapesFallBackToTheFullParse() throws {
+        let creator = #""version": "1.2", "creator": {"name": "t", "version": "1"}"#
+        // Duplicate entries (the last wins), an escaped member name, no entries at all.
+        for text in [#"{"log": {\#(creator), "entries": [{}], "entries": [{}, {}]}}"#,
+                     #"{"log": {\#(creator), "entri\u0065s": [{}]}}"#,
+                     #"{"log": {\#(creator)}}"#,
+                     #"{"log": {\#(creator), "entries": 5}}"#] {
+            try assertSameAsFullParse(Array(text.utf8), lazy: false)
+        }
+    }
+
+    func testErrorsPointIntoTheRealFile() throws {
+        let text = "{\"log\": {\"version\": \"1.2\", \"creator\": {\"name\": \"t\", \"version\": \"1\"},\n\"entries\": [{},\n{\"time\": tru}]}}"
+        let document = try HARLazyDocument(Array(text.utf8))
+        XCTAssertEqual(document.entryCount, 2)
+        XCTAssertNoThrow(try document.takeEntry(0))
+        XCTAssertThrowsError(try document.takeEntry(1)) { error in
+            guard case .json(let e) = error as? HARReadError else { return XCTFail("\(error)") }
+            XCTAssertEqual(e.line, 3)
+            XCTAssertEqual(Array(text.utf8)[e.offset...].prefix(3), Array("tru".utf8)[...].prefix(3))
+        }
+        // A syntax error after the entries array is reported at its real line too.
+        let broken = "{\"log\": {\"entries\": [{}, {}],\n\n\"version\": 1.2.3}}"
+        XCTAssertThrowsError(try HARLazyDocument(Array(broken.utf8))) { error in
+            guard case .json(let e) = error as? HARReadError else { return XCTFail("\(error)") }
+            XCTAssertEqual(e.line, 3)
+        }
+    }
+}
