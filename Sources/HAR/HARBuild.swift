@@ -113,14 +113,22 @@ public enum HARBuild {
         return out
     }
 
+    /// Decodes percent escapes (and "+" as a space when `plusAsSpace`, as forms and harrec's
+    /// `queryString` do); "%zz" or a truncated "%4" stays as written. Text without either is
+    /// returned as is, without copying.
+    public static func percentDecoded(_ text: String, plusAsSpace: Bool) -> String {
+        guard text.utf8.contains(where: { $0 == 0x25 || (plusAsSpace && $0 == 0x2B) }) else { return text }
+        return formDecode(Array(text.utf8)[...], plusAsSpace: plusAsSpace)
+    }
+
     /// Decodes "+" and percent escapes; "%zz" or a truncated "%4" stays as written.
-    static func formDecode(_ s: ArraySlice<UInt8>) -> String {
+    static func formDecode(_ s: ArraySlice<UInt8>, plusAsSpace: Bool = true) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(s.count)
         var i = s.startIndex
         while i < s.endIndex {
             let c = s[i]
-            if c == 0x2B {
+            if c == 0x2B && plusAsSpace {
                 out.append(0x20)
             } else if c == 0x25, i + 2 < s.endIndex, let hi = hexValue(s[i + 1]), let lo = hexValue(s[i + 2]) {
                 out.append(hi << 4 | lo)

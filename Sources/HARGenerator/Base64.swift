@@ -1,29 +1,12 @@
+import HAR
+
 /// Base64 (RFC 4648) for bodies and WebSocket frames.
 ///
 /// Decoding is lenient about what recorders write (whitespace, missing padding, the URL-safe
 /// alphabet) and strict about everything else, so a body is never silently changed.
 enum Base64 {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-    static func encode(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var i = 0
-        while i + 3 <= bytes.count {
-            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
-            i += 3
-        }
-        let rest = bytes.count - i
-        if rest == 1 {
-            let n = UInt32(bytes[i]) << 16
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], 0x3D, 0x3D]
-        } else if rest == 2 {
-            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], 0x3D]
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    /// Standard base64 with padding (the same as the HAR writer's).
+    static func encode(_ bytes: [UInt8]) -> String { HARBuild.base64(bytes) }
 
     /// The bytes, or nil when `text` is not base64.
     static func decode(_ text: String) -> [UInt8]? {

@@ -1,35 +1,12 @@
 import Foundation
+import HAR
 
 /// URL and form helpers: query strings are redacted item by item on decoded values, so a
 /// percent-encoded email or token is found, and the same value maps to the same placeholder in
 /// `url`, `queryString`, `postData.params` and the urlencoded text.
 enum URLParts {
     static func percentDecoded(_ text: String, plusAsSpace: Bool = false) -> String {
-        guard text.utf8.contains(where: { $0 == 0x25 || (plusAsSpace && $0 == 0x2B) }) else { return text }
-        let bytes = Array(text.utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var i = 0
-        while i < bytes.count {
-            let c = bytes[i]
-            if c == 0x25, i + 2 < bytes.count, let h = hexValue(bytes[i + 1]), let l = hexValue(bytes[i + 2]) {
-                out.append(h << 4 | l)
-                i += 3
-            } else {
-                out.append(plusAsSpace && c == 0x2B ? 0x20 : c)
-                i += 1
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: return c - 0x30
-        case 0x41...0x46: return c - 0x41 + 10
-        case 0x61...0x66: return c - 0x61 + 10
-        default: return nil
-        }
+        HARBuild.percentDecoded(text, plusAsSpace: plusAsSpace)
     }
 
     /// Percent-encodes for a query value: unreserved characters and `@ : / ! $ ' ( ) * , ;` stay.
