@@ -105,19 +105,36 @@ public struct HTTPFields: Sequence, Equatable, Sendable, ExpressibleByDictionary
     /// Content-Length and Host are never removed because Connection names them (see
     /// `protectedFromConnectionOptions`).
     public func removingHopByHop(keepUpgrade: Bool = false) -> HTTPFields {
-        var named = Set(connectionTokens)
-        named.subtract(Self.protectedFromConnectionOptions)
-        var out: [HTTPField] = []
-        out.reserveCapacity(fields.count)
-        for field in fields {
-            let lower = asciiLowercased(field.name)
-            if keepUpgrade && lower == "upgrade" {
-                out.append(field)
-                continue
-            }
-            if Self.hopByHopNames.contains(lower) || named.contains(lower) { continue }
-            out.append(field)
+        // Runs twice per proxied exchange: names whose length no hop-by-hop name has are kept
+        // without hashing, and a message with nothing to remove is returned as is.
+        let tokens = connectionTokens
+        var named = Set<String>()
+        if !tokens.isEmpty {
+            named = Set(tokens)
+            named.subtract(Self.protectedFromConnectionOptions)
         }
-        return HTTPFields(out)
+        var out: [HTTPField]?
+        for (index, field) in fields.enumerated() {
+            let length = field.name.utf8.count
+            var remove = false
+            if length < 64 && Self.hopByHopNameLengths & (1 << UInt64(length)) != 0 || !named.isEmpty {
+                let lower = asciiLowercased(field.name)
+                if !(keepUpgrade && lower == "upgrade") {
+                    remove = Self.hopByHopNames.contains(lower) || named.contains(lower)
+                }
+            }
+            if remove {
+                if out == nil {
+                    out = Array(fields[..<index])
+                    out!.reserveCapacity(fields.count)
+                }
+            } else {
+                out?.append(field)
+            }
+        }
+        return out.map(HTTPFields.init) ?? self
     }
+
+    /// Bit n set when some hop-by-hop name is n bytes long.
+    static let hopByHopNameLengths: UInt64 = hopByHopNames.reduce(0) { $0 | (1 << UInt64($1.utf8.count)) }
 }

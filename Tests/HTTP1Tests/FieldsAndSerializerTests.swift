@@ -33,6 +33,17 @@ final class FieldsTests: XCTestCase {
         XCTAssertEqual(f.removingHopByHop().map(\.name), ["Host", "Content-Length", "Accept"])
         XCTAssertEqual(f.removingHopByHop(keepUpgrade: true).map(\.name), ["Host", "Upgrade", "Content-Length", "Accept"])
     }
+
+    func testRemovingHopByHopWithoutConnectionHeader() {
+        // Nothing to remove: the same fields, in order, duplicates kept.
+        let plain: HTTPFields = ["Host": "a", "X-Very-Long-Custom-Header-Name": "1", "Accept": "*/*", "accept": "x"]
+        XCTAssertEqual(plain.removingHopByHop().map(\.name), ["Host", "X-Very-Long-Custom-Header-Name", "Accept", "accept"])
+        // Hop-by-hop names in any case and position, with no Connection header to name others.
+        let mixed: HTTPFields = ["TRANSFER-ENCODING": "chunked", "Host": "a", "keep-alive": "1", "User-Agent": "u",
+                                 "upgrade": "h2c", "Te": "trailers"]
+        XCTAssertEqual(mixed.removingHopByHop().map(\.name), ["Host", "User-Agent"])
+        XCTAssertEqual(mixed.removingHopByHop(keepUpgrade: true).map(\.name), ["Host", "User-Agent", "upgrade"])
+    }
 }
 
 final class SerializerTests: XCTestCase {
