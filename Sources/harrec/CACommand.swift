@@ -46,6 +46,15 @@ func loadAuthority(_ parsed: ParsedArguments) -> CertificateAuthority {
     }
 }
 
+/// `show` and `export` describe the CA that exists; only `init` and `record` create one.
+func requireExistingCA(_ parsed: ParsedArguments) {
+    let directory = caDirectory(parsed)
+    let files = [CertificateAuthority.certificateFileName, CertificateAuthority.keyFileName]
+    if files.allSatisfy({ access(directory + "/" + $0, F_OK) != 0 }) {
+        fail("no CA in \(directory) yet: create it with 'harrec ca init' (harrec record also creates it)", code: 1)
+    }
+}
+
 func trustInstructions(_ path: String) -> String {
     """
     To trust it (the key stays in the CA directory, mode 0600; never share it):
@@ -71,6 +80,7 @@ func runCA(_ arguments: [String]) -> Int32 {
         print("harrec: SHA-256 fingerprint: \(authority.fingerprintSHA256)")
         return 0
     case "show":
+        requireExistingCA(parsed)
         let authority = loadAuthority(parsed)
         print("path: \(authority.certificatePath)")
         print("subject: CN=\(authority.subjectCommonName), O=harrec")
@@ -79,6 +89,7 @@ func runCA(_ arguments: [String]) -> Int32 {
         print(trustInstructions(authority.certificatePath), terminator: "\n")
         return 0
     case "export":
+        requireExistingCA(parsed)
         let authority = loadAuthority(parsed)
         let bytes: [UInt8]
         switch parsed.value("format") ?? "pem" {

@@ -132,6 +132,17 @@ def test_show(tmp_path):
     assert str(d / CA_CERT_NAME) in out.split("sha256:", 1)[1], "instructions should name the path"
 
 
+def test_show_and_export_do_not_create_a_ca(tmp_path):
+    """Only `ca init` and `record` create the CA: show/export on an empty place say how to."""
+    d = tmp_path / "none"
+    for args in (("ca", "show"), ("ca", "export"), ("ca", "export", "--format", "der")):
+        p = run(*args, "--ca-dir", d, ca_dir=d)
+        assert p.returncode == 1, text(p)
+        assert "harrec ca init" in p.stderr.decode(), text(p)
+        assert p.stdout == b"", text(p)
+    assert not d.exists(), "show/export created the CA directory"
+
+
 def test_export(tmp_path):
     d = tmp_path / "ca"
     fp = init_lines(init(d), d)
