@@ -695,6 +695,16 @@ public final class ProxyServer: @unchecked Sendable {
         var position = index
         while position < addresses.count {
             let address = addresses[position]
+            if isOwnListener(address) {
+                // A request for harrec itself would come back in as a new request and loop.
+                connections[connection.token] = nil
+                connection.state = .closed
+                box.upstreams[id] = nil
+                let target = address.ipAndPort
+                box.session.upstreamConnectFailed(id, UpstreamFailure(
+                    .other, "\(target.ip):\(target.port) is this proxy's own listener (the request would loop)"))
+                return
+            }
             let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             if fd < 0 {
                 lastError = harrec_errno()
@@ -726,6 +736,19 @@ public final class ProxyServer: @unchecked Sendable {
         connection.state = .closed
         box.upstreams[id] = nil
         box.session.upstreamConnectFailed(id, failure(forErrno: lastError))
+    }
+
+    /// Whether `address` is one of this server's listeners: same port, and the listener's own
+    /// address, or a loopback address when the listener is on every address.
+    private func isOwnListener(_ address: SocketAddress) -> Bool {
+        let target = address.ipAndPort
+        return boundListeners.contains { listener in
+            guard listener.port == target.port else { return false }
+            if listener.address == target.ip { return true }
+            let loopbackTarget = target.ip.hasPrefix("127.") || target.ip == "::1" || target.ip == "::ffff:127.0.0.1"
+            let wildcard = listener.address == "0.0.0.0" || listener.address == "::"
+            return loopbackTarget && wildcard
+        }
     }
 
     private func finishConnect(_ connection: Connection) {

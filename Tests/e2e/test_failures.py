@@ -141,6 +141,28 @@ def test_connect_tunnel_refused(harrec, closed_port):
     px.stop()
 
 
+def test_request_to_the_proxy_itself_is_refused_not_looped(harrec):
+    """A request whose target is harrec's own listener would come back in as a new request:
+    it gets one 502 naming the loop, and the HAR holds exactly that one exchange."""
+    px = harrec.start()
+    for port in (px.http_port, px.socks_port):
+        url = f"http://127.0.0.1:{port}/self"
+        r = curl("-x", px.http_proxy, "-sS", "-w", "\n%{http_code}", url)
+        assert r.rc == 0, r.err
+        assert r.out.endswith(b"502"), r.out
+        assert b"own listener" in r.out, r.out
+    with RawConn(port=px.http_port) as c:
+        c.send(f"CONNECT 127.0.0.1:{px.http_port} HTTP/1.1\r\nHost: 127.0.0.1:{px.http_port}\r\n\r\n".encode())
+        assert c.read_head().status == 502
+    har = px.stop()
+    mine = entries_for(har, "/self")
+    assert len(mine) == 2, [e["request"]["url"] for e in entries(har)]
+    for e in mine:
+        assert e["response"]["status"] == 0 or e["response"]["status"] == 502
+        assert "own listener" in e.get("_error", ""), e.get("_error")
+    assert len(entries(har)) == 2, "the refused requests did not reach the proxy a second time"
+
+
 # A DNS label longer than 63 bytes fails inside the resolver library before any query is sent, so
 # this test exercises the DNS-failure path without sending traffic beyond loopback (checked with
 # strace: no socket is opened to the configured nameserver). A name like "nonexistent.invalid"
