@@ -36,63 +36,59 @@ extension HARLog {
         let failure = Mutex<(any Error)?>(nil)
         // At most two windows wait for the writer: bounded memory, and building overlaps writing.
         let slots = DispatchSemaphore(value: 2)
+        let range: @Sendable (Int) -> Range<Int> = { batch in batch * batchSize..<min((batch + 1) * batchSize, entryCount) }
+        /// Serializes batches `first..<last` on every core, entry `i` from `entryAt(i)`.
+        let serializeWindow = { @Sendable (first: Int, last: Int, entryAt: (Int) -> HAREntry) -> [[UInt8]] in
+            var outputs = [[UInt8]](repeating: [], count: last - first)
+            outputs.withUnsafeMutableBufferPointer { buffer in
+                let cells = UncheckedSendable(buffer)
+                DispatchQueue.concurrentPerform(iterations: last - first) { offset in
+                    let batch = first + offset
+                    cells.value[offset] = Self.serializeBatch(range(batch), isFirst: batch == 0, pretty: pretty,
+                                                              entry: entryAt)
+                }
+            }
+            return outputs
+        }
+        let writeChunks = { @Sendable (chunks: [[UInt8]]) in
+            for chunk in chunks where failure.withLock({ $0 == nil }) {
+                do { try sink(chunk) } catch { failure.withLock { $0 = error } }
+            }
+        }
         var start = 0
         var prefetched: WindowBuild?
         while start < batchCount, failure.withLock({ $0 == nil }) {
             let end = min(start + window, batchCount)
-            var outputs = [[UInt8]](repeating: [], count: end - start)
-            let range: @Sendable (Int) -> Range<Int> = { batch in batch * batchSize..<min((batch + 1) * batchSize, entryCount) }
             if let inOrder {
                 // Three stages run at once: the next window is built on the worker threads, this
                 // one goes through `inOrder` here, the previous one is serialized and written by
                 // the writer. The sequential pass is the critical path; the rest fits beside it.
                 let current = prefetched ?? WindowBuild(start: start, end: end, range: range, entry: entry)
                 current.group.wait()
-                let next = min(end + window, batchCount)
-                prefetched = end < batchCount ? WindowBuild(start: end, end: next, range: range, entry: entry) : nil
+                prefetched = end < batchCount
+                    ? WindowBuild(start: end, end: min(end + window, batchCount), range: range, entry: entry) : nil
+                let first = range(start).lowerBound
                 for offset in current.batches.indices {
-                    let first = range(start + offset).lowerBound
-                    for k in current.batches[offset].indices { inOrder(&current.batches[offset][k], first + k) }
+                    let batchFirst = range(start + offset).lowerBound
+                    for k in current.batches[offset].indices { inOrder(&current.batches[offset][k], batchFirst + k) }
                 }
-                let ready = current
-                let windowStart = start, windowEnd = end
+                let windowStart = start
                 slots.wait()
                 writer.async {
                     defer { slots.signal() }
-                    var outputs = [[UInt8]](repeating: [], count: windowEnd - windowStart)
-                    outputs.withUnsafeMutableBufferPointer { buffer in
-                        let cells = UncheckedSendable(buffer)
-                        DispatchQueue.concurrentPerform(iterations: windowEnd - windowStart) { offset in
-                            let batch = windowStart + offset
-                            let first = range(batch).lowerBound
-                            cells.value[offset] = Self.serializeBatch(range(batch), isFirst: batch == 0, pretty: pretty) {
-                                ready.batches[offset][$0 - first]
-                            }
-                        }
+                    // Batches are `batchSize` entries each, so entry i sits at (i - first) / batchSize.
+                    let outputs = serializeWindow(windowStart, end) { i in
+                        current.batches[(i - first) / batchSize][(i - first) % batchSize]
                     }
-                    ready.batches = []
-                    for chunk in outputs where failure.withLock({ $0 == nil }) {
-                        do { try sink(chunk) } catch { failure.withLock { $0 = error } }
-                    }
+                    current.batches = []
+                    writeChunks(outputs)
                 }
-                start = end
-                continue
             } else {
-                outputs.withUnsafeMutableBufferPointer { buffer in
-                    let cells = UncheckedSendable(buffer)
-                    DispatchQueue.concurrentPerform(iterations: end - start) { offset in
-                        let batch = start + offset
-                        cells.value[offset] = Self.serializeBatch(range(batch), isFirst: batch == 0, pretty: pretty,
-                                                                  entry: entry)
-                    }
-                }
-            }
-            slots.wait()
-            let ready = outputs
-            writer.async {
-                defer { slots.signal() }
-                for chunk in ready where failure.withLock({ $0 == nil }) {
-                    do { try sink(chunk) } catch { failure.withLock { $0 = error } }
+                let outputs = serializeWindow(start, end, entry)
+                slots.wait()
+                writer.async {
+                    defer { slots.signal() }
+                    writeChunks(outputs)
                 }
             }
             start = end
