@@ -294,36 +294,14 @@ private struct Scanner {
             let escapeStart = pos
             pos += 1
             guard pos < end else { throw fail("unterminated string", at: open) }
-            let e = buf[pos]
-            pos += 1
-            switch e {
-            case quote: out.append(quote)
-            case backslash: out.append(backslash)
-            case 0x2F: out.append(0x2F)
-            case 0x62: out.append(0x08)
-            case 0x66: out.append(0x0C)
-            case 0x6E: out.append(0x0A)
-            case 0x72: out.append(0x0D)
-            case 0x74: out.append(0x09)
-            case 0x75:
-                let unit = try readHex4(escapeStart)
-                var scalar: UInt32 = unit
-                if unit >= 0xD800 && unit <= 0xDBFF {
-                    // A high surrogate must be followed by an escaped low surrogate.
-                    if pos + 5 < end, buf[pos] == backslash, buf[pos + 1] == 0x75,
-                       let low = peekHex4(pos + 2), low >= 0xDC00, low <= 0xDFFF {
-                        pos += 6
-                        scalar = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
-                    } else {
-                        if rejectLoneSurrogates { throw fail("lone UTF-16 surrogate in \\u escape", at: escapeStart) }
-                        scalar = 0xFFFD
-                    }
-                } else if unit >= 0xDC00 && unit <= 0xDFFF {
-                    if rejectLoneSurrogates { throw fail("lone UTF-16 surrogate in \\u escape", at: escapeStart) }
-                    scalar = 0xFFFD
-                }
-                appendUTF8(scalar, to: &out)
-            default:
+            switch JSONEscape.decode(buf, letterAt: pos, end: end, into: &out, rejectLoneSurrogates: rejectLoneSurrogates) {
+            case .success(let next):
+                pos = next
+            case .failure(.badHex):
+                throw fail("invalid \\u escape, expected 4 hex digits", at: escapeStart)
+            case .failure(.loneSurrogate):
+                throw fail("lone UTF-16 surrogate in \\u escape", at: escapeStart)
+            case .failure(.invalidEscape(let e)):
                 throw fail("invalid escape sequence '\\' followed by \(describeByte(e))", at: escapeStart)
             }
         }
@@ -337,16 +315,59 @@ private struct Scanner {
         }
         return s
     }
+}
 
-    mutating func readHex4(_ escapeStart: Int) throws(ScanFailure) -> UInt32 {
-        guard let v = peekHex4(pos) else {
-            throw fail("invalid \\u escape, expected 4 hex digits", at: escapeStart)
-        }
-        pos += 4
-        return v
+/// One JSON escape sequence (RFC 8259 §7), shared by the parser and by code that rewrites JSON
+/// text in place (redaction), so both decode strings identically.
+enum JSONEscape {
+    enum Failure: Error {
+        /// `\u` not followed by 4 hex digits.
+        case badHex
+        /// A `\u` surrogate without its pair, when those are rejected.
+        case loneSurrogate
+        /// A backslash followed by this byte, which starts no escape.
+        case invalidEscape(UInt8)
     }
 
-    func peekHex4(_ at: Int) -> UInt32? {
+    /// Decodes the escape whose letter is at `at` (just after the backslash, `at < end`) into
+    /// `out` as UTF-8, and returns the index after it. A high surrogate followed by an escaped low
+    /// one is one scalar; a lone surrogate is U+FFFD unless `rejectLoneSurrogates`.
+    static func decode(_ buf: UnsafeBufferPointer<UInt8>, letterAt at: Int, end: Int, into out: inout [UInt8],
+                       rejectLoneSurrogates: Bool) -> Result<Int, Failure> {
+        let e = buf[at]
+        switch e {
+        case 0x22, 0x5C, 0x2F: out.append(e)
+        case 0x62: out.append(0x08)
+        case 0x66: out.append(0x0C)
+        case 0x6E: out.append(0x0A)
+        case 0x72: out.append(0x0D)
+        case 0x74: out.append(0x09)
+        case 0x75:
+            guard let unit = hex4(buf, at + 1, end) else { return .failure(.badHex) }
+            var next = at + 5
+            var scalar = unit
+            if unit >= 0xD800 && unit <= 0xDBFF {
+                if next + 5 < end, buf[next] == 0x5C, buf[next + 1] == 0x75,
+                   let low = hex4(buf, next + 2, end), low >= 0xDC00, low <= 0xDFFF {
+                    next += 6
+                    scalar = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+                } else {
+                    if rejectLoneSurrogates { return .failure(.loneSurrogate) }
+                    scalar = 0xFFFD
+                }
+            } else if unit >= 0xDC00 && unit <= 0xDFFF {
+                if rejectLoneSurrogates { return .failure(.loneSurrogate) }
+                scalar = 0xFFFD
+            }
+            appendUTF8(scalar, to: &out)
+            return .success(next)
+        default:
+            return .failure(.invalidEscape(e))
+        }
+        return .success(at + 1)
+    }
+
+    static func hex4(_ buf: UnsafeBufferPointer<UInt8>, _ at: Int, _ end: Int) -> UInt32? {
         guard at + 4 <= end else { return nil }
         var v: UInt32 = 0
         for i in 0..<4 {
@@ -361,6 +382,26 @@ private struct Scanner {
             v = v << 4 | d
         }
         return v
+    }
+}
+
+extension JSONParser {
+    /// The decoded bytes of a string's content (what stands between its quotes), or nil when an
+    /// escape is invalid or cut off. Lone surrogates become U+FFFD, as in `parse`.
+    public static func unescapeStringContent(_ raw: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(raw.count)
+        var k = 0
+        while k < raw.count {
+            let c = raw[k]
+            guard c == 0x5C else { out.append(c); k += 1; continue }
+            guard k + 1 < raw.count else { return nil }
+            switch JSONEscape.decode(raw, letterAt: k + 1, end: raw.count, into: &out, rejectLoneSurrogates: false) {
+            case .success(let next): k = next
+            case .failure: return nil
+            }
+        }
+        return out
     }
 }
 

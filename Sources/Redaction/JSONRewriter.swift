@@ -93,7 +93,7 @@ extension RedactionEngine {
         }
         func decoded(_ range: Range<Int>, escaped: Bool) -> [UInt8] {
             let raw = UnsafeBufferPointer(rebasing: p[range])
-            return escaped ? (JSONRewriter.unescape(raw) ?? Array(raw)) : Array(raw)
+            return escaped ? (JSONParser.unescapeStringContent(raw) ?? Array(raw)) : Array(raw)
         }
         func replace(_ range: Range<Int>, _ bytes: [UInt8]) {
             if out.isEmpty { out.reserveCapacity(n + 64) }
@@ -403,56 +403,6 @@ struct JSONRewriter {
         let end = i
         i += 1
         if !hasEscape { return .slice(start..<end) }
-        return Self.unescape(UnsafeBufferPointer(rebasing: p[start..<end])).map { .owned($0) }
-    }
-
-    static func unescape(_ s: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        var out: [UInt8] = []
-        out.reserveCapacity(s.count)
-        var k = 0
-        func hex4(_ at: Int) -> UInt32? {
-            guard at + 4 <= s.count else { return nil }
-            var v: UInt32 = 0
-            for j in at..<at + 4 {
-                let c = s[j]
-                let d: UInt32
-                switch c {
-                case 0x30...0x39: d = UInt32(c - 0x30)
-                case 0x41...0x46: d = UInt32(c - 0x41 + 10)
-                case 0x61...0x66: d = UInt32(c - 0x61 + 10)
-                default: return nil
-                }
-                v = v << 4 | d
-            }
-            return v
-        }
-        while k < s.count {
-            let c = s[k]
-            guard c == 0x5C else { out.append(c); k += 1; continue }
-            guard k + 1 < s.count else { return nil }
-            let e = s[k + 1]
-            k += 2
-            switch e {
-            case 0x22, 0x5C, 0x2F: out.append(e)
-            case 0x62: out.append(0x08)
-            case 0x66: out.append(0x0C)
-            case 0x6E: out.append(0x0A)
-            case 0x72: out.append(0x0D)
-            case 0x74: out.append(0x09)
-            case 0x75:
-                guard var scalar = hex4(k) else { return nil }
-                k += 4
-                if (0xD800...0xDBFF).contains(scalar), k + 6 <= s.count, s[k] == 0x5C, s[k + 1] == 0x75,
-                   let low = hex4(k + 2), (0xDC00...0xDFFF).contains(low) {
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                    k += 6
-                }
-                let u = Unicode.Scalar(scalar) ?? "\u{FFFD}"
-                out.append(contentsOf: Array(String(Character(u)).utf8))
-            default:
-                return nil
-            }
-        }
-        return out
+        return JSONParser.unescapeStringContent(UnsafeBufferPointer(rebasing: p[start..<end])).map { .owned($0) }
     }
 }
