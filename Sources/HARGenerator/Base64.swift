@@ -1,13 +1,9 @@
-import HAR
-
-/// Base64 (RFC 4648) for bodies and WebSocket frames.
+/// Lenient base64 (RFC 4648) decoding for recorded bodies and WebSocket frames (encoding is
+/// `HARBuild.base64`).
 ///
 /// Decoding is lenient about what recorders write (whitespace, missing padding, the URL-safe
 /// alphabet) and strict about everything else, so a body is never silently changed.
 enum Base64 {
-    /// Standard base64 with padding (the same as the HAR writer's).
-    static func encode(_ bytes: [UInt8]) -> String { HARBuild.base64(bytes) }
-
     /// The bytes, or nil when `text` is not base64.
     static func decode(_ text: String) -> [UInt8]? {
         var values: [UInt8] = []

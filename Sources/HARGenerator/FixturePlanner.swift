@@ -80,7 +80,7 @@ struct FixturePlanner {
         }
         if bytes.count <= inlineLimit {
             if recordedAsText, case .text(let text) = body { return (.text(text), note) }
-            return (.base64(Base64.encode(bytes)), note)
+            return (.base64(HARBuild.base64(bytes)), note)
         }
         let ext = FixturePlanner.fileExtension(mime: mime, bytes: bytes, labelledJSONButInvalid: note != nil)
         return (.fixture(addFixture(bytes, ext: ext, path: path)), note)
@@ -112,7 +112,7 @@ struct FixturePlanner {
     /// characters; a file extension is dropped (`/v1/projects/42` → `projects`, `/small.json` →
     /// `small`). `root` for `/` (or only ids), `resource` when no segment has usable characters.
     static func resourceName(path: String) -> String {
-        let segments = path.split(separator: "/").map { percentDecoded(String($0)) }
+        let segments = path.split(separator: "/").map { HARBuild.percentDecoded(String($0), plusAsSpace: false) }
         var sawNamedSegment = false
         for segment in segments.reversed() where !isVersion(segment) && !isIdentifier(segment) {
             sawNamedSegment = true
@@ -167,10 +167,6 @@ struct FixturePlanner {
             if s.indices.allSatisfy({ dashes.contains($0) ? s[$0] == 0x2D : isHex(s[$0]) }) { return true }
         }
         return s.count >= 12 && s.allSatisfy(isHex) && s.contains(where: { $0 >= 0x30 && $0 <= 0x39 })
-    }
-
-    static func percentDecoded(_ segment: String) -> String {
-        HARBuild.percentDecoded(segment, plusAsSpace: false)
     }
 
     // MARK: - Media types

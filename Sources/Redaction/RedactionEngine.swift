@@ -195,7 +195,6 @@ public final class RedactionEngine {
 /// (`token_type`, `sessionCount`, `passwordPolicy`, `tokenExpiresIn`) does not count.
 struct JSONKeyMatcher {
     private let keys: [[String]]
-    private var cache: [String: Bool] = [:]
 
     static let describingWords: Set<String> = [
         "type", "types", "kind", "expires", "expiry", "expiration", "exp", "ttl", "lifetime", "duration", "timeout",
@@ -232,7 +231,7 @@ struct JSONKeyMatcher {
             }
             slot = (slot + 1) & mask
         }
-        let result = isSecret(String(decoding: bytes, as: UTF8.self))
+        let result = computeIsSecret(String(decoding: bytes, as: UTF8.self))
         if memoEntries.count < Self.memoSlots / 2 && bytes.count <= 256 {
             memoIndex[slot] = Int32(memoEntries.count)
             memoEntries.append((hash, Int32(memoBytes.count), Int32(bytes.count), result))
@@ -241,8 +240,13 @@ struct JSONKeyMatcher {
         return result
     }
 
+    /// The same answer for a name held as a String (goes through the byte memo).
     mutating func isSecret(_ key: String) -> Bool {
-        if let known = cache[key] { return known }
+        var copy = key
+        return copy.withUTF8 { isSecret(bytes: $0) }
+    }
+
+    private func computeIsSecret(_ key: String) -> Bool {
         let words = Self.words(key)
         var result = false
         outer: for k in keys where k.count <= words.count {
@@ -253,7 +257,6 @@ struct JSONKeyMatcher {
                 break outer
             }
         }
-        if cache.count < 4096 { cache[key] = result }
         return result
     }
 

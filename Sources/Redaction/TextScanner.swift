@@ -1,4 +1,5 @@
 import Foundation
+import HAR
 
 // Finds secrets in free text (header values, URLs, bodies, WebSocket messages) in one pass over
 // the UTF-8 bytes. Each detector is anchored on a byte (a 256-entry table says which bytes can
@@ -397,7 +398,7 @@ extension RedactionEngine {
         }
         guard j > i + 1 else { return nil }
         let raw = string(p, i + 1..<j)
-        let value = URLParts.percentDecoded(raw)
+        let value = HARBuild.percentDecoded(raw, plusAsSpace: false)
         if !isSecretName {
             // A cookie's name: only a value already replaced as that cookie's is replaced again.
             guard let known = table.knownSecret(value) else { return nil }

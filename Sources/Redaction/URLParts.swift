@@ -5,10 +5,6 @@ import HAR
 /// percent-encoded email or token is found, and the same value maps to the same placeholder in
 /// `url`, `queryString`, `postData.params` and the urlencoded text.
 enum URLParts {
-    static func percentDecoded(_ text: String, plusAsSpace: Bool = false) -> String {
-        HARBuild.percentDecoded(text, plusAsSpace: plusAsSpace)
-    }
-
     /// Percent-encodes for a query value: unreserved characters and `@ : / ! $ ' ( ) * , ;` stay.
     static func percentEncodedQueryValue(_ text: String) -> String {
         var out = ""
@@ -80,10 +76,10 @@ extension RedactionEngine {
             }
             let name = String(item[..<eq])
             let rawValue = String(item[item.index(after: eq)...])
-            let value = URLParts.percentDecoded(rawValue, plusAsSpace: plusAsSpace)
+            let value = HARBuild.percentDecoded(rawValue, plusAsSpace: plusAsSpace)
             var replacement: String?
             if flags.parameters,
-               config.secretParameterNames.contains(URLParts.percentDecoded(name, plusAsSpace: plusAsSpace).lowercased()) {
+               config.secretParameterNames.contains(HARBuild.percentDecoded(name, plusAsSpace: plusAsSpace).lowercased()) {
                 replacement = replaceSecret(value, .secretParameters, location, path)
             } else if !value.isEmpty, let scanned = redactTextOrJSON(value, location, path) {
                 replacement = scanned
