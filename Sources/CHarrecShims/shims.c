@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <fcntl.h>
 #include <string.h>
+#include <pthread.h>
 
 int harrec_inflateInit2(z_streamp strm, int windowBits) {
     return inflateInit2(strm, windowBits);
@@ -137,4 +138,8 @@ void harrec_retain_freed_memory(void) {
 
 int harrec_start_writeback(int fd, long long offset, long long length) {
     return sync_file_range(fd, (off_t)offset, (off_t)length, SYNC_FILE_RANGE_WRITE);
+}
+
+int harrec_set_thread_name(unsigned long thread, const char *name) {
+    return pthread_setname_np((pthread_t)thread, name);
 }

@@ -23,6 +23,12 @@ public final class LogOutput: @unchecked Sendable {
         pending.append(10)
     }
 
+    /// A second output to the same descriptor, for another loop thread: each loop buffers its own
+    /// lines and writes them with one call, so lines never interleave mid-line.
+    func sibling() -> LogOutput {
+        LogOutput(fd: fd, quiet: quiet)
+    }
+
     public func flush() {
         guard !pending.isEmpty else { return }
         pending.withUnsafeBytes { raw in
@@ -37,19 +43,23 @@ public final class LogOutput: @unchecked Sendable {
     }
 }
 
-/// The single I/O runtime: one epoll loop on one thread drives every session. No thread per
-/// connection; DNS lookups run on a small Dispatch queue and report back through an eventfd.
+/// The I/O runtime: a few epoll loops, one thread each, drive every session. No thread per
+/// connection. The first loop owns the listeners and the signals and hands each accepted
+/// connection to the loops in turn; a connection and its upstream connections stay on one loop for
+/// their whole life, so sessions need no locks. DNS lookups and leaf signing run on Dispatch
+/// queues and report back through each loop's eventfd.
 public final class ProxyServer: @unchecked Sendable {
-    /// Bytes queued for one peer before the loop stops reading the other side (backpressure).
-    static let writeHighWater = 512 * 1024
-    /// Size of the shared read buffer: one read takes at most this much from a socket.
-    static let readChunk = 64 * 1024
-    /// How long a closing connection drains unread input so the last response is not reset away.
-    static let lingerSeconds = 2.0
+    /// More loops than this only add context switches: the proxy's work per byte is small next to
+    /// the kernel's, and each loop costs a thread and a 64 KiB read buffer.
+    public static let maximumLoopCount = 16
+
     /// Grace period for in-flight exchanges at shutdown.
-    public static let shutdownGraceSeconds = 2.0
-    /// How often sessions check their timeouts.
-    static let tickInterval = 0.5
+    public static var shutdownGraceSeconds: Double { EventLoop.shutdownGraceSeconds }
+
+    /// One loop per online core (at least 1, at most `maximumLoopCount`).
+    public static var defaultLoopCount: Int {
+        min(maximumLoopCount, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+    }
 
     public struct BoundListener: Sendable {
         public var label: String
@@ -57,15 +67,146 @@ public final class ProxyServer: @unchecked Sendable {
         public var port: UInt16
     }
 
+    private let shared: LoopGroup
+    private let loops: [EventLoop]
+
+    /// - Parameter loopCount: event-loop threads; clamped to 1...`maximumLoopCount`.
+    public init(configuration: ProxyConfiguration, sink: FlowSink, log: LogOutput,
+                loopCount: Int = ProxyServer.defaultLoopCount) throws {
+        let count = min(Self.maximumLoopCount, max(1, loopCount))
+        shared = LoopGroup()
+        var loops: [EventLoop] = []
+        for index in 0..<count {
+            loops.append(try EventLoop(index: index, shared: shared, configuration: configuration, sink: sink,
+                                       log: index == 0 ? log : log.sibling()))
+        }
+        self.loops = loops
+        shared.loops = loops
+    }
+
+    /// The listeners bound so far, in the order `listen` was called.
+    public var boundListeners: [BoundListener] { shared.boundListeners }
+
+    /// How many loop threads `run` uses.
+    public var loopCount: Int { loops.count }
+
+    /// Binds a listener. Both protocols are served on every listener (first byte 0x05 is SOCKS5).
+    /// Call before `run`.
+    @discardableResult
+    public func listen(label: String, address: String, port: UInt16) throws -> UInt16 {
+        let actual = try loops[0].listen(label: label, address: address, port: port)
+        shared.boundListeners.append(BoundListener(label: label, address: address, port: actual))
+        return actual
+    }
+
+    /// Routes SIGINT and SIGTERM to this server: the first stops it gracefully, the second at
+    /// once. Call before announcing the listeners, so no early signal is lost.
+    public func handleShutdownSignals() throws {
+        try loops[0].handleShutdownSignals()
+    }
+
+    /// Asks the loops to stop gracefully; a second call stops them at once. Safe from any thread.
+    public func requestShutdown() {
+        shared.requestShutdown(count: 1)
+    }
+
+    /// Runs every loop until shutdown completes: the first on the calling thread, the others on
+    /// threads of their own. Returns on the calling thread once all have stopped.
+    public func run() {
+        var threads: [pthread_t] = []
+        for loop in loops.dropFirst() {
+            // Named so `top -H` and the tests can tell the loops apart (15 characters at most).
+            if let thread = startThread(named: "harrec-loop-\(loop.index)", { loop.run() }) {
+                threads.append(thread)
+            } else {
+                // No thread: this loop's connections go to the others instead.
+                loop.markUnavailable()
+            }
+        }
+        loops[0].run()
+        for thread in threads { pthread_join(thread, nil) }
+        // A connection handed over just as its loop stopped was never adopted: close it.
+        for loop in loops { loop.closeUnadopted() }
+    }
+}
+
+/// State the loops share. `boundListeners` and `loops` are written before `run` starts the
+/// threads and only read afterwards (thread creation orders the writes before the reads).
+final class LoopGroup: @unchecked Sendable {
+    let shutdownRequests = Atomic<Int>(0)
+    let flowIDs = IDSource()
+    let sessionIDs = IDSource()
+    let resolverQueue = DispatchQueue(label: "harrec.dns", attributes: .concurrent)
+    /// Leaves signed off the loops: one at a time is plenty (about a millisecond each) and keeps a
+    /// burst of new hosts from taking every core.
+    let certificateQueue = DispatchQueue(label: "harrec.certificates")
+    var boundListeners: [ProxyServer.BoundListener] = []
+    var loops: [EventLoop] = []
+    /// Round-robin position for handing out accepted connections (touched by loop 0 only).
+    private var nextLoop = 0
+
+    func requestShutdown(count: Int) {
+        shutdownRequests.add(count, ordering: .sequentiallyConsistent)
+        for loop in loops { loop.wake() }
+    }
+
+    /// The loop that takes the next accepted connection.
+    func loopForNextConnection() -> EventLoop {
+        for _ in 0..<loops.count {
+            let loop = loops[nextLoop % loops.count]
+            nextLoop &+= 1
+            if loop.isAvailable { return loop }
+        }
+        return loops[0]
+    }
+}
+
+/// Starts a joinable thread running `body`; nil when the system refuses.
+private func startThread(named name: String, _ body: @escaping () -> Void) -> pthread_t? {
+    final class Box {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+    }
+    let box = Unmanaged.passRetained(Box(body)).toOpaque()
+    var thread = pthread_t()
+    let result = pthread_create(&thread, nil, { argument in
+        let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
+        box.body()
+        return nil
+    }, box)
+    if result != 0 {
+        Unmanaged<Box>.fromOpaque(box).release()
+        return nil
+    }
+    _ = harrec_set_thread_name(thread, name)
+    return thread
+}
+
+/// One epoll loop on one thread: its listeners (loop 0 only), its connections and their sessions.
+final class EventLoop: @unchecked Sendable {
+    /// Bytes queued for one peer before the loop stops reading the other side (backpressure).
+    static let writeHighWater = 512 * 1024
+    /// Size of the shared read buffer: one read takes at most this much from a socket.
+    static let readChunk = 64 * 1024
+    /// How long a closing connection drains unread input so the last response is not reset away.
+    static let lingerSeconds = 2.0
+    /// Grace period for in-flight exchanges at shutdown.
+    static let shutdownGraceSeconds = 2.0
+    /// How often sessions check their timeouts.
+    static let tickInterval = 0.5
+
+    let index: Int
+    private let shared: LoopGroup
     private let configuration: ProxyConfiguration
     private let sink: FlowSink
     private let log: LogOutput
-    private let flowIDs = IDSource()
-    private let sessionIDs = IDSource()
+    private var flowIDs: IDSource { shared.flowIDs }
     private let epollFD: Int32
     private let wakeFD: Int32
     private var listeners: [UInt64: (fd: Int32, label: String)] = [:]
-    public private(set) var boundListeners: [BoundListener] = []
+    /// Accepted sockets handed over by loop 0, adopted when this loop wakes.
+    private let handedOver = Mutex<[(fd: Int32, address: SocketAddress)]>([])
+    private let available = Atomic<Bool>(true)
 
     private var connections: [UInt64: Connection] = [:]
     private var sessions: [UInt64: SessionBox] = [:]
@@ -79,13 +220,10 @@ public final class ProxyServer: @unchecked Sendable {
     /// Upstream connects requested during the current command batch.
     private var deferredOpens: [(connection: Connection, host: String, port: UInt16)] = []
 
-    private let shutdownRequests = Atomic<Int>(0)
     private var shutdownDeadline: Double?
     private let resolved = Mutex<[(token: UInt64, result: Result<[SocketAddress], UpstreamFailure>, start: Double, end: Double)]>([])
-    private let resolverQueue = DispatchQueue(label: "harrec.dns", attributes: .concurrent)
-    /// Leaves signed off the loop: one at a time is plenty (about a millisecond each) and keeps a
-    /// burst of new hosts from taking both cores.
-    private let certificateQueue = DispatchQueue(label: "harrec.certificates")
+    private var resolverQueue: DispatchQueue { shared.resolverQueue }
+    private var certificateQueue: DispatchQueue { shared.certificateQueue }
     private let preparedCertificates = Mutex<[UInt64]>([])
 
     final class SessionBox {
@@ -132,7 +270,9 @@ public final class ProxyServer: @unchecked Sendable {
         var pendingOutput: Int { output.count - outputOffset }
     }
 
-    public init(configuration: ProxyConfiguration, sink: FlowSink, log: LogOutput) throws {
+    init(index: Int, shared: LoopGroup, configuration: ProxyConfiguration, sink: FlowSink, log: LogOutput) throws {
+        self.index = index
+        self.shared = shared
         self.configuration = configuration
         self.sink = sink
         self.log = log
@@ -151,9 +291,7 @@ public final class ProxyServer: @unchecked Sendable {
         readBuffer.deallocate()
     }
 
-    /// Binds a listener. Both protocols are served on every listener (first byte 0x05 is SOCKS5).
-    @discardableResult
-    public func listen(label: String, address: String, port: UInt16) throws -> UInt16 {
+    func listen(label: String, address: String, port: UInt16) throws -> UInt16 {
         let (fd, actualPort) = try makeListener(address: address, port: port)
         let token = makeToken()
         listeners[token] = (fd, label)
@@ -161,13 +299,10 @@ public final class ProxyServer: @unchecked Sendable {
         event.events = EPOLLIN.rawValue
         event.data.u64 = token
         epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event)
-        boundListeners.append(BoundListener(label: label, address: address, port: actualPort))
         return actualPort
     }
 
-    /// Routes SIGINT and SIGTERM to this server: the first stops it gracefully, the second at
-    /// once. Call before announcing the listeners, so no early signal is lost.
-    public func handleShutdownSignals() throws {
+    func handleShutdownSignals() throws {
         let fd = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
         guard fd >= 0 else { throw SocketError("eventfd") }
         var event = epoll_event()
@@ -178,13 +313,8 @@ public final class ProxyServer: @unchecked Sendable {
         guard harrec_install_shutdown_signals(fd) == 0 else { throw SocketError("sigaction") }
     }
 
-    /// Asks the loop to stop gracefully; a second call stops it at once. Safe from any thread.
-    public func requestShutdown() {
-        shutdownRequests.add(1, ordering: .sequentiallyConsistent)
-        wake()
-    }
-
-    private func wake() {
+    /// Wakes the loop from epoll_wait. Safe from any thread.
+    func wake() {
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
     }
@@ -197,8 +327,28 @@ public final class ProxyServer: @unchecked Sendable {
 
     // MARK: - Loop
 
+    var isAvailable: Bool { available.load(ordering: .relaxed) }
+
+    /// This loop will not run (its thread could not start): it takes no connections.
+    func markUnavailable() {
+        available.store(false, ordering: .relaxed)
+    }
+
+    /// Takes an accepted socket from loop 0; it is adopted when this loop wakes.
+    func handOver(fd: Int32, address: SocketAddress) {
+        handedOver.withLock { $0.append((fd, address)) }
+        wake()
+    }
+
+    /// Closes sockets handed over after this loop stopped. Call once every loop has stopped.
+    func closeUnadopted() {
+        for item in handedOver.withLock({ pending in defer { pending.removeAll() }; return pending }) {
+            close(item.fd)
+        }
+    }
+
     /// Runs until shutdown completes. Returns on the calling thread.
-    public func run() {
+    func run() {
         var events = [epoll_event](repeating: epoll_event(), count: 256)
         var nextTick = wallClock() + Self.tickInterval
         var handledShutdownRequests = 0
@@ -212,7 +362,7 @@ public final class ProxyServer: @unchecked Sendable {
                     handle(token: events[index].data.u64, events: events[index].events)
                 }
             }
-            let requests = shutdownRequests.load(ordering: .sequentiallyConsistent)
+            let requests = shared.shutdownRequests.load(ordering: .sequentiallyConsistent)
             if requests > handledShutdownRequests {
                 handledShutdownRequests = requests
                 if requests == 1 {
@@ -284,6 +434,7 @@ public final class ProxyServer: @unchecked Sendable {
         if token == wakeToken {
             var value: UInt64 = 0
             _ = read(wakeFD, &value, 8)
+            adoptHandedOver()
             drainResolved()
             drainPreparedCertificates()
             return
@@ -291,7 +442,7 @@ public final class ProxyServer: @unchecked Sendable {
         if token == signalToken {
             var count: UInt64 = 0
             if read(signalFD, &count, 8) == 8 {
-                shutdownRequests.add(Int(count), ordering: .sequentiallyConsistent)
+                shared.requestShutdown(count: Int(count))
             }
             return
         }
@@ -349,21 +500,36 @@ public final class ProxyServer: @unchecked Sendable {
                 }
                 return
             }
-            setNoDelay(fd)
-            let session = ProxySession(id: sessionIDs.make(), clientAddress: address.description,
-                                       configuration: configuration, sink: sink, flowIDs: flowIDs, clock: wallClock)
-            let box = SessionBox(session: session)
-            let connection = Connection(token: makeToken(), role: .client, state: .open)
-            connection.fd = fd
-            connection.box = box
-            box.client = connection
-            connections[connection.token] = connection
-            sessions[session.id] = box
-            updateInterest(connection, EPOLLIN.rawValue)
-            if shutdownDeadline != nil {
-                session.beginShutdown()
-                process(box)
+            let loop = shared.loopForNextConnection()
+            if loop === self {
+                adopt(fd: fd, address: address)
+            } else {
+                loop.handOver(fd: fd, address: address)
             }
+        }
+    }
+
+    private func adoptHandedOver() {
+        let pending = handedOver.withLock { pending in defer { pending.removeAll() }; return pending }
+        for item in pending { adopt(fd: item.fd, address: item.address) }
+    }
+
+    /// Starts serving an accepted client socket on this loop.
+    private func adopt(fd: Int32, address: SocketAddress) {
+        setNoDelay(fd)
+        let session = ProxySession(id: shared.sessionIDs.make(), clientAddress: address.description,
+                                   configuration: configuration, sink: sink, flowIDs: flowIDs, clock: wallClock)
+        let box = SessionBox(session: session)
+        let connection = Connection(token: makeToken(), role: .client, state: .open)
+        connection.fd = fd
+        connection.box = box
+        box.client = connection
+        connections[connection.token] = connection
+        sessions[session.id] = box
+        updateInterest(connection, EPOLLIN.rawValue)
+        if shutdownDeadline != nil {
+            session.beginShutdown()
+            process(box)
         }
     }
 
@@ -742,7 +908,7 @@ public final class ProxyServer: @unchecked Sendable {
     /// address, or a loopback address when the listener is on every address.
     private func isOwnListener(_ address: SocketAddress) -> Bool {
         let target = address.ipAndPort
-        return boundListeners.contains { listener in
+        return shared.boundListeners.contains { listener in
             guard listener.port == target.port else { return false }
             if listener.address == target.ip { return true }
             let loopbackTarget = target.ip.hasPrefix("127.") || target.ip == "::1" || target.ip == "::ffff:127.0.0.1"

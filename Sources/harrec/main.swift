@@ -35,6 +35,7 @@ let recordSpec = CommandSpec(
         OptionSpec("raw-out", .value(placeholder: "<file.har>"), help: "Also write the raw, unredacted HAR here."),
         OptionSpec("redact-rules", .value(placeholder: "<rules.json>"), help: "Redaction rules file (see 'harrec help redact')."),
         internalSuffixOption,
+        OptionSpec("threads", .value(placeholder: "<n>"), help: "Event-loop threads (default: one per core, at most 16)."),
         OptionSpec("quiet", short: "q", .flag, help: "No live line per exchange."),
     ],
     discussion: """
@@ -141,7 +142,14 @@ func runRecord(_ arguments: [String]) -> Int32 {
 
         let flows = FlowLog()
         let log = LogOutput(quiet: parsed.flag("quiet"))
-        let server = try ProxyServer(configuration: configuration, sink: flows, log: log)
+        var loopCount = ProxyServer.defaultLoopCount
+        if let text = parsed.value("threads") {
+            guard let value = Int(text), (1...ProxyServer.maximumLoopCount).contains(value) else {
+                throw UsageError("--threads needs a number from 1 to \(ProxyServer.maximumLoopCount), not '\(text)'")
+            }
+            loopCount = value
+        }
+        let server = try ProxyServer(configuration: configuration, sink: flows, log: log, loopCount: loopCount)
         // Signal handling is in place before the listening lines are printed: a script that
         // sends SIGINT as soon as it sees them must get a clean shutdown.
         try server.handleShutdownSignals()

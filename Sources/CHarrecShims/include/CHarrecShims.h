@@ -98,6 +98,10 @@ void harrec_OPENSSL_free(void *pointer);
 /// macros.
 void harrec_retain_freed_memory(void);
 
+/// Names a thread for ps/top and /proc (pthread_setname_np is a GNU extension: at most 15
+/// characters). Returns 0 or an errno value.
+int harrec_set_thread_name(unsigned long thread, const char *name);
+
 /// Starts writeback of a file range without waiting (sync_file_range SYNC_FILE_RANGE_WRITE, a
 /// GNU extension), so the final fsync of a large file has little left to wait for.
 int harrec_start_writeback(int fd, long long offset, long long length);
