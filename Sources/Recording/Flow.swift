@@ -185,14 +185,35 @@ public protocol FlowSink: AnyObject, Sendable {
 
 /// The in-memory log of finished flows. Appending is cheap and safe from any thread; readers take
 /// a snapshot. Observers (a future journal to disk) see every completed flow once, in append order.
+///
+/// Flows are kept in fixed-size chunks rather than one array, so an append never copies the log:
+/// one growing array of a million flows would move hundreds of megabytes on a doubling, inside the
+/// lock and inside an event-loop iteration (a visible stall for every connection on that loop).
 public final class FlowLog: FlowSink, @unchecked Sendable {
-    private let storage = Mutex<[Flow]>([])
+    /// Flows per chunk: a chunk's buffer is about 1 MB, reserved once and never reallocated.
+    static let chunkCapacity = 2048
+
+    private struct Storage {
+        var full: [[Flow]] = []
+        var current: [Flow] = []
+        var count = 0
+    }
+
+    private let storage = Mutex(Storage())
     private let observers = Mutex<[@Sendable (Flow) -> Void]>([])
 
     public init() {}
 
     public func record(_ flow: Flow) {
-        storage.withLock { $0.append(flow) }
+        storage.withLock { storage in
+            if storage.current.count == Self.chunkCapacity {
+                storage.full.append(storage.current)
+                storage.current = []
+            }
+            if storage.current.isEmpty { storage.current.reserveCapacity(Self.chunkCapacity) }
+            storage.current.append(flow)
+            storage.count += 1
+        }
         let current = observers.withLock { $0 }
         for observer in current { observer(flow) }
     }
@@ -204,7 +225,29 @@ public final class FlowLog: FlowSink, @unchecked Sendable {
 
     /// A copy of every flow recorded so far, in append order.
     public func snapshot() -> [Flow] {
-        storage.withLock { $0 }
+        let (full, current, count) = storage.withLock { ($0.full, $0.current, $0.count) }
+        var flows: [Flow] = []
+        flows.reserveCapacity(count)
+        for chunk in full { flows.append(contentsOf: chunk) }
+        flows.append(contentsOf: current)
+        return flows
+    }
+
+    /// Every flow recorded so far, in append order, leaving the log empty. Each chunk is freed as
+    /// soon as it is copied, so the export at exit holds one copy of the log, not two.
+    public func takeAll() -> [Flow] {
+        var taken = storage.withLock { storage in
+            defer { storage = Storage() }
+            return storage
+        }
+        var flows: [Flow] = []
+        flows.reserveCapacity(taken.count)
+        taken.full.reverse()
+        while let chunk = taken.full.popLast() {
+            flows.append(contentsOf: chunk)
+        }
+        flows.append(contentsOf: taken.current)
+        return flows
     }
 
     public var count: Int { storage.withLock { $0.count } }

@@ -178,7 +178,7 @@ func runRecord(_ arguments: [String]) -> Int32 {
         server.run()
         log.flush()
 
-        let recorded = flows.snapshot()
+        let recorded = flows.takeAll()
         let started = wallClock()
         // The export allocates and frees many body-sized buffers; keep freed memory for reuse
         // rather than faulting fresh pages in for each (the process exits right after).
