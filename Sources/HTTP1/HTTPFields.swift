@@ -78,11 +78,21 @@ public struct HTTPFields: Sequence, Equatable, Sendable, ExpressibleByDictionary
     public var connectionTokens: [String] {
         var tokens: [String] = []
         for field in fields where asciiCaseInsensitiveEquals(field.name, "connection") {
-            for element in field.value.split(separator: ",", omittingEmptySubsequences: true) {
-                let trimmed = element.utf8.drop(while: isWhitespace).reversed().drop(while: isWhitespace).reversed()
-                if trimmed.isEmpty { continue }
-                tokens.append(String(decoding: trimmed.map(asciiLowercased), as: UTF8.self))
+            // One pass over the value: lowercase each comma-separated element, trim SP/HTAB.
+            var token: [UInt8] = []
+            func flush() {
+                while let last = token.last, isWhitespace(last) { token.removeLast() }
+                if !token.isEmpty { tokens.append(String(decoding: token, as: UTF8.self)) }
+                token.removeAll(keepingCapacity: true)
             }
+            for byte in field.value.utf8 {
+                if byte == UInt8(ascii: ",") {
+                    flush()
+                } else if !(token.isEmpty && isWhitespace(byte)) {
+                    token.append(asciiLowercased(byte))
+                }
+            }
+            flush()
         }
         return tokens
     }
@@ -105,22 +115,26 @@ public struct HTTPFields: Sequence, Equatable, Sendable, ExpressibleByDictionary
     /// Content-Length and Host are never removed because Connection names them (see
     /// `protectedFromConnectionOptions`).
     public func removingHopByHop(keepUpgrade: Bool = false) -> HTTPFields {
-        // Runs twice per proxied exchange: names whose length no hop-by-hop name has are kept
-        // without hashing, and a message with nothing to remove is returned as is.
-        let tokens = connectionTokens
-        var named = Set<String>()
-        if !tokens.isEmpty {
-            named = Set(tokens)
-            named.subtract(Self.protectedFromConnectionOptions)
+        // Runs twice per proxied exchange, so it allocates nothing in the common case: a name is
+        // compared (ignoring case, no lowercased copy, no hashing) only with the candidates of its
+        // own length, and a message with nothing to remove is returned as is.
+        var named: [String] = []
+        var namedLengths: UInt64 = 0
+        var namedLong = false
+        for token in connectionTokens where !Self.protectedFromConnectionOptions.contains(token) {
+            named.append(token)
+            let length = token.utf8.count
+            if length < 64 { namedLengths |= 1 << UInt64(length) } else { namedLong = true }
         }
+        let candidateLengths = Self.hopByHopNameLengths | namedLengths
         var out: [HTTPField]?
         for (index, field) in fields.enumerated() {
             let length = field.name.utf8.count
             var remove = false
-            if length < 64 && Self.hopByHopNameLengths & (1 << UInt64(length)) != 0 || !named.isEmpty {
-                let lower = asciiLowercased(field.name)
-                if !(keepUpgrade && lower == "upgrade") {
-                    remove = Self.hopByHopNames.contains(lower) || named.contains(lower)
+            if length < 64 ? candidateLengths & (1 << UInt64(length)) != 0 : namedLong {
+                if !(keepUpgrade && asciiCaseInsensitiveEquals(field.name, "upgrade")) {
+                    remove = Self.hopByHopNameList.contains { $0.utf8.count == length && asciiCaseInsensitiveEquals(field.name, $0) }
+                        || named.contains { $0.utf8.count == length && asciiCaseInsensitiveEquals(field.name, $0) }
                 }
             }
             if remove {
@@ -134,6 +148,9 @@ public struct HTTPFields: Sequence, Equatable, Sendable, ExpressibleByDictionary
         }
         return out.map(HTTPFields.init) ?? self
     }
+
+    /// `hopByHopNames` as an array, for comparisons that skip hashing.
+    static let hopByHopNameList: [String] = Array(hopByHopNames)
 
     /// Bit n set when some hop-by-hop name is n bytes long.
     static let hopByHopNameLengths: UInt64 = hopByHopNames.reduce(0) { $0 | (1 << UInt64($1.utf8.count)) }

@@ -34,6 +34,22 @@ final class FieldsTests: XCTestCase {
         XCTAssertEqual(f.removingHopByHop(keepUpgrade: true).map(\.name), ["Host", "Upgrade", "Content-Length", "Accept"])
     }
 
+    func testConnectionNamesAnyLengthAndCase() {
+        let long = "X-" + String(repeating: "Long", count: 20)  // 82 bytes: past the length bitmask
+        let f = HTTPFields([
+            HTTPField(name: "Host", value: "a"),
+            HTTPField(name: "Connection", value: "\tX-FOO\t, \(long.uppercased()) ,close"),
+            HTTPField(name: "x-Foo", value: "1"),
+            HTTPField(name: long.lowercased(), value: "2"),
+            HTTPField(name: long + "X", value: "kept: one byte longer"),
+            HTTPField(name: "X-Fo", value: "kept: a prefix"),
+            HTTPField(name: "Close", value: "3"),
+            HTTPField(name: "Accept", value: "*/*"),
+        ])
+        XCTAssertEqual(f.connectionTokens, ["x-foo", long.lowercased(), "close"])
+        XCTAssertEqual(f.removingHopByHop().map(\.name), ["Host", long + "X", "X-Fo", "Accept"])
+    }
+
     func testRemovingHopByHopWithoutConnectionHeader() {
         // Nothing to remove: the same fields, in order, duplicates kept.
         let plain: HTTPFields = ["Host": "a", "X-Very-Long-Custom-Header-Name": "1", "Accept": "*/*", "accept": "x"]
