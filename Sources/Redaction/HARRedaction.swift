@@ -184,7 +184,7 @@ extension RedactionEngine {
                 if flags.secretHeaders && isSecretHeader(name) {
                     replacement = replaceSecret(value, .secretHeaders, .header, path)
                 } else {
-                    replacement = scanText(value, .header, path)
+                    replacement = scanText(value, .header, path) ?? replaceKnownSecret(value, .header, path)
                 }
             }
             if let replacement { headers[i].value = replacement }

@@ -55,7 +55,7 @@ public final class RedactionEngine {
     /// Built-in rules as booleans: the scanner asks per byte, a Set lookup would show.
     struct Flags {
         var jwt, bearer, aws, google, github, slack, stripe, privateKey, userinfo, email, parameters,
-            internalHost, privateIP, jsonKeys, authorization, cookies, setCookies, secretHeaders: Bool
+            internalHost, privateIP, jsonKeys, authorization, cookies, setCookies, secretHeaders, knownSecrets: Bool
     }
 
     public init(config: RedactionConfiguration = RedactionConfiguration(), collectFindings: Bool = false) {
@@ -67,7 +67,7 @@ public final class RedactionEngine {
                       privateKey: on(.privateKey), userinfo: on(.urlUserinfo), email: on(.email),
                       parameters: on(.secretParameters), internalHost: on(.internalHost), privateIP: on(.privateIP),
                       jsonKeys: on(.jsonKeys), authorization: on(.authorizationHeader), cookies: on(.cookies),
-                      setCookies: on(.setCookies), secretHeaders: on(.secretHeaders))
+                      setCookies: on(.setCookies), secretHeaders: on(.secretHeaders), knownSecrets: on(.knownSecrets))
         internalSuffixBytes = config.internalSuffixes.map { Array($0.lowercased().utf8) }.filter { $0.count >= 2 }
         pairTable = Self.makePairTable(internalSuffixes: internalSuffixBytes)
         jsonKeys = JSONKeyMatcher(keys: config.secretJSONKeys)
@@ -134,6 +134,59 @@ public final class RedactionEngine {
         // with the same address found elsewhere.
         if flags.email, Self.isWholeEmail(value) { return table.email(value) }
         return table.secret(value)
+    }
+
+    /// Shortest bare value `known-secrets` replaces: shorter secrets (a numeric session id, a
+    /// short word) also occur in paths and headers by coincidence, and replacing those would
+    /// break fixtures without protecting anything.
+    static let knownSecretMinimumLength = 10
+
+    /// `value` whole, when an earlier rule replaced the same value elsewhere in the file (file
+    /// order: a secret learned later does not reach back).
+    func replaceKnownSecret(_ value: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
+        guard flags.knownSecrets, value.utf8.count >= Self.knownSecretMinimumLength,
+              let known = table.knownSecret(value) else { return nil }
+        note(.knownSecrets, location, value, path)
+        return known
+    }
+
+    /// Replaces known secrets that stand as whole segments of a URL path (between `/`, and `;`,
+    /// `=`, `,` for matrix parameters).
+    /// `url` is the part before the query; the scheme and authority are left alone.
+    func replaceKnownSecretsInPath(_ url: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
+        guard flags.knownSecrets, url.utf8.count >= Self.knownSecretMinimumLength else { return nil }
+        var pathStart = url.startIndex
+        if let scheme = url.range(of: "://") {
+            pathStart = url[scheme.upperBound...].firstIndex(of: "/") ?? url.endIndex
+        }
+        var result = String(url[..<pathStart])
+        var changed = false
+        var segmentStart = pathStart
+        var index = pathStart
+        func finishSegment(at end: String.Index) {
+            let segment = url[segmentStart..<end]
+            if segment.utf8.count >= Self.knownSecretMinimumLength {
+                let text = String(segment)
+                let decoded = text.contains("%") ? HARBuild.percentDecoded(text, plusAsSpace: false) : text
+                if let known = replaceKnownSecret(decoded, location, path) {
+                    result += known
+                    changed = true
+                    return
+                }
+            }
+            result += segment
+        }
+        while index < url.endIndex {
+            let character = url[index]
+            if character == "/" || character == ";" || character == "=" || character == "," {
+                finishSegment(at: index)
+                result.append(character)
+                segmentStart = url.index(after: index)
+            }
+            index = url.index(after: index)
+        }
+        finishSegment(at: url.endIndex)
+        return changed ? result : nil
     }
 
     /// Whether the whole value is one email address (the shape the text scanner finds).

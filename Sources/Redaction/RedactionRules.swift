@@ -48,12 +48,15 @@ public struct RedactionRule: Hashable, Sendable, Comparable, CustomStringConvert
     public static let internalHost = RedactionRule("internal-host", slot: 16)
     /// Private and link-local IP literals become documentation addresses (192.0.2.x, 2001:db8::x).
     public static let privateIP = RedactionRule("private-ip", slot: 17)
+    /// A value another rule replaced earlier in the file, met again bare: a URL path segment, a
+    /// whole header value, or a whole query or form value (a login token later sent in a path).
+    public static let knownSecrets = RedactionRule("known-secrets", slot: 18)
 
     /// Every built-in rule, in the order the README documents them.
     public static let builtIn: [RedactionRule] = [
         .authorizationHeader, .cookies, .setCookies, .secretHeaders, .secretParameters, .jsonKeys, .jwt,
         .bearerToken, .awsAccessKey, .githubToken, .slackToken, .stripeKey, .googleAPIKey, .privateKey,
-        .urlUserinfo, .email, .internalHost, .privateIP,
+        .urlUserinfo, .email, .internalHost, .privateIP, .knownSecrets,
     ]
 }
 

@@ -43,6 +43,10 @@ extension RedactionEngine {
             result = r
             changed = true
         }
+        if let r = replaceKnownSecretsInPath(result, location, path) {
+            result = r
+            changed = true
+        }
         if let query {
             result += "?"
             if let r = redactQuery(String(query), location, path, plusAsSpace: false) {
@@ -83,6 +87,8 @@ extension RedactionEngine {
                 replacement = replaceSecret(value, .secretParameters, location, path)
             } else if !value.isEmpty, let scanned = redactTextOrJSON(value, location, path) {
                 replacement = scanned
+            } else if let known = replaceKnownSecret(value, location, path) {
+                replacement = known
             }
             if let replacement {
                 items.append(name + "=" + URLParts.percentEncodedQueryValue(replacement))
@@ -99,7 +105,7 @@ extension RedactionEngine {
         if flags.parameters, config.secretParameterNames.contains(name.lowercased()) {
             return replaceSecret(value, .secretParameters, location, path)
         }
-        return redactTextOrJSON(value, location, path)
+        return redactTextOrJSON(value, location, path) ?? replaceKnownSecret(value, location, path)
     }
 
     /// multipart/form-data: fields named like secret parameters get a placeholder; other

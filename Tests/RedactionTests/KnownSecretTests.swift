@@ -1,0 +1,81 @@
+import XCTest
+import HAR
+@testable import Redaction
+
+/// `known-secrets`: a value another rule replaced earlier in the file, met again bare.
+final class KnownSecretTests: XCTestCase {
+    let token = "s3ssionTok3nValue-9QzX"  // 22 bytes, no shape any other rule knows
+
+    /// Login returns a token under a JSON key; later requests carry it as a path segment, a
+    /// header value under an innocent name and a query value under an innocent name.
+    private func loginFlow() -> [HAREntry] {
+        [makeEntry(index: 0, method: "POST", url: "https://api.example.com/v1/login",
+                   responseBody: ("application/json", #"{"token":"\#(token)","user":7}"#)),
+         makeEntry(index: 1, url: "https://api.example.com/v1/sessions/\(token)/items;v=\(token)?page=2&t=\(token)",
+                   requestHeaders: [("X-Trace", token), ("Accept", "application/json")]),
+         makeEntry(index: 2, url: "https://api.example.com/v1/files/%73\(token.dropFirst())")]
+    }
+
+    func testBareReuseAfterTheRuleThatFoundItIsReplaced() {
+        let r = redacted(loginFlow())
+        XCTAssertEqual(r.log.entries[0].response.content.text, #"{"token":"redacted-1","user":7}"#)
+        let req = r.log.entries[1].request
+        XCTAssertEqual(req.url, "https://api.example.com/v1/sessions/redacted-1/items;v=redacted-1?page=2&t=redacted-1")
+        XCTAssertEqual(req.queryString.map(\.value), ["2", "redacted-1"])
+        XCTAssertEqual(req.headers.map(\.value), ["redacted-1", "application/json"])
+        // A percent-encoded segment is compared decoded.
+        XCTAssertEqual(r.log.entries[2].request.url, "https://api.example.com/v1/files/redacted-1")
+        XCTAssertFalse(String(decoding: r.bytes, as: UTF8.self).contains(String(token.dropFirst())))
+        XCTAssertEqual(r.report.counts[.knownSecrets]?[.url], 4)
+        XCTAssertEqual(r.report.counts[.knownSecrets]?[.query], 1)
+        XCTAssertEqual(r.report.counts[.knownSecrets]?[.header], 1)
+    }
+
+    func testShortSecretsAndPartsOfSegmentsStay() {
+        // "42" was a secret (a session number) but also a project id: too short to chase.
+        let entries = [
+            makeEntry(index: 0, responseBody: ("application/json", #"{"session":"42","password":"hunter2hunter"}"#)),
+            makeEntry(index: 1, url: "https://api.example.com/v1/projects/42/x-hunter2hunter/hunter2hunterX?q=42",
+                      requestHeaders: [("X-Note", "hunter2hunter and more")]),
+        ]
+        let r = redacted(entries)
+        XCTAssertEqual(r.log.entries[1].request.url,
+                       "https://api.example.com/v1/projects/42/x-hunter2hunter/hunter2hunterX?q=42")
+        XCTAssertEqual(r.log.entries[1].request.headers[0].value, "hunter2hunter and more")
+        XCTAssertNil(r.report.counts[.knownSecrets])
+    }
+
+    func testTheHostIsNotTreatedAsAPathSegment() {
+        let entries = [
+            makeEntry(index: 0, responseBody: ("application/json", #"{"token":"tenant-abcdef.example.com"}"#)),
+            makeEntry(index: 1, url: "https://tenant-abcdef.example.com/v1/tenant-abcdef.example.com"),
+        ]
+        let r = redacted(entries)
+        XCTAssertEqual(r.log.entries[1].request.url, "https://tenant-abcdef.example.com/v1/redacted-1")
+    }
+
+    func testASecretLearnedLaterDoesNotReachBack() {
+        // File order: the path comes first, the key that marks it secret afterwards.
+        let r = redacted(Array(loginFlow().reversed()).enumerated().map { index, entry in
+            var entry = entry
+            entry.startedDateTime = makeEntry(index: index).startedDateTime
+            return entry
+        })
+        XCTAssertTrue(r.log.entries[1].request.url.contains("/sessions/\(token)/"))
+    }
+
+    func testCanBeSwitchedOff() throws {
+        let config = try configuration(rules: #"{"disable": ["known-secrets"]}"#)
+        let r = redacted(loginFlow(), config: config)
+        XCTAssertEqual(r.log.entries[0].response.content.text, #"{"token":"redacted-1","user":7}"#)
+        XCTAssertTrue(r.log.entries[1].request.url.contains("/sessions/\(token)/"))
+        XCTAssertNil(r.report.counts[.knownSecrets])
+    }
+
+    func testIdempotent() {
+        let once = redacted(loginFlow())
+        let twice = redacted(once.log)
+        XCTAssertEqual(twice.bytes, once.bytes)
+        XCTAssertTrue(findings(once.log).isEmpty)
+    }
+}
