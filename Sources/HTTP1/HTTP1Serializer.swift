@@ -126,16 +126,14 @@ public enum HTTP1Serializer {
 
     /// field-line = field-name ":" OWS field-value OWS; written as `name: value`.
     static func appendField(_ field: HTTPField, to out: inout [UInt8]) throws {
-        let nameIsToken = field.name.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            guard !bytes.isEmpty else { return false }
-            for b in bytes where !isTokenChar(b) { return false }
+        // Checked and copied as one contiguous buffer: the generic UTF-8 iterator costs several
+        // times more per byte, on every proxied head.
+        var name = field.name
+        let nameIsToken = name.withUTF8 { bytes -> Bool in
+            guard !bytes.isEmpty, bytes.allSatisfy(isTokenChar) else { return false }
             out.append(contentsOf: bytes)
             return true
-        } ?? {
-            guard !field.name.isEmpty, field.name.utf8.allSatisfy(isTokenChar) else { return false }
-            out.append(contentsOf: field.name.utf8)
-            return true
-        }()
+        }
         guard nameIsToken else {
             throw HTTP1ParseError(kind: .malformedField,
                                   message: "field name \"\(escapedForMessage(field.name.utf8))\" is not a token")
@@ -165,21 +163,14 @@ public enum HTTP1Serializer {
                 out.append(b)
             }
         } else {
-            // Native strings expose their bytes: check and copy them as one buffer (the generic
-            // UTF-8 iterator costs several times more per byte on every proxied head).
-            let fast = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-                for b in bytes where !isFieldValueByte(b) { return false }
+            // One contiguous buffer, as for names in `appendField`.
+            var text = text
+            let valid = text.withUTF8 { bytes -> Bool in
+                guard bytes.allSatisfy(isFieldValueByte) else { return false }
                 out.append(contentsOf: bytes)
                 return true
             }
-            if let fast {
-                guard fast else { return false }
-            } else {
-                for b in text.utf8 {
-                    guard isFieldValueByte(b) else { return false }
-                }
-                out.append(contentsOf: text.utf8)
-            }
+            guard valid else { return false }
         }
         if !allowEdgeWhitespace && out.count > start {
             if isWhitespace(out[start]) || isWhitespace(out[out.count - 1]) { return false }

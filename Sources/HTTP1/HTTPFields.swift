@@ -99,7 +99,8 @@ public struct HTTPFields: Sequence, Equatable, Sendable, ExpressibleByDictionary
 
     /// Names (lowercase) that are hop-by-hop by definition (RFC 9110 §7.6.1, RFC 9112 §6.1,
     /// RFC 9110 §11.7.1/§11.7.2 for the proxy credentials, and the legacy Proxy-Connection/Keep-Alive).
-    static let hopByHopNames: Set<String> = [
+    /// An array: names are compared ignoring case, never hashed.
+    static let hopByHopNames: [String] = [
         "connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade",
         "proxy-authorization", "proxy-authenticate",
     ]
@@ -133,8 +134,9 @@ public struct HTTPFields: Sequence, Equatable, Sendable, ExpressibleByDictionary
             var remove = false
             if length < 64 ? candidateLengths & (1 << UInt64(length)) != 0 : namedLong {
                 if !(keepUpgrade && asciiCaseInsensitiveEquals(field.name, "upgrade")) {
-                    remove = Self.hopByHopNameList.contains { $0.utf8.count == length && asciiCaseInsensitiveEquals(field.name, $0) }
-                        || named.contains { $0.utf8.count == length && asciiCaseInsensitiveEquals(field.name, $0) }
+                    // asciiCaseInsensitiveEquals compares lengths first.
+                    remove = Self.hopByHopNames.contains { asciiCaseInsensitiveEquals(field.name, $0) }
+                        || named.contains { asciiCaseInsensitiveEquals(field.name, $0) }
                 }
             }
             if remove {
@@ -148,9 +150,6 @@ public struct HTTPFields: Sequence, Equatable, Sendable, ExpressibleByDictionary
         }
         return out.map(HTTPFields.init) ?? self
     }
-
-    /// `hopByHopNames` as an array, for comparisons that skip hashing.
-    static let hopByHopNameList: [String] = Array(hopByHopNames)
 
     /// Bit n set when some hop-by-hop name is n bytes long.
     static let hopByHopNameLengths: UInt64 = hopByHopNames.reduce(0) { $0 | (1 << UInt64($1.utf8.count)) }
