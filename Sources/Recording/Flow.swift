@@ -196,7 +196,19 @@ public final class FlowLog: FlowSink, @unchecked Sendable {
     private struct Storage {
         var full: [[Flow]] = []
         var current: [Flow] = []
-        var count = 0
+        var count: Int { full.count * FlowLog.chunkCapacity + current.count }
+
+        /// Every flow in order, leaving this storage empty. A chunk this storage holds the only
+        /// reference to is freed as soon as it is copied.
+        mutating func drain() -> [Flow] {
+            var flows: [Flow] = []
+            flows.reserveCapacity(count)
+            full.reverse()
+            while let chunk = full.popLast() { flows.append(contentsOf: chunk) }
+            flows.append(contentsOf: current)
+            current = []
+            return flows
+        }
     }
 
     private let storage = Mutex(Storage())
@@ -212,7 +224,6 @@ public final class FlowLog: FlowSink, @unchecked Sendable {
             }
             if storage.current.isEmpty { storage.current.reserveCapacity(Self.chunkCapacity) }
             storage.current.append(flow)
-            storage.count += 1
         }
         let current = observers.withLock { $0 }
         for observer in current { observer(flow) }
@@ -225,12 +236,9 @@ public final class FlowLog: FlowSink, @unchecked Sendable {
 
     /// A copy of every flow recorded so far, in append order.
     public func snapshot() -> [Flow] {
-        let (full, current, count) = storage.withLock { ($0.full, $0.current, $0.count) }
-        var flows: [Flow] = []
-        flows.reserveCapacity(count)
-        for chunk in full { flows.append(contentsOf: chunk) }
-        flows.append(contentsOf: current)
-        return flows
+        // Draining a copy leaves the log's chunks alone: they are shared, not copied.
+        var copy = storage.withLock { $0 }
+        return copy.drain()
     }
 
     /// Every flow recorded so far, in append order, leaving the log empty. Each chunk is freed as
@@ -240,14 +248,7 @@ public final class FlowLog: FlowSink, @unchecked Sendable {
             defer { storage = Storage() }
             return storage
         }
-        var flows: [Flow] = []
-        flows.reserveCapacity(taken.count)
-        taken.full.reverse()
-        while let chunk = taken.full.popLast() {
-            flows.append(contentsOf: chunk)
-        }
-        flows.append(contentsOf: taken.current)
-        return flows
+        return taken.drain()
     }
 
     public var count: Int { storage.withLock { $0.count } }
