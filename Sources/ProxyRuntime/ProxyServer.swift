@@ -68,7 +68,7 @@ public final class ProxyServer: @unchecked Sendable {
     }
 
     private let shared: LoopGroup
-    private let loops: [EventLoop]
+    private var loops: [EventLoop] { shared.loops }
 
     /// - Parameter loopCount: event-loop threads; clamped to 1...`maximumLoopCount`.
     public init(configuration: ProxyConfiguration, sink: FlowSink, log: LogOutput,
@@ -80,7 +80,6 @@ public final class ProxyServer: @unchecked Sendable {
             loops.append(try EventLoop(index: index, shared: shared, configuration: configuration, sink: sink,
                                        log: index == 0 ? log : log.sibling()))
         }
-        self.loops = loops
         shared.loops = loops
     }
 
@@ -342,9 +341,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// Closes sockets handed over after this loop stopped. Call once every loop has stopped.
     func closeUnadopted() {
-        for item in handedOver.withLock({ pending in defer { pending.removeAll() }; return pending }) {
-            close(item.fd)
-        }
+        for item in handedOver.takeAll() { close(item.fd) }
     }
 
     /// Runs until shutdown completes. Returns on the calling thread.
@@ -510,8 +507,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func adoptHandedOver() {
-        let pending = handedOver.withLock { pending in defer { pending.removeAll() }; return pending }
-        for item in pending { adopt(fd: item.fd, address: item.address) }
+        for item in handedOver.takeAll() { adopt(fd: item.fd, address: item.address) }
     }
 
     /// Starts serving an accepted client socket on this loop.
@@ -819,12 +815,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func drainPreparedCertificates() {
-        let ready = preparedCertificates.withLock { pending -> [UInt64] in
-            let taken = pending
-            pending.removeAll()
-            return taken
-        }
-        for sessionID in ready {
+        for sessionID in preparedCertificates.takeAll() {
             guard let box = sessions[sessionID] else { continue }
             box.session.certificatePrepared()
             process(box)
@@ -832,12 +823,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func drainResolved() {
-        let results = resolved.withLock { pending -> [(token: UInt64, result: Result<[SocketAddress], UpstreamFailure>, start: Double, end: Double)] in
-            let taken = pending
-            pending.removeAll()
-            return taken
-        }
-        for item in results {
+        for item in resolved.takeAll() {
             guard let connection = connections[item.token], case .resolving = connection.state,
                   let box = connection.box, case .upstream(let id) = connection.role else { continue }
             connection.dnsStart = item.start
@@ -988,4 +974,16 @@ func resolve(host: String, port: UInt16) -> Result<[SocketAddress], UpstreamFail
         return .failure(UpstreamFailure(.dns, "DNS lookup for \(host) returned no addresses"))
     }
     return .success(addresses)
+}
+
+extension Mutex {
+    /// Everything queued so far, leaving the queue empty: how another thread's results reach a
+    /// loop after it wakes.
+    func takeAll<Element>() -> [Element] where Value == [Element] {
+        withLock { pending in
+            var taken: [Element] = []
+            swap(&taken, &pending)
+            return taken
+        }
+    }
 }
