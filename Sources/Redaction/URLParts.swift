@@ -81,16 +81,8 @@ extension RedactionEngine {
             let name = String(item[..<eq])
             let rawValue = String(item[item.index(after: eq)...])
             let value = HARBuild.percentDecoded(rawValue, plusAsSpace: plusAsSpace)
-            var replacement: String?
-            if flags.parameters,
-               config.secretParameterNames.contains(HARBuild.percentDecoded(name, plusAsSpace: plusAsSpace).lowercased()) {
-                replacement = replaceSecret(value, .secretParameters, location, path)
-            } else if !value.isEmpty, let scanned = redactTextOrJSON(value, location, path) {
-                replacement = scanned
-            } else if let known = replaceKnownSecret(value, location, path) {
-                replacement = known
-            }
-            if let replacement {
+            if let replacement = redactParameterValue(name: HARBuild.percentDecoded(name, plusAsSpace: plusAsSpace),
+                                                      value: value, location, path) {
                 items.append(name + "=" + URLParts.percentEncodedQueryValue(replacement))
                 changed = true
             } else {
