@@ -165,9 +165,7 @@ enum WebSocketEmitter {
             out += "    }\n"
         } else {
             // Large functions compile slowly (superlinearly with optimization on): bind in parts.
-            let parts = stride(from: 0, to: statements.count, by: ArrayChunks.maximumElementsPerFunction).map {
-                Array(statements[$0..<min($0 + ArrayChunks.maximumElementsPerFunction, statements.count)])
-            }
+            let parts = ArrayChunks.parts(statements)
             for n in parts.indices { out += "        registerPart\(n + 1)(with: simulator, center: center)\n" }
             out += "    }\n"
             for (n, part) in parts.enumerated() {
@@ -271,6 +269,13 @@ private extension String {
 enum ArrayChunks {
     static let maximumElementsPerFunction = 20
 
+    /// `elements` in order, in runs of at most `maximumElementsPerFunction`.
+    static func parts<Element>(_ elements: [Element]) -> [[Element]] {
+        stride(from: 0, to: elements.count, by: maximumElementsPerFunction).map {
+            Array(elements[$0..<min($0 + maximumElementsPerFunction, elements.count)])
+        }
+    }
+
     /// `declaration = [...]` directly when the elements fit in one literal, else
     /// `declaration = Self.<prefix>()` plus the functions that build it.
     static func property(declaration: String, elementType: String, functionPrefix: String,
@@ -286,9 +291,7 @@ enum ArrayChunks {
     /// `private static func <name>() -> [elementType]` concatenating `<name>Part1()`, ... each of
     /// at most `maximumElementsPerFunction` elements.
     static func functions(name: String, elementType: String, elements: [(String) -> String]) -> String {
-        let parts = stride(from: 0, to: elements.count, by: maximumElementsPerFunction).map {
-            Array(elements[$0..<min($0 + maximumElementsPerFunction, elements.count)])
-        }
+        let parts = Self.parts(elements)
         var out = "    private static func \(name)() -> [\(elementType)] {\n"
         out += "        var all: [\(elementType)] = []\n"
         out += "        all.reserveCapacity(\(elements.count))\n"
