@@ -47,6 +47,13 @@ def curl(*args, max_time: float = 10, input: bytes | None = None) -> CurlResult:
     return CurlResult(p.returncode, p.stdout, p.stderr.decode("utf-8", "replace"))
 
 
+def background_curl(*args) -> subprocess.Popen:
+    """Starts curl without waiting (stdout and stderr piped), for exchanges still in flight when
+    the test acts."""
+    return subprocess.Popen(["curl", "-q", "-sS", "--max-time", "20", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
 def closed_port_socket() -> socket.socket:
     """A bound, not listening TCP socket on 127.0.0.1: connecting to its port is refused, and the
     port stays unusable by anyone else while the socket lives."""

@@ -10,19 +10,14 @@ import time
 import pytest
 
 import origin as origin_mod
-from helpers import HARREC_BIN, content_bytes, curl, entries, one_entry
-
-
-def _background_curl(*args):
-    return subprocess.Popen(["curl", "-q", "-sS", "--max-time", "20", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+from helpers import HARREC_BIN, background_curl, content_bytes, curl, entries, one_entry
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_shutdown_with_inflight_request(sig, origin, harrec):
     px = harrec.start()
     assert curl("-x", px.http_proxy, origin.url("/status/200")).rc == 0
-    client = _background_curl("-x", px.http_proxy, origin.url("/hang"))
+    client = background_curl("-x", px.http_proxy, origin.url("/hang"))
     try:
         assert origin.wait_for_request("/hang", 5), "the /hang request never reached the origin"
         t0 = time.time()
@@ -43,7 +38,7 @@ def test_shutdown_with_inflight_request(sig, origin, harrec):
 def test_shutdown_lets_short_inflight_finish(origin, harrec):
     """An exchange that completes within the 2 s grace period is recorded complete."""
     px = harrec.start()
-    client = _background_curl("-x", px.http_proxy, origin.url("/slow?ms=200&chunks=5"))
+    client = background_curl("-x", px.http_proxy, origin.url("/slow?ms=200&chunks=5"))
     try:
         assert origin.wait_for_request("/slow", 5)
         har = px.stop()

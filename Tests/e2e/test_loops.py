@@ -10,7 +10,7 @@ import time
 import pytest
 
 import origin as origin_mod
-from helpers import HARREC_BIN, RawConn, content_bytes, entries, request_bytes
+from helpers import HARREC_BIN, RawConn, background_curl, content_bytes, entries, request_bytes
 
 LOOPS = 3
 CLIENTS = 12
@@ -79,20 +79,19 @@ def test_connections_spread_over_every_loop(origin, harrec):
     assert len({e["connection"] for e in es}) == CLIENTS
 
 
-def _background_curl(*args):
-    return subprocess.Popen(["curl", "-q", "-sS", "--max-time", "20", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def _wait_for_requests(origin, count, timeout=5.0):
+    deadline = time.time() + timeout
+    while origin.stats()["requests"] < count and time.time() < deadline:
+        time.sleep(0.02)
 
 
 def test_graceful_shutdown_waits_on_every_loop(origin, harrec):
     """Short exchanges in flight on every loop finish and are recorded complete."""
     px = harrec.start("--threads", str(LOOPS))
-    clients = [_background_curl("-x", px.http_proxy, origin.url(f"/slow?ms=150&chunks=4&i={i}"))
+    clients = [background_curl("-x", px.http_proxy, origin.url(f"/slow?ms=150&chunks=4&i={i}"))
                for i in range(LOOPS * 2)]
     try:
-        deadline = time.time() + 5
-        while origin.stats()["requests"] < len(clients) and time.time() < deadline:
-            time.sleep(0.02)
+        _wait_for_requests(origin, len(clients))
         har = px.stop()
         outs = [c.communicate(timeout=10)[0] for c in clients]
     finally:
@@ -108,11 +107,9 @@ def test_graceful_shutdown_waits_on_every_loop(origin, harrec):
 
 def test_second_sigint_aborts_on_every_loop(origin, harrec):
     px = harrec.start("--threads", str(LOOPS))
-    clients = [_background_curl("-x", px.http_proxy, origin.url(f"/hang?i={i}")) for i in range(LOOPS * 2)]
+    clients = [background_curl("-x", px.http_proxy, origin.url(f"/hang?i={i}")) for i in range(LOOPS * 2)]
     try:
-        deadline = time.time() + 5
-        while origin.stats()["requests"] < len(clients) and time.time() < deadline:
-            time.sleep(0.02)
+        _wait_for_requests(origin, len(clients))
         px.proc.send_signal(signal.SIGINT)
         time.sleep(0.2)
         t0 = time.time()
