@@ -711,8 +711,11 @@ public final class ProxySession {
         let recordedFields = head.fields.fields
             .filter { !$0.name.equalsIgnoringASCIICase("Proxy-Authorization") }
             .map { RecordedField(name: $0.name, value: $0.value) }
-        let request = RecordedRequest(method: head.method, url: url, httpVersion: head.version.description,
+        var request = RecordedRequest(method: head.method, url: url, httpVersion: head.version.description,
                                       fields: recordedFields, headSize: head.headSize)
+        if case .contentLength(let length) = framing {
+            request.body.reserve(expected: length, cap: configuration.maxRecordedBodyBytes)
+        }
         let flow = Flow(id: flowIDs.make(), clientAddress: clientAddress, request: request,
                         instants: FlowInstants(requestStart: now))
         exchange = Exchange(flow: flow, target: target, method: head.method, requestFraming: framing,
@@ -747,7 +750,11 @@ public final class ProxySession {
 
     /// Sends the request head on the (now connected) upstream and starts streaming the body.
     private func sendRequestHead() {
-        guard var current = exchange, var connection = upstream, connection.ready, !current.headSent else { return }
+        guard exchange?.headSent == false, upstream?.ready == true else { return }
+        // Taken out, not copied: a copy would share the flow's buffers, and the next append to
+        // one of them would copy it whole.
+        var current = exchange.take()!
+        var connection = upstream.take()!
         let now = clock()
         if let claimed = connection.unclaimedConnection {
             current.flow.instants.dnsStart = claimed.dnsStart
@@ -765,7 +772,6 @@ public final class ProxySession {
         current.lastUpstreamActivity = now
         connection.exchangesCarried += 1
         connection.decoder.expectResponse(toMethod: current.method)
-        sendUpstream(connection.id, current.forwardedHead)
         if current.endConsumed {
             // A retry of a bodiless request: the head is the whole request.
             current.requestDone = true
@@ -773,6 +779,7 @@ public final class ProxySession {
         }
         upstream = connection
         exchange = current
+        sendUpstream(connection.id, current.forwardedHead)
         if current.requestDone {
             // Pipelined requests wait in the decoder; the response may already be buffered.
             advanceResponse()
@@ -782,10 +789,10 @@ public final class ProxySession {
     }
 
     private func forwardRequestBody(_ bytes: [UInt8]) {
-        guard var current = exchange, let connection = upstream else { return }
-        current.flow.request.body.append(bytes, cap: configuration.maxRecordedBodyBytes)
-        exchange = current
-        if current.requestFraming == .chunked {
+        guard exchange != nil, let connection = upstream else { return }
+        // In place: appending to a copy of the exchange would copy the recorded body each time.
+        exchange!.flow.request.body.append(bytes, cap: configuration.maxRecordedBodyBytes)
+        if exchange!.requestFraming == .chunked {
             var framed: [UInt8] = []
             framed.reserveCapacity(bytes.count + 16)
             HTTP1Serializer.appendChunk(bytes, to: &framed)
@@ -796,7 +803,7 @@ public final class ProxySession {
     }
 
     private func finishRequest(trailers: HTTPFields) {
-        guard var current = exchange, let connection = upstream else { return }
+        guard let connection = upstream, var current = exchange.take() else { return }
         if current.requestFraming == .chunked {
             sendUpstream(connection.id, HTTP1Serializer.lastChunk(trailers: trailers))
         }
@@ -851,11 +858,11 @@ public final class ProxySession {
     }
 
     private func handleResponseHead(_ head: HTTPResponseHead, framing: HTTPBodyFraming) {
-        guard var current = exchange else { return }
+        guard exchange != nil else { return }
         if head.status >= 100 && head.status < 200 && head.status != 101 {
             // Interim responses (100 Continue, 103 Early Hints) go to HTTP/1.1 clients only.
-            exchange?.inInterimResponse = true
-            if current.clientVersion == .http11 {
+            exchange!.inInterimResponse = true
+            if exchange!.clientVersion == .http11 {
                 let fields = head.fields.removingHopByHop()
                 if let bytes = try? HTTP1Serializer.responseHead(version: .http11, status: head.status, reason: head.reason, fields: fields) {
                     sendClient(bytes)
@@ -863,12 +870,16 @@ public final class ProxySession {
             }
             return
         }
+        var current = exchange.take()!
         current.finalHeadSeen = true
         current.flow.instants.responseStart = currentUpstreamChunkTime
         current.flow.response = RecordedResponse(
             status: head.status, reason: head.reason, httpVersion: head.version.description,
             fields: head.fields.fields.map { RecordedField(name: $0.name, value: $0.value) },
             headSize: head.headSize)
+        if case .contentLength(let length) = framing {
+            current.flow.response!.body.reserve(expected: length, cap: configuration.maxRecordedBodyBytes)
+        }
         current.upstreamReusable = head.keepAlive
 
         if head.status == 101 {
@@ -931,9 +942,10 @@ public final class ProxySession {
     }
 
     private func forwardResponseBody(_ bytes: [UInt8]) {
-        guard var current = exchange else { return }
-        current.flow.response?.body.append(bytes, cap: configuration.maxRecordedBodyBytes)
-        if current.chunkedToClient {
+        guard exchange != nil else { return }
+        // In place: appending to a copy of the exchange would copy the recorded body each time.
+        exchange!.flow.response?.body.append(bytes, cap: configuration.maxRecordedBodyBytes)
+        if exchange!.chunkedToClient {
             var framed: [UInt8] = []
             framed.reserveCapacity(bytes.count + 16)
             HTTP1Serializer.appendChunk(bytes, to: &framed)
@@ -941,11 +953,10 @@ public final class ProxySession {
         } else {
             sendClient(bytes)
         }
-        exchange = current
     }
 
     private func finishResponse(trailers: HTTPFields) {
-        guard var current = exchange else { return }
+        guard var current = exchange.take() else { return }
         if current.chunkedToClient {
             sendClient(HTTP1Serializer.lastChunk(trailers: trailers.removingHopByHop()))
         }
@@ -959,12 +970,11 @@ public final class ProxySession {
     }
 
     private func completeExchange() {
-        guard var current = exchange else { return }
+        guard var current = exchange.take() else { return }
         current.flow.instants.end = clock()
         if current.flow.instants.sendEnd == nil {
             current.flow.instants.sendEnd = current.flow.instants.responseStart
         }
-        exchange = nil
         sink.record(current.flow)
         if configuration.liveLog { commands.append(.log(liveLine(current.flow))) }
         if !current.upstreamReusable || !current.requestDone, let connection = upstream {
@@ -981,10 +991,9 @@ public final class ProxySession {
 
     /// After a 101: record the upgrade, then relay raw bytes both ways.
     private func switchToUpgradedRelay() {
-        guard var current = exchange, let connection = upstream else { return }
+        guard let connection = upstream, var current = exchange.take() else { return }
         current.flow.instants.end = clock()
         if current.flow.instants.sendEnd == nil { current.flow.instants.sendEnd = current.flow.instants.responseStart }
-        exchange = nil
         if upgradeIsWebSocket {
             // Recorded when the conversation ends, with its messages.
             current.flow.request.url = webSocketURL(current.flow.request.url)
@@ -1254,11 +1263,10 @@ public final class ProxySession {
     /// Records the exchange in flight as failed, answers the client if nothing was sent yet, and
     /// closes both sides.
     private func failExchange(_ reason: String, respondWith status: Int?) {
-        guard var current = exchange else {
+        guard var current = exchange.take() else {
             finish(logLine: nil)
             return
         }
-        exchange = nil
         let now = clock()
         current.flow.error = sanitizedForLog(reason)
         current.flow.instants.end = now

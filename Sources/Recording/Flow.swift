@@ -25,6 +25,17 @@ public struct RecordedBody: Sendable, Equatable {
         self.wireSize = wireSize
     }
 
+    /// The most `reserve(expected:cap:)` sets aside up front. A declared length is only a claim:
+    /// beyond this, storage grows as bytes actually arrive.
+    public static let maximumReservation = 1 << 20
+
+    /// Sets aside room for a body of `expected` bytes (a Content-Length), so a body that arrives
+    /// in many reads is not moved on each doubling.
+    public mutating func reserve(expected: UInt64, cap: Int) {
+        let room = min(expected, UInt64(max(0, min(cap, Self.maximumReservation))))
+        if room > 0 { bytes.reserveCapacity(Int(room)) }
+    }
+
     /// Appends payload bytes, keeping at most `cap` of them.
     public mutating func append(_ chunk: UnsafeRawBufferPointer, cap: Int) {
         wireSize += chunk.count
