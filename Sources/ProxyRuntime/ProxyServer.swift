@@ -247,8 +247,7 @@ final class EventLoop: @unchecked Sendable {
         let role: Role
         weak var box: SessionBox?
         var state: State
-        var output: [UInt8] = []
-        var outputOffset = 0
+        var output = OutputQueue()
         var interest: UInt32 = 0
         var registered = false
         var readEOF = false
@@ -266,7 +265,7 @@ final class EventLoop: @unchecked Sendable {
             self.state = state
         }
 
-        var pendingOutput: Int { output.count - outputOffset }
+        var pendingOutput: Int { output.count }
     }
 
     init(index: Int, shared: LoopGroup, configuration: ProxyConfiguration, sink: FlowSink, log: LogOutput) throws {
@@ -637,11 +636,7 @@ final class EventLoop: @unchecked Sendable {
         case .closed, .lingering: return
         default: break
         }
-        if connection.outputOffset > 0 && connection.outputOffset == connection.output.count {
-            connection.output.removeAll(keepingCapacity: true)
-            connection.outputOffset = 0
-        }
-        connection.output.append(contentsOf: bytes)
+        connection.output.append(bytes)
         dirtyMark(connection)
     }
 
@@ -653,18 +648,17 @@ final class EventLoop: @unchecked Sendable {
     private func flush(_ connection: Connection) {
         guard case .open = connection.state else { return }
         while connection.pendingOutput > 0 {
-            let written = connection.output.withUnsafeBytes { raw in
-                send(connection.fd, raw.baseAddress! + connection.outputOffset, connection.pendingOutput, Int32(MSG_NOSIGNAL))
+            let written = connection.output.withUnwrittenRegions { regions in
+                gatherSend(connection.fd, regions)
             }
             if written > 0 {
-                connection.outputOffset += written
+                connection.output.consume(written)
                 continue
             }
             let code = harrec_errno()
             if written < 0 && (code == EAGAIN || code == EWOULDBLOCK || code == EINTR) { break }
             // The peer is gone: report it and drop what was queued.
             connection.output.removeAll()
-            connection.outputOffset = 0
             let reason = String(cString: strerror(code))
             if let box = connection.box {
                 switch connection.role {
@@ -681,21 +675,12 @@ final class EventLoop: @unchecked Sendable {
             return
         }
         if connection.pendingOutput == 0 {
-            if connection.output.count > Self.readChunk * 4 {
-                connection.output = []
-            } else {
-                connection.output.removeAll(keepingCapacity: true)
-            }
-            connection.outputOffset = 0
             if connection.closeAfterFlush {
                 startClosing(connection)
             } else if connection.shutdownAfterFlush && !connection.writeShutDown {
                 connection.writeShutDown = true
                 shutdown(connection.fd, Int32(SHUT_WR))
             }
-        } else if connection.outputOffset > 1 << 20 {
-            connection.output.removeFirst(connection.outputOffset)
-            connection.outputOffset = 0
         }
     }
 
@@ -936,6 +921,17 @@ final class EventLoop: @unchecked Sendable {
                                       connectEnd: wallClock())
         updateInterest(connection, EPOLLIN.rawValue)
         box.session.upstreamConnected(id, info)
+    }
+}
+
+/// One `sendmsg` of `regions` in order (a gathered write); the bytes written, or -1 with errno set.
+func gatherSend(_ fd: Int32, _ regions: [UnsafeRawBufferPointer]) -> Int {
+    var vectors = regions.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
+    return vectors.withUnsafeMutableBufferPointer { buffer in
+        var message = msghdr()
+        message.msg_iov = buffer.baseAddress
+        message.msg_iovlen = buffer.count
+        return sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
     }
 }
 
