@@ -9,7 +9,7 @@ import Redaction
 import TLS
 
 /// The version printed by `--version` and written as the HAR creator version.
-let harrecVersion = "0.3.0"
+let harrecVersion = "0.3.1"
 
 let recordSpec = CommandSpec(
     name: "record",
