@@ -54,6 +54,21 @@ def background_curl(*args) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
+def thread_cpu_ns(pid: int) -> dict[str, tuple[str, int]]:
+    """Thread id -> (thread name, nanoseconds on CPU) for every live thread of `pid`
+    (schedstat counts nanoseconds, where /proc/PID/stat counts 10 ms ticks)."""
+    found = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                found[tid] = (name, int(f.read().split()[0]))
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # the thread ended while we looked
+    return found
+
+
 def closed_port_socket() -> socket.socket:
     """A bound, not listening TCP socket on 127.0.0.1: connecting to its port is refused, and the
     port stays unusable by anyone else while the socket lives."""

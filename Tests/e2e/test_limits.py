@@ -11,7 +11,7 @@ import socket
 import time
 
 import origin as origin_mod
-from helpers import curl, one_entry
+from helpers import curl, one_entry, thread_cpu_ns
 
 
 def vmrss_kib(pid: int) -> int:
@@ -121,15 +121,8 @@ def test_output_is_deterministic_for_the_same_traffic(origin, harrec):
 
 
 def harrec_cpu_ns(pid: int) -> int:
-    """CPU time of every live thread of the process, in ns (schedstat is ns, not 10 ms ticks)."""
-    total = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except FileNotFoundError:
-            pass  # the thread ended while we looked
-    return total
+    """CPU time of every live thread of the process, in ns."""
+    return sum(on_cpu_ns for _, on_cpu_ns in thread_cpu_ns(pid).values())
 
 
 def test_recording_a_body_costs_linear_cpu(origin, harrec, tmp_path):

@@ -1,7 +1,6 @@
 """Several event loops (--threads): connections spread over every loop, every exchange is recorded
 once, shutdown waits for and aborts exchanges on every loop, and bad --threads values fail."""
 
-import os
 import signal
 import subprocess
 import threading
@@ -10,7 +9,7 @@ import time
 import pytest
 
 import origin as origin_mod
-from helpers import HARREC_BIN, RawConn, background_curl, content_bytes, entries, request_bytes
+from helpers import HARREC_BIN, RawConn, background_curl, content_bytes, entries, request_bytes, thread_cpu_ns
 
 LOOPS = 3
 CLIENTS = 12
@@ -20,14 +19,7 @@ REQUESTS_PER_CLIENT = 25
 def _loop_threads(pid: int) -> dict[str, int]:
     """Thread name -> nanoseconds on CPU, for harrec's loop threads (the main thread is loop 0)."""
     found = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                name = f.read().strip()
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                on_cpu_ns = int(f.read().split()[0])
-        except (FileNotFoundError, ProcessLookupError):
-            continue
+    for tid, (name, on_cpu_ns) in thread_cpu_ns(pid).items():
         if name.startswith("harrec-loop-") or tid == str(pid):
             found["loop-0" if tid == str(pid) else name.removeprefix("harrec-")] = on_cpu_ns
     return found
