@@ -1,4 +1,5 @@
 import Codecs
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,15 +24,32 @@ public enum HARExport {
     /// decoded and serialized in parallel batches while earlier batches are written, so export
     /// memory stays at a few windows of entries however large the log is.
     ///
-    /// `transform`, when given, sees each entry in file order before it is written (redaction).
+    /// A two-pass transform (redaction) runs `firstPass` over every entry (on every core; the
+    /// entries are then dropped), `between` once, and `secondPass` over every entry again as it
+    /// is built for writing: memory stays bounded, at the cost of building each entry twice.
     public static func write(_ flows: [Flow], to path: String, creatorVersion: String,
-                             transform: ((inout HAREntry, Int) -> Void)? = nil) throws {
+                             firstPass: (@Sendable (inout HAREntry, Int) -> Void)? = nil,
+                             between: (() -> Void)? = nil,
+                             secondPass: (@Sendable (inout HAREntry, Int) -> Void)? = nil) throws {
         let header = HARLog(creator: HARCreator(name: "harrec", version: creatorVersion), entries: [])
         let ordered = inStartOrder(flows)
+        if let firstPass {
+            let batch = HARLog.parallelBatchSize
+            DispatchQueue.concurrentPerform(iterations: (ordered.count + batch - 1) / batch) { b in
+                for i in b * batch..<min((b + 1) * batch, ordered.count) {
+                    var built = entry(from: ordered[i])
+                    firstPass(&built, i)
+                }
+            }
+        }
+        between?()
         let file = try AtomicFileWriter(path: path)
         do {
-            try header.serialize(pretty: true, entryCount: ordered.count, entry: { entry(from: ordered[$0]) },
-                                 inOrder: transform) { chunk in
+            try header.serialize(pretty: true, entryCount: ordered.count, entry: { i in
+                var built = entry(from: ordered[i])
+                secondPass?(&built, i)
+                return built
+            }) { chunk in
                 try file.write(chunk)
             }
             try file.commit()

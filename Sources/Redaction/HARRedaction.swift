@@ -1,24 +1,20 @@
 import HAR
 
-extension RedactionEngine {
-    /// Redacts a whole log in place, entry by entry in order (so placeholder numbers follow the
-    /// file), and returns what was replaced.
-    @discardableResult
-    public func redact(_ log: inout HARLog) -> RedactionReport {
-        redactLogFields(&log)
-        for index in log.entries.indices {
-            redact(&log.entries[index], index: index)
-        }
-        return currentReport
-    }
+/// A body pass 1 changed: its decoded length before, so pass 2 can set `content.size`, `bodySize`
+/// and `Content-Length` from the final bytes.
+struct BodyLengthFixup {
+    enum Body { case request, response }
+    var body: Body
+    var oldLength: Int
+}
 
-    /// Redacts what the log has outside its entries (page titles, comments). Call it before the
-    /// entries when redacting them one by one with `redact(_:index:)`.
-    public func redactLogFields(_ log: inout HARLog) {
+extension RedactionEngine {
+    /// Pass 1 of what the log has outside its entries (page titles, comments).
+    func collectLogFields(_ log: inout HARLog) {
         if var pages = log.pages {
             for index in pages.indices {
                 let base = "log.pages[\(index)]"
-                if let r = scanText(pages[index].title, .other, { base + ".title" }) { pages[index].title = r }
+                if let r = redactTextOrJSON(pages[index].title, .other, { base + ".title" }) { pages[index].title = r }
                 redactComment(&pages[index].comment, base)
             }
             log.pages = pages
@@ -26,27 +22,29 @@ extension RedactionEngine {
         redactComment(&log.comment, "log")
     }
 
-    /// Redacts one entry in place; `index` is its position, for paths in findings.
-    public func redact(_ entry: inout HAREntry, index: Int) {
+    /// Pass 1 of one entry, in place: markers where values go. Returns the body length fixups.
+    func collectEntry(_ entry: inout HAREntry, index: Int) -> [BodyLengthFixup] {
         journal.removeAll(keepingCapacity: true)
         entriesSeen += 1
+        var fixups: [BodyLengthFixup] = []
         let base = "log.entries[\(index)]"
-        redactRequest(&entry.request, base + ".request")
-        redactResponse(&entry.response, base + ".response")
+        redactRequest(&entry.request, base + ".request", &fixups)
+        redactResponse(&entry.response, base + ".response", &fixups)
         if let ip = entry.serverIPAddress, let r = scanText(ip, .other, { base + ".serverIPAddress" }) {
             entry.serverIPAddress = r
         }
         redactComment(&entry.comment, base)
         entry.custom = redactCustom(entry.custom, base)
+        return fixups
     }
 
     // MARK: - Request
 
-    private func redactRequest(_ request: inout HARRequest, _ base: String) {
+    private func redactRequest(_ request: inout HARRequest, _ base: String, _ fixups: inout [BodyLengthFixup]) {
         if let r = redactURL(request.url, .url, { base + ".url" }) { request.url = r }
         redactHeaders(&request.headers, base, isResponse: false)
         for i in request.cookies.indices {
-            redactCookieValue(&request.cookies[i], rule: .cookies, enabled: flags.cookies, "\(base).cookies[\(i)]")
+            redactCookieValue(&request.cookies[i], rule: .cookies, "\(base).cookies[\(i)]")
             redactCookieAttributes(&request.cookies[i], "\(base).cookies[\(i)]")
         }
         for i in request.queryString.indices {
@@ -56,12 +54,10 @@ extension RedactionEngine {
             }
         }
         if var post = request.postData {
-            let oldCount = post.text.map(Self.decodedLength(post)) ?? 0
             if var params = post.params {
                 for i in params.indices {
-                    guard let value = params[i].value else { continue }
-                    if let r = redactParameterValue(name: params[i].name, value: value, .body,
-                                                    { "\(base).postData.params[\(i)].value" }) {
+                    if let value = params[i].value,
+                       let r = redactParameterValue(name: params[i].name, value: value, .body, { "\(base).postData.params[\(i)].value" }) {
                         params[i].value = r
                     }
                     if let fileName = params[i].fileName,
@@ -72,11 +68,12 @@ extension RedactionEngine {
                 post.params = params
             }
             let isBase64 = post.custom.contains { $0.key == "encoding" && $0.value.stringValue == "base64" }
-            if let text = post.text,
-               let r = redactBody(text, base64: isBase64, mimeType: post.mimeType, .body, { base + ".postData.text" }) {
-                post.text = r
-                let newCount = Self.decodedLength(post)(r)
-                adjustLength(headers: &request.headers, bodySize: &request.bodySize, from: oldCount, to: newCount)
+            if let text = post.text {
+                let old = Self.decodedLength(text, base64: isBase64)
+                if let r = redactBody(text, base64: isBase64, mimeType: post.mimeType, .body, { base + ".postData.text" }) {
+                    post.text = r
+                    fixups.append(BodyLengthFixup(body: .request, oldLength: old))
+                }
             }
             redactComment(&post.comment, base + ".postData")
             request.postData = post
@@ -85,82 +82,46 @@ extension RedactionEngine {
         request.custom = redactCustom(request.custom, base)
     }
 
-    private static func decodedLength(_ post: HARPostData) -> (String) -> Int {
-        let isBase64 = post.custom.contains { $0.key == "encoding" && $0.value.stringValue == "base64" }
-        return { text in isBase64 ? (HARBuild.base64DecodedCount(text) ?? text.utf8.count) : text.utf8.count }
+    static func decodedLength(_ text: String, base64: Bool) -> Int {
+        base64 ? (HARBuild.base64DecodedCount(text) ?? text.utf8.count) : text.utf8.count
     }
 
     // MARK: - Response
 
-    private func redactResponse(_ response: inout HARResponse, _ base: String) {
+    private func redactResponse(_ response: inout HARResponse, _ base: String, _ fixups: inout [BodyLengthFixup]) {
         redactHeaders(&response.headers, base, isResponse: true)
         for i in response.cookies.indices {
-            redactCookieValue(&response.cookies[i], rule: .setCookies, enabled: flags.setCookies, "\(base).cookies[\(i)]")
+            redactCookieValue(&response.cookies[i], rule: .setCookies, "\(base).cookies[\(i)]")
             redactCookieAttributes(&response.cookies[i], "\(base).cookies[\(i)]")
         }
         if let r = redactURL(response.redirectURL, .url, { base + ".redirectURL" }) { response.redirectURL = r }
-        var content = response.content
-        if let text = content.text {
-            let isBase64 = content.encoding == "base64"
-            let oldCount = isBase64 ? (HARBuild.base64DecodedCount(text) ?? content.size) : text.utf8.count
-            if let r = redactBody(text, base64: isBase64, mimeType: content.mimeType, .body, { base + ".content.text" }) {
-                content.text = r
-                let newCount = isBase64 ? (HARBuild.base64DecodedCount(r) ?? r.utf8.count) : r.utf8.count
-                content.size = newCount
-                if let compression = content.compression {
-                    // The transferred size did not change; what compression saved did.
-                    content.compression = compression + newCount - oldCount
-                } else {
-                    adjustLength(headers: &response.headers, bodySize: &response.bodySize, from: oldCount, to: newCount)
-                }
+        if let text = response.content.text {
+            let isBase64 = response.content.encoding == "base64"
+            let old = isBase64 ? (HARBuild.base64DecodedCount(text) ?? response.content.size) : text.utf8.count
+            if let r = redactBody(text, base64: isBase64, mimeType: response.content.mimeType, .body, { base + ".content.text" }) {
+                response.content.text = r
+                fixups.append(BodyLengthFixup(body: .response, oldLength: old))
             }
         }
-        redactComment(&content.comment, base + ".content")
-        content.custom = redactCustom(content.custom, base + ".content")
-        response.content = content
+        redactComment(&response.content.comment, base + ".content")
+        response.content.custom = redactCustom(response.content.custom, base + ".content")
         redactComment(&response.comment, base)
         response.custom = redactCustom(response.custom, base)
     }
 
-    /// Keeps Content-Length and bodySize equal to the body harrec writes, when the body is not
-    /// content-coded (a coded body's wire length is unknown after redaction and is left as is).
-    private func adjustLength(headers: inout [HARHeader], bodySize: inout Int, from old: Int, to new: Int) {
-        guard old != new else { return }
-        let coded = headers.contains { $0.name.lowercased() == "content-encoding" && $0.value.lowercased() != "identity" }
-        guard !coded else { return }
-        if bodySize == old { bodySize = new }
-        for i in headers.indices where headers[i].name.lowercased() == "content-length" && headers[i].value == String(old) {
-            headers[i].value = String(new)
-        }
-    }
-
-    /// A request or response body: base64 text bodies are decoded, redacted and re-encoded;
-    /// binary ones are counted and left alone.
+    /// A request or response body: base64 bodies of text are decoded, redacted and wrapped to be
+    /// encoded again; binary ones are scanned for printable runs, lengths kept.
     private func redactBody(_ text: String, base64: Bool, mimeType: String, _ location: RedactionLocation,
                             _ path: () -> String) -> String? {
         guard !text.isEmpty else { return nil }
-        if base64 {
-            guard let bytes = HARBuild.decodeBase64(text), !bytes.isEmpty,
-                  BodyKind.isTextual(mimeType: mimeType) || bytes.withUnsafeBufferPointer(Self.looksLikeJSON),
-                  let decoded = String(validating: bytes, as: UTF8.self)
-            else {
-                binaryBodies += 1
-                return nil
-            }
-            return redactDecodedBody(decoded, mimeType: mimeType, location, path).map { HARBuild.base64(Array($0.utf8)) }
+        guard base64 else { return redactDecodedBody(text, mimeType: mimeType, location, path) }
+        guard let bytes = HARBuild.decodeBase64(text), !bytes.isEmpty else { return nil }
+        let textual = BodyKind.isTextual(mimeType: mimeType) || bytes.withUnsafeBufferPointer(Self.looksLikeJSON)
+        if textual, let decoded = String(validating: bytes, as: UTF8.self) {
+            return redactDecodedBody(decoded, mimeType: mimeType, location, path)
+                .map { String(decoding: syntax.base64(Array($0.utf8), urlSafe: false, padded: true), as: UTF8.self) }
         }
-        return redactDecodedBody(text, mimeType: mimeType, location, path)
-    }
-
-    private func redactDecodedBody(_ text: String, mimeType: String, _ location: RedactionLocation,
-                                   _ path: () -> String) -> String? {
-        if BodyKind.isURLEncoded(mimeType) {
-            return redactQuery(text, location, path, plusAsSpace: true)
-        }
-        if let boundary = BodyKind.boundary(of: mimeType) {
-            return redactMultipart(text, boundary: boundary, location, path)
-        }
-        return redactTextOrJSON(text, location, path)
+        return redactBinary(bytes, location, path)
     }
 
     // MARK: - Headers and cookies
@@ -173,28 +134,46 @@ extension RedactionEngine {
             var replacement: String?
             switch name {
             case "authorization", "proxy-authorization":
-                replacement = flags.authorization ? redactAuthorization(value, path) : scanText(value, .header, path)
+                replacement = flags.has(.authorizationHeader) ? redactAuthorization(value, path) : scanText(value, .header, path)
             case "cookie" where !isResponse:
-                replacement = flags.cookies ? redactCookieHeader(value, path) : scanText(value, .header, path)
+                replacement = flags.has(.cookies) ? redactCookieHeader(value, path) : scanText(value, .header, path)
             case "set-cookie" where isResponse:
-                replacement = flags.setCookies ? redactSetCookie(value, path) : scanText(value, .header, path)
+                replacement = flags.has(.setCookies) ? redactSetCookie(value, path) : scanText(value, .header, path)
             case "location", "content-location", "referer", "origin":
                 replacement = redactURL(value, .header, path)
             default:
-                if flags.secretHeaders && isSecretHeader(name) {
-                    replacement = replaceSecret(value, .secretHeaders, .header, path)
-                } else {
-                    replacement = scanText(value, .header, path) ?? replaceKnownSecret(value, .header, path)
-                }
+                replacement = redactNamedHeader(name, value, path)
             }
             if let replacement { headers[i].value = replacement }
             redactComment(&headers[i].comment, "\(base).headers[\(i)]")
         }
     }
 
-    func isSecretHeader(_ lowercasedName: String) -> Bool {
-        if config.secretHeaderNames.contains(lowercasedName) { return true }
-        return config.secretHeaderNameParts.contains { lowercasedName.contains($0) }
+    /// Protocol headers whose names hold a secret word but whose values are no secret.
+    static let protocolHeaders: Set<String> = [
+        "sec-websocket-key", "sec-websocket-accept", "sec-websocket-extensions", "sec-websocket-protocol",
+        "sec-websocket-version", "www-authenticate", "proxy-authenticate", "keep-alive", "public-key-pins",
+        "public-key-pins-report-only", "access-control-allow-headers", "access-control-expose-headers",
+        "access-control-request-headers", "vary",
+    ]
+
+    private func redactNamedHeader(_ lowercasedName: String, _ value: String, _ path: () -> String) -> String? {
+        if Self.protocolHeaders.contains(lowercasedName) { return scanText(value, .header, path) }
+        var nameClass = nameMemo.classify(lowercasedName, rules.names)
+        if config.secretHeaderNames.contains(lowercasedName) { nameClass = .secret }
+        if nameClass == .bareKey { nameClass = .secret }
+        switch nameClass {
+        case .ordinary:
+            return redactTextOrJSON(value, .header, path)
+        case .version:
+            versionContext = true
+            defer { versionContext = false }
+            return redactTextOrJSON(value, .header, path)
+        default:
+            if let r = replaceNamedValue(value, nameClass, secretRule: .secretHeaders, .header, path) { return r }
+            if nameClass == .secret && flags.has(.secretHeaders) { return nil }
+            return redactTextOrJSON(value, .header, path)
+        }
     }
 
     /// "Bearer abc" -> "Bearer redacted-1": the scheme stays, the credential goes.
@@ -206,6 +185,12 @@ extension RedactionEngine {
         let scheme = trimmed[..<space]
         let credential = trimmed[space...].trimmingSpaces
         guard let r = replaceSecret(credential, .authorizationHeader, .header, path) else { return nil }
+        if scheme.lowercased() == "basic", let decoded = HARBuild.decodeBase64(credential),
+           let pair = String(validating: decoded, as: UTF8.self), let colon = pair.firstIndex(of: ":") {
+            // The password inside is chased wherever else it appears (a form, a config dump).
+            let password = String(pair[pair.index(after: colon)...])
+            if !password.isEmpty { collector.chase(.secret, password) }
+        }
         return scheme + " " + r
     }
 
@@ -216,7 +201,7 @@ extension RedactionEngine {
             guard let eq = piece.firstIndex(of: "=") else { return String(piece) }
             let cookieValue = String(piece[piece.index(after: eq)...]).trimmingSpaces
             guard let r = replaceSecret(cookieValue, .cookies, .cookie, path) else { return String(piece) }
-            learnCookieName(String(piece[..<eq]).trimmingSpaces)
+            collector.cookie(String(piece[..<eq]).trimmingSpaces, cookieValue)
             changed = true
             return String(piece[...eq]) + r
         }
@@ -233,8 +218,8 @@ extension RedactionEngine {
         if let eq = pair.firstIndex(of: "=") {
             let cookieValue = String(pair[pair.index(after: eq)...]).trimmingSpaces
             if let r = replaceSecret(cookieValue, .setCookies, .cookie, path) {
+                collector.cookie(String(pair[..<eq]).trimmingSpaces, cookieValue)
                 head = String(pair[...eq]) + r
-                learnCookieName(String(pair[..<eq]).trimmingSpaces)
                 changed = true
             }
         }
@@ -245,14 +230,14 @@ extension RedactionEngine {
         return changed ? head + attributes : nil
     }
 
-    /// A `cookies` element's value: a placeholder when the rule is on; scanned as text when it is
-    /// off, exactly as the header it came from is, so the array never keeps what the header lost.
-    private func redactCookieValue(_ cookie: inout HARCookie, rule: RedactionRule, enabled: Bool, _ base: String) {
+    /// A `cookies` element's value: a placeholder when the rule is on; redacted as text when it
+    /// is off, exactly as the header it came from is, so the array never keeps what the header lost.
+    private func redactCookieValue(_ cookie: inout HARCookie, rule: RedactionRule, _ base: String) {
         let path = { base + ".value" }
-        if enabled {
+        if flags.has(rule) {
             if let r = replaceSecret(cookie.value, rule, .cookie, path) {
+                collector.cookie(cookie.name, cookie.value)
                 cookie.value = r
-                learnCookieName(cookie.name)
             }
         } else if let r = scanText(cookie.value, .cookie, path) {
             cookie.value = r
@@ -266,8 +251,8 @@ extension RedactionEngine {
 
     // MARK: - Comments and custom fields
 
-    private func redactComment(_ comment: inout String?, _ base: String) {
-        if let text = comment, let r = scanText(text, .other, { base + ".comment" }) { comment = r }
+    func redactComment(_ comment: inout String?, _ base: String) {
+        if let text = comment, let r = redactTextOrJSON(text, .other, { base + ".comment" }) { comment = r }
     }
 
     /// Custom fields: `_webSocketMessages` message by message, every other string as text.
@@ -293,14 +278,14 @@ extension RedactionEngine {
                   let data = fields[dataIndex].value.stringValue else { continue }
             let opcode = fields.first { $0.key == "opcode" }?.value.intValue ?? 1
             let path = { "\(base)[\(i)].data" }
-            // Binary messages, and text messages harrec had to store as base64 (invalid UTF-8):
-            // rewriting base64 as if it were text would corrupt it.
+            // Binary messages, and text messages harrec had to store as base64 (invalid UTF-8).
             let isBase64 = fields.contains { ($0.key == "_encoding" || $0.key == "encoding") && $0.value.stringValue == "base64" }
+            var redacted: String?
             if opcode == 2 || isBase64 {
-                binaryBodies += 1
-                continue
+                if let bytes = HARBuild.decodeBase64(data), !bytes.isEmpty { redacted = redactBinary(bytes, .webSocket, path) }
+            } else {
+                redacted = opcode == 1 ? redactTextOrJSON(data, .webSocket, path) : scanText(data, .webSocket, path)
             }
-            let redacted = opcode == 1 ? redactTextOrJSON(data, .webSocket, path) : scanText(data, .webSocket, path)
             if let redacted {
                 fields[dataIndex].value = .string(redacted)
                 out[i] = .object(fields)
@@ -312,7 +297,7 @@ extension RedactionEngine {
     private func redactJSONStrings(_ value: JSONValue, _ location: RedactionLocation, _ path: String) -> JSONValue {
         switch value {
         case .string(let s):
-            return scanText(s, location, { path }).map(JSONValue.string) ?? value
+            return redactTextOrJSON(s, location, { path }).map(JSONValue.string) ?? value
         case .array(let items):
             return .array(items.enumerated().map { redactJSONStrings($0.element, location, "\(path)[\($0.offset)]") })
         case .object(let fields):

@@ -48,35 +48,49 @@ extension RedactionEngine {
         return false
     }
 
-    /// Redacts a body or message that may be JSON: JSON when it parses, else plain text.
+    /// Redacts a body, message or value that may be JSON: JSON when it parses, the decoded text
+    /// when the whole value is base64 of text, else plain text.
     func redactTextOrJSON(_ text: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
         var copy = text
-        return copy.withUTF8 { p -> String? in
-            if Self.looksLikeJSON(p) {
-                switch rewriteJSON(p, location, path) {
-                case .changed(let bytes): return String(decoding: bytes, as: UTF8.self)
-                case .unchanged: return nil
-                case .notJSON: return redactBrokenJSON(p, location, path).map { String(decoding: $0, as: UTF8.self) }
-                }
-            }
-            return scanBytes(p, location, path).map { String(decoding: $0, as: UTF8.self) }
-        }
+        return copy.withUTF8 { p in redactValueBytes(p, location, path).map { String(decoding: $0, as: UTF8.self) } }
     }
 
+    func redactValueBytes(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String,
+                          nestingLevel: Int = 0) -> [UInt8]? {
+        if Self.looksLikeJSON(p) && nestingLevel <= maximumNestedJSONLevels {
+            switch rewriteJSON(p, location, path, nestingLevel: nestingLevel) {
+            case .changed(let bytes): return bytes
+            case .unchanged: return nil
+            case .notJSON: return redactBrokenJSON(p, location, path)
+            }
+        }
+        if nestingLevel <= maximumNestedJSONLevels, let view = Base64View.decode(p) {
+            let before = mark
+            if let inner = view.text.withUnsafeBufferPointer({ redactValueBytes($0, location, path, nestingLevel: nestingLevel + 1) }) {
+                return syntax.base64(inner, urlSafe: view.urlSafe, padded: view.padded)
+            }
+            rollBack(to: before)
+        }
+        return scanBytes(p, location, path)
+    }
     /// Text that starts like JSON but does not parse: cut off by --max-body, JSON lines, a
     /// trailing comma. `"key": value` pairs under secret keys still get placeholders (a string
     /// stays a string, a number becomes 0, even when the text ends inside the value), then the
     /// whole text is scanned as plain text.
     func redactBrokenJSON(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> [UInt8]? {
-        guard let keyed = lenientJSONKeys(p, location, path) else { return scanBytes(p, location, path) }
-        return keyed.withUnsafeBufferPointer { q in scanBytes(q, location, path) ?? keyed }
+        let keyed = lenientJSONKeys(p, location, path)
+        let wasLenient = lenientJSON
+        lenientJSON = true
+        defer { lenientJSON = wasLenient }
+        return scanBytes(p, location, path, preMatches: keyed)
     }
 
-    func lenientJSONKeys(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> [UInt8]? {
-        guard flags.jsonKeys else { return nil }
+    /// `"key": value` pairs under secret keys in text that is not quite JSON: a string stays a
+    /// string, a number becomes 0, even when the text ends inside the value.
+    func lenientJSONKeys(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> [PreMatch] {
+        guard flags.has(.jsonKeys) else { return [] }
         let n = p.count
-        var out: [UInt8] = []
-        var copied = 0
+        var found: [PreMatch] = []
         @inline(__always) func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
         /// The string whose opening quote is at `at`: its content, where scanning resumes, and
         /// whether it has escapes. An unterminated string runs to the end of the text.
@@ -95,12 +109,6 @@ extension RedactionEngine {
             let raw = UnsafeBufferPointer(rebasing: p[range])
             return escaped ? (JSONParser.unescapeStringContent(raw) ?? Array(raw)) : Array(raw)
         }
-        func replace(_ range: Range<Int>, _ bytes: [UInt8]) {
-            if out.isEmpty { out.reserveCapacity(n + 64) }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<range.lowerBound]))
-            out.append(contentsOf: bytes)
-            copied = range.upperBound
-        }
         var i = 0
         while i < n {
             guard p[i] == 0x22 else { i += 1; continue }
@@ -110,34 +118,37 @@ extension RedactionEngine {
             guard j < n, p[j] == 0x3A else { i = key.next; continue }
             j += 1
             while j < n && isSpace(p[j]) { j += 1 }
-            guard j < n, jsonKeys.isSecret(String(decoding: decoded(key.content, escaped: key.escaped), as: UTF8.self)) else {
+            let nameClass = decoded(key.content, escaped: key.escaped).withUnsafeBufferPointer { nameMemo.classify($0, rules.names) }
+            guard j < n, nameClass != .ordinary, nameClass != .version else {
                 i = j
                 continue
             }
             let c = p[j]
             if c == 0x22 {
                 let value = string(at: j)
-                let secret = String(decoding: decoded(value.content, escaped: value.escaped), as: UTF8.self)
-                if let r = replaceSecret(secret, .jsonKeys, location, path) {
-                    replace(value.content, Array(JSONRewriter.quoted(Array(r.utf8)).dropFirst().dropLast()))
+                let text = String(decoding: decoded(value.content, escaped: value.escaped), as: UTF8.self)
+                if let r = replaceNamedValue(text, nameClass, secretRule: .jsonKeys, location, path) {
+                    found.append(PreMatch(match: TextMatch(start: value.content.lowerBound, end: value.content.upperBound,
+                                                           replacement: String(decoding: JSONRewriter.quoted(Array(r.utf8)).dropFirst().dropLast(), as: UTF8.self)),
+                                          first: true))
                 }
                 i = value.next
             } else if c == 0x2D || RedactionEngine.isDigit(c) {
                 var end = j + 1
                 while end < n, RedactionEngine.isDigit(p[end]) || p[end] == 0x2E || p[end] | 0x20 == 0x65
                     || p[end] == 0x2B || p[end] == 0x2D { end += 1 }
-                if !(end - j == 1 && c == 0x30) {
-                    note(.jsonKeys, location, String(decoding: UnsafeBufferPointer(rebasing: p[j..<end]), as: UTF8.self), path)
-                    replace(j..<end, [0x30])
+                if !(end - j == 1 && c == 0x30) && (nameClass == .secret || nameClass == .phone || nameClass == .cardNumber
+                                                     || nameClass == .cardCode) {
+                    note(nameClass == .secret ? .jsonKeys : .cardNumber, location,
+                         String(decoding: UnsafeBufferPointer(rebasing: p[j..<end]), as: UTF8.self), path)
+                    found.append(PreMatch(match: TextMatch(start: j, end: end, replacement: "0"), first: true))
                 }
                 i = end
             } else {
                 i = j
             }
         }
-        guard copied > 0 else { return nil }
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<n]))
-        return out
+        return found
     }
 }
 
@@ -210,21 +221,23 @@ struct JSONRewriter {
 
     mutating func document() -> Bool {
         skipWhitespace()
-        guard value(sensitive: false, depth: 0) else { return false }
+        guard value(.ordinary, depth: 0) else { return false }
         skipWhitespace()
         return i == p.count
     }
 
-    mutating func value(sensitive: Bool, depth: Int) -> Bool {
+    /// A value under a name of class `context` (`.secret` all the way down once a secret key
+    /// was met; a personal class down through arrays).
+    mutating func value(_ context: NameClass, depth: Int) -> Bool {
         guard i < p.count, depth < maximumJSONRewriteDepth else { return false }
         switch p[i] {
-        case 0x7B: return object(sensitive: sensitive, depth: depth)
-        case 0x5B: return array(sensitive: sensitive, depth: depth)
-        case 0x22: return stringValue(sensitive: sensitive)
+        case 0x7B: return object(context == .secret ? .secret : .ordinary, depth: depth)
+        case 0x5B: return array(context, depth: depth)
+        case 0x22: return stringValue(context)
         case 0x74: return literal("true")
         case 0x66: return literal("false")
         case 0x6E: return literal("null")
-        default: return number(sensitive: sensitive)
+        default: return number(context)
         }
     }
 
@@ -236,21 +249,34 @@ struct JSONRewriter {
         return true
     }
 
-    mutating func object(sensitive: Bool, depth: Int) -> Bool {
+    /// Keys this long are scanned like values: a token or an email can be a member name.
+    static let scannedKeyLength = 12
+
+    mutating func object(_ context: NameClass, depth: Int) -> Bool {
         i += 1
         skipWhitespace()
         if i < p.count && p[i] == 0x7D { i += 1; return true }
         let tracking = engine.collectFindings
         while true {
             skipWhitespace()
+            let keyStart = i
             guard i < p.count, p[i] == 0x22, let key = stringToken() else { return false }
+            let keyEnd = i
             skipWhitespace()
             guard i < p.count, p[i] == 0x3A else { return false }
             i += 1
             skipWhitespace()
-            let secret = sensitive || (engine.flags.jsonKeys && withContent(key) { engine.jsonKeys.isSecret(bytes: $0) })
+            let engine = self.engine
+            let nameClass = context == .secret ? .secret : withContent(key) { engine.nameMemo.classify($0, engine.rules.names) }
             if tracking { pathStack.append(.key(withContent(key) { String(decoding: $0, as: UTF8.self) })) }
-            guard value(sensitive: secret, depth: depth + 1) else { return false }
+            if keyEnd - keyStart >= Self.scannedKeyLength + 2 {
+                let location = self.location
+                let path = { "" }
+                if let r = withContent(key, { engine.scanBytes($0, location, path) }) {
+                    replace(keyStart..<keyEnd, with: Self.quoted(r))
+                }
+            }
+            guard value(nameClass, depth: depth + 1) else { return false }
             if tracking { pathStack.removeLast() }
             skipWhitespace()
             guard i < p.count else { return false }
@@ -260,7 +286,7 @@ struct JSONRewriter {
         }
     }
 
-    mutating func array(sensitive: Bool, depth: Int) -> Bool {
+    mutating func array(_ context: NameClass, depth: Int) -> Bool {
         i += 1
         skipWhitespace()
         if i < p.count && p[i] == 0x5D { i += 1; return true }
@@ -269,7 +295,7 @@ struct JSONRewriter {
         while true {
             skipWhitespace()
             if tracking { pathStack.append(.index(index)) }
-            guard value(sensitive: sensitive, depth: depth + 1) else { return false }
+            guard value(context, depth: depth + 1) else { return false }
             if tracking { pathStack.removeLast() }
             index += 1
             skipWhitespace()
@@ -280,8 +306,8 @@ struct JSONRewriter {
         }
     }
 
-    /// A number; under a secret key it becomes 0 (the type is kept, the value gone).
-    mutating func number(sensitive: Bool) -> Bool {
+    /// A number; under a secret, phone or card key it becomes 0 (the type is kept, the value gone).
+    mutating func number(_ context: NameClass) -> Bool {
         let start = i
         if i < p.count && p[i] == 0x2D { i += 1 }
         guard i < p.count, RedactionEngine.isDigit(p[i]) else { return false }
@@ -299,15 +325,23 @@ struct JSONRewriter {
             while i < p.count && RedactionEngine.isDigit(p[i]) { i += 1 }
             guard i > digits else { return false }
         }
-        if sensitive && !(i - start == 1 && p[start] == 0x30) {
+        let rule: RedactionRule?
+        switch context {
+        case .secret: rule = engine.flags.has(.jsonKeys) ? .jsonKeys : nil
+        case .phone: rule = engine.flags.has(.phoneNumber) && i - start >= 6 ? .phoneNumber : nil
+        case .cardNumber: rule = engine.flags.has(.cardNumber) && i - start >= 12 ? .cardNumber : nil
+        case .cardCode: rule = engine.flags.has(.cardCode) ? .cardCode : nil
+        default: rule = nil
+        }
+        if let rule, !(i - start == 1 && p[start] == 0x30) {
             let literal = String(decoding: UnsafeBufferPointer(rebasing: p[start..<i]), as: UTF8.self)
-            engine.note(.jsonKeys, location, literal) { engine.collectFindings ? currentPath() : "" }
+            engine.note(rule, location, literal) { engine.collectFindings ? currentPath() : "" }
             replace(start..<i, with: [0x30])
         }
         return true
     }
 
-    mutating func stringValue(sensitive: Bool) -> Bool {
+    mutating func stringValue(_ context: NameClass) -> Bool {
         let start = i
         guard let token = stringToken() else { return false }
         let end = i
@@ -317,19 +351,22 @@ struct JSONRewriter {
         let pathFunction = { tracking ? Self.path(basePath, stack) : "" }
         let engine = self.engine, location = self.location, nestingLevel = self.nestingLevel
         let replacement = withContent(token) { q -> [UInt8]? in
-            if sensitive {
-                return engine.replaceSecret(String(decoding: q, as: UTF8.self), .jsonKeys, location, pathFunction)
-                    .map { Array($0.utf8) }
-            }
             if q.isEmpty { return nil }
-            if nestingLevel < maximumNestedJSONLevels && RedactionEngine.looksLikeJSON(q) {
-                switch engine.rewriteJSON(q, location, pathFunction, nestingLevel: nestingLevel + 1) {
-                case .changed(let bytes): return bytes
-                case .unchanged: return nil
-                case .notJSON: return engine.redactBrokenJSON(q, location, pathFunction)
+            switch context {
+            case .ordinary:
+                break
+            case .version:
+                engine.versionContext = true
+                defer { engine.versionContext = false }
+                return engine.redactValueBytes(q, location, pathFunction, nestingLevel: nestingLevel + 1)
+            default:
+                let value = String(decoding: q, as: UTF8.self)
+                if let r = engine.replaceNamedValue(value, context, secretRule: .jsonKeys, location, pathFunction) {
+                    return Array(r.utf8)
                 }
+                if context == .secret && engine.flags.has(.jsonKeys) { return nil }  // placeholders, allowed values
             }
-            return engine.scanBytes(q, location, pathFunction)
+            return engine.redactValueBytes(q, location, pathFunction, nestingLevel: nestingLevel + 1)
         }
         if let replacement {
             replace(start..<end, with: Self.quoted(replacement))

@@ -1,84 +1,117 @@
 import HAR
 
-/// The replacements of one run. The same secret gets the same placeholder everywhere in a file
+/// The kinds of replaced values; each has its own placeholder shape and its own numbering.
+enum ValueKind: UInt8, CaseIterable, Sendable {
+    case secret, email, host, ipv4, ipv6, phone, card, person
+}
+
+/// The replacements of one file. The same value gets the same placeholder everywhere in the file
 /// (a token returned by /login and sent later in Authorization still correlates), numbered in
 /// order of first appearance, so the output is deterministic and carries nothing derived from
-/// the secret itself (a counter, not a hash: low-entropy values cannot be guessed back).
-struct PlaceholderTable {
-    private var secrets: [String: String] = [:]
-    private var emails: [String: String] = [:]
-    private var hosts: [String: String] = [:]
-    private var ipv4: [String: String] = [:]
-    private var ipv6: [String: String] = [:]
-    private var secretCount = 0
+/// the value itself (a counter, not a hash: low-entropy values cannot be guessed back).
+struct PlaceholderTable: Sendable {
+    private var maps = [[String: String]](repeating: [:], count: ValueKind.allCases.count)
+    /// The last number used per kind; placeholders already in the input raise it, so a new value
+    /// never reuses a number an earlier redaction gave to another one.
+    private var counters = [Int](repeating: 0, count: ValueKind.allCases.count)
 
-    func knownSecret(_ value: String) -> String? { secrets[value] }
+    /// The key a value is looked up by: emails, hosts and IPv6 addresses compare case-insensitively.
+    static func key(_ kind: ValueKind, _ value: String) -> String {
+        switch kind {
+        case .email, .host, .ipv6: return lowercasedIfNeeded(value)
+        case .card: return value.filter(\.isNumber)
+        default: return value
+        }
+    }
 
-    func knownEmail(_ value: String) -> String? { emails[Self.lowercasedIfNeeded(value)] }
-
-    /// Most emails are lowercase already; lowercasing allocates, so only when needed.
+    /// Most values are lowercase already; lowercasing allocates, so only when needed.
     static func lowercasedIfNeeded(_ value: String) -> String {
         value.utf8.contains { $0 >= 0x41 && $0 <= 0x5A } || !value.utf8.allSatisfy({ $0 < 0x80 }) ? value.lowercased() : value
     }
 
-    /// `redacted-N`, or for a JWT a placeholder JWT: the header's alg/typ kept, payload
-    /// `{"sub":"redacted-N"}`, signature "redacted" (base64url), so apps that split or decode
-    /// tokens keep working and nothing of the user's identity survives.
-    mutating func secret(_ value: String) -> String {
-        if let known = secrets[value] { return known }
-        secretCount += 1
-        let placeholder: String
-        if let header = JWTShape.header(of: value) {
-            placeholder = JWTShape.placeholder(header: header, number: secretCount)
-        } else {
-            placeholder = "redacted-\(secretCount)"
+    func lookup(_ kind: ValueKind, _ value: String) -> String? {
+        maps[Int(kind.rawValue)][Self.key(kind, value)]
+    }
+
+    /// How many values have placeholders.
+    private(set) var count = 0
+
+    /// The placeholder of `value`, numbering it when it is new.
+    @discardableResult
+    mutating func assign(_ kind: ValueKind, _ value: String) -> String {
+        let key = Self.key(kind, value)
+        let k = Int(kind.rawValue)
+        if let known = maps[k][key] { return known }
+        counters[k] += 1
+        count += 1
+        let placeholder = PlaceholderFormat.make(kind, number: counters[k], value: value)
+        maps[k][key] = placeholder
+        return placeholder
+    }
+
+    /// Numbers after `number` are free for `kind` (an input placeholder used it).
+    mutating func reserve(_ kind: ValueKind, _ number: Int) {
+        let k = Int(kind.rawValue)
+        counters[k] = max(counters[k], min(number, 1 << 40))
+    }
+
+    /// Every (value, placeholder) pair, for the known-value index.
+    func pairs(_ kind: ValueKind) -> [String: String] { maps[Int(kind.rawValue)] }
+}
+
+/// Placeholder shapes. Each keeps the kind of value recognisable (an email stays an email, an IP
+/// an IP, a JWT a JWT), none has the shape of a real key format, and each is recognised by
+/// `Placeholder.parse`, so redacting twice changes nothing.
+enum PlaceholderFormat {
+    static func make(_ kind: ValueKind, number n: Int, value: String) -> String {
+        switch kind {
+        case .secret:
+            if let header = JWTShape.header(of: value) { return JWTShape.placeholder(header: header, number: n) }
+            return "redacted-\(n)"
+        case .email: return "user\(n)@example.com"
+        case .host: return "internal-\(n).example.invalid"
+        case .ipv4: return ipv4(n)
+        case .ipv6: return "2001:db8::" + String(n, radix: 16)
+        case .phone: return phone(n)
+        case .card: return card(n)
+        case .person: return "person-\(n)"
         }
-        secrets[value] = placeholder
-        return placeholder
-    }
-
-    /// `userN@example.com`; emails compare case-insensitively.
-    mutating func email(_ value: String) -> String {
-        let key = Self.lowercasedIfNeeded(value)
-        if let known = emails[key] { return known }
-        let placeholder = "user\(emails.count + 1)@example.com"
-        emails[key] = placeholder
-        return placeholder
-    }
-
-    /// `internal-N.example.invalid` (RFC 2606 reserves .invalid); hosts compare case-insensitively.
-    mutating func host(_ value: String) -> String {
-        let key = value.lowercased()
-        if let known = hosts[key] { return known }
-        let placeholder = "internal-\(hosts.count + 1).example.invalid"
-        hosts[key] = placeholder
-        return placeholder
     }
 
     /// Documentation addresses (RFC 5737): 192.0.2.x, then 198.51.100.x and 203.0.113.x, then the
     /// reserved 240.0.0.0/4. An IP stays an IP, so URLs and serverIPAddress keep their shape.
-    mutating func ipv4Address(_ value: String) -> String {
-        if let known = ipv4[value] { return known }
-        let n = ipv4.count
-        let placeholder: String
-        if n < 762 {
-            let prefix = ["192.0.2.", "198.51.100.", "203.0.113."][n / 254]
-            placeholder = prefix + String(n % 254 + 1)
-        } else {
-            let m = n - 762 + 1
-            placeholder = "240.\(m >> 16 & 0xFF).\(m >> 8 & 0xFF).\(m & 0xFF)"
-        }
-        ipv4[value] = placeholder
-        return placeholder
+    static func ipv4(_ number: Int) -> String {
+        let n = number - 1
+        if n < 762 { return ["192.0.2.", "198.51.100.", "203.0.113."][n / 254] + String(n % 254 + 1) }
+        let m = n - 762 + 1
+        return "240.\(m >> 16 & 0xFF).\(m >> 8 & 0xFF).\(m & 0xFF)"
     }
 
-    /// 2001:db8::N (RFC 3849).
-    mutating func ipv6Address(_ value: String) -> String {
-        let key = value.lowercased()
-        if let known = ipv6[key] { return known }
-        let placeholder = "2001:db8::" + String(ipv6.count + 1, radix: 16)
-        ipv6[key] = placeholder
-        return placeholder
+    /// E.164 numbers in the North American fictional range 555-0100...0199, a hundred per area
+    /// code from 201 on: +12015550100, +12015550101, ...
+    static func phone(_ number: Int) -> String {
+        let n = number - 1
+        let area = 201 + n / 100
+        let line = n % 100
+        return "+1\(area)55501" + (line < 10 ? "0" : "") + String(line)
+    }
+
+    /// Luhn-valid 16-digit numbers in the 400000 test range (apps that check the digit still accept
+    /// them): 4000000000000010, 4000000000000028, ...
+    static func card(_ number: Int) -> String {
+        let digits = String(number)
+        let body = "400000" + String(repeating: "0", count: max(0, 9 - digits.count)) + digits
+        return body + String(luhnCheckDigit(body))
+    }
+
+    static func luhnCheckDigit(_ body: String) -> Int {
+        var sum = 0
+        for (i, c) in body.reversed().enumerated() {
+            var d = Int(c.asciiValue! - 0x30)
+            if i % 2 == 0 { d *= 2; if d > 9 { d -= 9 } }
+            sum += d
+        }
+        return (10 - sum % 10) % 10
     }
 }
 
@@ -91,31 +124,66 @@ enum Placeholder {
         switch first {
         case UInt8(ascii: "r"), UInt8(ascii: "R"), UInt8(ascii: "["), UInt8(ascii: "<"), UInt8(ascii: "("),
              UInt8(ascii: "*"), UInt8(ascii: "x"), UInt8(ascii: "X"), UInt8(ascii: "f"), UInt8(ascii: "F"),
-             UInt8(ascii: "u"), UInt8(ascii: "e"):
+             UInt8(ascii: "u"), UInt8(ascii: "e"), UInt8(ascii: "p"), UInt8(ascii: "+"), UInt8(ascii: "4"),
+             UInt8(ascii: "i"):
             break
         default:
             return false
         }
-        let bytes = Array(value.utf8)
-        if hasNumberedPrefix(bytes, "redacted-", suffix: []) { return true }
+        if parse(value) != nil { return true }
         switch value.lowercased() {
         case "redacted", "[redacted]", "<redacted>", "(redacted)", "***", "****", "xxx", "xxxx", "[filtered]", "filtered":
             return true
         default:
             break
         }
-        if hasNumberedPrefix(bytes, "user", suffix: Array("@example.com".utf8)) { return true }
-        if JWTShape.isPlaceholder(value) { return true }
+        let bytes = Array(value.utf8)
+        // A same-length placeholder from a binary body: redacted-N or nothing, then '*'s.
+        if let star = bytes.firstIndex(of: UInt8(ascii: "*")), bytes[star...].allSatisfy({ $0 == UInt8(ascii: "*") }) {
+            return star == 0 || numbered(bytes[..<star], "redacted-", suffix: []) != nil
+        }
         return false
     }
 
-    /// `prefix` + 1 or more digits + `suffix`.
-    static func hasNumberedPrefix(_ bytes: [UInt8], _ prefix: String, suffix: [UInt8]) -> Bool {
+    /// The kind and number of one of harrec's own placeholders.
+    static func parse(_ value: String) -> (ValueKind, Int)? {
+        let bytes = Array(value.utf8)
+        guard let first = bytes.first else { return nil }
+        switch first {
+        case UInt8(ascii: "r"):
+            return numbered(bytes[...], "redacted-", suffix: []).map { (.secret, $0) }
+        case UInt8(ascii: "u"):
+            return numbered(bytes[...], "user", suffix: Array("@example.com".utf8)).map { (.email, $0) }
+        case UInt8(ascii: "i"):
+            return numbered(bytes[...], "internal-", suffix: Array(".example.invalid".utf8)).map { (.host, $0) }
+        case UInt8(ascii: "p"):
+            return numbered(bytes[...], "person-", suffix: []).map { (.person, $0) }
+        case UInt8(ascii: "e"):
+            return JWTShape.placeholderNumber(value).map { (.secret, $0) }
+        case UInt8(ascii: "+"):
+            // +1AAA55501LL
+            guard bytes.count == 12, bytes[1] == UInt8(ascii: "1"), bytes.dropFirst().allSatisfy(RedactionEngine.isDigit),
+                  bytes[5...9].elementsEqual("55501".utf8), let area = Int(String(decoding: bytes[2..<5], as: UTF8.self)),
+                  area >= 201, let line = Int(String(decoding: bytes[10...], as: UTF8.self)) else { return nil }
+            return (.phone, (area - 201) * 100 + line + 1)
+        case UInt8(ascii: "4"):
+            guard bytes.count == 16, bytes.allSatisfy(RedactionEngine.isDigit), bytes.starts(with: "400000".utf8),
+                  let n = Int(String(decoding: bytes[6..<15], as: UTF8.self)), n > 0,
+                  PlaceholderFormat.card(n) == value else { return nil }
+            return (.card, n)
+        default:
+            return nil
+        }
+    }
+
+    /// `prefix` + 1 or more digits + `suffix`: the number.
+    static func numbered(_ bytes: ArraySlice<UInt8>, _ prefix: String, suffix: [UInt8]) -> Int? {
         let p = Array(prefix.utf8)
         guard bytes.count > p.count + suffix.count, bytes.starts(with: p), bytes.suffix(suffix.count).elementsEqual(suffix)
-        else { return false }
-        let digits = bytes[p.count..<bytes.count - suffix.count]
-        return !digits.isEmpty && digits.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        else { return nil }
+        let digits = bytes[(bytes.startIndex + p.count)..<(bytes.endIndex - suffix.count)]
+        guard !digits.isEmpty, digits.count <= 12, digits.allSatisfy(RedactionEngine.isDigit) else { return nil }
+        return Int(String(decoding: digits, as: UTF8.self))
     }
 }
 
@@ -149,18 +217,20 @@ enum JWTShape {
         return Base64URL.encode(headerJSON) + "." + Base64URL.encode(payloadJSON) + "." + placeholderSignature
     }
 
-    static func isPlaceholder(_ value: String) -> Bool {
+    /// The N of a placeholder JWT (payload `{"sub":"redacted-N"}`, signature "redacted").
+    static func placeholderNumber(_ value: String) -> Int? {
         let parts = value.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3, parts[2].elementsEqual(placeholderSignature.utf8),
               let payload = Base64URL.decode(parts[1]),
               let object = try? JSONParser.parse(payload).objectValue, object.count == 1,
               object[0].key == "sub", let sub = object[0].value.stringValue
-        else { return false }
-        return Placeholder.hasNumberedPrefix(Array(sub.utf8), "redacted-", suffix: [])
+        else { return nil }
+        return Placeholder.numbered(Array(sub.utf8)[...], "redacted-", suffix: [])
     }
 }
 
-/// base64url without padding (RFC 4648 §5), as JWTs use it.
+/// base64url without padding (RFC 4648 §5), as JWTs use it; decoding also takes the standard
+/// alphabet and padding.
 enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
@@ -198,22 +268,33 @@ enum Base64URL {
         return bits >= 6 ? nil : out
     }
 
-    static func encode(_ bytes: [UInt8]) -> String {
+    static func encode(_ bytes: [UInt8]) -> String { encode(bytes, urlSafe: true, padded: false) }
+
+    /// base64 of `bytes` in either alphabet, with or without '=' padding.
+    static func encode(_ bytes: [UInt8], urlSafe: Bool, padded: Bool) -> String {
+        if !urlSafe && padded { return HARBuild.base64(bytes) }
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        let a62: UInt8 = urlSafe ? 0x2D : 0x2B, a63: UInt8 = urlSafe ? 0x5F : 0x2F
+        func symbol(_ v: UInt32) -> UInt8 {
+            let i = Int(v & 63)
+            return i == 62 ? a62 : (i == 63 ? a63 : alphabet[i])
+        }
         var i = 0
         while i + 3 <= bytes.count {
             let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-            out += [alphabet[Int(v >> 18)], alphabet[Int(v >> 12 & 63)], alphabet[Int(v >> 6 & 63)], alphabet[Int(v & 63)]]
+            out += [symbol(v >> 18), symbol(v >> 12), symbol(v >> 6), symbol(v)]
             i += 3
         }
         let rest = bytes.count - i
         if rest == 1 {
             let v = UInt32(bytes[i]) << 16
-            out += [alphabet[Int(v >> 18)], alphabet[Int(v >> 12 & 63)]]
+            out += [symbol(v >> 18), symbol(v >> 12)]
+            if padded { out += [0x3D, 0x3D] }
         } else if rest == 2 {
             let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
-            out += [alphabet[Int(v >> 18)], alphabet[Int(v >> 12 & 63)], alphabet[Int(v >> 6 & 63)]]
+            out += [symbol(v >> 18), symbol(v >> 12), symbol(v >> 6)]
+            if padded { out.append(0x3D) }
         }
         return String(decoding: out, as: UTF8.self)
     }

@@ -48,15 +48,53 @@ public struct RedactionRule: Hashable, Sendable, Comparable, CustomStringConvert
     public static let internalHost = RedactionRule("internal-host", slot: 16)
     /// Private and link-local IP literals become documentation addresses (192.0.2.x, 2001:db8::x).
     public static let privateIP = RedactionRule("private-ip", slot: 17)
-    /// A value another rule replaced earlier in the file, met again bare: a URL path segment, a
-    /// whole header value, or a whole query or form value (a login token later sent in a path).
+    /// A value another rule replaced anywhere in the file, met again bare: a URL path segment, a
+    /// body under an innocent key, a header, percent-encoded, base64 or base64url.
     public static let knownSecrets = RedactionRule("known-secrets", slot: 18)
+    public static let openAIKey = RedactionRule("openai-key", slot: 19)
+    public static let anthropicKey = RedactionRule("anthropic-key", slot: 20)
+    public static let sendGridKey = RedactionRule("sendgrid-key", slot: 21)
+    /// `https://hooks.slack.com/services/T.../B.../...` (and Discord webhooks): the path's secret part.
+    public static let slackWebhook = RedactionRule("slack-webhook", slot: 22)
+    public static let twilioKey = RedactionRule("twilio-key", slot: 23)
+    public static let mailgunKey = RedactionRule("mailgun-key", slot: 24)
+    public static let npmToken = RedactionRule("npm-token", slot: 25)
+    public static let pypiToken = RedactionRule("pypi-token", slot: 26)
+    public static let gitlabToken = RedactionRule("gitlab-token", slot: 27)
+    public static let shopifyToken = RedactionRule("shopify-token", slot: 28)
+    public static let squareToken = RedactionRule("square-token", slot: 29)
+    public static let herokuKey = RedactionRule("heroku-key", slot: 30)
+    /// Azure storage account keys (`AccountKey=`), SAS signatures and AD client secrets.
+    public static let azureKey = RedactionRule("azure-key", slot: 31)
+    /// Other well-known prefixes: Hugging Face, DigitalOcean, Telegram bots, Postman, Databricks,
+    /// Linear, Doppler, HashiCorp Vault, Mapbox secret tokens, age keys, Atlassian, Datadog...
+    public static let keyFormats = RedactionRule("key-formats", slot: 32)
+    /// `NAME=value`, `name: value`, `<password>value</password>`, `password="value"` and HTML
+    /// inputs whose name holds a secret word, in any text.
+    public static let secretAssignments = RedactionRule("secret-assignments", slot: 33)
+    /// Phone numbers: under phone/mobile/tel names always; in free text E.164 (`+14155552671`),
+    /// `tel:` links and `(415) 555-2671`.
+    public static let phoneNumber = RedactionRule("phone-number", slot: 34)
+    /// Luhn-valid payment card numbers.
+    public static let cardNumber = RedactionRule("card-number", slot: 35)
+    /// CVC/CVV values under their names.
+    public static let cardCode = RedactionRule("card-code", slot: 36)
+    /// IBANs (ISO 13616, checked mod 97).
+    public static let iban = RedactionRule("iban", slot: 37)
+    /// Names under firstName, lastName, fullName, displayName... become person-N.
+    public static let personName = RedactionRule("person-name", slot: 38)
+    /// A high-entropy value next to a secret word (`token is 8fJ2kq...`): the safety net for names
+    /// and formats no other rule knows.
+    public static let highEntropy = RedactionRule("high-entropy", slot: 39)
 
     /// Every built-in rule, in the order the README documents them.
     public static let builtIn: [RedactionRule] = [
         .authorizationHeader, .cookies, .setCookies, .secretHeaders, .secretParameters, .jsonKeys, .jwt,
         .bearerToken, .awsAccessKey, .githubToken, .slackToken, .stripeKey, .googleAPIKey, .privateKey,
-        .urlUserinfo, .email, .internalHost, .privateIP, .knownSecrets,
+        .urlUserinfo, .email, .internalHost, .privateIP, .knownSecrets, .openAIKey, .anthropicKey, .sendGridKey,
+        .slackWebhook, .twilioKey, .mailgunKey, .npmToken, .pypiToken, .gitlabToken, .shopifyToken, .squareToken,
+        .herokuKey, .azureKey, .keyFormats, .secretAssignments, .phoneNumber, .cardNumber, .cardCode, .iban,
+        .personName, .highEntropy,
     ]
 }
 
@@ -96,15 +134,15 @@ public struct RedactionPattern: @unchecked Sendable {
 public struct RedactionConfiguration: @unchecked Sendable {
     /// Built-in rules switched off by name.
     public var disabled: Set<RedactionRule> = []
-    /// Header names (compared case-insensitively) whose whole value is a secret.
+    /// Header names (compared case-insensitively) whose whole value is a secret, on top of every
+    /// name whose words hold a secret word (`NameMatcher`).
     public var secretHeaderNames: Set<String> = RedactionConfiguration.defaultSecretHeaderNames
-    /// Substrings of header names that make a header secret.
-    public var secretHeaderNameParts: [String] = ["token", "secret", "api-key", "apikey", "session", "signature"]
-    /// Query parameter and form field names (case-insensitive, whole names only).
+    /// Query parameter and form field names (case-insensitive, whole names) that are secret on
+    /// top of the secret words: `code` (OAuth), `key` (Google API keys).
     public var secretParameterNames: Set<String> = RedactionConfiguration.defaultSecretParameterNames
-    /// JSON member names; compared by words, so `accessToken`, `access_token` and `ACCESS-TOKEN`
-    /// all match `token` (see `JSONKeyMatcher`).
-    public var secretJSONKeys: [String] = RedactionConfiguration.defaultSecretJSONKeys
+    /// More names that make a value secret wherever a name stands (JSON member, parameter,
+    /// header, assignment), compared by words: `pin` also matches `userPin` and `PIN_CODE`.
+    public var secretJSONKeys: [String] = []
     /// Hostname suffixes that mark a host as internal (with the leading dot).
     public var internalSuffixes: [String] = [".internal", ".corp", ".local", ".lan", ".intranet", ".localdomain"]
     /// Values never replaced, whatever rule matches them.
@@ -118,18 +156,12 @@ public struct RedactionConfiguration: @unchecked Sendable {
 
     public static let defaultSecretHeaderNames: Set<String> = [
         "x-api-key", "x-auth-token", "x-access-token", "x-csrf-token", "x-xsrf-token", "x-session-token",
-        "x-amz-security-token",
+        "x-amz-security-token", "x-goog-api-key", "x-functions-key", "x-vault-token",
     ]
 
     public static let defaultSecretParameterNames: Set<String> = [
-        "token", "access_token", "id_token", "refresh_token", "api_key", "apikey", "key", "secret",
-        "client_secret", "password", "passwd", "code", "signature", "sig", "x-amz-signature",
-        "x-amz-credential", "x-goog-signature",
-    ]
-
-    public static let defaultSecretJSONKeys: [String] = [
-        "password", "passwd", "secret", "token", "access_token", "refresh_token", "id_token", "client_secret",
-        "api_key", "apikey", "authorization", "cookie", "session",
+        "code", "key", "sig", "x-amz-signature", "x-amz-credential", "x-amz-security-token",
+        "x-goog-signature", "x-goog-credential",
     ]
 }
 

@@ -4,26 +4,22 @@ import HAR
 /// URL and form helpers: query strings are redacted item by item on decoded values, so a
 /// percent-encoded email or token is found, and the same value maps to the same placeholder in
 /// `url`, `queryString`, `postData.params` and the urlencoded text.
-enum URLParts {
-    /// Percent-encodes for a query value: unreserved characters and `@ : / ! $ ' ( ) * , ;` stay.
-    static func percentEncodedQueryValue(_ text: String) -> String {
-        var out = ""
-        for b in text.utf8 {
-            let keep = RedactionEngine.isAlnum(b) || "-._~@:/!$'()*,;".utf8.contains(b)
-            if keep {
-                out.unicodeScalars.append(Unicode.Scalar(b))
-            } else {
-                let hex = Array("0123456789ABCDEF".utf8)
-                out += "%" + String(decoding: [hex[Int(b >> 4)], hex[Int(b & 15)]], as: UTF8.self)
-            }
-        }
-        return out
+enum URLParts {}
+
+extension MarkerSyntax {
+    /// Text (which may hold markers) to be written percent-encoded as a query value once its
+    /// markers are resolved.
+    func queryEncoded(_ text: String) -> String {
+        String(decoding: Self.percentOpen + nonce + Array(text.utf8) + Self.percentClose + nonce, as: UTF8.self)
     }
+
+    static let percentOpen: [UInt8] = [0xEE, 0x80, 0x86]
+    static let percentClose: [UInt8] = [0xEE, 0x80, 0x87]
 }
 
 extension RedactionEngine {
-    /// Redacts a URL: the part before the query and the fragment as text (userinfo, internal
-    /// hosts, private IPs, JWTs and emails in the path), the query item by item.
+    /// Redacts a URL: the part before the query as text (userinfo, internal hosts, private IPs,
+    /// JWTs, emails and keys in the path), the query and a fragment with parameters item by item.
     func redactURL(_ url: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
         guard !url.isEmpty else { return nil }
         var head = Substring(url)
@@ -43,26 +39,17 @@ extension RedactionEngine {
             result = r
             changed = true
         }
-        if let r = replaceKnownSecretsInPath(result, location, path) {
-            result = r
-            changed = true
-        }
-        if let query {
-            result += "?"
-            if let r = redactQuery(String(query), location, path, plusAsSpace: false) {
+        for (separator, part) in [("?", query), ("#", fragment)] {
+            guard let part else { continue }
+            result += separator
+            // An OAuth implicit-flow fragment (`#access_token=...`) is a query too.
+            let r = part.contains("=") ? redactQuery(String(part), location, path, plusAsSpace: false)
+                : scanText(String(part), location, path)
+            if let r {
                 result += r
                 changed = true
             } else {
-                result += query
-            }
-        }
-        if let fragment {
-            result += "#"
-            if let r = scanText(String(fragment), location, path) {
-                result += r
-                changed = true
-            } else {
-                result += fragment
+                result += part
             }
         }
         return changed ? result : nil
@@ -83,7 +70,7 @@ extension RedactionEngine {
             let value = HARBuild.percentDecoded(rawValue, plusAsSpace: plusAsSpace)
             if let replacement = redactParameterValue(name: HARBuild.percentDecoded(name, plusAsSpace: plusAsSpace),
                                                       value: value, location, path) {
-                items.append(name + "=" + URLParts.percentEncodedQueryValue(replacement))
+                items.append(name + "=" + syntax.queryEncoded(replacement))
                 changed = true
             } else {
                 items.append(String(item))
@@ -94,14 +81,29 @@ extension RedactionEngine {
 
     /// A query or form item's value (already decoded, as in `queryString` and `params`).
     func redactParameterValue(name: String, value: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
-        if flags.parameters, config.secretParameterNames.contains(name.lowercased()) {
-            return replaceSecret(value, .secretParameters, location, path)
+        let nameClass = parameterClass(name)
+        if nameClass == .version {
+            versionContext = true
+            defer { versionContext = false }
+            return redactTextOrJSON(value, location, path)
         }
-        return redactTextOrJSON(value, location, path) ?? replaceKnownSecret(value, location, path)
+        if nameClass != .ordinary {
+            if let r = replaceNamedValue(value, nameClass, secretRule: .secretParameters, location, path) { return r }
+            if nameClass == .secret && flags.has(.secretParameters) { return nil }
+        }
+        return redactTextOrJSON(value, location, path)
     }
 
-    /// multipart/form-data: fields named like secret parameters get a placeholder; other
-    /// textual parts are redacted as text or JSON; file parts with binary types are left alone.
+    /// The class of a query, form or multipart parameter name: the exact names (`code`, `key`,
+    /// `sig`) and every name whose words hold a secret word.
+    func parameterClass(_ name: String) -> NameClass {
+        let lower = name.lowercased()
+        if config.secretParameterNames.contains(lower) || lower == "key" { return .secret }
+        return nameMemo.classify(name, rules.names)
+    }
+
+    /// multipart/form-data: fields with secret names get a placeholder; other textual parts are
+    /// redacted as text or JSON; binary file parts are scanned for printable runs.
     func redactMultipart(_ text: String, boundary: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
         let delimiter = "--" + boundary
         let pieces = text.components(separatedBy: delimiter)
@@ -126,20 +128,40 @@ extension RedactionEngine {
                 headers = r
                 changed = true
             }
-            if let name, flags.parameters, config.secretParameterNames.contains(name.lowercased()) {
-                if let r = replaceSecret(content, .secretParameters, location, path) {
-                    content = r
-                    changed = true
-                }
-            } else if isFile && !partType.isEmpty && !BodyKind.isTextual(mimeType: partType) {
-                binaryBodies += 1
-            } else if let r = redactTextOrJSON(content, location, path) {
+            if let r = redactPart(name: name, content: content, binary: isFile && !partType.isEmpty && !BodyKind.isTextual(mimeType: partType),
+                                  mimeType: partType, location, path) {
                 content = r
                 changed = true
             }
             out.append(headers + String(piece[split]) + content + trailer)
         }
         return changed ? out.joined(separator: delimiter) : nil
+    }
+
+    private func redactPart(name: String?, content: String, binary: Bool, mimeType: String,
+                            _ location: RedactionLocation, _ path: () -> String) -> String? {
+        if let name {
+            let nameClass = parameterClass(name)
+            if nameClass == .version {
+                versionContext = true
+                defer { versionContext = false }
+                return redactTextOrJSON(content, location, path)
+            }
+            if nameClass != .ordinary {
+                if let r = replaceNamedValue(content, nameClass, secretRule: .secretParameters, location, path) { return r }
+                if nameClass == .secret && flags.has(.secretParameters) { return nil }
+            }
+        }
+        if binary {
+            // Text already (the body was UTF-8): scan it keeping every length.
+            let was = sameLength
+            sameLength = true
+            defer { sameLength = was }
+            binaryBodies += 1
+            return scanText(content, location, path)
+        }
+        return mimeType.isEmpty ? redactTextOrJSON(content, location, path)
+            : redactDecodedBody(content, mimeType: mimeType, location, path)
     }
 
     /// `name="value"` from a Content-Disposition line.
@@ -166,34 +188,5 @@ extension StringProtocol {
         while let f = s.first, set.contains(f) { s.removeFirst() }
         while let l = s.last, set.contains(l) { s.removeLast() }
         return String(s)
-    }
-}
-
-/// What a body is, from its MIME type.
-enum BodyKind {
-    static func isTextual(mimeType: String) -> Bool {
-        let type = mimeType.lowercased()
-        if type.isEmpty { return false }
-        if type.hasPrefix("text/") { return true }
-        for marker in ["json", "xml", "javascript", "ecmascript", "x-www-form-urlencoded", "graphql", "yaml", "csv",
-                       "html", "multipart/form-data", "x-ndjson", "problem", "jwt", "plain"]
-            where type.contains(marker) { return true }
-        return false
-    }
-
-    static func boundary(of mimeType: String) -> String? {
-        guard mimeType.lowercased().hasPrefix("multipart/") else { return nil }
-        for parameter in mimeType.split(separator: ";").dropFirst() {
-            let pair = parameter.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2, pair[0].trimming(" ").lowercased() == "boundary" else { continue }
-            var value = pair[1].trimming(" ")
-            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
-            return value.isEmpty ? nil : value
-        }
-        return nil
-    }
-
-    static func isURLEncoded(_ mimeType: String) -> Bool {
-        mimeType.lowercased().hasPrefix("application/x-www-form-urlencoded")
     }
 }

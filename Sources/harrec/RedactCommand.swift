@@ -5,6 +5,8 @@ import HAR
 import Recording
 import Redaction
 import Synchronization
+import Dispatch
+import ProxyRuntime
 
 let rulesOption = OptionSpec("rules", .value(placeholder: "<rules.json>"),
                              help: "Rules file: disable rules, add headers, parameters, JSON keys, patterns, suffixes, allowed values.")
@@ -74,19 +76,12 @@ func runRedact(_ arguments: [String]) -> Int32 {
     }
     let configuration = loadRedactionConfiguration(rulesPath: parsed.value("rules"),
                                                    suffixes: parsed.allValues("internal-suffix"))
-    func load(_ path: String) -> HARLog {
-        do {
-            return try HARLog.parse(try readFile(path))
-        } catch {
-            fail("\(path): \(error)", code: 1)
-        }
-    }
     if check {
         var total = 0
+        var suspects = 0
         for path in parsed.positionals {
-            var log = load(path)
-            let engine = RedactionEngine(config: configuration, collectFindings: true)
-            let report = engine.redact(&log)
+            let document = loadDocument(path)
+            let report = try! redactDocument(document, configuration: configuration, collectFindings: true, path: path, sink: nil)
             for finding in report.findings {
                 print(sanitizedForLog("\(path): \(finding.path)  \(finding.rule.name)  \(finding.preview)"))
             }
@@ -94,55 +89,129 @@ func runRedact(_ arguments: [String]) -> Int32 {
                 print(sanitizedForLog("\(path): no secrets found (\(report.entries) entries)"))
             }
             total += report.findings.count
+            suspects += report.findings.filter(\.isSuspect).count
         }
         if total == 0 { return 0 }
-        printErr("harrec: \(total) finding\(total == 1 ? "" : "s"); redact with: harrec redact <file.har> --out <out.har>")
+        let ruleFindings = total - suspects
+        var parts: [String] = []
+        if ruleFindings > 0 { parts.append("\(ruleFindings) finding\(ruleFindings == 1 ? "" : "s")") }
+        if suspects > 0 { parts.append("\(suspects) suspect value\(suspects == 1 ? "" : "s") no rule replaced (a rule switched off or allowed?)") }
+        printErr("harrec: \(parts.joined(separator: ", ")); redact with: harrec redact <file.har> --out <out.har>")
         return 1
     }
     let out = output!
     // Freed body buffers are reused instead of being returned to the kernel and faulted in again
     // (a 100 MB HAR otherwise costs ~90k page faults); the process exits right after.
     harrec_retain_freed_memory()
-    let document: HARLazyDocument
-    do {
-        document = try HARLazyDocument(try readFile(input))
-    } catch {
-        fail("\(input): \(error)", code: 1)
-    }
-    var head = document.head
-    let engine = RedactionEngine(config: configuration)
-    engine.redactLogFields(&head)
-    let entryFailure = Mutex<HARReadError?>(nil)
+    let document = loadDocument(input)
+    let report: RedactionReport
     do {
         let file = try AtomicFileWriter(path: out)
         do {
-            // Entries are parsed on every core, redacted here one by one in file order, and
-            // serialized and written in the background: parsing, redaction and writing overlap,
-            // and no whole tree of the file is ever in memory.
-            try head.serialize(pretty: true, entryCount: document.entryCount, entry: { index in
-                do throws(HARReadError) {
-                    return try document.takeEntry(index)
-                } catch {
-                    entryFailure.withLock { if $0 == nil { $0 = error } }
-                    return HAREntry.placeholder
-                }
-            }, inOrder: { engine.redact(&$0, index: $1) }) { try file.write($0) }
-            if let error = entryFailure.withLock({ $0 }) { throw error }
+            report = try redactDocument(document, configuration: configuration, collectFindings: false, path: input) {
+                try file.write($0)
+            }
             try file.commit()
         } catch {
             file.abort()
             throw error
         }
-    } catch let error as HARReadError {
-        fail("\(input): \(error) (nothing written)", code: 1)
     } catch {
         fail("\(out): \(error)", code: 1)
     }
-    let report = engine.currentReport
     if !parsed.flag("quiet") {
         printErr(redactionSummary(report, written: out))
     }
     return 0
+}
+
+func loadDocument(_ path: String) -> HARLazyDocument {
+    do {
+        return try HARLazyDocument(try readFile(path))
+    } catch {
+        fail("\(path): \(error)", code: 1)
+    }
+}
+
+/// Both passes of redaction over `document`, on every core: pass 1 parses and collects every
+/// entry (the parsed entries are kept; the file's bytes are dropped after), the values are
+/// numbered, then pass 2 finalizes entries while they are serialized to `sink` (nil for
+/// `--check`, which only needs the report).
+func redactDocument(_ document: HARLazyDocument, configuration: RedactionConfiguration, collectFindings: Bool,
+                    path: String, sink: (@Sendable ([UInt8]) throws -> Void)?) throws -> RedactionReport {
+    let trace = getenv("HARREC_TRACE") != nil
+    var t0 = wallClock()
+    func phase(_ name: String) {
+        guard trace else { return }
+        let now = wallClock()
+        printErr("harrec: trace: \(name) \(Int((now - t0) * 1000)) ms")
+        t0 = now
+    }
+    var head = document.head
+    let count = document.entryCount
+    let file = FileRedaction(config: configuration, entryCount: count, collectFindings: collectFindings)
+    file.collectHead(&head)
+    let entries = EntrySlots(count: count)
+    let entryFailure = Mutex<HARReadError?>(nil)
+    let batch = HARLog.parallelBatchSize
+    DispatchQueue.concurrentPerform(iterations: (count + batch - 1) / batch) { b in
+        for i in b * batch..<min((b + 1) * batch, count) {
+            var entry: HAREntry
+            do throws(HARReadError) {
+                entry = try document.takeEntry(i)
+            } catch {
+                entryFailure.withLock { if $0 == nil { $0 = error } }
+                entry = HAREntry.placeholder
+            }
+            file.collect(&entry, index: i)
+            entries.put(entry, at: i)
+        }
+    }
+    if let error = entryFailure.withLock({ $0 }) { fail("\(path): \(error) (nothing written)", code: 1) }
+    phase("pass 1")
+    file.freeze()
+    phase("freeze")
+    file.finalizeHead(&head)
+    if let sink {
+        try head.serialize(pretty: true, entryCount: count, entry: { i in
+            var entry = entries.take(i)
+            file.finalize(&entry, index: i)
+            return entry
+        }, to: sink)
+    } else {
+        DispatchQueue.concurrentPerform(iterations: (count + batch - 1) / batch) { b in
+            for i in b * batch..<min((b + 1) * batch, count) {
+                var entry = entries.take(i)
+                file.finalize(&entry, index: i)
+            }
+        }
+    }
+    phase("pass 2")
+    return file.report
+}
+
+/// Parsed entries between the passes, each written and taken once, from any thread.
+final class EntrySlots: @unchecked Sendable {
+    private let slots: UnsafeMutablePointer<HAREntry?>
+    private let count: Int
+
+    init(count: Int) {
+        self.count = count
+        slots = .allocate(capacity: max(1, count))
+        slots.initialize(repeating: nil, count: max(1, count))
+    }
+
+    deinit {
+        slots.deinitialize(count: max(1, count))
+        slots.deallocate()
+    }
+
+    func put(_ entry: HAREntry, at i: Int) { slots[i] = entry }
+
+    func take(_ i: Int) -> HAREntry {
+        defer { slots[i] = nil }
+        return slots[i] ?? HAREntry.placeholder
+    }
 }
 
 /// The table printed after a redaction: replacements per rule and location.

@@ -190,11 +190,14 @@ func runRecord(_ arguments: [String]) -> Int32 {
                 printErr("harrec: wrote the raw HAR (secrets included) to \(rawOut)")
             }
             if let redaction {
-                let engine = RedactionEngine(config: redaction)
-                try HARExport.write(recorded, to: out, creatorVersion: harrecVersion) { entry, index in
-                    engine.redact(&entry, index: index)
-                }
-                summary = redactionSummary(engine.currentReport, written: out)
+                // Two passes (every value numbered in file order, then replaced everywhere); the
+                // entries are built again for the second rather than all kept in memory.
+                let file = FileRedaction(config: redaction, entryCount: recorded.count)
+                try HARExport.write(recorded, to: out, creatorVersion: harrecVersion,
+                                    firstPass: { entry, index in file.collect(&entry, index: index) },
+                                    between: { file.freeze() },
+                                    secondPass: { entry, index in file.redactAgain(&entry, index: index) })
+                summary = redactionSummary(file.report, written: out)
             } else {
                 try HARExport.write(recorded, to: out, creatorVersion: harrecVersion)
             }

@@ -25,22 +25,29 @@ final class BodyAndPropertyTests: XCTestCase {
         XCTAssertTrue(HARValidator.validate(bytes: r.bytes).isEmpty, "\(HARValidator.validate(bytes: r.bytes))")
     }
 
-    func testBinaryBodiesAreUntouchedAndCounted() {
+    func testBinaryBodiesKeepTheirBytesButPrintableSecrets() throws {
         let bytes = binaryBytes(3000, seed: 7)
-        // Planted ASCII inside binary: left alone (rewriting would corrupt the image).
+        // An AWS key inside a binary body (a protobuf field, say): replaced by a placeholder of the
+        // same length, so length-prefixed framing stays valid; every other byte stays.
         var planted = bytes
-        planted.replaceSubrange(100..<120, with: Array("AKIAIOSFODNN7EXAMPLE".utf8))
-        let b64 = HARBuild.base64(planted)
+        planted.replaceSubrange(99..<121, with: [0] + Array("AKIAIOSFODNN7EXAMPLE".utf8) + [0])
         var e = makeEntry(responseBody: ("image/png", "x"))
-        e.response.content = HARContent(size: planted.count, mimeType: "image/png", text: b64, encoding: "base64")
+        e.response.content = HARContent(size: planted.count, mimeType: "image/png", text: HARBuild.base64(planted), encoding: "base64")
         var e2 = makeEntry(index: 1, responseBody: ("application/json", "x"))
-        // JSON-typed but not UTF-8 (mitmproxy's small.bin): binary too.
+        // JSON-typed but not UTF-8 (mitmproxy's small.bin): binary too, and nothing printable in it.
         e2.response.content = HARContent(size: bytes.count, mimeType: "application/json", text: HARBuild.base64(bytes), encoding: "base64")
         let r = redacted([e, e2])
-        XCTAssertEqual(r.log.entries[0].response.content, e.response.content)
+        let out = try XCTUnwrap(HARBuild.decodeBase64(try XCTUnwrap(r.log.entries[0].response.content.text)))
+        XCTAssertEqual(out.count, planted.count)
+        XCTAssertEqual(Array(out[..<100]), Array(planted[..<100]))
+        XCTAssertEqual(Array(out[120...]), Array(planted[120...]))
+        XCTAssertNotEqual(r.log.entries[0].response.content.text, e.response.content.text)
+        XCTAssertEqual(text(Array(out[100..<120])), "redacted-1**********")
+        XCTAssertEqual(r.log.entries[0].response.content.size, planted.count)
         XCTAssertEqual(r.log.entries[1].response.content, e2.response.content)
         XCTAssertEqual(r.report.binaryBodies, 2)
-        XCTAssertEqual(r.report.total, 0)
+        XCTAssertEqual(r.report.total, 1)
+        XCTAssertEqual(r.report.counts[.awsAccessKey]?[.body], 1)
     }
 
     func testWebSocketMessages() {
@@ -64,9 +71,11 @@ final class BodyAndPropertyTests: XCTestCase {
         let out = r.log.entries[0].custom.first { $0.key == "_webSocketMessages" }!.value.arrayValue!
         XCTAssertEqual(out[0]["data"]?.stringValue, #"{"type":"auth","token":"redacted-1"}"#)
         XCTAssertEqual(out[1]["data"]?.stringValue, "hello user1@example.com from 192.0.2.1")
-        XCTAssertEqual(out[2], messages[2], "binary message untouched")
-        XCTAssertEqual(out[3], messages[3], "base64-stored text message untouched")
-        XCTAssertEqual(out[4]["data"]?.stringValue, #"{"echo":"{\"password\":\"redacted-2\"}"}"#)
+        // A binary message keeps its length: "abcdef123" is 9 bytes, too short for a numbered
+        // placeholder, so it becomes '*'s.
+        XCTAssertEqual(out[2]["data"]?.stringValue, HARBuild.base64(Array("token=*********".utf8)))
+        XCTAssertEqual(out[3], messages[3], "base64-stored text message with nothing printable: untouched")
+        XCTAssertEqual(out[4]["data"]?.stringValue, #"{"echo":"{\"password\":\"redacted-3\"}"}"#)
         XCTAssertEqual(out[0]["time"], .double(1.5))
         XCTAssertEqual(r.report.counts[.jsonKeys]?[.webSocket], 2)
         XCTAssertEqual(r.report.counts[.email]?[.webSocket], 1)

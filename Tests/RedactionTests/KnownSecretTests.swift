@@ -2,7 +2,8 @@ import XCTest
 import HAR
 @testable import Redaction
 
-/// `known-secrets`: a value another rule replaced earlier in the file, met again bare.
+/// `known-secrets`: a value another rule replaced anywhere in the file, met again bare, before or
+/// after the place that marked it, in any encoding.
 final class KnownSecretTests: XCTestCase {
     let token = "s3ssionTok3nValue-9QzX"  // 22 bytes, no shape any other rule knows
 
@@ -31,8 +32,9 @@ final class KnownSecretTests: XCTestCase {
         XCTAssertEqual(r.report.counts[.knownSecrets]?[.header], 1)
     }
 
-    func testShortSecretsAndPartsOfSegmentsStay() {
-        // "42" was a secret (a session number) but also a project id: too short to chase.
+    func testShortSecretsAndPartsOfWordsStay() {
+        // "42" was a secret (a session number) but also a project id: too short to chase. A secret
+        // that is only part of a longer word is a different word.
         let entries = [
             makeEntry(index: 0, responseBody: ("application/json", #"{"session":"42","password":"hunter2hunter"}"#)),
             makeEntry(index: 1, url: "https://api.example.com/v1/projects/42/x-hunter2hunter/hunter2hunterX?q=42",
@@ -40,28 +42,48 @@ final class KnownSecretTests: XCTestCase {
         ]
         let r = redacted(entries)
         XCTAssertEqual(r.log.entries[1].request.url,
-                       "https://api.example.com/v1/projects/42/x-hunter2hunter/hunter2hunterX?q=42")
-        XCTAssertEqual(r.log.entries[1].request.headers[0].value, "hunter2hunter and more")
-        XCTAssertNil(r.report.counts[.knownSecrets])
+                       "https://api.example.com/v1/projects/42/x-redacted-2/hunter2hunterX?q=42")
+        XCTAssertEqual(r.log.entries[1].request.headers[0].value, "redacted-2 and more")
+        XCTAssertEqual(r.report.counts[.knownSecrets], [.url: 1, .header: 1])
     }
 
-    func testTheHostIsNotTreatedAsAPathSegment() {
+    func testPlainWordsAndNumbersAreNotChased() {
+        // A password that is a dictionary word must not rename every "password" key; an id that
+        // is a number may stand inside JSON numbers.
         let entries = [
-            makeEntry(index: 0, responseBody: ("application/json", #"{"token":"tenant-abcdef.example.com"}"#)),
-            makeEntry(index: 1, url: "https://tenant-abcdef.example.com/v1/tenant-abcdef.example.com"),
+            makeEntry(index: 0, responseBody: ("application/json", #"{"password":"password","pin":"123456789012"}"#)),
+            makeEntry(index: 1, responseBody: ("application/json", #"{"password_policy":"password rules","n":123456789012}"#)),
         ]
         let r = redacted(entries)
-        XCTAssertEqual(r.log.entries[1].request.url, "https://tenant-abcdef.example.com/v1/redacted-1")
+        XCTAssertEqual(r.log.entries[1].response.content.text, #"{"password_policy":"password rules","n":123456789012}"#)
     }
 
-    func testASecretLearnedLaterDoesNotReachBack() {
-        // File order: the path comes first, the key that marks it secret afterwards.
+    func testEncodedFormsAreReplaced() {
+        let token = "tok+en/9QzX=Kp2Lm"
+        let entries = [
+            makeEntry(index: 0, responseBody: ("application/json", #"{"access_token":"\#(token)"}"#)),
+            makeEntry(index: 1, url: "https://api.example.com/v1/a?t=" + URLParts.percentEncodedQueryValue(token),
+                      requestHeaders: [("X-Echo", HARBuild.base64(Array(token.utf8))),
+                                       ("X-Echo-Url", Base64URL.encode(Array(token.utf8)))]),
+        ]
+        let r = redacted(entries)
+        let out = text(r.bytes)
+        XCTAssertFalse(out.contains(URLParts.percentEncodedQueryValue(token)))
+        XCTAssertFalse(out.contains(HARBuild.base64(Array(token.utf8))))
+        XCTAssertFalse(out.contains(Base64URL.encode(Array(token.utf8))))
+        XCTAssertEqual(r.log.entries[1].request.headers[0].value, HARBuild.base64(Array("redacted-1".utf8)))
+    }
+
+    func testASecretMarkedLaterReachesBack() {
+        // File order: the path and a header under an innocent name come first, the key that marks
+        // the value secret afterwards. With two passes it is replaced everywhere.
         let r = redacted(Array(loginFlow().reversed()).enumerated().map { index, entry in
             var entry = entry
             entry.startedDateTime = makeEntry(index: index).startedDateTime
             return entry
         })
-        XCTAssertTrue(r.log.entries[1].request.url.contains("/sessions/\(token)/"))
+        XCTAssertFalse(text(r.bytes).contains(token))
+        XCTAssertTrue(r.log.entries[1].request.url.contains("/sessions/redacted-1/"))
     }
 
     func testCanBeSwitchedOff() throws {

@@ -77,10 +77,12 @@ final class QueryAndURLTests: XCTestCase {
         let r = redacted([e])
         let req = r.log.entries[0].request, resp = r.log.entries[0].response
         XCTAssertEqual(header(req.headers, "Referer"), "https://app.example.com/cb?code=redacted-1&state=xyz")
-        XCTAssertEqual(header(req.headers, "Origin"), "https://redacted-2:redacted-3@internal-1.example.invalid")
-        XCTAssertEqual(header(resp.headers, "Location"), "https://app.example.com/home#access_token=redacted-4&token_type=bearer")
-        XCTAssertEqual(resp.redirectURL, "https://app.example.com/home#access_token=redacted-4&token_type=bearer")
-        XCTAssertEqual(header(resp.headers, "Content-Location"), "/x?sig=redacted-5")
+        // The password of userinfo is dropped, not replaced: `user:placeholder@` still reads as
+        // basic-auth credentials to every secret scanner.
+        XCTAssertEqual(header(req.headers, "Origin"), "https://redacted-2@internal-1.example.invalid")
+        XCTAssertEqual(header(resp.headers, "Location"), "https://app.example.com/home#access_token=redacted-3&token_type=bearer")
+        XCTAssertEqual(resp.redirectURL, "https://app.example.com/home#access_token=redacted-3&token_type=bearer")
+        XCTAssertEqual(header(resp.headers, "Content-Location"), "/x?sig=redacted-4")
     }
 
     func testURLsInsideBodies() {
@@ -96,9 +98,12 @@ final class QueryAndURLTests: XCTestCase {
         let e = makeEntry(url: "https://deploy:gh-pass-99@git.example.com/repo.git",
                           responseBody: ("text/plain", "mirror: ftp://anon:anon-pw@files.example.org/pub and postgres://app:s3cr3t@db.example.net:5432/app"))
         let r = redacted([e])
-        XCTAssertEqual(r.log.entries[0].request.url, "https://redacted-1:redacted-2@git.example.com/repo.git")
+        XCTAssertEqual(r.log.entries[0].request.url, "https://redacted-1@git.example.com/repo.git")
         XCTAssertEqual(r.log.entries[0].response.content.text,
-                       "mirror: ftp://redacted-3:redacted-4@files.example.org/pub and postgres://redacted-5:redacted-6@db.example.net:5432/app")
+                       "mirror: ftp://redacted-2@files.example.org/pub and postgres://redacted-3@db.example.net:5432/app")
+        XCTAssertFalse(text(r.bytes).contains("gh-pass-99") || text(r.bytes).contains("anon-pw") || text(r.bytes).contains("s3cr3t"))
+        // A service user with no password is no secret.
+        XCTAssertEqual(scanned("ssh://git@github.com/org/app.git"), "ssh://git@github.com/org/app.git")
         XCTAssertEqual(r.report.counts[.urlUserinfo]?[.url], 2)
         XCTAssertEqual(r.report.counts[.urlUserinfo]?[.body], 4)
         XCTAssertNil(r.report.counts[.email], "the password@host of userinfo is not an email")
@@ -118,14 +123,15 @@ final class QueryAndURLTests: XCTestCase {
         let r = redacted([e])
         let out = r.log.entries[0].request.postData!.text!
         let expected = [
-            "--\(boundary)\r\nContent-Disposition: form-data; name=\"username\"\r\n\r\nalice\r\n",
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"username\"\r\n\r\nperson-1\r\n",
             "--\(boundary)\r\nContent-Disposition: form-data; name=\"password\"\r\n\r\nredacted-1\r\n",
             "--\(boundary)\r\nContent-Disposition: form-data; name=\"profile\"\r\nContent-Type: application/json\r\n\r\n{\"email\": \"user1@example.com\", \"api_key\": \"redacted-2\"}\r\n",
-            "--\(boundary)\r\nContent-Disposition: form-data; name=\"avatar\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n\u{1}PNG token=notreallytext\r\n",
+            // A binary part keeps its length: the placeholder is padded to the value's 13 bytes.
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"avatar\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n\u{1}PNG token=redacted-3***\r\n",
             "--\(boundary)--\r\n",
         ].joined()
         XCTAssertEqual(out, expected)
-        XCTAssertEqual(r.report.binaryBodies, 1, "the image part is left alone and counted")
+        XCTAssertEqual(r.report.binaryBodies, 1, "the image part is scanned as binary and counted")
         XCTAssertEqual(r.log.entries[0].request.bodySize, out.utf8.count)
         XCTAssertEqual(header(r.log.entries[0].request.headers, "Content-Length"), String(out.utf8.count))
     }

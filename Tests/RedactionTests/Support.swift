@@ -133,14 +133,14 @@ func findings(_ log: HARLog, config: RedactionConfiguration = RedactionConfigura
 func scanned(_ input: String, config: RedactionConfiguration = RedactionConfiguration(),
              engine: RedactionEngine? = nil) -> String {
     let e = engine ?? RedactionEngine(config: config)
-    return e.scanText(input, .body, { "" }) ?? input
+    return e.standalone { $0.scanText(input, .body, { "" }) } ?? input
 }
 
 /// Redacts `input` as a body that may be JSON (JSON when it parses, else text).
 func body(_ input: String, config: RedactionConfiguration = RedactionConfiguration(),
           engine: RedactionEngine? = nil) -> String {
     let e = engine ?? RedactionEngine(config: config)
-    return e.redactTextOrJSON(input, .body, { "" }) ?? input
+    return e.standalone { $0.redactTextOrJSON(input, .body, { "" }) } ?? input
 }
 
 func header(_ headers: [HARHeader], _ name: String) -> String? {

@@ -1,0 +1,307 @@
+import HAR
+
+// Values named by a word in the text itself: `name=value` (query strings, forms, .env files,
+// .ini files, shell, XML and HTML attributes), `name: value` (YAML, HTTP dumps, JavaScript,
+// GraphQL arguments, JSON that does not parse), `<password>value</password>` (XML, SOAP), and
+// HTML inputs and meta tags whose `name` is a secret (`<input name="csrf_token" value="...">`).
+// The name decides through `NameMatcher`, the same words as JSON keys and headers.
+
+extension RedactionEngine {
+    /// Bytes a name may hold in an assignment.
+    @inline(__always) static func isNameByte(_ c: UInt8) -> Bool {
+        isAlnum(c) || c == 0x5F || c == 0x2D || c == 0x2E || c == 0x5B || c == 0x5D
+    }
+
+    /// What a value under `nameClass` becomes, as a match over `range` (the value's bytes); a
+    /// version value is kept as it is, so no detector reads it as an IP.
+    func namedValueMatch(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ nameClass: NameClass,
+                         secretRule: RedactionRule, decode: Bool, _ location: RedactionLocation,
+                         _ path: () -> String) -> TextMatch? {
+        guard !range.isEmpty else { return nil }
+        if nameClass == .version {
+            return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: "", keep: true)
+        }
+        var value = string(p, range)
+        if decode && value.utf8.contains(0x25) { value = HARBuild.percentDecoded(value, plusAsSpace: false) }
+        guard let r = replaceNamedValue(value, nameClass, secretRule: secretRule, location, path, length: range.count)
+        else { return nil }
+        return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: r)
+    }
+
+    /// `name=value` at the '=': a query or form parameter after `?`, `&`, `#` or `;`, an
+    /// assignment at the start of a line or after whitespace (`export TOKEN=...`, `password="..."`,
+    /// `.ini` lines with spaces around the '='). A value under an ordinary name that is itself
+    /// percent-encoded (a URL inside a query parameter) is decoded and redacted too.
+    func equalsAssignment(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
+                          _ path: () -> String) -> TextMatch? {
+        var nameEnd = i
+        while nameEnd > lowerBound && (p[nameEnd - 1] == 0x20 || p[nameEnd - 1] == 0x09) && i - nameEnd < 8 { nameEnd -= 1 }
+        let spaced = nameEnd < i
+        var start = nameEnd
+        while start > lowerBound && Self.isNameByte(p[start - 1]) { start -= 1 }
+        guard start < nameEnd, nameEnd - start <= 64 else { return nil }
+        var parameter = start == 0 && !spaced
+        if start > 0 {
+            let c = p[start - 1]
+            if !spaced && (c == 0x3F || c == 0x26 || c == 0x23 || c == 0x3B) {
+                parameter = true
+            } else if spaced ? !(c == 0x0A || c == 0x0D || c == 0x20 || c == 0x09)
+                        : !(c <= 0x20 || c == 0x2C || c == 0x7B || c == 0x28 || c == 0x22 || c == 0x27) {
+                return nil
+            }
+        }
+        let rule: RedactionRule = parameter ? .secretParameters : .secretAssignments
+        let nameClass = classifyName(p, start..<nameEnd, asParameter: true)
+        var j = i + 1
+        if spaced { while j < p.count && (p[j] == 0x20 || p[j] == 0x09) { j += 1 } }
+        if j < p.count, p[j] == 0x22 || p[j] == 0x27 {
+            guard nameClass != .ordinary else { return nil }
+            // A quoted value: `password="..."` (XML, HTML, shell, .ini).
+            let quote = p[j]
+            j += 1
+            let valueStart = j
+            while j < p.count && p[j] != quote && p[j] != 0x0A { j += 1 }
+            return namedValueMatch(p, valueStart..<j, nameClass, secretRule: rule, decode: false, location, path)
+        }
+        let valueStart = j
+        var encoded = false
+        while j < p.count {
+            let c = p[j]
+            if spaced {
+                // `.ini`: the value is the rest of the line, up to a comment.
+                if c == 0x0A || c == 0x0D { break }
+                if (c == 0x3B || c == 0x23) && p[j - 1] == 0x20 { break }
+            } else if c == 0x26 || c == 0x23 || c <= 0x20 || c == 0x22 || c == 0x27 || c == 0x3C || c == 0x3E || c == 0x3B
+                        || c == 0x2C || c == 0x29 || c == 0x5C {
+                break
+            }
+            if c == 0x25 { encoded = true }
+            j += 1
+        }
+        var end = j
+        while end > valueStart && (p[end - 1] == 0x20 || p[end - 1] == 0x09) { end -= 1 }
+        if nameClass == .ordinary {
+            guard encoded, end - valueStart >= 6, flags.has(.secretParameters) else { return nil }
+            return encodedValueMatch(p, valueStart..<end, location, path)
+        }
+        return namedValueMatch(p, valueStart..<end, nameClass, secretRule: rule, decode: parameter || encoded, location, path)
+    }
+
+    /// A percent-encoded value under an ordinary name (`next=https%3A%2F%2F...%3Ftoken%3D...`):
+    /// decoded, redacted as text (a URL in it gets its query redacted), and encoded again.
+    private func encodedValueMatch(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ location: RedactionLocation,
+                                   _ path: () -> String) -> TextMatch? {
+        let decoded = Array(HARBuild.percentDecoded(string(p, range), plusAsSpace: false).utf8)
+        guard decoded.count < range.count, !sameLength,
+              let inner = decoded.withUnsafeBufferPointer({ redactValueBytes($0, location, path, nestingLevel: 1) }) else { return nil }
+        return TextMatch(start: range.lowerBound, end: range.upperBound,
+                         replacement: syntax.queryEncoded(String(decoding: inner, as: UTF8.self)))
+    }
+
+    func classifyName(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, asParameter: Bool) -> NameClass {
+        if asParameter {
+            let name = string(p, range).lowercased()
+            if config.secretParameterNames.contains(name) { return .secret }
+            if name == "key" { return .secret }
+        }
+        return nameMemo.classify(UnsafeBufferPointer(rebasing: p[range]), rules.names)
+    }
+
+    /// A first word shorter than this starts a phrase: the value runs to the end of the line.
+    static let phraseWordLength = 8
+
+    /// `name: value` at the ':' (YAML, HTTP header dumps, JavaScript objects, GraphQL arguments,
+    /// JSON that does not parse); the name may be quoted. Also Telegram bot tokens
+    /// (`123456789:AA...`), which are found at their colon.
+    func colonAssignment(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
+                         _ path: () -> String) -> TextMatch? {
+        if let m = telegramToken(at: i, p, lowerBound: lowerBound, location, path) { return m }
+        guard flags.has(.secretAssignments), i > lowerBound else { return nil }
+        var nameEnd = i
+        while nameEnd > lowerBound && (p[nameEnd - 1] == 0x20 || p[nameEnd - 1] == 0x09) && i - nameEnd < 4 { nameEnd -= 1 }
+        var nameStart = nameEnd
+        var quoted = false
+        if nameEnd > lowerBound, p[nameEnd - 1] == 0x22 || p[nameEnd - 1] == 0x27 {
+            // "name": (JSON-like) or 'name':
+            if lenientJSON { return nil }  // the JSON key pass owns quoted names there
+            let quote = p[nameEnd - 1]
+            quoted = true
+            nameEnd -= 1
+            nameStart = nameEnd
+            while nameStart > lowerBound && p[nameStart - 1] != quote && nameEnd - nameStart <= 64 { nameStart -= 1 }
+            guard nameStart > lowerBound, p[nameStart - 1] == quote else { return nil }
+        } else {
+            while nameStart > lowerBound && Self.isNameByte(p[nameStart - 1]) { nameStart -= 1 }
+        }
+        guard nameStart < nameEnd, nameEnd - nameStart <= 64 else { return nil }
+        let before = quoted ? nameStart - 2 : nameStart - 1
+        if before >= 0 {
+            let c = p[before]
+            guard c <= 0x20 || c == 0x7B || c == 0x2C || c == 0x28 || c == 0x3B || c == 0x5B || c == 0x2D else { return nil }
+        }
+        let nameClass = classifyName(p, nameStart..<nameEnd, asParameter: false)
+        guard nameClass != .ordinary else { return nil }
+        var j = i + 1
+        while j < p.count && (p[j] == 0x20 || p[j] == 0x09) { j += 1 }
+        guard j < p.count else { return nil }
+        if p[j] == 0x22 || p[j] == 0x27 || p[j] == 0x60 {
+            let quote = p[j]
+            j += 1
+            let valueStart = j
+            while j < p.count && p[j] != quote && p[j] != 0x0A {
+                if p[j] == 0x5C { j += 1 }
+                j += 1
+            }
+            return namedValueMatch(p, valueStart..<min(j, p.count), nameClass, secretRule: .secretAssignments,
+                                   decode: false, location, path)
+        }
+        if p[j] == 0x7B || p[j] == 0x5B || p[j] == 0x0A || p[j] == 0x0D { return nil }
+        var valueStart = j
+        var oneToken = false
+        // `Authorization: Bearer x`: the scheme stays, as in the header itself, and the credential
+        // is one token.
+        for scheme in ["Bearer ", "Basic ", "Token ", "Digest ", "bearer ", "token "] where hasPrefix(p, at: j, scheme) {
+            valueStart = j + scheme.utf8.count
+            oneToken = true
+        }
+        var end = valueStart
+        while end < p.count {
+            let c = p[end]
+            if c == 0x0A || c == 0x0D || c == 0x2C || c == 0x3B || c == 0x7D || c == 0x5D || c == 0x29 || c == 0x26
+                || c == 0x3C || c == 0x22 || c == 0x27 { break }
+            if c == 0x20 || c == 0x09 {
+                // One token (`token: eyJ... expires soon`), unless it is a short first word of a
+                // phrase (`password: my secret phrase`), which runs to the end of the line.
+                if oneToken || end - valueStart >= Self.phraseWordLength { break }
+                if Placeholder.isPlaceholder(string(p, valueStart..<end)) { break }
+            }
+            if c == 0x23 && end > valueStart && p[end - 1] == 0x20 { break }  // a YAML comment
+            end += 1
+        }
+        while end > valueStart && (p[end - 1] == 0x20 || p[end - 1] == 0x09) { end -= 1 }
+        let value = string(p, valueStart..<end)
+        if value == "null" || value == "true" || value == "false" || value == "~" { return nil }
+        return namedValueMatch(p, valueStart..<end, nameClass, secretRule: .secretAssignments, decode: false, location, path)
+    }
+
+    /// A Telegram bot token, `<8-10 digits>:<35 of [A-Za-z0-9_-]>`, at its colon.
+    private func telegramToken(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
+                               _ path: () -> String) -> TextMatch? {
+        guard flags.has(.keyFormats), i >= 8, i + 36 <= p.count, Self.isDigit(p[i - 1]) else { return nil }
+        var start = i
+        while start > lowerBound && Self.isDigit(p[start - 1]) && i - start < 11 { start -= 1 }
+        guard (8...10).contains(i - start), start == 0 || !Self.isAlnum(p[start - 1]) else { return nil }
+        let end = run(p, from: i + 1) { Self.isAlnum($0) || $0 == 0x5F || $0 == 0x2D }
+        guard end - (i + 1) == 35 else { return nil }
+        return secretMatch(p, start..<end, rule: .keyFormats, location, path)
+    }
+
+    // MARK: - Markup
+
+    /// `<password>value</password>` (the element's local name decides; CDATA too), and HTML
+    /// `<input>`/`<meta>` whose `name`, `id` or `property` is a secret: their `value`/`content`.
+    /// The start tag's own attributes are scanned like any text.
+    func markup(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+        var j = i + 1
+        while j < p.count && (Self.isNameByte(p[j]) || p[j] == 0x3A) && j - i <= 64 { j += 1 }
+        let tagName = i + 1..<j
+        guard j < p.count, p[j] == 0x3E || p[j] == 0x20 || p[j] == 0x2F || p[j] == 0x09 || p[j] == 0x0A || p[j] == 0x0D
+        else { return nil }
+        // The end of the start tag, skipping quoted attribute values.
+        var k = j
+        var quote: UInt8 = 0
+        while k < p.count && k - i < 4096 {
+            let c = p[k]
+            if quote != 0 { if c == quote { quote = 0 } } else if c == 0x22 || c == 0x27 { quote = c } else if c == 0x3E { break }
+            k += 1
+        }
+        guard k < p.count, p[k] == 0x3E else { return nil }
+        let tagEnd = k + 1
+        let lowerName = string(p, tagName).lowercased()
+        if ["input", "meta", "param", "option", "button"].contains(lowerName) {
+            return htmlNamedValue(p, i..<tagEnd, attributes: j..<k, location, path)
+        }
+        guard p[k - 1] != 0x2F else { return nil }  // <empty/>
+        var localStart = tagName.lowerBound
+        for c in tagName where p[c] == 0x3A { localStart = c + 1 }
+        let nameClass = classifyName(p, localStart..<tagName.upperBound, asParameter: false)
+        guard nameClass != .ordinary else { return nil }
+        // The content, up to the next tag; CDATA is unwrapped.
+        var contentStart = tagEnd
+        while contentStart < p.count && (p[contentStart] == 0x20 || p[contentStart] == 0x0A || p[contentStart] == 0x0D
+            || p[contentStart] == 0x09) { contentStart += 1 }
+        var contentEnd: Int
+        if hasPrefix(p, at: contentStart, "<![CDATA[") {
+            contentStart += 9
+            contentEnd = contentStart
+            while contentEnd + 3 <= p.count && !hasPrefix(p, at: contentEnd, "]]>") { contentEnd += 1 }
+            if contentEnd + 3 > p.count { contentEnd = p.count }
+        } else {
+            contentEnd = contentStart
+            while contentEnd < p.count && p[contentEnd] != 0x3C { contentEnd += 1 }
+            while contentEnd > contentStart && (p[contentEnd - 1] == 0x20 || p[contentEnd - 1] == 0x0A
+                || p[contentEnd - 1] == 0x0D || p[contentEnd - 1] == 0x09) { contentEnd -= 1 }
+        }
+        guard contentEnd > contentStart,
+              let value = namedValueMatch(p, contentStart..<contentEnd, nameClass, secretRule: .secretAssignments,
+                                          decode: false, location, path) else { return nil }
+        // The start tag's attributes are scanned like any text (not its name: that would find this
+        // element again); then the content's placeholder, or the content as it is (a version).
+        let attributes = UnsafeBufferPointer(rebasing: p[tagName.upperBound..<tagEnd])
+        let scannedAttributes = scanBytes(attributes, location, path)
+        if value.keep && scannedAttributes == nil {
+            return TextMatch(start: i, end: contentEnd, replacement: "", keep: true)
+        }
+        var replacement = string(p, i..<tagName.upperBound)
+        replacement += scannedAttributes.map { String(decoding: $0, as: UTF8.self) } ?? string(p, tagName.upperBound..<tagEnd)
+        replacement += string(p, tagEnd..<contentStart) + (value.keep ? string(p, contentStart..<contentEnd) : value.replacement)
+        return TextMatch(start: i, end: contentEnd, replacement: replacement)
+    }
+
+    /// An HTML element whose name/id/property attribute names a secret: its value/content
+    /// attribute is replaced; the other attributes are scanned like any text.
+    private func htmlNamedValue(_ p: UnsafeBufferPointer<UInt8>, _ tag: Range<Int>, attributes: Range<Int>,
+                                _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+        var nameClass = NameClass.ordinary
+        var valueRange: Range<Int>?
+        var j = attributes.lowerBound
+        while j < attributes.upperBound {
+            while j < attributes.upperBound && !Self.isNameByte(p[j]) { j += 1 }
+            let nameStart = j
+            while j < attributes.upperBound && (Self.isNameByte(p[j]) || p[j] == 0x3A) { j += 1 }
+            let name = string(p, nameStart..<j).lowercased()
+            guard j < attributes.upperBound, p[j] == 0x3D else { continue }
+            j += 1
+            var valueStart = j, valueEnd = j
+            if j < attributes.upperBound, p[j] == 0x22 || p[j] == 0x27 {
+                let quote = p[j]
+                valueStart = j + 1
+                valueEnd = valueStart
+                while valueEnd < attributes.upperBound && p[valueEnd] != quote { valueEnd += 1 }
+                j = min(valueEnd + 1, attributes.upperBound)
+            } else {
+                while valueEnd < attributes.upperBound && p[valueEnd] > 0x20 && p[valueEnd] != 0x3E { valueEnd += 1 }
+                j = valueEnd
+            }
+            switch name {
+            case "name", "id", "property", "itemprop", "key", "data-name":
+                let c = classifyName(p, valueStart..<valueEnd, asParameter: true)
+                if c != .ordinary { nameClass = c }
+            case "value", "content", "data-value":
+                valueRange = valueStart..<valueEnd
+            default:
+                break
+            }
+        }
+        guard nameClass != .ordinary, let valueRange,
+              let value = namedValueMatch(p, valueRange, nameClass, secretRule: .secretAssignments, decode: false,
+                                          location, path) else { return nil }
+        let base = attributes.lowerBound
+        let pre = [PreMatch(match: TextMatch(start: valueRange.lowerBound - base, end: valueRange.upperBound - base,
+                                             replacement: value.replacement, keep: value.keep), first: true)]
+        guard let out = scanBytes(UnsafeBufferPointer(rebasing: p[base..<tag.upperBound]), location, path, preMatches: pre)
+        else { return TextMatch(start: tag.lowerBound, end: tag.upperBound, replacement: "", keep: true) }
+        return TextMatch(start: tag.lowerBound, end: tag.upperBound,
+                         replacement: string(p, tag.lowerBound..<base) + String(decoding: out, as: UTF8.self))
+    }
+}

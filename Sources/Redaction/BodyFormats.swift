@@ -1,0 +1,208 @@
+import HAR
+
+// Body formats beyond JSON: server-sent events, JSON lines, multipart, binary bodies (scanned for
+// printable runs, every replacement the same length), and values that are base64 of text.
+
+/// A value that is entirely base64 (or base64url) of UTF-8 text: `eyJ1c2VyIjoi...` in a header,
+/// a cookie or a JSON field. Its text is redacted and encoded back in the same alphabet.
+struct Base64View {
+    var text: [UInt8]
+    var urlSafe: Bool
+    var padded: Bool
+
+    /// Shortest value decoded: shorter base64 is mostly ids and words.
+    static let minimumLength = 16
+
+    static func decode(_ p: UnsafeBufferPointer<UInt8>) -> Base64View? {
+        guard p.count >= minimumLength, p.count <= 16 << 20 else { return nil }
+        var urlSafe = false, standard = false
+        var padding = 0
+        var upper = false, lower = false
+        for b in p {
+            if b >= 0x41 && b <= 0x5A { upper = true } else if b >= 0x61 && b <= 0x7A { lower = true }
+            if padding > 0 {
+                guard b == 0x3D, padding < 2 else { return nil }
+                padding += 1
+                continue
+            }
+            if RedactionEngine.isAlnum(b) { continue }
+            switch b {
+            case 0x2B, 0x2F: standard = true
+            case 0x2D, 0x5F: urlSafe = true
+            case 0x3D: padding = 1
+            default: return nil
+            }
+        }
+        // Base64 of 12 or more bytes of text has both cases; ids and hex digests do not.
+        guard upper && lower, !(urlSafe && standard), (p.count - padding) % 4 != 1 else { return nil }
+        guard let bytes = Base64URL.decode(p), bytes.count >= 8, isText(bytes) else { return nil }
+        return Base64View(text: bytes, urlSafe: urlSafe, padded: padding > 0 || (!urlSafe && p.count % 4 == 0))
+    }
+
+    /// Valid UTF-8 with no control characters but tab and newlines: text, not binary that
+    /// happens to decode.
+    static func isText(_ bytes: [UInt8]) -> Bool {
+        for b in bytes where b < 0x20 && b != 0x09 && b != 0x0A && b != 0x0D || b == 0x7F { return false }
+        return String(validating: bytes, as: UTF8.self) != nil
+    }
+}
+
+extension RedactionEngine {
+    /// Shortest printable run of a binary body that is scanned.
+    static let minimumPrintableRun = 8
+
+    /// A decoded body by its type: forms, multipart, server-sent events, JSON lines, then JSON,
+    /// base64 text or plain text.
+    func redactDecodedBody(_ text: String, mimeType: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
+        let type = mimeType.lowercased()
+        if BodyKind.isURLEncoded(type) {
+            return redactQuery(text, location, path, plusAsSpace: true)
+        }
+        if let boundary = BodyKind.boundary(of: mimeType) {
+            return redactMultipart(text, boundary: boundary, location, path)
+        }
+        if type.hasPrefix("text/event-stream") {
+            return redactLines(text) { line in
+                // `data: {...}`: the payload is JSON or text; other fields are scanned as text.
+                guard line.count >= 5, line.starts(with: "data:".utf8) else { return scanBytes(line, location, path) }
+                let start = line.count > 5 && line[5] == 0x20 ? 6 : 5
+                return redactValueBytes(UnsafeBufferPointer(rebasing: line[start...]), location, path)
+                    .map { Array(line[..<start]) + $0 }
+            }
+        }
+        var copy = text
+        return copy.withUTF8 { p -> String? in
+            if Self.looksLikeJSON(p) {
+                switch rewriteJSON(p, location, path) {
+                case .changed(let bytes): return String(decoding: bytes, as: UTF8.self)
+                case .unchanged: return nil
+                case .notJSON:
+                    // JSON lines (NDJSON), or JSON cut off or broken: line by line keeps each
+                    // document's keys and types.
+                    if p.contains(0x0A) { return redactJSONLines(text, location, path) }
+                    return redactBrokenJSON(p, location, path).map { String(decoding: $0, as: UTF8.self) }
+                }
+            }
+            return redactValueBytes(p, location, path).map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
+    /// Each line on its own: a JSON document is rewritten, anything else scanned (JSON lines,
+    /// JSON cut off by --max-body).
+    private func redactJSONLines(_ text: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
+        redactLines(text) { line in
+            guard Self.looksLikeJSON(line) else { return scanBytes(line, location, path) }
+            switch rewriteJSON(line, location, path) {
+            case .changed(let bytes): return bytes
+            case .unchanged: return nil
+            case .notJSON: return redactBrokenJSON(line, location, path)
+            }
+        }
+    }
+
+    /// Applies `redactLine` to each line (without its '\n'); nil when no line changed.
+    func redactLines(_ text: String, _ redactLine: (UnsafeBufferPointer<UInt8>) -> [UInt8]?) -> String? {
+        var copy = text
+        return copy.withUTF8 { p -> String? in
+            var out: [UInt8] = []
+            var changed = false
+            var start = 0
+            while start <= p.count {
+                var end = start
+                while end < p.count && p[end] != 0x0A { end += 1 }
+                let line = UnsafeBufferPointer(rebasing: p[start..<end])
+                if let r = redactLine(line) {
+                    if !changed { out.reserveCapacity(p.count + 64); out.append(contentsOf: UnsafeBufferPointer(rebasing: p[0..<start])) }
+                    changed = true
+                    out += r
+                } else if changed {
+                    out.append(contentsOf: line)
+                }
+                if end < p.count && changed { out.append(0x0A) }
+                start = end + 1
+            }
+            return changed ? String(decoding: out, as: UTF8.self) : nil
+        }
+    }
+
+    /// A binary body (protobuf, gRPC-web, msgpack, images): its printable runs are scanned, and
+    /// every replacement keeps the byte length, so length-prefixed framing stays valid. Returns a
+    /// binary wrap for pass 2, or nil when nothing changed.
+    func redactBinary(_ bytes: [UInt8], _ location: RedactionLocation, _ path: () -> String) -> String? {
+        binaryBodies += 1
+        var content: [UInt8] = []
+        var pending: [UInt8] = []  // raw bytes not yet written as a base64 chunk
+        var changed = false
+        func flushChunk() {
+            guard !pending.isEmpty else { return }
+            content += Array(HARBuild.base64(pending).utf8)
+            pending.removeAll(keepingCapacity: true)
+        }
+        let wasSameLength = sameLength
+        sameLength = true
+        defer { sameLength = wasSameLength }
+        @inline(__always) func printable(_ b: UInt8) -> Bool { b >= 0x20 && b < 0x7F || b == 0x09 || b == 0x0A || b == 0x0D }
+        bytes.withUnsafeBufferPointer { p in
+            var i = 0
+            while i < p.count {
+                var j = i
+                while j < p.count && printable(p[j]) { j += 1 }
+                if j - i >= Self.minimumPrintableRun, let marked = scanBytes(UnsafeBufferPointer(rebasing: p[i..<j]), location, path) {
+                    changed = true
+                    marked.withUnsafeBufferPointer { m in
+                        var k = 0
+                        while k < m.count {
+                            if m[k] == 0xEE, let v = syntax.parseValue(m, at: k) {
+                                flushChunk()
+                                content += Array(m[k..<v.end])
+                                k = v.end
+                            } else {
+                                pending.append(m[k])
+                                k += 1
+                            }
+                        }
+                    }
+                } else {
+                    pending.append(contentsOf: UnsafeBufferPointer(rebasing: p[i..<j]))
+                }
+                var k = j
+                while k < p.count && !printable(p[k]) { k += 1 }
+                pending.append(contentsOf: UnsafeBufferPointer(rebasing: p[j..<k]))
+                i = k
+            }
+        }
+        guard changed else { return nil }
+        flushChunk()
+        return String(decoding: MarkerSyntax.binaryOpen + syntax.nonce + content + MarkerSyntax.binaryClose + syntax.nonce,
+                      as: UTF8.self)
+    }
+}
+
+/// What a body is, from its MIME type.
+enum BodyKind {
+    static func isTextual(mimeType: String) -> Bool {
+        let type = mimeType.lowercased()
+        if type.isEmpty { return false }
+        if type.hasPrefix("text/") { return true }
+        for marker in ["json", "xml", "javascript", "ecmascript", "x-www-form-urlencoded", "graphql", "yaml", "csv",
+                       "html", "multipart/form-data", "x-ndjson", "problem", "jwt", "plain", "x-sh", "toml", "ini"]
+            where type.contains(marker) { return true }
+        return false
+    }
+
+    static func boundary(of mimeType: String) -> String? {
+        guard mimeType.lowercased().hasPrefix("multipart/") else { return nil }
+        for parameter in mimeType.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2, pair[0].trimming(" ").lowercased() == "boundary" else { continue }
+            var value = pair[1].trimming(" ")
+            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+            return value.isEmpty ? nil : value
+        }
+        return nil
+    }
+
+    static func isURLEncoded(_ mimeType: String) -> Bool {
+        mimeType.lowercased().hasPrefix("application/x-www-form-urlencoded")
+    }
+}

@@ -1,0 +1,384 @@
+import HAR
+
+/// Pass 2 of one unit (an entry, or the log's own fields): markers become the placeholders the
+/// frozen table gave their values, wraps are encoded again, and every value the file replaced
+/// anywhere is replaced here too wherever it stands bare (`KnownValueIndex`), also inside base64
+/// of text.
+struct Finalizer {
+    let syntax: MarkerSyntax
+    /// The final placeholder of each value the unit's markers name.
+    let placeholders: [String]
+    let known: KnownValueIndex?
+    /// Known values replaced, with a masked preview each.
+    var hits: [String] = []
+
+    init(syntax: MarkerSyntax, placeholders: [String], known: KnownValueIndex?) {
+        self.syntax = syntax
+        self.placeholders = placeholders
+        self.known = (known?.isEmpty ?? true) ? nil : known
+    }
+
+    mutating func text(_ s: String, sameLength: Bool = false) -> String? {
+        // Shorter than any known value and no room for a mark: nothing to do.
+        if s.utf8.count < KnownValueIndex.minimumLength { return nil }
+        var copy = s
+        return copy.withUTF8 { bytes($0, sameLength: sameLength) }.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The unit's text with every mark resolved and every known value replaced; nil when nothing
+    /// changed. `sameLength`: a binary body, where known values keep their byte length.
+    mutating func bytes(_ p: UnsafeBufferPointer<UInt8>, sameLength: Bool) -> [UInt8]? {
+        var out: [UInt8] = []
+        var copied = 0
+        var i = 0
+        let n = p.count
+        func emit(_ start: Int, _ end: Int, _ replacement: [UInt8]) {
+            if out.isEmpty { out.reserveCapacity(n + 64) }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<start]))
+            out.append(contentsOf: replacement)
+            copied = end
+        }
+        guard let base = p.baseAddress else { return nil }
+        let known = self.known
+        // Encoded runs (base64, percent) are looked into once each, from their first word start.
+        var encodedCheckedUntil = 0
+        Self.byteClass.withUnsafeBufferPointer { cls in
+            while i < n {
+                let b = base[i]
+                if b == 0xEE, i + 6 <= n, base[i + 1] == 0x80, let (end, replacement) = resolveMark(p, at: i) {
+                    emit(i, end, replacement)
+                    i = end
+                    continue
+                }
+                // A known value starts at a word start: a printable byte after a non-word byte.
+                if let known, cls[Int(b)] & Self.startClass != 0, i == 0 || cls[Int(base[i - 1])] & Self.wordClass == 0 {
+                    if let m = known.match(p, at: i) {
+                        var replacement = Array(known.replacement(m.replacement))
+                        if sameLength { replacement = Self.fit(replacement, m.end - i) }
+                        hits.append(RedactionEngine.mask(String(decoding: UnsafeBufferPointer(rebasing: p[i..<m.end]), as: UTF8.self)))
+                        emit(i, m.end, replacement)
+                        i = m.end
+                        continue
+                    }
+                    if !sameLength && i >= encodedCheckedUntil && (cls[Int(b)] & Self.wordClass != 0 || b == 0x25) {
+                        // A run of base64 or percent-encoding that decodes to text: the known values inside.
+                        let (end, replacement) = knownInEncodedRun(p, at: i, classes: cls)
+                        encodedCheckedUntil = end
+                        if let replacement {
+                            emit(i, end, replacement)
+                            i = end
+                            continue
+                        }
+                    }
+                }
+                i += 1
+            }
+        }
+        guard copied > 0 else { return nil }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<n]))
+        return out
+    }
+
+    /// Byte classes for the scan: word bytes (letters and digits) and bytes a known value may
+    /// start with (printable ASCII but quotes).
+    static let wordClass: UInt8 = 1, startClass: UInt8 = 2, encodedClass: UInt8 = 4
+    static let byteClass: [UInt8] = {
+        var t = [UInt8](repeating: 0, count: 256)
+        for b in 0x21..<0x7F where b != 0x22 && b != 0x27 { t[b] |= startClass }
+        for b in 0..<256 where RedactionEngine.isAlnum(UInt8(b)) { t[b] |= wordClass | encodedClass }
+        for b in "+/-_%.~".utf8 { t[Int(b)] |= encodedClass }
+        return t
+    }()
+
+    /// A mark of this run at `i`: where it ends and what it becomes.
+    private mutating func resolveMark(_ p: UnsafeBufferPointer<UInt8>, at i: Int) -> (Int, [UInt8])? {
+        switch p[i + 2] {
+        case 0x80:
+            guard let m = syntax.parseValue(p, at: i), m.index < placeholders.count else { return nil }
+            let placeholder = Array(placeholders[m.index].utf8)
+            switch m.modifier {
+            case .plain: return (m.end, placeholder)
+            case .percentAt: return (m.end, Self.percentAt(placeholder))
+            case .sameLength(let n): return (m.end, Self.fit(Self.plain(placeholders[m.index]), n))
+            }
+        case 0x82:
+            guard syntax.matches(MarkerSyntax.base64Open, p, at: i), i + 8 <= p.count,
+                  let w = syntax.wrapEnd(p, from: i, open: MarkerSyntax.base64Open, close: MarkerSyntax.base64Close),
+                  i + 8 <= w.contentEnd else { return nil }
+            let urlSafe = p[i + 6] == UInt8(ascii: "u"), padded = p[i + 7] == UInt8(ascii: "p")
+            let content = UnsafeBufferPointer(rebasing: p[(i + 8)..<w.contentEnd])
+            let inner = bytes(content, sameLength: false) ?? Array(content)
+            return (w.end, Array(Base64URL.encode(inner, urlSafe: urlSafe, padded: padded).utf8))
+        case 0x84:
+            guard syntax.matches(MarkerSyntax.binaryOpen, p, at: i),
+                  let w = syntax.wrapEnd(p, from: i, open: MarkerSyntax.binaryOpen, close: MarkerSyntax.binaryClose)
+            else { return nil }
+            var assembled: [UInt8] = []
+            var j = i + 6
+            while j < w.contentEnd {
+                if p[j] == 0xEE, let m = syntax.parseValue(p, at: j), m.index < placeholders.count {
+                    let n: Int
+                    if case .sameLength(let length) = m.modifier { n = length } else { n = placeholders[m.index].utf8.count }
+                    assembled += Self.fit(Self.plain(placeholders[m.index]), n)
+                    j = m.end
+                    continue
+                }
+                var k = j
+                while k < w.contentEnd && p[k] != 0xEE { k += 1 }
+                if let chunk = HARBuild.decodeBase64(String(decoding: UnsafeBufferPointer(rebasing: p[j..<k]), as: UTF8.self)) {
+                    assembled += chunk
+                }
+                j = k == j ? j + 1 : k
+            }
+            let final = assembled.withUnsafeBufferPointer { bytes($0, sameLength: true) } ?? assembled
+            return (w.end, Array(HARBuild.base64(final).utf8))
+        case 0x86:
+            guard syntax.matches(MarkerSyntax.percentOpen, p, at: i),
+                  let w = syntax.wrapEnd(p, from: i, open: MarkerSyntax.percentOpen, close: MarkerSyntax.percentClose)
+            else { return nil }
+            let content = UnsafeBufferPointer(rebasing: p[(i + 6)..<w.contentEnd])
+            let inner = bytes(content, sameLength: false) ?? Array(content)
+            return (w.end, URLParts.percentEncodedQueryValue(inner))
+        default:
+            return nil
+        }
+    }
+
+    /// Base64 of text (16 or more characters, bounded by non-alphanumerics), or a percent-encoded
+    /// run (`%73ession...` in a path), holding a known value: where the run ends, and its
+    /// replacement when a known value was inside.
+    private mutating func knownInEncodedRun(_ p: UnsafeBufferPointer<UInt8>, at i: Int,
+                                            classes cls: UnsafeBufferPointer<UInt8>) -> (Int, [UInt8]?) {
+        var j = i
+        var percent = false, base64 = true
+        while j < p.count && cls[Int(p[j])] & Self.encodedClass != 0 {
+            let c = p[j]
+            if c == 0x25 {
+                guard j + 2 < p.count, RedactionEngine.isHex(p[j + 1]), RedactionEngine.isHex(p[j + 2]) else { break }
+                percent = true
+                base64 = false
+            } else if c == 0x2E || c == 0x7E {
+                base64 = false
+            }
+            j += 1
+        }
+        if percent {
+            // Only the part up to a '/' or '+' is one encoded value (a path segment, a query value).
+            var end = i
+            while end < j && p[end] != 0x2F && p[end] != 0x2B { end += 1 }
+            guard end - i >= KnownValueIndex.minimumLength else { return (end, nil) }
+            let decoded = Array(HARBuild.percentDecoded(String(decoding: UnsafeBufferPointer(rebasing: p[i..<end]), as: UTF8.self),
+                                                        plusAsSpace: false).utf8)
+            guard let inner = decoded.withUnsafeBufferPointer({ bytes($0, sameLength: false) }) else { return (end, nil) }
+            return (end, URLParts.percentEncodedQueryValue(inner))
+        }
+        guard base64, j - i >= Base64View.minimumLength else { return (j, nil) }
+        var padding = 0
+        while j < p.count, p[j] == 0x3D, padding < 2 { j += 1; padding += 1 }
+        guard j - i <= 1 << 20, let view = Base64View.decode(UnsafeBufferPointer(rebasing: p[i..<j])),
+              let inner = view.text.withUnsafeBufferPointer({ bytes($0, sameLength: false) }) else { return (j, nil) }
+        return (j, Array(Base64URL.encode(inner, urlSafe: view.urlSafe, padded: view.padded).utf8))
+    }
+
+    /// A placeholder as it is written into binary bodies: a placeholder JWT as its `redacted-N`
+    /// (padding after a JWT shape would no longer be one).
+    static func plain(_ placeholder: String) -> [UInt8] {
+        if let n = JWTShape.placeholderNumber(placeholder) { return Array("redacted-\(n)".utf8) }
+        return Array(placeholder.utf8)
+    }
+
+    /// `placeholder` in exactly `n` bytes: padded with '*', or all '*' when it does not fit.
+    static func fit(_ placeholder: [UInt8], _ n: Int) -> [UInt8] {
+        if placeholder.count == n { return placeholder }
+        if placeholder.count < n { return placeholder + [UInt8](repeating: 0x2A, count: n - placeholder.count) }
+        return [UInt8](repeating: 0x2A, count: n)
+    }
+
+    static func percentAt(_ placeholder: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        for b in placeholder { if b == 0x40 { out += [0x25, 0x34, 0x30] } else { out.append(b) } }
+        return out
+    }
+}
+
+extension Finalizer {
+    /// Pass 2 of the log's own fields.
+    mutating func finalizeLogFields(_ log: inout HARLog) {
+        if var pages = log.pages {
+            for i in pages.indices {
+                if let r = text(pages[i].title) { pages[i].title = r }
+                finalize(&pages[i].comment)
+            }
+            log.pages = pages
+        }
+        finalize(&log.comment)
+    }
+
+    /// Pass 2 of one entry, with the body length fixups of pass 1. Returns how many known values
+    /// were replaced per location.
+    mutating func finalizeEntry(_ entry: inout HAREntry, fixups: [BodyLengthFixup]) -> [RedactionLocation: Int] {
+        var counts: [RedactionLocation: Int] = [:]
+        func count(_ location: RedactionLocation, _ work: () -> Void) {
+            let before = hits.count
+            work()
+            if hits.count > before { counts[location, default: 0] += hits.count - before }
+        }
+        var request = entry.request
+        count(.url) { if let r = text(request.url) { request.url = r } }
+        count(.header) { finalize(&request.headers) }
+        count(.cookie) { finalize(&request.cookies) }
+        count(.query) {
+            for i in request.queryString.indices {
+                if let r = text(request.queryString[i].value) { request.queryString[i].value = r }
+                if let r = text(request.queryString[i].name) { request.queryString[i].name = r }
+            }
+        }
+        if var post = request.postData {
+            let isBase64 = post.custom.contains { $0.key == "encoding" && $0.value.stringValue == "base64" }
+            count(.body) {
+                if var params = post.params {
+                    for i in params.indices {
+                        if let value = params[i].value, let r = text(value) { params[i].value = r }
+                        if let name = params[i].fileName, let r = text(name) { params[i].fileName = r }
+                    }
+                    post.params = params
+                }
+                if let body = post.text {
+                    let old = fixups.first { $0.body == .request }?.oldLength
+                        ?? RedactionEngine.decodedLength(body, base64: isBase64)
+                    if let r = finalizeBody(body, base64: isBase64, mimeType: post.mimeType) {
+                        post.text = r
+                    }
+                    let new = RedactionEngine.decodedLength(post.text ?? "", base64: isBase64)
+                    Self.adjustLength(headers: &request.headers, bodySize: &request.bodySize, from: old, to: new)
+                }
+                finalize(&post.comment)
+                post.custom = finalize(post.custom)
+            }
+            request.postData = post
+        }
+        count(.other) {
+            finalize(&request.comment)
+            request.custom = finalize(request.custom)
+        }
+        entry.request = request
+
+        var response = entry.response
+        count(.header) { finalize(&response.headers) }
+        count(.cookie) { finalize(&response.cookies) }
+        count(.url) { if let r = text(response.redirectURL) { response.redirectURL = r } }
+        count(.body) {
+            var content = response.content
+            if let body = content.text {
+                let isBase64 = content.encoding == "base64"
+                let old = fixups.first { $0.body == .response }?.oldLength
+                    ?? (isBase64 ? (HARBuild.base64DecodedCount(body) ?? content.size) : body.utf8.count)
+                if let r = finalizeBody(body, base64: isBase64, mimeType: content.mimeType) { content.text = r }
+                let newText = content.text ?? ""
+                let new = isBase64 ? (HARBuild.base64DecodedCount(newText) ?? newText.utf8.count) : newText.utf8.count
+                if old != new {
+                    content.size = new
+                    if let compression = content.compression {
+                        // The transferred size did not change; what compression saved did.
+                        content.compression = compression + new - old
+                    } else {
+                        Self.adjustLength(headers: &response.headers, bodySize: &response.bodySize, from: old, to: new)
+                    }
+                }
+            }
+            finalize(&content.comment)
+            response.content = content
+        }
+        count(.webSocket) { response.content.custom = finalize(response.content.custom) }
+        count(.other) {
+            finalize(&response.comment)
+            response.custom = finalize(response.custom)
+        }
+        entry.response = response
+        count(.other) {
+            if let ip = entry.serverIPAddress, let r = text(ip) { entry.serverIPAddress = r }
+            finalize(&entry.comment)
+        }
+        count(.webSocket) { entry.custom = finalize(entry.custom) }
+        return counts
+    }
+
+    /// A body: marks resolved; a base64 body pass 1 left alone is decoded to look for known values
+    /// (binary ones keep their length).
+    private mutating func finalizeBody(_ body: String, base64: Bool, mimeType: String) -> String? {
+        var copy = body
+        let marked = copy.withUTF8 { syntax.containsMarks($0) }
+        if marked || !base64 { return text(body) }
+        guard known != nil, let bytes = HARBuild.decodeBase64(body), !bytes.isEmpty else { return nil }
+        let isText = BodyKind.isTextual(mimeType: mimeType) && String(validating: bytes, as: UTF8.self) != nil
+        guard let r = bytes.withUnsafeBufferPointer({ self.bytes($0, sameLength: !isText) }) else { return nil }
+        return HARBuild.base64(r)
+    }
+
+    private mutating func finalize(_ comment: inout String?) {
+        if let s = comment, let r = text(s) { comment = r }
+    }
+
+    private mutating func finalize(_ headers: inout [HARHeader]) {
+        for i in headers.indices {
+            if let r = text(headers[i].value) { headers[i].value = r }
+            finalize(&headers[i].comment)
+        }
+    }
+
+    private mutating func finalize(_ cookies: inout [HARCookie]) {
+        for i in cookies.indices {
+            if let r = text(cookies[i].value) { cookies[i].value = r }
+            if let d = cookies[i].domain, let r = text(d) { cookies[i].domain = r }
+            if let p = cookies[i].path, let r = text(p) { cookies[i].path = r }
+            finalize(&cookies[i].comment)
+        }
+    }
+
+    /// Custom fields: every string; WebSocket messages stored as base64 are decoded (binary ones
+    /// keep their length).
+    private mutating func finalize(_ custom: JSONFields) -> JSONFields {
+        guard !custom.isEmpty else { return custom }
+        var result = custom
+        for i in result.indices {
+            if result[i].key == "_webSocketMessages", case .array(var messages) = result[i].value {
+                for m in messages.indices {
+                    guard case .object(var fields) = messages[m],
+                          let d = fields.firstIndex(where: { $0.key == "data" }), let data = fields[d].value.stringValue
+                    else { messages[m] = finalize(messages[m]); continue }
+                    let binary = fields.first { $0.key == "opcode" }?.value.intValue == 2
+                        || fields.contains { ($0.key == "_encoding" || $0.key == "encoding") && $0.value.stringValue == "base64" }
+                    if let r = binary ? finalizeBody(data, base64: true, mimeType: "application/octet-stream") : text(data) {
+                        fields[d].value = .string(r)
+                        messages[m] = .object(fields)
+                    }
+                }
+                result[i].value = .array(messages)
+            } else {
+                result[i].value = finalize(result[i].value)
+            }
+        }
+        return result
+    }
+
+    private mutating func finalize(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .string(let s): return text(s).map(JSONValue.string) ?? value
+        case .array(let items): return .array(items.map { finalize($0) })
+        case .object(let fields): return .object(fields.map { (key: $0.key, value: finalize($0.value)) })
+        default: return value
+        }
+    }
+
+    /// Keeps Content-Length and bodySize equal to the body harrec writes, when the body is not
+    /// content-coded (a coded body's wire length is unknown after redaction and is left as is).
+    static func adjustLength(headers: inout [HARHeader], bodySize: inout Int, from old: Int, to new: Int) {
+        guard old != new else { return }
+        let coded = headers.contains { $0.name.lowercased() == "content-encoding" && $0.value.lowercased() != "identity" }
+        guard !coded else { return }
+        if bodySize == old { bodySize = new }
+        for i in headers.indices where headers[i].name.lowercased() == "content-length" && headers[i].value == String(old) {
+            headers[i].value = String(new)
+        }
+    }
+}

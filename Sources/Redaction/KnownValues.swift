@@ -1,0 +1,218 @@
+import HAR
+
+/// Every value pass 1 replaced anywhere in the file, with its placeholder, looked for everywhere
+/// in pass 2: a token a login response returned is found again bare in a later (or earlier) path
+/// segment, a body under an innocent key, a header, a WebSocket message, percent-encoded, as
+/// base64 or base64url, or JSON-escaped.
+///
+/// A match must start where a word starts (after a non-alphanumeric byte) and, when the value
+/// ends in a letter or digit, end where a word ends: `abc123xyz789` is found in
+/// `/sessions/abc123xyz789/`, not in `xabc123xyz789`.
+///
+/// Lookups cost one load and one bit test per candidate position: the first 8 bytes of every
+/// form, hashed into a 1 Mbit filter, then an open-addressing table of candidates. Forms live in
+/// two byte arenas, so a file with 300,000 secrets costs a few tens of MB, not a String each.
+final class KnownValueIndex: @unchecked Sendable {
+    /// Shorter values are not chased bare: a numeric id or a short word also occurs by chance.
+    static let minimumLength = 8
+    /// 8 Mbit (1 MiB): a few percent of false positives with half a million forms.
+    private static let filterBits = 23
+
+    private let filter: UnsafeMutablePointer<UInt64>
+    private var slotKeys: UnsafeMutablePointer<UInt64>
+    private var slotHeads: UnsafeMutablePointer<Int32>
+    private var slotMask = 0
+    private var candidates: [Candidate] = []
+    private var patterns: [UInt8] = []
+    private var replacements: [UInt8] = []
+    private(set) var isEmpty = true
+
+    struct Candidate {
+        var patternStart: Int32
+        var patternCount: Int32
+        var replacementStart: Int32
+        var replacementCount: Int32
+        var next: Int32
+    }
+
+    /// Whether a value is worth chasing bare: long enough, and not a plain word or number that
+    /// occurs by coincidence (a password `password` must not rename every `"password"` key).
+    static func isIndexable(_ value: String) -> Bool {
+        let bytes = value.utf8
+        guard bytes.count >= minimumLength, bytes.count <= 16_384 else { return false }
+        var letters = 0, digits = 0, numberish = 0
+        for b in bytes {
+            if b < 0x20 && b != 0x0A && b != 0x0D && b != 0x09 { return false }
+            if b == 0x22 || b == 0x5C || b == 0xEE { return false }  // quotes, backslashes, markers
+            if b | 0x20 >= 0x61 && b | 0x20 <= 0x7A { letters += 1 }
+            if b >= 0x30 && b <= 0x39 { digits += 1 }
+            if b == 0x2E || b == 0x2D || b == 0x2B || b | 0x20 == 0x65 { numberish += 1 }
+        }
+        if letters == bytes.count && bytes.count < 20 { return false }
+        // Numbers: a bare match could sit inside a JSON number, and ids collide.
+        if digits + numberish == bytes.count { return false }
+        return !Placeholder.isPlaceholder(value)
+    }
+
+    /// Builds the index of `pairs` (value, placeholder), in the order given, with their encoded
+    /// forms: percent-encoded (upper- and lowercase escapes), base64 and base64url (padded and
+    /// not), and JSON with `\/`.
+    init(pairs: [(value: String, placeholder: String)]) {
+        filter = .allocate(capacity: (1 << Self.filterBits) / 64)
+        filter.initialize(repeating: 0, count: (1 << Self.filterBits) / 64)
+        // Forms go straight into the arenas: (pattern range, replacement range).
+        var forms: [(Int32, Int32, Int32, Int32)] = []
+        forms.reserveCapacity(pairs.count * 3)
+        var patterns: [UInt8] = [], replacements: [UInt8] = []
+        func add(_ pattern: [UInt8], _ replacement: [UInt8]) {
+            guard pattern.count >= Self.minimumLength else { return }
+            forms.append((Int32(patterns.count), Int32(pattern.count), Int32(replacements.count), Int32(replacement.count)))
+            patterns += pattern
+            replacements += replacement
+        }
+        for (value, placeholder) in pairs where Self.isIndexable(value) {
+            let v = Array(value.utf8), r = Array(placeholder.utf8)
+            add(v, r)
+            if v.contains(where: { !RedactionEngine.isAlnum($0) && !URLParts.queryKept[Int($0)] }) {
+                let query = URLParts.percentEncodedQueryValue(v), encoded = URLParts.percentEncodedQueryValue(r)
+                add(query, encoded)
+                let lower = Self.lowercasedEscapes(query)
+                if lower != query { add(lower, encoded) }
+            }
+            let std = Array(HARBuild.base64(v).utf8), stdR = Array(HARBuild.base64(r).utf8)
+            let padding = std.reversed().prefix { $0 == 0x3D }.count, paddingR = stdR.reversed().prefix { $0 == 0x3D }.count
+            if padding > 0 { add(std, stdR) }
+            add(Array(std.dropLast(padding)), Array(stdR.dropLast(paddingR)))
+            if std.contains(0x2B) || std.contains(0x2F) {
+                let url = std.map { $0 == 0x2B ? 0x2D : ($0 == 0x2F ? 0x5F : $0) }
+                let urlR = stdR.map { $0 == 0x2B ? 0x2D : ($0 == 0x2F ? 0x5F : $0) }
+                if padding > 0 { add(url, urlR) }
+                add(Array(url.dropLast(padding)), Array(urlR.dropLast(paddingR)))
+            }
+            if v.contains(0x2F) {
+                // JSON writers that escape '/' (PHP, some Java) write `\/`.
+                var escaped: [UInt8] = []
+                for b in v { if b == 0x2F { escaped += [0x5C, 0x2F] } else { escaped.append(b) } }
+                add(escaped, r)
+            }
+        }
+        var capacity = 16
+        while capacity < forms.count * 2 { capacity <<= 1 }
+        slotKeys = .allocate(capacity: capacity)
+        slotKeys.initialize(repeating: 0, count: capacity)
+        slotHeads = .allocate(capacity: capacity)
+        slotHeads.initialize(repeating: -1, count: capacity)
+        slotMask = capacity - 1
+        self.patterns = patterns
+        self.replacements = replacements
+        guard !forms.isEmpty else { return }
+        isEmpty = false
+        // Longest first, so the first candidate that matches at a position is the longest; ties
+        // keep the order given (file order), so the index is the same on every run.
+        let order = forms.indices.sorted { forms[$0].1 != forms[$1].1 ? forms[$0].1 > forms[$1].1 : $0 < $1 }
+        candidates.reserveCapacity(forms.count)
+        var tails = [Int32](repeating: -1, count: capacity)
+        for f in order {
+            let (pStart, pCount, rStart, rCount) = forms[f]
+            let key = patterns.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: Int(pStart), as: UInt64.self) }
+            let h = Self.filterHash(key)
+            filter[Int(h >> 6)] |= 1 << (h & 63)
+            var slot = Int(truncatingIfNeeded: Self.slotHash(key)) & slotMask
+            while slotHeads[slot] >= 0 && slotKeys[slot] != key { slot = (slot + 1) & slotMask }
+            let index = Int32(candidates.count)
+            candidates.append(Candidate(patternStart: pStart, patternCount: pCount, replacementStart: rStart,
+                                        replacementCount: rCount, next: -1))
+            if slotHeads[slot] < 0 {
+                slotKeys[slot] = key
+                slotHeads[slot] = index
+            } else {
+                candidates[Int(tails[slot])].next = index
+            }
+            tails[slot] = index
+        }
+    }
+
+    deinit {
+        filter.deallocate()
+        slotKeys.deallocate()
+        slotHeads.deallocate()
+    }
+
+    private static func lowercasedEscapes(_ bytes: [UInt8]) -> [UInt8] {
+        var out = bytes
+        var i = 0
+        while i + 2 < out.count {
+            if out[i] == 0x25 {
+                for k in 1...2 where out[i + k] >= 0x41 && out[i + k] <= 0x46 { out[i + k] |= 0x20 }
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        return out
+    }
+
+    @inline(__always) private static func filterHash(_ key: UInt64) -> UInt64 {
+        (key &* 0x9E37_79B9_7F4A_7C15) >> UInt64(64 - filterBits)
+    }
+    @inline(__always) private static func slotHash(_ key: UInt64) -> UInt64 {
+        let x = (key ^ (key >> 29)) &* 0xBF58_476D_1CE4_E5B9
+        return x ^ (x >> 32)
+    }
+
+    /// The longest known form that starts at `i` (a word start) and ends at a word end: where it
+    /// ends and what replaces it.
+    @inline(__always)
+    func match(_ p: UnsafeBufferPointer<UInt8>, at i: Int) -> (end: Int, replacement: Range<Int>)? {
+        guard i + 8 <= p.count else { return nil }
+        let key = UnsafeRawPointer(p.baseAddress! + i).loadUnaligned(as: UInt64.self)
+        let h = Self.filterHash(key)
+        guard filter[Int(h >> 6)] & (1 << (h & 63)) != 0 else { return nil }
+        return slowMatch(p, at: i, key: key)
+    }
+
+    private func slowMatch(_ p: UnsafeBufferPointer<UInt8>, at i: Int, key: UInt64) -> (end: Int, replacement: Range<Int>)? {
+        var slot = Int(truncatingIfNeeded: Self.slotHash(key)) & slotMask
+        while slotHeads[slot] >= 0 {
+            if slotKeys[slot] == key {
+                return patterns.withUnsafeBufferPointer { arena -> (end: Int, replacement: Range<Int>)? in
+                    var c = Int(slotHeads[slot])
+                    while c >= 0 {
+                        let candidate = candidates[c]
+                        let n = Int(candidate.patternCount)
+                        let start = Int(candidate.patternStart)
+                        if i + n <= p.count && memcmpEqual(arena.baseAddress! + start, p.baseAddress! + i, n) {
+                            let end = i + n
+                            if !(RedactionEngine.isAlnum(arena[start + n - 1]) && end < p.count && RedactionEngine.isAlnum(p[end])) {
+                                let r = Int(candidate.replacementStart)
+                                return (end, r..<r + Int(candidate.replacementCount))
+                            }
+                        }
+                        c = Int(candidate.next)
+                    }
+                    return nil
+                }
+            }
+            slot = (slot + 1) & slotMask
+        }
+        return nil
+    }
+
+    func replacement(_ range: Range<Int>) -> ArraySlice<UInt8> { replacements[range] }
+}
+
+@inline(__always)
+func memcmpEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+    var k = 0
+    while k + 8 <= n {
+        if UnsafeRawPointer(a + k).loadUnaligned(as: UInt64.self) != UnsafeRawPointer(b + k).loadUnaligned(as: UInt64.self) {
+            return false
+        }
+        k += 8
+    }
+    while k < n {
+        if a[k] != b[k] { return false }
+        k += 1
+    }
+    return true
+}

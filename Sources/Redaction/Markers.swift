@@ -1,0 +1,198 @@
+import HAR
+
+// Pass 1 cannot write final placeholders: their numbers follow the order of first appearance in
+// the whole file, and entries are redacted in parallel. So it writes markers that name a value of
+// its own entry, and pass 2 (`Finalizer`) swaps each marker for the placeholder the frozen table
+// gave that value, applying the marker's encoding.
+//
+//   value:    U+E000 nonce index [modifier] U+E001
+//             modifier: none | "@" (an email whose '@' is written %40) | "#" length (padded or
+//             cut to exactly that many bytes, for binary bodies)
+//   base64:   U+E002 nonce alphabet padding text U+E003 nonce
+//             the text (which may hold markers) is base64-encoded once its markers are resolved;
+//             alphabet "s" (standard) or "u" (url), padding "p" or "n"
+//   binary:   U+E004 nonce (base64-chunk | value marker)* U+E005 nonce
+//             a binary body with same-length replacements: chunks decoded, placeholders inserted,
+//             the whole re-encoded as standard padded base64
+//   query:    U+E006 nonce text U+E007 nonce
+//             the text is percent-encoded as a query value once its markers are resolved
+//
+// The nonce is random per run, so text in the input that happens to hold these private-use
+// characters is never taken for a marker.
+
+/// How a marker's placeholder is written.
+enum MarkerModifier: Equatable {
+    case plain
+    /// An email whose '@' was written %40.
+    case percentAt
+    /// Exactly this many bytes (a binary body keeps its length).
+    case sameLength(Int)
+}
+
+struct MarkerSyntax: Sendable {
+    static let valueOpen: [UInt8] = [0xEE, 0x80, 0x80]
+    static let valueClose: [UInt8] = [0xEE, 0x80, 0x81]
+    static let base64Open: [UInt8] = [0xEE, 0x80, 0x82]
+    static let base64Close: [UInt8] = [0xEE, 0x80, 0x83]
+    static let binaryOpen: [UInt8] = [0xEE, 0x80, 0x84]
+    static let binaryClose: [UInt8] = [0xEE, 0x80, 0x85]
+
+    /// Three ASCII letters, random per run.
+    let nonce: [UInt8]
+
+    init(nonce: [UInt8]) { self.nonce = nonce }
+
+    static func random() -> MarkerSyntax {
+        var generator = SystemRandomNumberGenerator()
+        let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8)
+        return MarkerSyntax(nonce: (0..<3).map { _ in letters[Int(generator.next() % UInt64(letters.count))] })
+    }
+
+    func value(_ index: Int, _ modifier: MarkerModifier) -> [UInt8] {
+        var out = Self.valueOpen + nonce
+        out += Array(String(index).utf8)
+        switch modifier {
+        case .plain: break
+        case .percentAt: out.append(UInt8(ascii: "@"))
+        case .sameLength(let n): out.append(UInt8(ascii: "#")); out += Array(String(n).utf8)
+        }
+        return out + Self.valueClose
+    }
+
+    func base64(_ text: [UInt8], urlSafe: Bool, padded: Bool) -> [UInt8] {
+        Self.base64Open + nonce + [urlSafe ? UInt8(ascii: "u") : UInt8(ascii: "s"), padded ? UInt8(ascii: "p") : UInt8(ascii: "n")]
+            + text + Self.base64Close + nonce
+    }
+
+    /// Whether `p[i...]` starts with `mark` followed by this run's nonce.
+    @inline(__always)
+    func matches(_ mark: [UInt8], _ p: UnsafeBufferPointer<UInt8>, at i: Int) -> Bool {
+        guard i + 6 <= p.count, p[i] == 0xEE, p[i + 1] == 0x80, p[i + 2] == mark[2] else { return false }
+        return p[i + 3] == nonce[0] && p[i + 4] == nonce[1] && p[i + 5] == nonce[2]
+    }
+
+    /// A value marker at `i`: its index, modifier and end.
+    func parseValue(_ p: UnsafeBufferPointer<UInt8>, at i: Int) -> (index: Int, modifier: MarkerModifier, end: Int)? {
+        guard matches(Self.valueOpen, p, at: i) else { return nil }
+        var j = i + 6
+        var index = 0
+        let digitsStart = j
+        while j < p.count, RedactionEngine.isDigit(p[j]), j - digitsStart < 9 { index = index * 10 + Int(p[j] - 0x30); j += 1 }
+        guard j > digitsStart, j < p.count else { return nil }
+        var modifier = MarkerModifier.plain
+        switch p[j] {
+        case UInt8(ascii: "@"): modifier = .percentAt; j += 1
+        case UInt8(ascii: "#"):
+            j += 1
+            var n = 0
+            let start = j
+            while j < p.count, RedactionEngine.isDigit(p[j]), j - start < 9 { n = n * 10 + Int(p[j] - 0x30); j += 1 }
+            guard j > start else { return nil }
+            modifier = .sameLength(n)
+        default: break
+        }
+        guard j + 3 <= p.count, p[j] == 0xEE, p[j + 1] == 0x80, p[j + 2] == 0x81 else { return nil }
+        return (index, modifier, j + 3)
+    }
+
+    /// The end of the wrap (base64 or binary) whose open mark is at `i`: the index just after its
+    /// close mark, counting nested wraps of the same kind.
+    func wrapEnd(_ p: UnsafeBufferPointer<UInt8>, from i: Int, open: [UInt8], close: [UInt8]) -> (contentEnd: Int, end: Int)? {
+        var depth = 0
+        var j = i
+        while j < p.count {
+            if p[j] == 0xEE {
+                if matches(open, p, at: j) { depth += 1; j += 6; continue }
+                if matches(close, p, at: j) {
+                    depth -= 1
+                    if depth == 0 { return (j, j + 6) }
+                    j += 6
+                    continue
+                }
+            }
+            j += 1
+        }
+        return nil
+    }
+
+    /// Whether `p` holds any mark of this run.
+    func containsMarks(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        while i + 6 <= p.count {
+            if p[i] == 0xEE, p[i + 1] == 0x80, p[i + 2] & 0xF8 == 0x80,
+               p[i + 3] == nonce[0], p[i + 4] == nonce[1], p[i + 5] == nonce[2] { return true }
+            i += 1
+        }
+        return false
+    }
+}
+
+/// The values one unit of pass 1 (an entry, or the log's own fields) replaced, in order of first
+/// appearance; markers refer to them by index.
+struct ValueCollector {
+    private(set) var values: [(kind: ValueKind, value: String)] = []
+    private var indexes: [String: Int] = [:]
+    /// Placeholder numbers met in the input: new numbers start after them.
+    private(set) var reserved: [(ValueKind, Int)] = []
+
+    mutating func index(_ kind: ValueKind, _ value: String) -> Int {
+        let key = String(UnicodeScalar(kind.rawValue + 0x41)) + PlaceholderTable.key(kind, value)
+        if let known = indexes[key] { return known }
+        values.append((kind, value))
+        indexes[key] = values.count - 1
+        return values.count - 1
+    }
+
+    mutating func reserve(_ kind: ValueKind, _ number: Int) { reserved.append((kind, number)) }
+
+    /// Values no marker stands for but pass 2 looks for everywhere (a URL password, which is
+    /// dropped, and a Basic credential's password). They are numbered after every other value,
+    /// so the placeholders a reader sees stay numbered 1, 2, 3 in file order.
+    private(set) var chased: [(kind: ValueKind, value: String)] = []
+
+    mutating func chase(_ kind: ValueKind, _ value: String) { chased.append((kind, value)) }
+
+    /// Cookies whose values were replaced: `name=value` is chased everywhere else too (an API
+    /// echoing its request headers), however short the value.
+    private(set) var cookies: [(name: String, value: String)] = []
+
+    mutating func cookie(_ name: String, _ value: String) {
+        guard !name.isEmpty, name.utf8.count <= 64 else { return }
+        cookies.append((name, value))
+    }
+
+    mutating func removeAll() {
+        values.removeAll(keepingCapacity: true)
+        indexes.removeAll(keepingCapacity: true)
+        reserved.removeAll(keepingCapacity: true)
+        chased.removeAll(keepingCapacity: true)
+        cookies.removeAll(keepingCapacity: true)
+    }
+}
+
+extension URLParts {
+    /// Percent-encodes for a query value: unreserved characters and `@ : / ! $ ' ( ) * , ;` stay.
+    static func percentEncodedQueryValue(_ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        let hex = Array("0123456789ABCDEF".utf8)
+        for b in bytes {
+            if RedactionEngine.isAlnum(b) || Self.queryKept[Int(b)] {
+                out.append(b)
+            } else {
+                out += [0x25, hex[Int(b >> 4)], hex[Int(b & 15)]]
+            }
+        }
+        return out
+    }
+
+    static let queryKept: [Bool] = {
+        var t = [Bool](repeating: false, count: 256)
+        for b in "-._~@:/!$'()*,;".utf8 { t[Int(b)] = true }
+        return t
+    }()
+
+    static func percentEncodedQueryValue(_ text: String) -> String {
+        String(decoding: percentEncodedQueryValue(Array(text.utf8)), as: UTF8.self)
+    }
+}

@@ -1,0 +1,268 @@
+/// What a name (JSON member, query or form parameter, multipart field, header, `NAME=value`
+/// assignment, XML element, HTML `name` attribute) says about the value it holds.
+enum NameClass: UInt8, Sendable {
+    /// Nothing: the value is scanned like any text.
+    case ordinary
+    /// A credential: token, secret, password, API key, session, signature, OTP, CSRF token...
+    case secret
+    /// A lone `key`: a secret only when the value looks like a token (`{"key": "theme"}` is a
+    /// preferences entry, `{"key": "8f3a..."}` is not).
+    case bareKey
+    /// A person's name (`firstName`, `displayName`, ...).
+    case personName
+    /// A phone number (`phone`, `mobile`, `tel`, `msisdn`, ...).
+    case phone
+    /// A payment card number (`cardNumber`, `pan`, ...).
+    case cardNumber
+    /// A card security code (`cvc`, `cvv`, `securityCode`, ...).
+    case cardCode
+    /// A version (`firmwareVersion`, `build`): a dotted quad there is not an IP address.
+    case version
+}
+
+/// Classifies names by their words: `accessToken`, `access_token`, `Access-Token` and
+/// `ACCESS_TOKEN` are the words ["access", "token"], and a name is secret when a secret word (or
+/// a listed run of words) appears in it, unless a word that describes the value rather than
+/// holding it follows (`token_type`, `sessionCount`, `passwordPolicy`, `tokenExpiresIn`).
+/// Lowercase compounds are split too (`apikey`, `csrftoken`, `sessionid`).
+///
+/// The same matcher serves every place a name appears, so a name that is secret as a JSON key is
+/// secret as a header, a query parameter or an `.env` line.
+struct NameMatcher {
+    /// Runs of words that make a name secret (single words are runs of one). User JSON keys and
+    /// parameters from a rules file are added here.
+    private let secretRuns: [[String]]
+    /// Whole names (lowercased, separators kept) that are secret only as the whole name: `code`
+    /// (OAuth) and `key` (Google API keys) in query strings, `sig`.
+    private let exactSecretNames: Set<String>
+
+    static let secretWords: [String] = [
+        "token", "tokens", "secret", "secrets", "password", "passwords", "passwd", "pwd", "pass", "passphrase",
+        "passcode", "pin", "auth", "authorization", "credential", "credentials", "creds", "signature", "sig",
+        "session", "sessionid", "sid", "otp", "totp", "hotp", "mfa", "csrf", "xsrf", "cookie", "jwt", "apikey",
+        "privatekey", "bearer", "saml", "assertion", "pw", "key",
+    ]
+
+    /// Multi-word runs: keys with a qualifier, and codes that are credentials.
+    static let secretWordRuns: [[String]] = [
+        ["api", "key"], ["access", "key"], ["secret", "key"], ["private", "key"], ["client", "key"], ["auth", "key"],
+        ["master", "key"], ["signing", "key"], ["encryption", "key"], ["subscription", "key"], ["app", "key"],
+        ["consumer", "key"], ["license", "key"], ["account", "key"], ["storage", "key"], ["service", "key"],
+        ["x", "key"], ["admin", "key"], ["server", "key"], ["shared", "key"], ["session", "key"], ["user", "key"],
+        ["auth", "code"], ["authorization", "code"], ["verification", "code"], ["reset", "code"], ["recovery", "code"],
+        ["recovery", "codes"], ["backup", "code"], ["backup", "codes"], ["confirmation", "code"], ["sms", "code"],
+        ["security", "answer"], ["account", "number"], ["routing", "number"], ["ssn"], ["social", "security"],
+        ["tax", "id"], ["connection", "string"], ["dsn"],
+    ]
+
+    /// Qualifiers after which `key` names no secret: public keys, database keys, cache keys.
+    static let innocentKeyQualifiers: Set<String> = [
+        "public", "pub", "primary", "foreign", "sort", "partition", "cache", "idempotency", "dedupe", "dedup", "hot",
+        "row", "hash", "range", "lookup", "i18n", "translation", "locale", "message", "string", "websocket",
+        "composite", "unique", "shortcut", "object", "item", "entity", "resource", "event", "metric", "feature",
+        "flag", "field", "column", "index", "group", "react", "list", "map", "sec", "registry",
+    ]
+
+    /// Words that describe a secret rather than hold it, when they follow the secret word.
+    static let describingWords: Set<String> = [
+        "type", "types", "kind", "expires", "expiry", "expiration", "exp", "ttl", "lifetime", "duration", "timeout",
+        "length", "count", "url", "uri", "endpoint", "name", "names", "format", "required", "enabled", "policy",
+        "hint", "label", "status", "version", "scope", "scopes", "strength", "changed", "updated", "created",
+        "present", "set", "valid", "location", "path", "field", "fields", "header", "method", "mode", "algorithm",
+        "alg", "min", "max", "minimum", "maximum", "rules", "rule", "requirements", "regex", "pattern", "placeholder",
+        "visible", "visibility", "mask", "masked", "redacted", "prompt", "error", "errors", "message", "input",
+        "provider", "providers", "scheme", "schemes", "flow", "server", "domain", "host", "config", "settings",
+        "options", "start", "started", "end", "ended", "at", "time", "timestamp", "date", "since", "until", "sent",
+        "verified", "channel", "attempts", "retries", "remaining", "issuer", "audience", "source", "storage",
+        "store", "manager", "service", "enforced", "supported", "allowed", "reset", "age", "history", "last",
+        "size", "len", "index", "prefix", "suffix", "level", "lifespan", "refresh", "generated", "used", "usage",
+        "limit", "limits", "validity", "consent", "banner", "preferences", "accepted", "dismissed",
+    ]
+
+    init(secretRuns extra: [String] = [], exactNames: [String] = []) {
+        var runs: [[String]] = Self.secretWords.map { [$0] } + Self.secretWordRuns
+        var seen = Set(runs)
+        for name in extra {
+            let words = Self.words(name)
+            if !words.isEmpty && seen.insert(words).inserted { runs.append(words) }
+        }
+        secretRuns = runs
+        exactSecretNames = Set(exactNames.map { $0.lowercased() })
+    }
+
+    /// The class of a name. `asParameter`: the name stands for a query or form parameter, where
+    /// a bare `key` and `code` are credentials (`?key=AIza...`, OAuth's `?code=`).
+    func classify(_ name: String, asParameter: Bool = false) -> NameClass {
+        if asParameter && exactSecretNames.contains(name.lowercased()) { return .secret }
+        let words = Self.words(name)
+        guard !words.isEmpty else { return .ordinary }
+        if words.first == "key" && words.dropFirst().allSatisfy({ $0 == "value" || $0 == "string" }) {
+            return asParameter ? .secret : .bareKey
+        }
+        if let personal = Self.personalClass(words) { return personal }
+        if isSecret(words) { return .secret }
+        if words.contains(where: { Self.versionWords.contains($0) }) { return .version }
+        return .ordinary
+    }
+
+    private func isSecret(_ words: [String]) -> Bool {
+        for run in secretRuns where run.count <= words.count {
+            for start in 0...(words.count - run.count) where words[start..<start + run.count].elementsEqual(run) {
+                let end = start + run.count
+                if run == ["key"] {
+                    // `key` as a word needs a qualifier before it that is not innocent (`apiKey`,
+                    // `stripe_key`; not `sortKey`), and `keyId` names the key, not its secret.
+                    guard start > 0, !Self.innocentKeyQualifiers.contains(words[start - 1]) else { continue }
+                    if end < words.count, words[end] == "id" || words[end] == "ids" { continue }
+                }
+                if words[end...].contains(where: { Self.describingWords.contains($0) }) { continue }
+                return true
+            }
+        }
+        return false
+    }
+
+    static let versionWords: Set<String> = ["version", "versions", "ver", "firmware", "build", "release", "fw"]
+
+    private static let personRuns: [[String]] = [
+        ["first", "name"], ["last", "name"], ["full", "name"], ["given", "name"], ["family", "name"],
+        ["display", "name"], ["middle", "name"], ["surname"], ["nickname"], ["nick", "name"], ["legal", "name"],
+        ["maiden", "name"], ["username"], ["user", "name"], ["contact", "name"], ["holder", "name"],
+        ["cardholder", "name"], ["cardholder"], ["account", "holder"], ["owner", "name"], ["customer", "name"],
+        ["recipient", "name"], ["sender", "name"], ["billing", "name"], ["shipping", "name"], ["firstname"],
+        ["lastname"], ["fullname"], ["givenname"], ["familyname"], ["displayname"], ["person", "name"],
+        ["patient", "name"], ["author", "name"],
+    ]
+    private static let phoneWords: Set<String> = [
+        "phone", "phones", "mobile", "tel", "telephone", "msisdn", "cell", "cellphone", "fax", "whatsapp",
+        "phonenumber", "mobilenumber",
+    ]
+    private static let cardRuns: [[String]] = [
+        ["card", "number"], ["card", "no"], ["card", "num"], ["cc", "number"], ["pan"], ["credit", "card"],
+        ["cardnumber"], ["ccnum"], ["card", "pan"], ["primary", "account", "number"],
+    ]
+    private static let cardCodeWords: Set<String> = ["cvc", "cvv", "cvv2", "cvc2", "csc", "cvn"]
+    private static let cardCodeRuns: [[String]] = [["security", "code"], ["card", "code"], ["card", "verification"]]
+
+    private static func personalClass(_ words: [String]) -> NameClass? {
+        func endsWith(_ run: [String]) -> Bool {
+            // The run may be followed only by nothing (a describing word makes it a label).
+            guard run.count <= words.count else { return false }
+            for start in 0...(words.count - run.count) where words[start..<start + run.count].elementsEqual(run) {
+                let after = words[(start + run.count)...]
+                if after.isEmpty || after.allSatisfy({ $0 == "value" || $0 == "text" }) { return true }
+            }
+            return false
+        }
+        if words.contains(where: { cardCodeWords.contains($0) }) && !words.contains(where: describingWords.contains) {
+            return .cardCode
+        }
+        if cardCodeRuns.contains(where: endsWith) { return .cardCode }
+        if cardRuns.contains(where: endsWith) { return .cardNumber }
+        if personRuns.contains(where: endsWith) { return .personName }
+        if let last = words.last, phoneWords.contains(last) { return .phone }
+        if words.count >= 2, phoneWords.contains(words[words.count - 2]),
+           ["number", "no", "num", "e164"].contains(words[words.count - 1]) {
+            return .phone
+        }
+        return nil
+    }
+
+    // MARK: - Words
+
+    /// Lowercase compounds split at a secret word they end or start with: `apikey` is
+    /// ["api", "key"], `csrftoken` ["csrf", "token"], `sessionid` ["session", "id"].
+    private static let compoundSuffixes = [
+        "token", "tokens", "secret", "password", "passwd", "passphrase", "signature", "credential", "credentials",
+    ]
+    private static let compoundKeyPrefixes = [
+        "api", "access", "secret", "private", "client", "auth", "master", "signing", "app", "consumer", "subscription",
+    ]
+    private static let compoundPrefixes = ["session", "csrf", "xsrf", "otp"]
+
+    /// Splits snake_case, kebab-case, camelCase, dotted and lowercase-compound names into
+    /// lowercased words; a run of capitals is one word ("APIKey" -> ["api", "key"]).
+    static func words(_ name: String) -> [String] {
+        var words: [String] = []
+        var current: [Character] = []
+        let chars = Array(name)
+        func flush() {
+            guard !current.isEmpty else { return }
+            words.append(contentsOf: splitCompound(String(current).lowercased()))
+            current = []
+        }
+        for (index, c) in chars.enumerated() {
+            if !(c.isLetter || c.isNumber) {
+                flush()
+                continue
+            }
+            if c.isUppercase, let last = current.last {
+                let previousLower = last.isLowercase || last.isNumber
+                let nextLower = index + 1 < chars.count && chars[index + 1].isLowercase
+                if previousLower || (nextLower && last.isUppercase) { flush() }
+            }
+            current.append(c)
+        }
+        flush()
+        return words
+    }
+
+    private static func splitCompound(_ word: String) -> [String] {
+        guard word.count > 4 else { return [word] }
+        if secretWords.contains(word) && word != "apikey" && word != "privatekey" && word != "sessionid" { return [word] }
+        for suffix in compoundSuffixes where word.count > suffix.count + 1 && word.hasSuffix(suffix) {
+            return splitCompound(String(word.dropLast(suffix.count))) + [suffix]
+        }
+        if word.hasSuffix("key") {
+            let head = String(word.dropLast(3))
+            if compoundKeyPrefixes.contains(head) { return [head, "key"] }
+        }
+        if word.hasSuffix("id"), word.count > 4 {
+            let head = String(word.dropLast(2))
+            if head == "session" || head == "sess" { return ["session", "id"] }
+        }
+        for prefix in compoundPrefixes where word.count > prefix.count + 1 && word.hasPrefix(prefix) {
+            return [prefix] + splitCompound(String(word.dropFirst(prefix.count)))
+        }
+        return [word]
+    }
+}
+
+/// `NameMatcher.classify` with a memo keyed by the name's bytes: JSON bodies repeat a few hundred
+/// member names millions of times, and this avoids building and hashing a String per member.
+/// Open addressing, FNV-1a; once full, names are simply computed. One per engine (not shared).
+struct NameMemo {
+    private static let slots = 8192
+    private var index = [Int32](repeating: -1, count: NameMemo.slots)
+    private var entries: [(hash: UInt64, start: Int32, count: Int32, value: NameClass)] = []
+    private var bytes: [UInt8] = []
+
+    mutating func classify(_ name: UnsafeBufferPointer<UInt8>, _ matcher: NameMatcher) -> NameClass {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in name { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
+        let mask = Self.slots - 1
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let i = index[slot]
+            if i < 0 { break }
+            let e = entries[Int(i)]
+            if e.hash == hash && Int(e.count) == name.count
+                && bytes[Int(e.start)..<Int(e.start) + Int(e.count)].elementsEqual(name) {
+                return e.value
+            }
+            slot = (slot + 1) & mask
+        }
+        let result = matcher.classify(String(decoding: name, as: UTF8.self))
+        if entries.count < Self.slots / 2 && name.count <= 256 {
+            index[slot] = Int32(entries.count)
+            entries.append((hash, Int32(bytes.count), Int32(name.count), result))
+            bytes.append(contentsOf: name)
+        }
+        return result
+    }
+
+    mutating func classify(_ name: String, _ matcher: NameMatcher) -> NameClass {
+        var copy = name
+        return copy.withUTF8 { classify($0, matcher) }
+    }
+}

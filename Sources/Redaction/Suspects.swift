@@ -1,0 +1,256 @@
+import Foundation
+import HAR
+
+/// A second, independent detector, deliberately broader than the rules: credential prefixes
+/// anywhere, and high-entropy values next to a secret word (`my api key is 8fJ2kq...`,
+/// `token 9c1f...`). It shares only the vocabulary of secret words with the rules (`NameMatcher`),
+/// not their positions or shapes.
+///
+/// `redact --check` runs it over what redaction would leave and reports what it finds as
+/// `suspect` (a rule switched off, an allow-list gap, a format no rule knows). Redaction runs it
+/// too (rule `high-entropy`), so a file `redact` wrote passes `--check`.
+enum SuspectScanner {
+    /// Shortest value the entropy test looks at: below this, a word and a token look alike.
+    static let minimumLength = 10
+    /// Bytes the look-back for a secret word covers (same line, same field).
+    static let lookBack = 48
+
+    /// Prefixes that mark a credential wherever they stand, each needing this many more bytes.
+    static let prefixes: [(prefix: [UInt8], rest: Int)] = [
+        ("sk-", 16), ("sk_live_", 10), ("sk_test_", 10), ("rk_live_", 10), ("rk_test_", 10), ("whsec_", 16),
+        ("ghp_", 20), ("gho_", 20), ("ghu_", 20), ("ghs_", 20), ("ghr_", 20), ("github_pat_", 20), ("glpat-", 16),
+        ("xoxb-", 10), ("xoxp-", 10), ("xoxa-", 10), ("xoxs-", 10), ("xoxe", 12), ("xapp-", 10), ("AKIA", 16),
+        ("ASIA", 16), ("AIza", 30), ("SG.", 30), ("npm_", 30), ("pypi-", 40), ("shpat_", 24), ("shpss_", 24),
+        ("shpca_", 24), ("shppa_", 24), ("sq0atp-", 16), ("sq0csp-", 30), ("HRKU-", 16), ("hf_", 24),
+        ("dop_v1_", 40), ("AGE-SECRET-KEY-", 40), ("GOCSPX-", 20), ("sntrys_", 40), ("glsa_", 24), ("hvs.", 24),
+    ].map { (Array($0.0.utf8), $0.1) }
+
+    /// Bytes of a value run, by kind: 0 not in a run (a delimiter, a space, non-ASCII), 1 other,
+    /// 2 digit, 3 letter.
+    private static let valueKind: [UInt8] = {
+        var t = [UInt8](repeating: 0, count: 256)
+        for b in 0x21...0x7E { t[b] = 1 }
+        for b in "\"'<>`,;(){}[]\\=:&?|".utf8 { t[Int(b)] = 0 }
+        for b in 0x30...0x39 { t[b] = 2 }
+        for b in 0x41...0x5A { t[b] = 3 }
+        for b in 0x61...0x7A { t[b] = 3 }
+        return t
+    }()
+
+    /// First bytes of the credential prefixes (and of "eyJ"), so most runs skip the prefix test.
+    private static let prefixStart: [Bool] = {
+        var t = [Bool](repeating: false, count: 256)
+        for (prefix, _) in prefixes { t[Int(prefix[0])] = true }
+        t[Int(UInt8(ascii: "e"))] = true
+        return t
+    }()
+
+    /// Bytes where the look-back for a secret word stops: the value belongs to another field.
+    private static let fieldBoundary: [Bool] = {
+        var t = [Bool](repeating: false, count: 256)
+        for b in "\n\r{}[],;&?|".utf8 { t[Int(b)] = true }
+        return t
+    }()
+
+    /// The suspect values in `p`: ranges of value runs.
+    static func scan(_ p: UnsafeBufferPointer<UInt8>, names: NameMatcher, memo: inout NameMemo) -> [Range<Int>] {
+        guard p.count >= minimumLength else { return [] }
+        var found: [Range<Int>] = []
+        let n = p.count
+        valueKind.withUnsafeBufferPointer { kind in
+            var i = 0
+            while i < n {
+                if kind[Int(p[i])] == 0 { i += 1; continue }
+                let start = i
+                var letters = 0, digits = 0
+                var j = i
+                while j < n {
+                    let k = kind[Int(p[j])]
+                    if k == 0 { break }
+                    if k == 3 { letters += 1 } else if k == 2 { digits += 1 }
+                    j += 1
+                }
+                // base64 padding belongs to the value.
+                while j < n && p[j] == 0x3D && (j + 1 == n || kind[Int(p[j + 1])] == 0 || p[j + 1] == 0x3D) { j += 1 }
+                i = j
+                let count = j - start
+                if p[start] == 0x2D {
+                    if count >= 10, isPrivateKeyBegin(p, start..<j) {
+                        let block = privateKeyBlock(p, from: start)
+                        found.append(block)
+                        i = max(i, block.upperBound)
+                    }
+                    continue
+                }
+                guard count >= minimumLength, count <= 8192 else { continue }
+                let value = UnsafeBufferPointer(rebasing: p[start..<j])
+                if prefixStart[Int(p[start])] && hasCredentialPrefix(value) {
+                    if !isPlaceholderRun(value) { found.append(start..<j) }
+                    continue
+                }
+                if letters >= 2 && digits >= 2 && secretWordBefore(p, start, names: names, memo: &memo)
+                    && looksRandom(value) && !isPlaceholderRun(value) {
+                    found.append(start..<j)
+                }
+            }
+        }
+        return found
+    }
+
+    static func hasCredentialPrefix(_ v: UnsafeBufferPointer<UInt8>) -> Bool {
+        for (prefix, rest) in prefixes where v.count >= prefix.count + rest && v.starts(with: prefix) {
+            let tail = v[(v.startIndex + prefix.count)...]
+            if tail.contains(where: RedactionEngine.isDigit) || tail.contains(where: RedactionEngine.isUpper) { return true }
+        }
+        // A JWT that is not one of harrec's placeholders.
+        if v.starts(with: "eyJ".utf8), v.count >= 30, v.filter({ $0 == 0x2E }).count == 2 { return true }
+        return false
+    }
+
+    /// High entropy for its length (the caller checked for letters and digits): 80% of the most
+    /// a string of that length can have (so `hunter2hunter2` is not random, `8fJ2kqZ0x7` is).
+    static func looksRandom(_ v: UnsafeBufferPointer<UInt8>) -> Bool {
+        withUnsafeTemporaryAllocation(of: UInt16.self, capacity: 128) { counts -> Bool in
+            counts.initialize(repeating: 0)
+            for b in v { counts[Int(b & 0x7F)] += 1 }
+            let n = Double(v.count)
+            var entropy = 0.0
+            for c in counts where c > 0 {
+                let p = Double(c) / n
+                entropy -= p * log2(p)
+            }
+            return entropy >= 0.8 * log2(min(n, 64))
+        }
+    }
+
+    /// Whether the text just before `start` (same field, at most `lookBack` bytes) names a secret:
+    /// its last three words, read as one name (`api key is` -> api, key, is).
+    static func secretWordBefore(_ p: UnsafeBufferPointer<UInt8>, _ start: Int, names: NameMatcher, memo: inout NameMemo) -> Bool {
+        var k = start
+        while k > 0 && start - k < lookBack && !fieldBoundary[Int(p[k - 1])] { k -= 1 }
+        guard k < start else { return false }
+        // The last three identifier-like words of the window.
+        var words: [Range<Int>] = []
+        var end = start
+        while end > k && words.count < 3 {
+            while end > k && !isWordByte(p[end - 1]) { end -= 1 }
+            var begin = end
+            while begin > k && isWordByte(p[begin - 1]) { begin -= 1 }
+            if begin < end { words.append(begin..<end) }
+            end = begin
+        }
+        guard let last = words.first, let first = words.last else { return false }
+        let name = UnsafeBufferPointer(rebasing: p[first.lowerBound..<last.upperBound])
+        let nameClass = memo.classify(name, names)
+        return nameClass == .secret || nameClass == .bareKey
+    }
+
+    @inline(__always) private static func isWordByte(_ b: UInt8) -> Bool {
+        RedactionEngine.isAlnum(b) || b == 0x5F || b == 0x2D || b == 0x2E
+    }
+
+    static func isPlaceholderRun(_ v: UnsafeBufferPointer<UInt8>) -> Bool {
+        if v.starts(with: "redacted".utf8) || v.starts(with: "REDACTED".utf8) || v.first == UInt8(ascii: "*") { return true }
+        if v.first == UInt8(ascii: "e") {
+            // A placeholder JWT, also with the '*' padding of a binary body after it.
+            var end = v.endIndex
+            while end > v.startIndex && v[end - 1] == UInt8(ascii: "*") { end -= 1 }
+            if JWTShape.placeholderNumber(String(decoding: v[..<end], as: UTF8.self)) != nil { return true }
+        }
+        return false
+    }
+
+    private static func isPrivateKeyBegin(_ p: UnsafeBufferPointer<UInt8>, _ run: Range<Int>) -> Bool {
+        let begin = Array("-----BEGIN".utf8)
+        guard run.count >= begin.count, p[run.lowerBound] == 0x2D,
+              UnsafeBufferPointer(rebasing: p[run.lowerBound..<run.lowerBound + begin.count]).elementsEqual(begin) else { return false }
+        let lineEnd = min(p.count, run.lowerBound + 80)
+        let line = UnsafeBufferPointer(rebasing: p[run.lowerBound..<lineEnd])
+        return contains(line, Array("PRIVATE KEY".utf8))
+    }
+
+    /// From BEGIN through the matching END line (or the end of the text).
+    private static func privateKeyBlock(_ p: UnsafeBufferPointer<UInt8>, from start: Int) -> Range<Int> {
+        let end = Array("PRIVATE KEY-----".utf8)
+        var k = start + 20
+        var seen = 0
+        while k + end.count <= p.count {
+            if p[k] == end[0], UnsafeBufferPointer(rebasing: p[k..<k + end.count]).elementsEqual(end) {
+                seen += 1
+                if seen == 2 { return start..<k + end.count }
+            }
+            k += 1
+        }
+        return start..<p.count
+    }
+
+    private static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
+        guard haystack.count >= needle.count else { return false }
+        for s in 0...(haystack.count - needle.count)
+            where haystack[s] == needle[0] && UnsafeBufferPointer(rebasing: haystack[s..<s + needle.count]).elementsEqual(needle) {
+            return true
+        }
+        return false
+    }
+}
+
+/// `redact --check`'s independent look at what redaction leaves: the suspect scanner over every
+/// text field of the final entry (bodies decoded; binary bodies by their printable runs).
+enum SuspectCheck {
+    static let rule = RedactionRule("suspect")
+
+    static func residuals(in entry: HAREntry, base: String, engine: RedactionEngine) -> [RedactionFinding] {
+        var found: [RedactionFinding] = []
+        func check(_ text: String, _ location: RedactionLocation, _ path: @autoclosure () -> String) {
+            var copy = text
+            copy.withUTF8 { p in
+                for range in SuspectScanner.scan(p, names: engine.rules.names, memo: &engine.nameMemo) {
+                    let value = String(decoding: UnsafeBufferPointer(rebasing: p[range]), as: UTF8.self)
+                    if engine.config.allowedValues.contains(value) || Placeholder.isPlaceholder(value) { continue }
+                    found.append(RedactionFinding(path: path(), rule: rule, location: location,
+                                                  preview: RedactionEngine.mask(value), isSuspect: true))
+                }
+            }
+        }
+        func checkBody(_ text: String?, base64: Bool, _ path: String) {
+            guard let text else { return }
+            guard base64 else { return check(text, .body, path) }
+            guard let bytes = HARBuild.decodeBase64(text) else { return }
+            if let decoded = String(validating: bytes, as: UTF8.self) { return check(decoded, .body, path) }
+            // Binary: its printable runs.
+            var i = 0
+            while i < bytes.count {
+                var j = i
+                while j < bytes.count && bytes[j] >= 0x20 && bytes[j] < 0x7F { j += 1 }
+                if j - i >= RedactionEngine.minimumPrintableRun { check(String(decoding: bytes[i..<j], as: UTF8.self), .body, path) }
+                i = j + 1
+            }
+        }
+        let request = entry.request, response = entry.response
+        check(request.url, .url, base + ".request.url")
+        for (i, h) in request.headers.enumerated() { check(h.value, .header, "\(base).request.headers[\(i)].value") }
+        for (i, c) in request.cookies.enumerated() { check(c.value, .cookie, "\(base).request.cookies[\(i)].value") }
+        for (i, q) in request.queryString.enumerated() { check(q.value, .query, "\(base).request.queryString[\(i)].value") }
+        if let post = request.postData {
+            for (i, p) in (post.params ?? []).enumerated() {
+                if let v = p.value { check(v, .body, "\(base).request.postData.params[\(i)].value") }
+            }
+            checkBody(post.text, base64: post.custom.contains { $0.key == "encoding" && $0.value.stringValue == "base64" },
+                      base + ".request.postData.text")
+        }
+        for (i, h) in response.headers.enumerated() { check(h.value, .header, "\(base).response.headers[\(i)].value") }
+        for (i, c) in response.cookies.enumerated() { check(c.value, .cookie, "\(base).response.cookies[\(i)].value") }
+        check(response.redirectURL, .url, base + ".response.redirectURL")
+        checkBody(response.content.text, base64: response.content.encoding == "base64", base + ".response.content.text")
+        for field in entry.custom where field.key == "_webSocketMessages" {
+            guard case .array(let messages) = field.value else { continue }
+            for (i, message) in messages.enumerated() {
+                guard let data = message["data"]?.stringValue else { continue }
+                let binary = message["opcode"]?.intValue == 2 || message["_encoding"]?.stringValue == "base64"
+                    || message["encoding"]?.stringValue == "base64"
+                checkBody(data, base64: binary, "\(base)._webSocketMessages[\(i)].data")
+            }
+        }
+        return found
+    }
+}
