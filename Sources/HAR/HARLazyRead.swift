@@ -17,7 +17,7 @@ public final class HARLazyDocument: @unchecked Sendable {
         case lazy(bytes: [UInt8], ranges: [Range<Int>])
         case parsed(UnsafeMutablePointer<HAREntry?>)
     }
-    private let storage: Storage
+    private var storage: Storage
 
     /// Reads `bytes` (a leading BOM is ignored). Throws when the document outside the entries is
     /// not valid JSON or not a HAR; errors inside an entry surface from `takeEntry(_:)`.
@@ -61,6 +61,13 @@ public final class HARLazyDocument: @unchecked Sendable {
             slots.deinitialize(count: entryCount)
             slots.deallocate()
         }
+    }
+
+    /// Lets go of the file's bytes once every entry has been taken (a redaction keeps the parsed
+    /// entries between its passes; the bytes are then only memory). Not thread-safe: call it
+    /// after the last `takeEntry` has returned.
+    public func releaseSource() {
+        if case .lazy = storage { storage = .lazy(bytes: [], ranges: []) }
     }
 
     /// Entry `index`, parsed now. Each index may be taken once; different indices may be taken

@@ -100,11 +100,12 @@ extension RedactionEngine {
 
     func classifyName(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, asParameter: Bool) -> NameClass {
         if asParameter {
-            let name = string(p, range).lowercased()
-            if config.secretParameterNames.contains(name) { return .secret }
-            if name == "key" { return .secret }
+            let name = UnsafeBufferPointer(rebasing: p[range])
+            for exact in rules.exactParameterNames where exact.count == name.count {
+                if zip(exact, name).allSatisfy({ $0 == $1 | ($1 >= 0x41 && $1 <= 0x5A ? 0x20 : 0) }) { return .secret }
+            }
         }
-        return nameMemo.classify(UnsafeBufferPointer(rebasing: p[range]), rules.names)
+        return nameMemo.classify(UnsafeBufferPointer(rebasing: p[range]))
     }
 
     /// A first word shorter than this starts a phrase: the value runs to the end of the line.

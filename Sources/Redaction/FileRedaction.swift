@@ -28,6 +28,9 @@ public final class FileRedaction: @unchecked Sendable {
     /// What pass 1 found in one unit, and what pass 2 adds.
     struct Pending {
         var values: [(kind: ValueKind, value: String)] = []
+        var hashes: [UInt64] = []
+        /// The placeholder of each value, set by `freeze` (the values are dropped then).
+        var placeholders: [String] = []
         var chased: [(kind: ValueKind, value: String)] = []
         var cookies: [(name: String, value: String)] = []
         var reserved: [(ValueKind, Int)] = []
@@ -66,6 +69,7 @@ public final class FileRedaction: @unchecked Sendable {
     private func take(_ engine: RedactionEngine, fixups: [BodyLengthFixup]) -> Pending {
         var unit = Pending()
         unit.values = engine.collector.values
+        unit.hashes = engine.collector.hashes
         unit.chased = engine.collector.chased
         unit.cookies = engine.collector.cookies
         unit.reserved = engine.collector.reserved
@@ -105,23 +109,38 @@ public final class FileRedaction: @unchecked Sendable {
     public func freeze() {
         precondition(!frozen)
         frozen = true
+        // A local table: no exclusivity checks on a class property for each of the values.
+        var table = PlaceholderTable()
         for (kind, number) in head.reserved { table.reserve(kind, number) }
         for i in 0..<entryCount { for (kind, number) in pending[i].reserved { table.reserve(kind, number) } }
         // The values chased bare, in the order they were numbered (so the index is the same on
         // every run): secrets, names, phones and cards; emails, hosts and IPs are found by shape.
         var pairs: [(value: String, placeholder: String)] = []
-        func assign(_ kind: ValueKind, _ value: String) {
-            let before = table.count
-            let placeholder = table.assign(kind, value)
-            if table.count > before, kind == .secret || kind == .person || kind == .phone || kind == .card {
-                pairs.append((value, placeholder))
+        var total = head.values.count
+        for i in 0..<entryCount { total += pending[i].values.count }
+        table.reserveCapacity(total)
+        func number(_ values: [(kind: ValueKind, value: String)], hashes: [UInt64] = []) -> [String] {
+            var placeholders: [String] = []
+            placeholders.reserveCapacity(values.count)
+            for (k, (kind, value)) in values.enumerated() {
+                let before = table.count
+                let placeholder = table.assign(kind, value, hash: k < hashes.count ? hashes[k] : nil)
+                if table.count > before, kind == .secret || kind == .person || kind == .phone || kind == .card {
+                    pairs.append((value, placeholder))
+                }
+                placeholders.append(placeholder)
             }
+            return placeholders
         }
-        for (kind, value) in head.values { assign(kind, value) }
-        for i in 0..<entryCount { for (kind, value) in pending[i].values { assign(kind, value) } }
-        for (kind, value) in head.chased { assign(kind, value) }
+        head.placeholders = number(head.values, hashes: head.hashes)
         for i in 0..<entryCount {
-            for (kind, value) in pending[i].chased { assign(kind, value) }
+            pending[i].placeholders = number(pending[i].values, hashes: pending[i].hashes)
+            pending[i].values = []
+            pending[i].hashes = []
+        }
+        _ = number(head.chased)
+        for i in 0..<entryCount {
+            _ = number(pending[i].chased)
             pending[i].chased = []
         }
         // `name=value` of every replaced cookie, short values included.
@@ -134,6 +153,7 @@ public final class FileRedaction: @unchecked Sendable {
             }
             pending[i].cookies = []
         }
+        self.table = table
         guard rules.flags.has(.knownSecrets) else { return }
         known = KnownValueIndex(pairs: pairs)
     }
@@ -141,7 +161,7 @@ public final class FileRedaction: @unchecked Sendable {
     // MARK: - Pass 2
 
     private func finalizer(_ unit: Pending) -> Finalizer {
-        Finalizer(syntax: rules.syntax, placeholders: unit.values.map { table.lookup($0.kind, $0.value)! }, known: known)
+        Finalizer(syntax: rules.syntax, placeholders: unit.placeholders, known: known)
     }
 
     /// Pass 2 of the log's own fields.
@@ -175,14 +195,23 @@ public final class FileRedaction: @unchecked Sendable {
             pending[index].findings += withEngine { SuspectCheck.residuals(in: entry, base: base, engine: $0) }
         }
         pending[index].done = true
-        // The values are no longer needed; the counts and findings are.
-        pending[index].values = []
+        // The placeholders are no longer needed; the counts and findings are.
+        pending[index].placeholders = []
     }
 
     /// Collects, then finalizes, entry `index`: for an export that builds each entry again for
     /// pass 2 instead of keeping pass 1's entries in memory.
     public func redactAgain(_ entry: inout HAREntry, index: Int) {
+        var placeholders = pending[index].placeholders
         collect(&entry, index: index)
+        // The same entry gives the same values in the same order, so the same placeholders; were
+        // it ever otherwise, each value's own placeholder (the table is read-only now).
+        let values = pending[index].values
+        if values.count != placeholders.count {
+            placeholders = values.map { table.lookup($0.kind, $0.value) ?? "redacted" }
+        }
+        pending[index].placeholders = placeholders
+        pending[index].values = []
         finalize(&entry, index: index)
     }
 

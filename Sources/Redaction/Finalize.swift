@@ -39,7 +39,20 @@ struct Finalizer {
             copied = end
         }
         guard let base = p.baseAddress else { return nil }
-        let known = self.known
+        guard let known = self.known else {
+            // Marks only.
+            while i < n {
+                if base[i] == 0xEE, i + 6 <= n, base[i + 1] == 0x80, let (end, replacement) = resolveMark(p, at: i) {
+                    emit(i, end, replacement)
+                    i = end
+                    continue
+                }
+                i += 1
+            }
+            guard copied > 0 else { return nil }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<n]))
+            return out
+        }
         // Encoded runs (base64, percent) are looked into once each, from their first word start.
         var encodedCheckedUntil = 0
         Self.byteClass.withUnsafeBufferPointer { cls in
@@ -50,28 +63,32 @@ struct Finalizer {
                     i = end
                     continue
                 }
-                // A known value starts at a word start: a printable byte after a non-word byte.
-                if let known, cls[Int(b)] & Self.startClass != 0, i == 0 || cls[Int(base[i - 1])] & Self.wordClass == 0 {
-                    if let m = known.match(p, at: i) {
-                        var replacement = Array(known.replacement(m.replacement))
-                        if sameLength { replacement = Self.fit(replacement, m.end - i) }
-                        hits.append(RedactionEngine.mask(String(decoding: UnsafeBufferPointer(rebasing: p[i..<m.end]), as: UTF8.self)))
-                        emit(i, m.end, replacement)
-                        i = m.end
+                let c = cls[Int(b)]
+                // A known value starts where a word starts (the loop skips the rest of each word,
+                // so a word byte here is a word start), or at a symbol.
+                guard c & Self.startClass != 0 else { i += 1; continue }
+                if let m = known.match(p, at: i) {
+                    var replacement = Array(known.replacement(m.replacement))
+                    if sameLength { replacement = Self.fit(replacement, m.end - i) }
+                    hits.append(RedactionEngine.mask(String(decoding: UnsafeBufferPointer(rebasing: p[i..<m.end]), as: UTF8.self)))
+                    emit(i, m.end, replacement)
+                    i = m.end
+                    continue
+                }
+                if !sameLength && i >= encodedCheckedUntil && (c & Self.wordClass != 0 || b == 0x25) {
+                    // A run of base64 or percent-encoding that decodes to text: the known values inside.
+                    let (end, replacement) = knownInEncodedRun(p, at: i, classes: cls)
+                    encodedCheckedUntil = end
+                    if let replacement {
+                        emit(i, end, replacement)
+                        i = end
                         continue
-                    }
-                    if !sameLength && i >= encodedCheckedUntil && (cls[Int(b)] & Self.wordClass != 0 || b == 0x25) {
-                        // A run of base64 or percent-encoding that decodes to text: the known values inside.
-                        let (end, replacement) = knownInEncodedRun(p, at: i, classes: cls)
-                        encodedCheckedUntil = end
-                        if let replacement {
-                            emit(i, end, replacement)
-                            i = end
-                            continue
-                        }
                     }
                 }
                 i += 1
+                if c & Self.wordClass != 0 {
+                    while i < n && cls[Int(base[i])] & Self.wordClass != 0 { i += 1 }
+                }
             }
         }
         guard copied > 0 else { return nil }

@@ -159,7 +159,7 @@ extension RedactionEngine {
 
     private func redactNamedHeader(_ lowercasedName: String, _ value: String, _ path: () -> String) -> String? {
         if Self.protocolHeaders.contains(lowercasedName) { return scanText(value, .header, path) }
-        var nameClass = nameMemo.classify(lowercasedName, rules.names)
+        var nameClass = nameMemo.classify(lowercasedName)
         if config.secretHeaderNames.contains(lowercasedName) { nameClass = .secret }
         if nameClass == .bareKey { nameClass = .secret }
         switch nameClass {

@@ -118,7 +118,7 @@ extension RedactionEngine {
             guard j < n, p[j] == 0x3A else { i = key.next; continue }
             j += 1
             while j < n && isSpace(p[j]) { j += 1 }
-            let nameClass = decoded(key.content, escaped: key.escaped).withUnsafeBufferPointer { nameMemo.classify($0, rules.names) }
+            let nameClass = decoded(key.content, escaped: key.escaped).withUnsafeBufferPointer { nameMemo.classify($0) }
             guard j < n, nameClass != .ordinary, nameClass != .version else {
                 i = j
                 continue
@@ -267,7 +267,7 @@ struct JSONRewriter {
             i += 1
             skipWhitespace()
             let engine = self.engine
-            let nameClass = context == .secret ? .secret : withContent(key) { engine.nameMemo.classify($0, engine.rules.names) }
+            let nameClass = context == .secret ? .secret : withContent(key) { engine.nameMemo.classify($0) }
             if tracking { pathStack.append(.key(withContent(key) { String(decoding: $0, as: UTF8.self) })) }
             if keyEnd - keyStart >= Self.scannedKeyLength + 2 {
                 let location = self.location

@@ -152,17 +152,17 @@ enum KeyFormats {
     }
 
     /// Webhook URLs whose path is the credential: the secret part's range and rule.
+    private static let webhookHosts: [([UInt8], [[UInt8]])] = [
+        ("hooks.slack.com/", ["services/", "workflows/", "triggers/"]),
+        ("discord.com/api/webhooks/", [""]), ("discordapp.com/api/webhooks/", [""]),
+    ].map { (Array($0.0.utf8), $0.1.map { Array($0.utf8) }) }
+
     static func webhook(_ p: UnsafeBufferPointer<UInt8>, at i: Int) -> (Range<Int>, RedactionRule)? {
-        let hosts: [(String, [String])] = [
-            ("hooks.slack.com/", ["services/", "workflows/", "triggers/"]),
-            ("discord.com/api/webhooks/", [""]), ("discordapp.com/api/webhooks/", [""]),
-        ]
-        for (host, paths) in hosts {
-            let h = Array(host.utf8)
+        for (h, paths) in webhookHosts {
             guard i + h.count <= p.count, UnsafeBufferPointer(rebasing: p[i..<i + h.count]).elementsEqual(h) else { continue }
             for path in paths {
-                let start = i + h.count + path.utf8.count
-                guard start <= p.count, UnsafeBufferPointer(rebasing: p[(i + h.count)..<start]).elementsEqual(path.utf8) else { continue }
+                let start = i + h.count + path.count
+                guard start <= p.count, UnsafeBufferPointer(rebasing: p[(i + h.count)..<start]).elementsEqual(path) else { continue }
                 var j = start
                 while j < p.count && (RedactionEngine.isAlnum(p[j]) || p[j] == 0x2F || p[j] == 0x2D || p[j] == 0x5F) { j += 1 }
                 guard j - start >= 16 else { continue }

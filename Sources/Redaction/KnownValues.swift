@@ -1,3 +1,4 @@
+import Dispatch
 import HAR
 
 /// Every value pass 1 replaced anywhere in the file, with its placeholder, looked for everywhere
@@ -60,23 +61,96 @@ final class KnownValueIndex: @unchecked Sendable {
     init(pairs: [(value: String, placeholder: String)]) {
         filter = .allocate(capacity: (1 << Self.filterBits) / 64)
         filter.initialize(repeating: 0, count: (1 << Self.filterBits) / 64)
-        // Forms go straight into the arenas: (pattern range, replacement range).
-        var forms: [(Int32, Int32, Int32, Int32)] = []
-        forms.reserveCapacity(pairs.count * 3)
+        // The forms, computed in parallel chunks, then joined in order (so the index is the same on
+        // every run): (pattern start, count, replacement start, count) in the joined arenas.
+        let chunkCount = max(1, min(64, pairs.count / 1024))
+        var chunks = [Forms](repeating: Forms(), count: chunkCount)
+        chunks.withUnsafeMutableBufferPointer { buffer in
+            let out = UncheckedBuffer(buffer)
+            DispatchQueue.concurrentPerform(iterations: chunkCount) { c in
+                let range = (pairs.count * c / chunkCount)..<(pairs.count * (c + 1) / chunkCount)
+                var forms = Forms()
+                for k in range { forms.add(value: pairs[k].value, placeholder: pairs[k].placeholder) }
+                out.buffer[c] = forms
+            }
+        }
         var patterns: [UInt8] = [], replacements: [UInt8] = []
-        func add(_ pattern: [UInt8], _ replacement: [UInt8]) {
-            guard pattern.count >= Self.minimumLength else { return }
+        var forms: [(Int32, Int32, Int32, Int32)] = []
+        patterns.reserveCapacity(chunks.reduce(0) { $0 + $1.patterns.count })
+        replacements.reserveCapacity(chunks.reduce(0) { $0 + $1.replacements.count })
+        forms.reserveCapacity(chunks.reduce(0) { $0 + $1.forms.count })
+        for chunk in chunks {
+            let p = Int32(patterns.count), r = Int32(replacements.count)
+            for (ps, pc, rs, rc) in chunk.forms { forms.append((ps + p, pc, rs + r, rc)) }
+            patterns += chunk.patterns
+            replacements += chunk.replacements
+        }
+        chunks = []
+        var capacity = 16
+        while capacity < forms.count * 2 { capacity <<= 1 }
+        slotKeys = .allocate(capacity: capacity)
+        slotKeys.initialize(repeating: 0, count: capacity)
+        slotHeads = .allocate(capacity: capacity)
+        slotHeads.initialize(repeating: -1, count: capacity)
+        slotMask = capacity - 1
+        self.patterns = patterns
+        self.replacements = replacements
+        guard !forms.isEmpty else { return }
+        isEmpty = false
+        candidates.reserveCapacity(forms.count)
+        let arena = UnsafeMutableRawBufferPointer.allocate(byteCount: patterns.count, alignment: 8)
+        defer { arena.deallocate() }
+        patterns.withUnsafeBytes { arena.copyMemory(from: $0) }
+        for (pStart, pCount, rStart, rCount) in forms {
+            let key = arena.loadUnaligned(fromByteOffset: Int(pStart), as: UInt64.self)
+            let h = Self.filterHash(key)
+            filter[Int(h >> 6)] |= 1 << (h & 63)
+            var slot = Int(truncatingIfNeeded: Self.slotHash(key)) & slotMask
+            while slotHeads[slot] >= 0 && slotKeys[slot] != key { slot = (slot + 1) & slotMask }
+            let index = Int32(candidates.count)
+            candidates.append(Candidate(patternStart: pStart, patternCount: pCount, replacementStart: rStart,
+                                        replacementCount: rCount, next: -1))
+            if slotHeads[slot] < 0 {
+                slotKeys[slot] = key
+                slotHeads[slot] = index
+                continue
+            }
+            // Longest first, so the first candidate that matches at a position is the longest;
+            // equal lengths keep the order given.
+            if candidates[Int(slotHeads[slot])].patternCount < pCount {
+                candidates[Int(index)].next = slotHeads[slot]
+                slotHeads[slot] = index
+                continue
+            }
+            var c = Int(slotHeads[slot])
+            while candidates[c].next >= 0 && candidates[Int(candidates[c].next)].patternCount >= pCount { c = Int(candidates[c].next) }
+            candidates[Int(index)].next = candidates[c].next
+            candidates[c].next = index
+        }
+    }
+
+    /// The forms of some values: percent-encoded (upper- and lowercase escapes), base64 and
+    /// base64url (padded and not), and JSON with `\/`, in two arenas.
+    private struct Forms {
+        var forms: [(Int32, Int32, Int32, Int32)] = []
+        var patterns: [UInt8] = []
+        var replacements: [UInt8] = []
+
+        mutating func add(_ pattern: [UInt8], _ replacement: [UInt8]) {
+            guard pattern.count >= KnownValueIndex.minimumLength else { return }
             forms.append((Int32(patterns.count), Int32(pattern.count), Int32(replacements.count), Int32(replacement.count)))
             patterns += pattern
             replacements += replacement
         }
-        for (value, placeholder) in pairs where Self.isIndexable(value) {
+
+        mutating func add(value: String, placeholder: String) {
+            guard KnownValueIndex.isIndexable(value) else { return }
             let v = Array(value.utf8), r = Array(placeholder.utf8)
             add(v, r)
             if v.contains(where: { !RedactionEngine.isAlnum($0) && !URLParts.queryKept[Int($0)] }) {
                 let query = URLParts.percentEncodedQueryValue(v), encoded = URLParts.percentEncodedQueryValue(r)
                 add(query, encoded)
-                let lower = Self.lowercasedEscapes(query)
+                let lower = KnownValueIndex.lowercasedEscapes(query)
                 if lower != query { add(lower, encoded) }
             }
             let std = Array(HARBuild.base64(v).utf8), stdR = Array(HARBuild.base64(r).utf8)
@@ -96,40 +170,11 @@ final class KnownValueIndex: @unchecked Sendable {
                 add(escaped, r)
             }
         }
-        var capacity = 16
-        while capacity < forms.count * 2 { capacity <<= 1 }
-        slotKeys = .allocate(capacity: capacity)
-        slotKeys.initialize(repeating: 0, count: capacity)
-        slotHeads = .allocate(capacity: capacity)
-        slotHeads.initialize(repeating: -1, count: capacity)
-        slotMask = capacity - 1
-        self.patterns = patterns
-        self.replacements = replacements
-        guard !forms.isEmpty else { return }
-        isEmpty = false
-        // Longest first, so the first candidate that matches at a position is the longest; ties
-        // keep the order given (file order), so the index is the same on every run.
-        let order = forms.indices.sorted { forms[$0].1 != forms[$1].1 ? forms[$0].1 > forms[$1].1 : $0 < $1 }
-        candidates.reserveCapacity(forms.count)
-        var tails = [Int32](repeating: -1, count: capacity)
-        for f in order {
-            let (pStart, pCount, rStart, rCount) = forms[f]
-            let key = patterns.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: Int(pStart), as: UInt64.self) }
-            let h = Self.filterHash(key)
-            filter[Int(h >> 6)] |= 1 << (h & 63)
-            var slot = Int(truncatingIfNeeded: Self.slotHash(key)) & slotMask
-            while slotHeads[slot] >= 0 && slotKeys[slot] != key { slot = (slot + 1) & slotMask }
-            let index = Int32(candidates.count)
-            candidates.append(Candidate(patternStart: pStart, patternCount: pCount, replacementStart: rStart,
-                                        replacementCount: rCount, next: -1))
-            if slotHeads[slot] < 0 {
-                slotKeys[slot] = key
-                slotHeads[slot] = index
-            } else {
-                candidates[Int(tails[slot])].next = index
-            }
-            tails[slot] = index
-        }
+    }
+
+    private struct UncheckedBuffer: @unchecked Sendable {
+        let buffer: UnsafeMutableBufferPointer<Forms>
+        init(_ buffer: UnsafeMutableBufferPointer<Forms>) { self.buffer = buffer }
     }
 
     deinit {
@@ -138,7 +183,7 @@ final class KnownValueIndex: @unchecked Sendable {
         slotHeads.deallocate()
     }
 
-    private static func lowercasedEscapes(_ bytes: [UInt8]) -> [UInt8] {
+    fileprivate static func lowercasedEscapes(_ bytes: [UInt8]) -> [UInt8] {
         var out = bytes
         var i = 0
         while i + 2 < out.count {

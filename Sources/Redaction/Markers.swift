@@ -131,15 +131,21 @@ struct MarkerSyntax: Sendable {
 /// appearance; markers refer to them by index.
 struct ValueCollector {
     private(set) var values: [(kind: ValueKind, value: String)] = []
-    private var indexes: [String: Int] = [:]
+    /// Each value's `PlaceholderTable.hash`, computed here on the worker threads.
+    private(set) var hashes: [UInt64] = []
+    private var indexes = [[String: Int]](repeating: [:], count: ValueKind.allCases.count)
+    /// The plain marker of each value, built once per value.
+    var plainMarkers: [String] = []
     /// Placeholder numbers met in the input: new numbers start after them.
     private(set) var reserved: [(ValueKind, Int)] = []
 
     mutating func index(_ kind: ValueKind, _ value: String) -> Int {
-        let key = String(UnicodeScalar(kind.rawValue + 0x41)) + PlaceholderTable.key(kind, value)
-        if let known = indexes[key] { return known }
+        let key = PlaceholderTable.key(kind, value)
+        let k = Int(kind.rawValue)
+        if let known = indexes[k][key] { return known }
         values.append((kind, value))
-        indexes[key] = values.count - 1
+        hashes.append(PlaceholderTable.hash(kind, key: key))
+        indexes[k][key] = values.count - 1
         return values.count - 1
     }
 
@@ -163,7 +169,9 @@ struct ValueCollector {
 
     mutating func removeAll() {
         values.removeAll(keepingCapacity: true)
-        indexes.removeAll(keepingCapacity: true)
+        hashes.removeAll(keepingCapacity: true)
+        for k in indexes.indices where !indexes[k].isEmpty { indexes[k].removeAll(keepingCapacity: true) }
+        plainMarkers.removeAll(keepingCapacity: true)
         reserved.removeAll(keepingCapacity: true)
         chased.removeAll(keepingCapacity: true)
         cookies.removeAll(keepingCapacity: true)

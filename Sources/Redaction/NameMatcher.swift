@@ -233,11 +233,16 @@ struct NameMatcher {
 /// Open addressing, FNV-1a; once full, names are simply computed. One per engine (not shared).
 struct NameMemo {
     private static let slots = 8192
+    /// The matcher, held here so a lookup copies nothing.
+    let matcher: NameMatcher
+
+    init(_ matcher: NameMatcher) { self.matcher = matcher }
+
     private var index = [Int32](repeating: -1, count: NameMemo.slots)
     private var entries: [(hash: UInt64, start: Int32, count: Int32, value: NameClass)] = []
     private var bytes: [UInt8] = []
 
-    mutating func classify(_ name: UnsafeBufferPointer<UInt8>, _ matcher: NameMatcher) -> NameClass {
+    mutating func classify(_ name: UnsafeBufferPointer<UInt8>) -> NameClass {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in name { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
         let mask = Self.slots - 1
@@ -261,8 +266,8 @@ struct NameMemo {
         return result
     }
 
-    mutating func classify(_ name: String, _ matcher: NameMatcher) -> NameClass {
+    mutating func classify(_ name: String) -> NameClass {
         var copy = name
-        return copy.withUTF8 { classify($0, matcher) }
+        return copy.withUTF8 { classify($0) }
     }
 }

@@ -9,11 +9,24 @@ enum ValueKind: UInt8, CaseIterable, Sendable {
 /// (a token returned by /login and sent later in Authorization still correlates), numbered in
 /// order of first appearance, so the output is deterministic and carries nothing derived from
 /// the value itself (a counter, not a hash: low-entropy values cannot be guessed back).
+///
+/// An open-addressing table over hashes computed while the entries were collected (on every
+/// core), so numbering a file's few hundred thousand values in order is one probe each.
 struct PlaceholderTable: Sendable {
-    private var maps = [[String: String]](repeating: [:], count: ValueKind.allCases.count)
+    private struct Entry {
+        var hash: UInt64
+        var kind: ValueKind
+        var key: String
+        var placeholder: String
+    }
+    private var slots = [Int32](repeating: -1, count: 64)
+    private var entries: [Entry] = []
     /// The last number used per kind; placeholders already in the input raise it, so a new value
     /// never reuses a number an earlier redaction gave to another one.
     private var counters = [Int](repeating: 0, count: ValueKind.allCases.count)
+
+    /// How many values have placeholders.
+    var count: Int { entries.count }
 
     /// The key a value is looked up by: emails, hosts and IPv6 addresses compare case-insensitively.
     static func key(_ kind: ValueKind, _ value: String) -> String {
@@ -29,23 +42,61 @@ struct PlaceholderTable: Sendable {
         value.utf8.contains { $0 >= 0x41 && $0 <= 0x5A } || !value.utf8.allSatisfy({ $0 < 0x80 }) ? value.lowercased() : value
     }
 
-    func lookup(_ kind: ValueKind, _ value: String) -> String? {
-        maps[Int(kind.rawValue)][Self.key(kind, value)]
+    /// FNV-1a over the key's bytes, with the kind mixed in.
+    static func hash(_ kind: ValueKind, key: String) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ (UInt64(kind.rawValue) &* 0x9E37_79B9_7F4A_7C15)
+        for b in key.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return h ^ (h >> 31)
     }
 
-    /// How many values have placeholders.
-    private(set) var count = 0
+    private func find(_ kind: ValueKind, _ key: String, _ hash: UInt64) -> (slot: Int, entry: Int?) {
+        let mask = slots.count - 1
+        var s = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let e = Int(slots[s])
+            if e < 0 { return (s, nil) }
+            if entries[e].hash == hash && entries[e].kind == kind && entries[e].key == key { return (s, e) }
+            s = (s + 1) & mask
+        }
+    }
 
-    /// The placeholder of `value`, numbering it when it is new.
-    @discardableResult
-    mutating func assign(_ kind: ValueKind, _ value: String) -> String {
+    func lookup(_ kind: ValueKind, _ value: String) -> String? {
         let key = Self.key(kind, value)
+        return find(kind, key, Self.hash(kind, key: key)).entry.map { entries[$0].placeholder }
+    }
+
+    /// Room for `n` values without growing.
+    mutating func reserveCapacity(_ n: Int) {
+        entries.reserveCapacity(n)
+        var capacity = slots.count
+        while capacity < n * 2 { capacity <<= 1 }
+        if capacity > slots.count { rehash(capacity) }
+    }
+
+    private mutating func rehash(_ capacity: Int) {
+        slots = [Int32](repeating: -1, count: capacity)
+        let mask = capacity - 1
+        for (e, entry) in entries.enumerated() {
+            var s = Int(truncatingIfNeeded: entry.hash) & mask
+            while slots[s] >= 0 { s = (s + 1) & mask }
+            slots[s] = Int32(e)
+        }
+    }
+
+    /// The placeholder of `value`, numbering it when it is new. `hash`: the key's hash when the
+    /// caller has it (`ValueCollector` computes it in pass 1).
+    @discardableResult
+    mutating func assign(_ kind: ValueKind, _ value: String, hash given: UInt64? = nil) -> String {
+        let key = Self.key(kind, value)
+        let hash = given ?? Self.hash(kind, key: key)
+        let (slot, found) = find(kind, key, hash)
+        if let found { return entries[found].placeholder }
         let k = Int(kind.rawValue)
-        if let known = maps[k][key] { return known }
         counters[k] += 1
-        count += 1
         let placeholder = PlaceholderFormat.make(kind, number: counters[k], value: value)
-        maps[k][key] = placeholder
+        slots[slot] = Int32(entries.count)
+        entries.append(Entry(hash: hash, kind: kind, key: key, placeholder: placeholder))
+        if entries.count * 2 > slots.count { rehash(slots.count * 2) }
         return placeholder
     }
 
@@ -54,9 +105,6 @@ struct PlaceholderTable: Sendable {
         let k = Int(kind.rawValue)
         counters[k] = max(counters[k], min(number, 1 << 40))
     }
-
-    /// Every (value, placeholder) pair, for the known-value index.
-    func pairs(_ kind: ValueKind) -> [String: String] { maps[Int(kind.rawValue)] }
 }
 
 /// Placeholder shapes. Each keeps the kind of value recognisable (an email stays an email, an IP

@@ -34,6 +34,9 @@ final class CompiledRules: @unchecked Sendable {
     /// The rules of the user's patterns, numbered after the built-ins.
     let patternRules: [RedactionRule]
     let syntax: MarkerSyntax
+    let hasPatterns: Bool
+    /// Parameter names that are secret as whole names (`code`, `key`, the rules file's), lowercase.
+    let exactParameterNames: [[UInt8]]
 
     /// Built-in rules as bits: the scanner asks per match, a Set lookup would show.
     struct Flags {
@@ -48,6 +51,8 @@ final class CompiledRules: @unchecked Sendable {
         for rule in RedactionRule.builtIn where config.isEnabled(rule) { bits |= 1 << UInt64(rule.slot) }
         flags = Flags(bits: bits)
         names = NameMatcher(secretRuns: config.secretJSONKeys, exactNames: Array(config.secretParameterNames))
+        hasPatterns = !config.patterns.isEmpty
+        exactParameterNames = (config.secretParameterNames.map { $0.lowercased() } + ["key"]).sorted().map { Array($0.utf8) }
         internalSuffixBytes = config.internalSuffixes.map { Array($0.lowercased().utf8) }.filter { $0.count >= 2 }
         let table = RedactionEngine.makePairTable(internalSuffixes: internalSuffixBytes)
         pairTable = .allocate(capacity: table.count)
@@ -76,7 +81,7 @@ public final class RedactionEngine {
     let syntax: MarkerSyntax
     /// The values this unit replaced, which markers refer to.
     var collector = ValueCollector()
-    var nameMemo = NameMemo()
+    var nameMemo: NameMemo
     /// Replacement counts, `tallies[rule.slot * locationCount + location]`.
     private(set) var tallies: [Int]
     private(set) var findings: [RedactionFinding] = []
@@ -107,6 +112,7 @@ public final class RedactionEngine {
         self.config = rules.config
         flags = rules.flags
         syntax = rules.syntax
+        nameMemo = NameMemo(rules.names)
         self.collectFindings = collectFindings
         tallies = [Int](repeating: 0, count: (RedactionRule.builtIn.count + rules.config.patterns.count) * Self.locationCount)
     }
@@ -184,7 +190,11 @@ public final class RedactionEngine {
     /// The marker standing for `value` in `length` bytes of output.
     func marker(_ kind: ValueKind, _ value: String, length: Int) -> String {
         let index = collector.index(kind, value)
-        return String(decoding: syntax.value(index, sameLength ? .sameLength(length) : .plain), as: UTF8.self)
+        if sameLength { return String(decoding: syntax.value(index, .sameLength(length)), as: UTF8.self) }
+        if index < collector.plainMarkers.count { return collector.plainMarkers[index] }
+        let marker = String(decoding: syntax.value(index, .plain), as: UTF8.self)
+        if index == collector.plainMarkers.count { collector.plainMarkers.append(marker) }
+        return marker
     }
 
     func replaceSecret(_ value: String, _ rule: RedactionRule, _ location: RedactionLocation, _ path: () -> String,
@@ -234,7 +244,7 @@ public final class RedactionEngine {
     }
 
     func replaceEmail(_ value: String, _ location: RedactionLocation, _ path: () -> String, length: Int? = nil) -> String? {
-        guard !value.lowercased().hasSuffix("@example.com") else { return nil }
+        guard !Self.hasSuffixIgnoringCase(value, "@example.com") else { return nil }
         return replaceValue(.email, value, .email, location, path, length: length)
     }
 
@@ -265,6 +275,18 @@ public final class RedactionEngine {
         guard labels.count >= 2, labels.allSatisfy({ !$0.isEmpty && $0.allSatisfy(isHostByte) }),
               let tld = labels.last, tld.count >= 2, tld.allSatisfy({ $0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A })
         else { return false }
+        return true
+    }
+
+    /// `value` ends with `suffix` (lowercase ASCII), ignoring case, without a lowercased copy.
+    static func hasSuffixIgnoringCase(_ value: String, _ suffix: StaticString) -> Bool {
+        let v = value.utf8, n = suffix.utf8CodeUnitCount
+        guard v.count >= n else { return false }
+        var i = v.index(v.endIndex, offsetBy: -n)
+        for k in 0..<n {
+            if v[i] | 0x20 != suffix.utf8Start[k] | 0x20 { return false }
+            i = v.index(after: i)
+        }
         return true
     }
 

@@ -53,7 +53,7 @@ enum SuspectScanner {
     }()
 
     /// The suspect values in `p`: ranges of value runs.
-    static func scan(_ p: UnsafeBufferPointer<UInt8>, names: NameMatcher, memo: inout NameMemo) -> [Range<Int>] {
+    static func scan(_ p: UnsafeBufferPointer<UInt8>, memo: inout NameMemo) -> [Range<Int>] {
         guard p.count >= minimumLength else { return [] }
         var found: [Range<Int>] = []
         let n = p.count
@@ -88,7 +88,7 @@ enum SuspectScanner {
                     if !isPlaceholderRun(value) { found.append(start..<j) }
                     continue
                 }
-                if letters >= 2 && digits >= 2 && secretWordBefore(p, start, names: names, memo: &memo)
+                if letters >= 2 && digits >= 2 && secretWordBefore(p, start, memo: &memo)
                     && looksRandom(value) && !isPlaceholderRun(value) {
                     found.append(start..<j)
                 }
@@ -125,7 +125,7 @@ enum SuspectScanner {
 
     /// Whether the text just before `start` (same field, at most `lookBack` bytes) names a secret:
     /// its last three words, read as one name (`api key is` -> api, key, is).
-    static func secretWordBefore(_ p: UnsafeBufferPointer<UInt8>, _ start: Int, names: NameMatcher, memo: inout NameMemo) -> Bool {
+    static func secretWordBefore(_ p: UnsafeBufferPointer<UInt8>, _ start: Int, memo: inout NameMemo) -> Bool {
         var k = start
         while k > 0 && start - k < lookBack && !fieldBoundary[Int(p[k - 1])] { k -= 1 }
         guard k < start else { return false }
@@ -141,7 +141,7 @@ enum SuspectScanner {
         }
         guard let last = words.first, let first = words.last else { return false }
         let name = UnsafeBufferPointer(rebasing: p[first.lowerBound..<last.upperBound])
-        let nameClass = memo.classify(name, names)
+        let nameClass = memo.classify(name)
         return nameClass == .secret || nameClass == .bareKey
     }
 
@@ -204,7 +204,7 @@ enum SuspectCheck {
         func check(_ text: String, _ location: RedactionLocation, _ path: @autoclosure () -> String) {
             var copy = text
             copy.withUTF8 { p in
-                for range in SuspectScanner.scan(p, names: engine.rules.names, memo: &engine.nameMemo) {
+                for range in SuspectScanner.scan(p, memo: &engine.nameMemo) {
                     let value = String(decoding: UnsafeBufferPointer(rebasing: p[range]), as: UTF8.self)
                     if engine.config.allowedValues.contains(value) || Placeholder.isPlaceholder(value) { continue }
                     found.append(RedactionFinding(path: path(), rule: rule, location: location,

@@ -66,7 +66,7 @@ extension RedactionEngine {
         var pre = given
         collectPatternMatches(p, location, path, into: &pre)
         if flags.has(.highEntropy) {
-            for range in SuspectScanner.scan(p, names: rules.names, memo: &nameMemo) {
+            for range in SuspectScanner.scan(p, memo: &nameMemo) {
                 pre.append(PreMatch(match: TextMatch(start: range.lowerBound, end: range.upperBound, replacement: ""),
                                     first: false, lazyRule: .highEntropy))
             }
@@ -247,7 +247,7 @@ extension RedactionEngine {
     /// Every match of the rules file's patterns, as pre-matches that win over detectors.
     private func collectPatternMatches(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String,
                                        into pre: inout [PreMatch]) {
-        guard !config.patterns.isEmpty else { return }
+        guard rules.hasPatterns else { return }
         let text = String(decoding: p, as: UTF8.self)
         for (pattern, rule) in zip(config.patterns, rules.patternRules) {
             for m in text.matches(of: pattern.regex) where !m.range.isEmpty {

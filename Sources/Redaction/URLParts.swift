@@ -99,7 +99,7 @@ extension RedactionEngine {
     func parameterClass(_ name: String) -> NameClass {
         let lower = name.lowercased()
         if config.secretParameterNames.contains(lower) || lower == "key" { return .secret }
-        return nameMemo.classify(name, rules.names)
+        return nameMemo.classify(name)
     }
 
     /// multipart/form-data: fields with secret names get a placeholder; other textual parts are

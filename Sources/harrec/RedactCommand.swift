@@ -168,6 +168,7 @@ func redactDocument(_ document: HARLazyDocument, configuration: RedactionConfigu
         }
     }
     if let error = entryFailure.withLock({ $0 }) { fail("\(path): \(error) (nothing written)", code: 1) }
+    document.releaseSource()
     phase("pass 1")
     file.freeze()
     phase("freeze")
