@@ -93,7 +93,7 @@ extension RedactionEngine {
             floor = m.end
             i = m.resume ?? m.end
         }
-        let pairs = UnsafeBufferPointer(rules.pairTable)
+        let pairs = UnsafeBufferPointer(rules.pairTable), bits = UnsafeBufferPointer(rules.pairBits)
         do {
             while i < n {
                 if k < pre.count && pre[k].match.start <= i {
@@ -104,7 +104,7 @@ extension RedactionEngine {
                     if m.end <= i { continue }
                     let trimmed = m.start < i
                     if trimmed { m.start = i }
-                    if !item.first && !trimmed, let d = detectAt(i, pairs, p, floor, location, path) {
+                    if !item.first && !trimmed, let d = detectAt(i, pairs, bits, p, floor, location, path) {
                         apply(d)
                         continue
                     }
@@ -118,7 +118,7 @@ extension RedactionEngine {
                     apply(m)
                     continue
                 }
-                if let d = detectAt(i, pairs, p, floor, location, path) {
+                if let d = detectAt(i, pairs, bits, p, floor, location, path) {
                     apply(d)
                 } else {
                     i += 1
@@ -131,11 +131,13 @@ extension RedactionEngine {
     }
 
     @inline(__always)
-    private func detectAt(_ i: Int, _ pairs: UnsafeBufferPointer<UInt16>, _ p: UnsafeBufferPointer<UInt8>, _ floor: Int,
+    private func detectAt(_ i: Int, _ pairs: UnsafeBufferPointer<UInt16>, _ bits: UnsafeBufferPointer<UInt64>,
+                          _ p: UnsafeBufferPointer<UInt8>, _ floor: Int,
                           _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
         let next = i + 1 < p.count ? p[i + 1] : 0
-        let families = pairs[Int(p[i]) << 8 | Int(next)]
-        if families == 0 { return nil }
+        let pair = Int(p[i]) << 8 | Int(next)
+        if bits[pair >> 6] & (1 << UInt64(pair & 63)) == 0 { return nil }
+        let families = pairs[pair]
         return detect(at: i, Detectors(rawValue: families), p, lowerBound: floor, location, path)
     }
 

@@ -15,11 +15,11 @@ let internalSuffixOption = OptionSpec("internal-suffix", .value(placeholder: "<s
 
 let redactSpec = CommandSpec(
     name: "redact",
-    abstract: "Redact tokens, cookies, JWTs, emails and internal hosts from any HAR, or check that none are left.",
+    abstract: "Redact credentials and personal data from any HAR, or check that none are left.",
     usage: "harrec redact <in.har> --out <out.har> [--rules <file>]  |  harrec redact --check <file.har>... [--rules <file>]",
     options: [
         OptionSpec("out", short: "o", .value(placeholder: "<out.har>"), help: "Where to write the redacted HAR (written atomically)."),
-        OptionSpec("check", .flag, help: "Change nothing: list each finding (JSON path, rule, masked preview); exit 1 if any."),
+        OptionSpec("check", .flag, help: "Change nothing: list each finding (JSON path, rule, masked preview) and each suspect value left; exit 1 if any."),
         rulesOption,
         internalSuffixOption,
         OptionSpec("quiet", short: "q", .flag, help: "No summary."),
@@ -27,10 +27,16 @@ let redactSpec = CommandSpec(
     positionals: ["file.har"],
     variadicPositionals: true,
     discussion: """
+    Two passes: every value to replace is found first, then replaced wherever it stands in the
+    file (earlier entries, bare path segments, innocent keys, percent-encoded, base64).
     Rules (each can be switched off with "disable" in a rules file):
       \(RedactionRule.builtIn.map(\.name).joined(separator: ", "))
-    The same secret gets the same placeholder throughout a file (redacted-N, userN@example.com,
-    internal-N.example.invalid, 192.0.2.N), so values that correlate still do. See README "Redaction".
+    The same value gets the same placeholder throughout a file (redacted-N, userN@example.com,
+    person-N, +12015550100, internal-N.example.invalid, 192.0.2.N), numbered in file order.
+    Placeholder JWTs keep a JWT's shape on purpose; to exclude them from secret scanners:
+      detect-secrets scan --exclude-secrets 'eyJ[A-Za-z0-9_-]*\\.eyJzdWIiOiJyZWRhY3RlZC0' ...
+      gitleaks (.gitleaks.toml): [allowlist] regexes = ['''eyJ[A-Za-z0-9_-]*\\.eyJzdWIiOiJyZWRhY3RlZC0''']
+    See README "Redaction".
     """)
 
 /// The redaction configuration from `--rules`/`--redact-rules` and `--internal-suffix`; exits

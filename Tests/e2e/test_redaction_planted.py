@@ -836,3 +836,31 @@ def test_detect_secrets_finds_the_plants_in_the_input(case, detect_secrets_avail
     # About half of the plants are in formats detect-secrets knows (measured: 690-715 of 1430).
     assert len(matched) >= 0.35 * len(case.plants), (
         f"detect-secrets matched only {len(matched)} of {len(case.plants)} plants in the input ({len(findings)} findings)")
+
+
+def documented_jwt_exclusion() -> str:
+    """The one-line exclusion pattern the README documents for placeholder JWTs."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"detect-secrets scan --exclude-secrets '([^']+)'", readme)
+    assert m, "README documents no detect-secrets --exclude-secrets pattern"
+    assert f"regexes = ['''{m.group(1)}''']" in readme, "the gitleaks allowlist in the README uses another pattern"
+    return m.group(1)
+
+
+def test_documented_exclusion_silences_jwt_placeholders(case, detect_secrets_available):
+    # detect-secrets' own CLI, as a team would run it in CI: with the README's pattern, no JWT
+    # finding is left on the redacted output, and the pattern matches no planted JWT.
+    pattern = documented_jwt_exclusion()
+    def jwt_findings(*extra):
+        # Run outside any git work tree: inside one, detect-secrets scans only tracked files.
+        p = subprocess.run(["detect-secrets", "scan", *extra, case.out.name], capture_output=True, text=True,
+                           timeout=300, cwd=case.out.parent)
+        assert p.returncode == 0, p.stderr[-2000:]
+        results = json.loads(p.stdout)["results"]
+        return [r for rs in results.values() for r in rs if r["type"] == "JSON Web Token"]
+    assert jwt_findings(), "the redacted output has placeholder JWTs detect-secrets flags without the exclusion"
+    assert jwt_findings("--exclude-secrets", pattern) == []
+    planted_jwts = [p for p in case.plants if p["cls"] == "jwt"]
+    assert planted_jwts
+    for p in planted_jwts:
+        assert not re.search(pattern, p["value"]), f"the exclusion pattern would hide a real JWT: {describe(p)}"
