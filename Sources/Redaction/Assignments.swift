@@ -19,7 +19,14 @@ extension RedactionEngine {
                          _ path: () -> String) -> TextMatch? {
         guard !range.isEmpty else { return nil }
         if nameClass == .version {
-            return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: "", keep: true)
+            // A version: scanned like any text, but a dotted quad in it is no IP address.
+            let was = versionContext
+            versionContext = true
+            defer { versionContext = was }
+            guard let r = scanBytes(UnsafeBufferPointer(rebasing: p[range]), location, path) else {
+                return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: "", keep: true)
+            }
+            return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: String(decoding: r, as: UTF8.self))
         }
         var value = string(p, range)
         if decode && value.utf8.contains(0x25) { value = HARBuild.percentDecoded(value, plusAsSpace: false) }
@@ -81,7 +88,7 @@ extension RedactionEngine {
         var end = j
         while end > valueStart && (p[end - 1] == 0x20 || p[end - 1] == 0x09) { end -= 1 }
         if nameClass == .ordinary {
-            guard encoded, end - valueStart >= 6, flags.has(.secretParameters) else { return nil }
+            guard encoded, !spaced, end - valueStart >= 6, flags.has(.secretParameters) else { return nil }
             return encodedValueMatch(p, valueStart..<end, location, path)
         }
         return namedValueMatch(p, valueStart..<end, nameClass, secretRule: rule, decode: parameter || encoded, location, path)
@@ -166,15 +173,17 @@ extension RedactionEngine {
             oneToken = true
         }
         var end = valueStart
+        var phrase = false
         while end < p.count {
             let c = p[end]
             if c == 0x0A || c == 0x0D || c == 0x2C || c == 0x3B || c == 0x7D || c == 0x5D || c == 0x29 || c == 0x26
                 || c == 0x3C || c == 0x22 || c == 0x27 { break }
-            if c == 0x20 || c == 0x09 {
-                // One token (`token: eyJ... expires soon`), unless it is a short first word of a
-                // phrase (`password: my secret phrase`), which runs to the end of the line.
+            if (c == 0x20 || c == 0x09) && !phrase {
+                // One token (`token: eyJ... expires soon`), unless its first word is short: then a
+                // phrase (`password: correct horse battery staple`) that runs to the end of the line.
                 if oneToken || end - valueStart >= Self.phraseWordLength { break }
                 if Placeholder.isPlaceholder(string(p, valueStart..<end)) { break }
+                phrase = true
             }
             if c == 0x23 && end > valueStart && p[end - 1] == 0x20 { break }  // a YAML comment
             end += 1
@@ -191,7 +200,9 @@ extension RedactionEngine {
         guard flags.has(.keyFormats), i >= 8, i + 36 <= p.count, Self.isDigit(p[i - 1]) else { return nil }
         var start = i
         while start > lowerBound && Self.isDigit(p[start - 1]) && i - start < 11 { start -= 1 }
-        guard (8...10).contains(i - start), start == 0 || !Self.isAlnum(p[start - 1]) else { return nil }
+        // `/bot<token>/getMe` in Telegram's API URLs.
+        let afterBot = start >= 3 && hasPrefix(p, at: start - 3, "bot")
+        guard (8...10).contains(i - start), start == 0 || !Self.isAlnum(p[start - 1]) || afterBot else { return nil }
         let end = run(p, from: i + 1) { Self.isAlnum($0) || $0 == 0x5F || $0 == 0x2D }
         guard end - (i + 1) == 35 else { return nil }
         return secretMatch(p, start..<end, rule: .keyFormats, location, path)
@@ -240,6 +251,10 @@ extension RedactionEngine {
         } else {
             contentEnd = contentStart
             while contentEnd < p.count && p[contentEnd] != 0x3C { contentEnd += 1 }
+            // An element, not a stray '<': its content ends at its own closing tag.
+            guard hasPrefix(p, at: contentEnd, "</"),
+                  UnsafeBufferPointer(rebasing: p[(contentEnd + 2)..<min(p.count, contentEnd + 2 + tagName.count)])
+                    .elementsEqual(UnsafeBufferPointer(rebasing: p[tagName])) else { return nil }
             while contentEnd > contentStart && (p[contentEnd - 1] == 0x20 || p[contentEnd - 1] == 0x0A
                 || p[contentEnd - 1] == 0x0D || p[contentEnd - 1] == 0x09) { contentEnd -= 1 }
         }

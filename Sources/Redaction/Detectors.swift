@@ -189,6 +189,14 @@ extension RedactionEngine {
     /// A hostname ending in an internal suffix, found at the suffix's dot.
     func internalHost(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
         guard i > lowerBound, Self.isHostByte(p[i - 1]) else { return nil }
+        if hasPrefix(p, at: i, ".example.invalid") {
+            // One of harrec's host placeholders (`internal-3.example.invalid`): kept, its number reserved.
+            var start = i
+            while start > lowerBound && Self.isHostByte(p[start - 1]) { start -= 1 }
+            let host = string(p, start..<i + 16)
+            guard isUntouchable(host) else { return nil }
+            return TextMatch(start: start, end: i + 16, replacement: "", keep: true)
+        }
         var suffixEnd: Int?
         for suffix in rules.internalSuffixBytes where i + suffix.count <= p.count {
             var same = true

@@ -136,7 +136,7 @@ extension RedactionEngine {
             case "authorization", "proxy-authorization":
                 replacement = flags.has(.authorizationHeader) ? redactAuthorization(value, path) : scanText(value, .header, path)
             case "cookie" where !isResponse:
-                replacement = flags.has(.cookies) ? redactCookieHeader(value, path) : scanText(value, .header, path)
+                replacement = redactCookieHeader(value, path)
             case "set-cookie" where isResponse:
                 replacement = flags.has(.setCookies) ? redactSetCookie(value, path) : scanText(value, .header, path)
             case "location", "content-location", "referer", "origin":
@@ -194,12 +194,18 @@ extension RedactionEngine {
         return scheme + " " + r
     }
 
-    /// "a=1; b=2" -> "a=redacted-1; b=redacted-2": every cookie's value, names kept.
+    /// "a=1; b=2" -> "a=redacted-1; b=redacted-2": every cookie's value, names kept. With the
+    /// rule off, each value is redacted as text (a base64 JSON cookie is still looked into).
     private func redactCookieHeader(_ value: String, _ path: () -> String) -> String? {
         var changed = false
         let pieces = value.split(separator: ";", omittingEmptySubsequences: false).map { piece -> String in
             guard let eq = piece.firstIndex(of: "=") else { return String(piece) }
             let cookieValue = String(piece[piece.index(after: eq)...]).trimmingSpaces
+            guard flags.has(.cookies) else {
+                guard let r = redactTextOrJSON(cookieValue, .cookie, path) else { return String(piece) }
+                changed = true
+                return String(piece[...eq]) + r
+            }
             guard let r = replaceSecret(cookieValue, .cookies, .cookie, path) else { return String(piece) }
             collector.cookie(String(piece[..<eq]).trimmingSpaces, cookieValue)
             changed = true
@@ -239,7 +245,7 @@ extension RedactionEngine {
                 collector.cookie(cookie.name, cookie.value)
                 cookie.value = r
             }
-        } else if let r = scanText(cookie.value, .cookie, path) {
+        } else if let r = redactTextOrJSON(cookie.value, .cookie, path) {
             cookie.value = r
         }
     }

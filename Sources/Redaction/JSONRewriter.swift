@@ -109,42 +109,83 @@ extension RedactionEngine {
             let raw = UnsafeBufferPointer(rebasing: p[range])
             return escaped ? (JSONParser.unescapeStringContent(raw) ?? Array(raw)) : Array(raw)
         }
+        func replaceString(_ value: (content: Range<Int>, next: Int, escaped: Bool), _ nameClass: NameClass) {
+            let text = String(decoding: decoded(value.content, escaped: value.escaped), as: UTF8.self)
+            if let r = replaceNamedValue(text, nameClass, secretRule: .jsonKeys, location, path) {
+                let quoted = JSONRewriter.quoted(Array(r.utf8), syntax: syntax).dropFirst().dropLast()
+                found.append(PreMatch(match: TextMatch(start: value.content.lowerBound, end: value.content.upperBound,
+                                                       replacement: String(decoding: quoted, as: UTF8.self)), first: true))
+            }
+        }
+        func numberEnd(_ j: Int) -> Int {
+            var end = j + 1
+            while end < n, RedactionEngine.isDigit(p[end]) || p[end] == 0x2E || p[end] | 0x20 == 0x65
+                || p[end] == 0x2B || p[end] == 0x2D { end += 1 }
+            return end
+        }
+        func replaceNumber(_ j: Int, _ end: Int, _ nameClass: NameClass) {
+            guard !(end - j == 1 && p[j] == 0x30),
+                  nameClass == .secret || nameClass == .phone || nameClass == .cardNumber || nameClass == .cardCode else { return }
+            note(nameClass == .secret ? .jsonKeys : .cardNumber, location,
+                 String(decoding: UnsafeBufferPointer(rebasing: p[j..<end]), as: UTF8.self), path)
+            found.append(PreMatch(match: TextMatch(start: j, end: end, replacement: "0"), first: true))
+        }
+        // Brackets are counted so that everything inside an object or array under a secret key is
+        // secret too (`"auth": {"value": "..."`), however the text ends.
+        var depth = 0
+        var secretDepths: [Int] = []
+        var openSecret = false
         var i = 0
         while i < n {
-            guard p[i] == 0x22 else { i += 1; continue }
-            let key = string(at: i)
-            var j = key.next
+            let c = p[i]
+            if c == 0x7B || c == 0x5B {
+                depth += 1
+                if openSecret { secretDepths.append(depth); openSecret = false }
+                i += 1
+                continue
+            }
+            if c == 0x7D || c == 0x5D {
+                if secretDepths.last == depth { secretDepths.removeLast() }
+                depth -= 1
+                i += 1
+                continue
+            }
+            let inSecret = !secretDepths.isEmpty
+            if c == 0x2D || RedactionEngine.isDigit(c) {
+                let end = numberEnd(i)
+                if inSecret && (i == 0 || !RedactionEngine.isAlnum(p[i - 1])) { replaceNumber(i, end, .secret) }
+                i = end
+                continue
+            }
+            guard c == 0x22 else { i += 1; continue }
+            let token = string(at: i)
+            var j = token.next
             while j < n && isSpace(p[j]) { j += 1 }
-            guard j < n, p[j] == 0x3A else { i = key.next; continue }
+            guard j < n, p[j] == 0x3A else {
+                // A string that is no member name: an array element, or a value whose key came before.
+                if inSecret { replaceString(token, .secret) }
+                i = token.next
+                continue
+            }
             j += 1
             while j < n && isSpace(p[j]) { j += 1 }
-            let nameClass = decoded(key.content, escaped: key.escaped).withUnsafeBufferPointer { nameMemo.classify($0) }
+            var nameClass = decoded(token.content, escaped: token.escaped).withUnsafeBufferPointer { nameMemo.classify($0) }
+            if inSecret { nameClass = .secret }
             guard j < n, nameClass != .ordinary, nameClass != .version else {
                 i = j
                 continue
             }
-            let c = p[j]
-            if c == 0x22 {
+            let v = p[j]
+            if v == 0x22 {
                 let value = string(at: j)
-                let text = String(decoding: decoded(value.content, escaped: value.escaped), as: UTF8.self)
-                if let r = replaceNamedValue(text, nameClass, secretRule: .jsonKeys, location, path) {
-                    found.append(PreMatch(match: TextMatch(start: value.content.lowerBound, end: value.content.upperBound,
-                                                           replacement: String(decoding: JSONRewriter.quoted(Array(r.utf8)).dropFirst().dropLast(), as: UTF8.self)),
-                                          first: true))
-                }
+                replaceString(value, nameClass)
                 i = value.next
-            } else if c == 0x2D || RedactionEngine.isDigit(c) {
-                var end = j + 1
-                while end < n, RedactionEngine.isDigit(p[end]) || p[end] == 0x2E || p[end] | 0x20 == 0x65
-                    || p[end] == 0x2B || p[end] == 0x2D { end += 1 }
-                if !(end - j == 1 && c == 0x30) && (nameClass == .secret || nameClass == .phone || nameClass == .cardNumber
-                                                     || nameClass == .cardCode) {
-                    note(nameClass == .secret ? .jsonKeys : .cardNumber, location,
-                         String(decoding: UnsafeBufferPointer(rebasing: p[j..<end]), as: UTF8.self), path)
-                    found.append(PreMatch(match: TextMatch(start: j, end: end, replacement: "0"), first: true))
-                }
+            } else if v == 0x2D || RedactionEngine.isDigit(v) {
+                let end = numberEnd(j)
+                replaceNumber(j, end, nameClass)
                 i = end
             } else {
+                if (v == 0x7B || v == 0x5B) && nameClass == .secret { openSecret = true }
                 i = j
             }
         }
@@ -273,7 +314,7 @@ struct JSONRewriter {
                 let location = self.location
                 let path = { "" }
                 if let r = withContent(key, { engine.scanBytes($0, location, path) }) {
-                    replace(keyStart..<keyEnd, with: Self.quoted(r))
+                    replace(keyStart..<keyEnd, with: Self.quoted(r, syntax: engine.syntax))
                 }
             }
             guard value(nameClass, depth: depth + 1) else { return false }
@@ -369,19 +410,28 @@ struct JSONRewriter {
             return engine.redactValueBytes(q, location, pathFunction, nestingLevel: nestingLevel + 1)
         }
         if let replacement {
-            replace(start..<end, with: Self.quoted(replacement))
+            replace(start..<end, with: Self.quoted(replacement, syntax: engine.syntax))
         }
         return true
     }
 
     /// `bytes` as a JSON string literal: quotes, backslashes and control characters escaped,
-    /// everything else (UTF-8 included) as is.
-    static func quoted(_ bytes: [UInt8]) -> [UInt8] {
+    /// everything else (UTF-8 included) as is. A wrap of pass 1 (text to be base64- or
+    /// percent-encoded in pass 2) is copied as it is: its text is escaped by its encoding, not here.
+    static func quoted(_ bytes: [UInt8], syntax: MarkerSyntax) -> [UInt8] {
         var out: [UInt8] = [0x22]
         out.reserveCapacity(bytes.count + 2)
         let hex: StaticString = "0123456789abcdef"
         let hexBytes = hex.utf8Start
-        for b in bytes {
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == 0xEE, let end = bytes.withUnsafeBufferPointer({ syntax.wrapEnd(at: i, in: $0) }) {
+                out.append(contentsOf: bytes[i..<end])
+                i = end
+                continue
+            }
+            i += 1
             let escape: UInt8
             switch b {
             case 0x22: escape = 0x22

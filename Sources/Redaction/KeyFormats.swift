@@ -214,7 +214,9 @@ extension RedactionEngine {
         guard (start..<i - 1).allSatisfy({ isChar(p[$0]) }), start == 0 || !(isChar(p[start - 1]) || p[start - 1] == 0x2D)
         else { return nil }
         let end = run(p, from: i + 2) { isChar($0) || $0 == 0x2D }
-        guard (31...34).contains(end - (i + 2)) else { return nil }
+        // gitleaks says 31-34 after "Q~"; Azure's secrets are 40 characters in all. A little slack
+        // either way errs on the side of replacing.
+        guard (30...40).contains(end - (i + 2)) else { return nil }
         return secretMatch(p, start..<end, rule: .azureKey, location, path)
     }
 }

@@ -115,6 +115,17 @@ struct MarkerSyntax: Sendable {
         return nil
     }
 
+    /// The end of the base64, binary or query wrap that opens at `i`, or nil.
+    func wrapEnd(at i: Int, in p: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard i + 6 <= p.count, p[i] == 0xEE, p[i + 1] == 0x80 else { return nil }
+        switch p[i + 2] {
+        case 0x82: return wrapEnd(p, from: i, open: Self.base64Open, close: Self.base64Close)?.end
+        case 0x84: return wrapEnd(p, from: i, open: Self.binaryOpen, close: Self.binaryClose)?.end
+        case 0x86: return wrapEnd(p, from: i, open: Self.percentOpen, close: Self.percentClose)?.end
+        default: return nil
+        }
+    }
+
     /// Whether `p` holds any mark of this run.
     func containsMarks(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
         var i = 0

@@ -41,6 +41,8 @@ struct NameMatcher {
         "passcode", "pin", "auth", "authorization", "credential", "credentials", "creds", "signature", "sig",
         "session", "sessionid", "sid", "otp", "totp", "hotp", "mfa", "csrf", "xsrf", "cookie", "jwt", "apikey",
         "privatekey", "bearer", "saml", "assertion", "pw", "key",
+        // Session cookies of common servers, also in URLs (`;jsessionid=...`).
+        "jsessionid", "phpsessid", "sessid", "aspsessionid", "cfid", "cftoken",
     ]
 
     /// Multi-word runs: keys with a qualifier, and codes that are credentials.
@@ -209,6 +211,7 @@ struct NameMatcher {
 
     private static func splitCompound(_ word: String) -> [String] {
         guard word.count > 4 else { return [word] }
+        if word.hasPrefix("aspsessionid") { return ["aspsessionid"] }  // ASPSESSIONIDQQGGQGQS
         if secretWords.contains(word) && word != "apikey" && word != "privatekey" && word != "sessionid" { return [word] }
         for suffix in compoundSuffixes where word.count > suffix.count + 1 && word.hasSuffix(suffix) {
             return splitCompound(String(word.dropLast(suffix.count))) + [suffix]

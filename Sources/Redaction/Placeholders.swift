@@ -173,7 +173,7 @@ enum Placeholder {
         case UInt8(ascii: "r"), UInt8(ascii: "R"), UInt8(ascii: "["), UInt8(ascii: "<"), UInt8(ascii: "("),
              UInt8(ascii: "*"), UInt8(ascii: "x"), UInt8(ascii: "X"), UInt8(ascii: "f"), UInt8(ascii: "F"),
              UInt8(ascii: "u"), UInt8(ascii: "e"), UInt8(ascii: "p"), UInt8(ascii: "+"), UInt8(ascii: "4"),
-             UInt8(ascii: "i"):
+             UInt8(ascii: "i"), UInt8(ascii: "1"), UInt8(ascii: "2"):
             break
         default:
             return false
@@ -214,6 +214,15 @@ enum Placeholder {
                   bytes[5...9].elementsEqual("55501".utf8), let area = Int(String(decoding: bytes[2..<5], as: UTF8.self)),
                   area >= 201, let line = Int(String(decoding: bytes[10...], as: UTF8.self)) else { return nil }
             return (.phone, (area - 201) * 100 + line + 1)
+        case UInt8(ascii: "1"), UInt8(ascii: "2"):
+            // Documentation addresses: what private IPs become (RFC 5737, RFC 3849).
+            for (prefix, kind) in [("192.0.2.", ValueKind.ipv4), ("198.51.100.", .ipv4), ("203.0.113.", .ipv4),
+                                   ("2001:db8::", .ipv6)] where bytes.starts(with: prefix.utf8) {
+                let rest = bytes.dropFirst(prefix.utf8.count)
+                if kind == .ipv4, !rest.isEmpty, rest.count <= 3, rest.allSatisfy(RedactionEngine.isDigit) { return (kind, 0) }
+                if kind == .ipv6, !rest.isEmpty, rest.count <= 4, rest.allSatisfy(RedactionEngine.isHex) { return (kind, 0) }
+            }
+            return nil
         case UInt8(ascii: "4"):
             guard bytes.count == 16, bytes.allSatisfy(RedactionEngine.isDigit), bytes.starts(with: "400000".utf8),
                   let n = Int(String(decoding: bytes[6..<15], as: UTF8.self)), n > 0,

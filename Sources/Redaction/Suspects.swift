@@ -45,6 +45,10 @@ enum SuspectScanner {
         return t
     }()
 
+    private static let placeholderMarks: [[UInt8]] = ["redacted", "REDACTED", "@example.com", ".example.invalid", "person-",
+                                                      "55501", "400000000", "192.0.2.", "198.51.100.", "203.0.113.",
+                                                      "2001:db8::"].map { Array($0.utf8) }
+
     /// Bytes where the look-back for a secret word stops: the value belongs to another field.
     private static let fieldBoundary: [Bool] = {
         var t = [Bool](repeating: false, count: 256)
@@ -149,8 +153,11 @@ enum SuspectScanner {
         RedactionEngine.isAlnum(b) || b == 0x5F || b == 0x2D || b == 0x2E
     }
 
+    /// Placeholder text in a run (`redacted-3`, `Jredacted-3` where a placeholder now touches
+    /// other text, `user1@example.com`): not suspect, or redacting twice would not be idempotent.
     static func isPlaceholderRun(_ v: UnsafeBufferPointer<UInt8>) -> Bool {
-        if v.starts(with: "redacted".utf8) || v.starts(with: "REDACTED".utf8) || v.first == UInt8(ascii: "*") { return true }
+        if v.first == UInt8(ascii: "*") { return true }
+        for marker in placeholderMarks where contains(v, marker) { return true }
         if v.first == UInt8(ascii: "e") {
             // A placeholder JWT, also with the '*' padding of a binary body after it.
             var end = v.endIndex
@@ -169,15 +176,19 @@ enum SuspectScanner {
         return contains(line, Array("PRIVATE KEY".utf8))
     }
 
-    /// From BEGIN through the matching END line (or the end of the text).
+    /// From BEGIN through the END line (or the end of the text when the block is cut off).
     private static func privateKeyBlock(_ p: UnsafeBufferPointer<UInt8>, from start: Int) -> Range<Int> {
-        let end = Array("PRIVATE KEY-----".utf8)
-        var k = start + 20
-        var seen = 0
-        while k + end.count <= p.count {
-            if p[k] == end[0], UnsafeBufferPointer(rebasing: p[k..<k + end.count]).elementsEqual(end) {
-                seen += 1
-                if seen == 2 { return start..<k + end.count }
+        let endLine = Array("-----END ".utf8), dashes = Array("-----".utf8)
+        var k = start + 10
+        while k + endLine.count <= p.count {
+            if p[k] == 0x2D, UnsafeBufferPointer(rebasing: p[k..<k + endLine.count]).elementsEqual(endLine) {
+                // The END line's closing dashes.
+                var j = k + endLine.count
+                while j + dashes.count <= p.count && j - k < 80 {
+                    if UnsafeBufferPointer(rebasing: p[j..<j + dashes.count]).elementsEqual(dashes) { return start..<j + dashes.count }
+                    j += 1
+                }
+                return start..<min(p.count, k + endLine.count)
             }
             k += 1
         }

@@ -78,7 +78,9 @@ extension RedactionEngine {
         let n = p.count
         var i = 0
         var k = 0  // next pre-match
+        var lastReplaced = false  // whether the last match applied was replaced (not kept)
         func apply(_ m: TextMatch) {
+            lastReplaced = !m.keep
             if m.keep {
                 // Matched but left as is (placeholders, allowed values): its bytes are still not up
                 // for a look-back detector (`redacted-2@host` is no email).
@@ -103,12 +105,28 @@ extension RedactionEngine {
                     // A pre-match overlapped by an earlier match: what is left of it still goes.
                     if m.end <= i { continue }
                     let trimmed = m.start < i
-                    if trimmed { m.start = i }
+                    if trimmed {
+                        // The rest of a value an earlier replacement cut into (a key block that
+                        // runs past an assignment's line): it goes with that replacement, not
+                        // into a second placeholder glued to it.
+                        if lastReplaced && copied == i {
+                            // (In a binary body the bytes are kept in number, as '*'s.)
+                            if sameLength { out.append(contentsOf: [UInt8](repeating: 0x2A, count: m.end - i)) }
+                            copied = m.end
+                            floor = m.end
+                            i = m.end
+                            continue
+                        }
+                        m.start = i
+                    }
                     if !item.first && !trimmed, let d = detectAt(i, pairs, bits, p, floor, location, path) {
                         apply(d)
                         continue
                     }
-                    if let rule = item.lazyRule {
+                    if var rule = item.lazyRule {
+                        // A format found only by its middle (an Azure AD secret's `Q~`) keeps its rule.
+                        if rule == .highEntropy, m.end - m.start >= 36, m.start + 5 < m.end, p[m.start + 4] == 0x51,
+                           p[m.start + 5] == 0x7E, flags.has(.azureKey) { rule = .azureKey }
                         if let r = replaceSecret(string(p, m.start..<m.end), rule, location, path, length: m.end - m.start) {
                             m.replacement = r
                         } else {
@@ -176,6 +194,7 @@ extension RedactionEngine {
             firsts.insert(suffix[1])
             if suffix[1] >= 0x61 && suffix[1] <= 0x7A { firsts.insert(suffix[1] - 0x20) }
         }
+        firsts.insert(UInt8(ascii: "e"))  // .example.invalid: harrec's own host placeholders
         allow(UInt8(ascii: "."), Array(firsts), .internalHost)
         return t
     }

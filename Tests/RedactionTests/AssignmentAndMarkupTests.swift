@@ -1,0 +1,195 @@
+import XCTest
+import HAR
+@testable import Redaction
+
+/// `secret-assignments`: values named by a word in the text itself (.env and .ini files, YAML,
+/// HTTP dumps, JavaScript objects, GraphQL arguments, XML elements and attributes, HTML inputs
+/// and meta tags), and version names that keep their dotted quads.
+final class AssignmentAndMarkupTests: XCTestCase {
+    private func rulesOnly() throws -> RedactionConfiguration {
+        try configuration(rules: #"{"disable": ["high-entropy"]}"#)
+    }
+
+    // MARK: .env and shell
+
+    func testDotEnvLines() {
+        let engine = RedactionEngine()
+        let env = "# config\nexport API_TOKEN=abc123def456\nDB_PASSWORD=\"s3cr3t pass\"\nSECRET_KEY='k-9f8e7d'\nDEBUG=true\nPORT=8080\n"
+        XCTAssertEqual(scanned(env, engine: engine),
+                       "# config\nexport API_TOKEN=redacted-1\nDB_PASSWORD=\"redacted-2\"\nSECRET_KEY='redacted-3'\nDEBUG=true\nPORT=8080\n")
+        XCTAssertEqual(engine.currentReport.counts[.secretAssignments]?[.body], 3)
+        XCTAssertNil(engine.currentReport.counts[.secretParameters])
+        // At the very start of the text `name=value` reads as a parameter (a query or form without
+        // its '?'): the same placeholder, counted under secret-parameters.
+        let first = RedactionEngine()
+        XCTAssertEqual(scanned("GITHUB_TOKEN=tok-000111222 make deploy", engine: first), "GITHUB_TOKEN=redacted-1 make deploy")
+        XCTAssertEqual(first.currentReport.counts[.secretParameters]?[.body], 1)
+        XCTAssertEqual(scanned("curl -u x -d password=hunter2xx -d user=me"), "curl -u x -d password=redacted-1 -d user=me")
+    }
+
+    func testNotAssignments() throws {
+        let config = try rulesOnly()
+        for text in ["TOKEN_TYPE=bearer", "PASSWORD_MIN_LENGTH=12", "export PATH=/usr/bin", "a==b", "x=token",
+                     "if (password == null)", "password=", "keyboard=us", "token_expires_in=3600"] {
+            XCTAssertEqual(scanned(text, config: config), text, text)
+        }
+    }
+
+    func testPrivateKeyInAnAssignment() {
+        // The whole PEM block goes, and nothing after it.
+        let pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn\n-----END RSA PRIVATE KEY-----"
+        let env = scanned("PRIVATE_KEY=\"\(pem)\"\nDEBUG=true\nHOST=api.example.com\n")
+        XCTAssertFalse(env.contains("MIIE") || env.contains("PRIVATE KEY"), env)
+        // The lines after the key are kept: the block ends at its END line (it once ran to the end
+        // of the text, taking DEBUG and HOST with it).
+        XCTAssertTrue(env.hasSuffix("\nDEBUG=true\nHOST=api.example.com\n"), env)
+        let yaml = scanned("tls:\n  private_key: \(pem)\n  port: 443\n")
+        XCTAssertFalse(yaml.contains("MIIE") || yaml.contains("PRIVATE KEY"), yaml)
+        // The same in YAML: `port: 443` stays.
+        XCTAssertTrue(yaml.hasSuffix("\n  port: 443\n"), yaml)
+    }
+
+    // MARK: .ini
+
+    func testIniLinesWithSpacesAroundTheEquals() {
+        let ini = "[database]\nhost = db.example.com\npassword = hunter2 ; old one\napi_key\t=\tAbC123xYz789\nuser = app\n"
+        XCTAssertEqual(scanned(ini), "[database]\nhost = db.example.com\npassword = redacted-1 ; old one\napi_key\t=\tredacted-2\nuser = app\n")
+        XCTAssertEqual(scanned("[smtp]\r\nsmtp_password = two words here\r\nport = 25"),
+                       "[smtp]\r\nsmtp_password = redacted-1\r\nport = 25", "the value runs to the end of the line")
+        XCTAssertEqual(scanned("client_secret = \"quoted-value-1\" # note"), "client_secret = \"redacted-1\" # note")
+    }
+
+    // MARK: YAML
+
+    func testYAMLOneTokenAndPhraseValues() {
+        let yaml = """
+        auth:
+          token: abcdefgh12345678 expires soon
+          password: hunter2 # rotated monthly
+          secret: "quoted: value"
+          api_key: null
+          refresh_token: ~
+          session: {ttl: 5}
+        """
+        XCTAssertEqual(scanned(yaml), """
+        auth:
+          token: redacted-1 expires soon
+          password: redacted-2 # rotated monthly
+          secret: "redacted-3"
+          api_key: null
+          refresh_token: ~
+          session: {ttl: 5}
+        """)
+    }
+
+    func testYAMLPhrasesRunToTheEndOfTheLine() {
+        // A first word shorter than 8 bytes starts a phrase: the whole line is the value.
+        // The whole phrase goes (its first word is short), not only its first 8 bytes.
+        XCTAssertEqual(scanned("password: correct horse battery staple\nuser: x"), "password: redacted-1\nuser: x")
+        XCTAssertEqual(scanned("passphrase: the same phrase for all # comment"), "passphrase: redacted-1 # comment")
+    }
+
+    func testYAMLListItemsAndNesting() {
+        let yaml = "users:\n  - name: ann\n    password: pw-one-1\n  - secret: s-two-22\n    role: admin\n"
+        XCTAssertEqual(scanned(yaml), "users:\n  - name: ann\n    password: redacted-1\n  - secret: redacted-2\n    role: admin\n")
+    }
+
+    // MARK: HTTP dumps
+
+    func testHTTPDumpLinesKeepTheirScheme() {
+        let dump = "GET /v1/me HTTP/1.1\r\nHost: api.example.com\r\nAuthorization: Bearer abc.def.ghi123\r\nX-Api-Key: k-1234567890\r\nAccept: */*\r\n\r\n"
+        XCTAssertEqual(scanned(dump),
+                       "GET /v1/me HTTP/1.1\r\nHost: api.example.com\r\nAuthorization: Bearer redacted-1\r\nX-Api-Key: redacted-2\r\nAccept: */*\r\n\r\n")
+        XCTAssertEqual(scanned("Proxy-Authorization: Basic dXNlcjpwYXNzd29yZA==\n"), "Proxy-Authorization: Basic redacted-1\n")
+        XCTAssertEqual(scanned("authorization: token ghx-not-a-format-123 extra"), "authorization: token redacted-1 extra")
+        XCTAssertEqual(scanned("WWW-Authenticate: Bearer realm=\"api\""), "WWW-Authenticate: Bearer realm=\"api\"")
+    }
+
+    // MARK: JavaScript and GraphQL
+
+    func testJavaScriptObjects() {
+        let js = #"const cfg = { apiKey: "AbCdEf123456", region: "us-east-1", password: 'pw-1234', token: `t-${x}-99`, retries: 3 };"#
+        XCTAssertEqual(scanned(js),
+                       #"const cfg = { apiKey: "redacted-1", region: "us-east-1", password: 'redacted-2', token: `redacted-3`, retries: 3 };"#)
+        XCTAssertEqual(scanned(#"init({'clientSecret': 'cs-777888999', debug: false})"#),
+                       #"init({'clientSecret': 'redacted-1', debug: false})"#)
+        XCTAssertEqual(scanned("window.__CONFIG__={sessionId:\"9f8e7d6c\",theme:\"dark\"}"),
+                       "window.__CONFIG__={sessionId:\"redacted-1\",theme:\"dark\"}")
+    }
+
+    func testGraphQLArguments() {
+        let query = #"mutation { login(username: "ann", password: "hunter2!") { token } }"#
+        XCTAssertEqual(scanned(query), #"mutation { login(username: "person-1", password: "redacted-1") { token } }"#)
+        let json = #"{"query": "mutation { setKey(apiKey: \"k_9f8e7d6c5b4a\", name: \"ci\") { id } }"}"#
+        XCTAssertEqual(body(json), #"{"query": "mutation { setKey(apiKey: \"redacted-1\", name: \"ci\") { id } }"}"#)
+    }
+
+    // MARK: XML
+
+    func testXMLElementsWithNamespacesAndCDATA() {
+        let soap = "<soap:Envelope><soap:Body><auth:Login><auth:Username>ann</auth:Username><auth:Password>p@ss-w0rd</auth:Password></auth:Login></soap:Body></soap:Envelope>"
+        XCTAssertEqual(scanned(soap),
+                       "<soap:Envelope><soap:Body><auth:Login><auth:Username>person-1</auth:Username><auth:Password>redacted-1</auth:Password></auth:Login></soap:Body></soap:Envelope>")
+        XCTAssertEqual(scanned("<password><![CDATA[s3cr3t<>&]]></password>"), "<password><![CDATA[redacted-1]]></password>")
+        XCTAssertEqual(scanned("<wsse:Password Type=\"#PasswordText\">\n  pw-xml-99\n</wsse:Password>"),
+                       "<wsse:Password Type=\"#PasswordText\">\n  redacted-1\n</wsse:Password>", "whitespace around the value kept")
+        XCTAssertEqual(scanned("<apiKey owner=\"ann@corp.com\">k-abcdef123</apiKey>"),
+                       "<apiKey owner=\"user1@example.com\">redacted-1</apiKey>", "the start tag's attributes are scanned")
+        // Not secrets: innocent elements, empty ones, descriptions of a secret.
+        for xml in ["<name>token</name>", "<password/>", "<password></password>", "<passwordPolicy>min 8</passwordPolicy>",
+                    "<tokenType>bearer</tokenType>"] {
+            XCTAssertEqual(scanned(xml), xml)
+        }
+    }
+
+    func testXMLAttributes() {
+        XCTAssertEqual(scanned(#"<user name="ann" password="hunter2xyz" token='abc12345' role="admin"/>"#),
+                       #"<user name="ann" password="redacted-1" token='redacted-2' role="admin"/>"#)
+        XCTAssertEqual(scanned(#"<connection host="db" secret="s-1" timeout="30">x</connection>"#),
+                       #"<connection host="db" secret="redacted-1" timeout="30">x</connection>"#)
+    }
+
+    // MARK: HTML
+
+    func testHTMLHiddenInputsAndMetaTags() {
+        XCTAssertEqual(scanned(#"<form><input type="hidden" name="csrf_token" value="Zx9AbC123def456"></form>"#),
+                       #"<form><input type="hidden" name="csrf_token" value="redacted-1"></form>"#)
+        XCTAssertEqual(scanned(#"<meta name="csrf-token" content="Zx9AbC123def456">"#), #"<meta name="csrf-token" content="redacted-1">"#)
+        XCTAssertEqual(scanned(#"<input value='tok-42-abcdef' id="authenticity_token" type=hidden />"#),
+                       #"<input value='redacted-1' id="authenticity_token" type=hidden />"#, "value before the name")
+        // Other attributes are scanned like any text.
+        XCTAssertEqual(scanned(#"<input name="_csrf" value="v-1234567" data-owner="ann@corp.com" data-host="10.0.0.7">"#),
+                       #"<input name="_csrf" value="redacted-1" data-owner="user1@example.com" data-host="192.0.2.1">"#)
+        // Innocent inputs stay; their attributes are still scanned.
+        XCTAssertEqual(scanned(#"<input name="q" value="search terms">"#), #"<input name="q" value="search terms">"#)
+        XCTAssertEqual(scanned(#"<input name="email" value="ann@corp.com">"#), #"<input name="email" value="user1@example.com">"#)
+        XCTAssertEqual(scanned(#"<meta name="viewport" content="width=device-width">"#), #"<meta name="viewport" content="width=device-width">"#)
+        XCTAssertEqual(scanned(#"<input name="token_type" value="bearer">"#), #"<input name="token_type" value="bearer">"#)
+    }
+
+    func testHTMLBodyOfAnEntry() {
+        let html = #"<html><head><meta name="csrf-token" content="meta-tok-123456"></head><body><input type="hidden" name="csrf_token" value="meta-tok-123456"></body></html>"#
+        let r = redacted([makeEntry(responseBody: ("text/html; charset=utf-8", html))])
+        XCTAssertEqual(r.log.entries[0].response.content.text,
+                       #"<html><head><meta name="csrf-token" content="redacted-1"></head><body><input type="hidden" name="csrf_token" value="redacted-1"></body></html>"#)
+        XCTAssertEqual(r.report.counts[.secretAssignments]?[.body], 2)
+    }
+
+    // MARK: Versions
+
+    func testVersionNamedValuesKeepDottedQuads() {
+        XCTAssertEqual(body(#"{"firmwareVersion": "10.2.0.1", "app_version": "172.16.0.1", "host": "10.0.0.5"}"#),
+                       #"{"firmwareVersion": "10.2.0.1", "app_version": "172.16.0.1", "host": "192.0.2.1"}"#)
+        XCTAssertEqual(scanned("firmwareVersion=10.2.0.1 gateway=10.2.0.1"), "firmwareVersion=10.2.0.1 gateway=192.0.2.1")
+        XCTAssertEqual(scanned("build: 192.168.1.1\nserver: 192.168.1.1"), "build: 192.168.1.1\nserver: 192.0.2.1")
+        XCTAssertEqual(scanned("<fwVersion>10.0.0.1</fwVersion><ip>10.0.0.1</ip>"), "<fwVersion>10.0.0.1</fwVersion><ip>192.0.2.1</ip>")
+        XCTAssertEqual(scanned("[device]\nos_version = 10.1.2.3\n"), "[device]\nos_version = 10.1.2.3\n")
+        let r = redacted([makeEntry(url: "https://api.example.com/update?fw=10.0.0.1&via=10.0.0.1",
+                                    requestHeaders: [("X-App-Version", "10.1.2.3"), ("X-Forwarded-For", "10.1.2.3")])])
+        let request = r.log.entries[0].request
+        XCTAssertEqual(request.url, "https://api.example.com/update?fw=10.0.0.1&via=192.0.2.1")
+        XCTAssertEqual(request.headers.map(\.value), ["10.1.2.3", "192.0.2.2"])
+        // Under a version name a secret is still a secret when a rule knows its shape.
+        XCTAssertEqual(body(#"{"build": "AKIAIOSFODNN7EXAMPLE"}"#), #"{"build": "redacted-1"}"#)
+    }
+}

@@ -1,0 +1,156 @@
+import XCTest
+import HAR
+@testable import Redaction
+
+/// `NameMatcher`: how names (JSON members, parameters, headers, assignments, XML elements) are
+/// split into words and classified. The same matcher serves every place a name appears, so these
+/// cases hold for all of them.
+final class NameMatcherTests: XCTestCase {
+    let matcher = NameMatcher()
+
+    private func assertClass(_ names: [String], _ expected: NameClass, asParameter: Bool = false,
+                             file: StaticString = #filePath, line: UInt = #line) {
+        for name in names {
+            XCTAssertEqual(matcher.classify(name, asParameter: asParameter), expected, name, file: file, line: line)
+        }
+    }
+
+    // MARK: Words
+
+    func testWordsSplitEveryNamingStyle() {
+        let cases: [(String, [String])] = [
+            ("accessToken", ["access", "token"]), ("access_token", ["access", "token"]),
+            ("Access-Token", ["access", "token"]), ("ACCESS_TOKEN", ["access", "token"]),
+            ("APIKey", ["api", "key"]), ("x-api-key", ["x", "api", "key"]),
+            ("Ocp-Apim-Subscription-Key", ["ocp", "apim", "subscription", "key"]),
+            ("user.password", ["user", "password"]), ("HTTPServerURL", ["http", "server", "url"]),
+            ("cvv2", ["cvv2"]), ("oauth2Token", ["oauth2", "token"]),
+        ]
+        for (name, words) in cases { XCTAssertEqual(NameMatcher.words(name), words, name) }
+        XCTAssertEqual(NameMatcher.words(""), [])
+        XCTAssertEqual(NameMatcher.words("--__.."), [])
+    }
+
+    func testLowercaseCompoundsAreSplitAtSecretWords() {
+        let cases: [(String, [String])] = [
+            ("apikey", ["api", "key"]), ("csrftoken", ["csrf", "token"]), ("accesstoken", ["access", "token"]),
+            ("sessionid", ["session", "id"]), ("xsrftoken", ["xsrf", "token"]), ("clientsecret", ["client", "secret"]),
+            ("userpassword", ["user", "password"]), ("privatekey", ["private", "key"]),
+        ]
+        for (name, words) in cases { XCTAssertEqual(NameMatcher.words(name), words, name) }
+        // Words that merely contain a secret word are not split.
+        for word in ["keyboard", "monkey", "passenger", "compass", "tokenizer", "secretary", "author", "spinner"] {
+            XCTAssertEqual(NameMatcher.words(word), [word])
+        }
+    }
+
+    // MARK: Secret names
+
+    func testTheIssuesSecretWords() {
+        assertClass(["token", "Token", "tokens", "id_token", "refreshToken", "X-Auth-Token", "secret", "client_secret",
+                     "password", "Password", "new_password", "passwd", "pwd", "pass", "db_pass", "passphrase",
+                     "auth", "Auth", "credential", "credentials", "AWS_CREDENTIALS", "signature", "sig", "x-signature",
+                     "otp", "otp_code", "csrf", "xsrf", "X-XSRF-TOKEN", "_csrf", "session", "sessionId", "session_id",
+                     "jwt", "pin", "mfa", "cookie"], .secret)
+    }
+
+    func testKeyIsSecretOnlyAsAQualifiedWord() {
+        assertClass(["api_key", "apiKey", "API_KEY", "x-api-key", "subscription-key", "Ocp-Apim-Subscription-Key",
+                     "stripe_key", "secretKey", "access_key", "privateKey", "signingKey", "client-key"], .secret)
+        assertClass(["keyboard", "monkey", "sortKey", "publicKey", "public_key", "primary_key", "keyId", "key_id",
+                     "cacheKey", "idempotency-key", "partitionKey", "i18nKey", "keys", "turkey"], .ordinary)
+    }
+
+    func testABareKeyDependsOnWhereItStands() {
+        // `{"key": "theme"}` is a preferences entry; `?key=AIza...` is a Google API key.
+        XCTAssertEqual(matcher.classify("key"), .bareKey)
+        XCTAssertEqual(matcher.classify("Key"), .bareKey)
+        XCTAssertEqual(matcher.classify("key_value"), .bareKey)
+        XCTAssertEqual(matcher.classify("key", asParameter: true), .secret)
+        XCTAssertEqual(matcher.classify("keyString", asParameter: true), .secret)
+        XCTAssertEqual(matcher.classify("code"), .ordinary)
+        XCTAssertEqual(NameMatcher(exactNames: ["code"]).classify("code", asParameter: true), .secret)
+        XCTAssertEqual(NameMatcher(exactNames: ["code"]).classify("code"), .ordinary, "only as a parameter")
+    }
+
+    func testSessionNamesAndCounts() {
+        assertClass(["sessionId", "SESSIONID", "sessionid", "session_token"], .secret)
+        assertClass(["sessionCount", "session_timeout", "sessionExpiresAt", "session_length"], .ordinary)
+    }
+
+    func testWellKnownSessionCookieNames() {
+        // Servlet, PHP and ASP session cookies, which also travel in URLs (`;jsessionid=...`).
+        assertClass(["JSESSIONID", "jsessionid", "PHPSESSID", "phpsessid", "sessid", "ASPSESSIONIDQQGGQGQS"], .secret)
+        let r = redacted([makeEntry(url: "https://shop.example.com/cart;jsessionid=1A2B3C4D5E6F7A8B9C0D?x=1")])
+        XCTAssertEqual(r.log.entries[0].request.url, "https://shop.example.com/cart;jsessionid=redacted-1?x=1")
+        XCTAssertEqual(scanned("PHPSESSID=9f8e7d6c5b4a3f2e1d0c"), "PHPSESSID=redacted-1")
+    }
+
+    func testDescribingWordsAfterASecretWordMakeItInnocent() {
+        assertClass(["token_type", "tokenType", "passwordPolicy", "password_hint", "expires_in", "tokenExpiresIn",
+                     "token_expiry", "password_min_length", "secretName", "authUrl", "auth_provider", "otpChannel",
+                     "passwordChangedAt", "csrfHeaderName", "signature_algorithm", "apiKeyPrefix", "token_endpoint"],
+                    .ordinary)
+        // A describing word before the secret word changes nothing.
+        assertClass(["typeToken", "expiredToken", "oldPassword"], .secret)
+    }
+
+    func testLookAlikesOfSecretWordsAreOrdinary() {
+        assertClass(["author", "authority", "passenger", "compass", "bypass", "passport", "tokenizer", "secretary",
+                     "keyword", "pinned", "spinner", "signatory", "name", "id", "description", "bypassed"],
+                    .ordinary)
+    }
+
+    func testMultiWordRunsAndUserKeys() {
+        assertClass(["auth_code", "verificationCode", "recovery_codes", "connection_string", "dsn", "ssn", "tax_id",
+                     "routingNumber", "account_number"], .secret)
+        let custom = NameMatcher(secretRuns: ["pin", "device-serial"])
+        XCTAssertEqual(custom.classify("deviceSerial"), .secret)
+        XCTAssertEqual(custom.classify("DEVICE_SERIAL"), .secret)
+        XCTAssertEqual(custom.classify("device"), .ordinary)
+        XCTAssertEqual(custom.classify("serial"), .ordinary)
+    }
+
+    // MARK: Personal data
+
+    func testPersonalClasses() {
+        assertClass(["firstName", "first_name", "last_name", "LastName", "displayName", "display-name", "fullName",
+                     "given_name", "familyName", "surname", "nickname", "username", "user_name", "cardholder_name",
+                     "firstname", "firstNameValue"], .personName)
+        assertClass(["phone", "Phone", "mobile", "tel", "telephone", "msisdn", "mobileNumber", "phone_number",
+                     "phoneNumber", "cell_phone", "fax", "phonenumber", "whatsapp", "contactPhone"], .phone)
+        assertClass(["cardNumber", "card_number", "card-no", "pan", "credit_card", "ccNumber", "cardnumber"], .cardNumber)
+        assertClass(["cvc", "cvv", "CVV", "cvv2", "cvc2", "csc", "securityCode", "security_code", "card_code"], .cardCode)
+    }
+
+    func testLabelsOfPersonalFieldsAreOrdinary() {
+        // A describing word after the personal word makes the name a label, not the value.
+        assertClass(["firstNameLabel", "phoneVerified", "phone_format", "cardNumberMask", "cvcLength", "cvc_required",
+                     "name", "company", "phoneme", "telemetry"], .ordinary)
+    }
+
+    // MARK: Versions
+
+    func testVersionNames() {
+        assertClass(["firmwareVersion", "app_version", "APP-VERSION", "version", "build", "buildNumber", "fw", "release",
+                     "fwVersion", "os_ver"], .version)
+        // A secret word wins over a version word.
+        XCTAssertEqual(matcher.classify("buildToken"), .secret)
+        XCTAssertEqual(matcher.classify("tokenVersion"), .version, "version describes the token: no secret")
+    }
+
+    // MARK: The memo
+
+    func testMemoAgreesWithTheMatcher() {
+        var memo = NameMemo(matcher)
+        let names = ["apiKey", "sortKey", "firstName", "firmwareVersion", "token_type", "key", "Ocp-Apim-Subscription-Key",
+                     "sessionCount", "sessionId", "cvv2", "mobileNumber", ""]
+        for _ in 0..<2 {  // the second round reads the memo
+            for name in names { XCTAssertEqual(memo.classify(name), matcher.classify(name), name) }
+        }
+        // Names too many for the memo are still classified.
+        for i in 0..<5000 { _ = memo.classify("field\(i)") }
+        XCTAssertEqual(memo.classify("client_secret_9999"), .secret)
+        XCTAssertEqual(memo.classify("field_9999"), .ordinary)
+    }
+}
