@@ -75,8 +75,15 @@ struct Finalizer {
                     i = m.end
                     continue
                 }
-                if !sameLength && i >= encodedCheckedUntil && (c & Self.wordClass != 0 || b == 0x25) {
-                    // A run of base64 or percent-encoding that decodes to text: the known values inside.
+                // The rest of the word is no word start.
+                var wordEnd = i + 1
+                if c & Self.wordClass != 0 {
+                    while wordEnd < n && cls[Int(base[wordEnd])] & Self.wordClass != 0 { wordEnd += 1 }
+                }
+                // A run of base64 or percent-encoding that decodes to text: the known values inside.
+                // Only a long word or one that goes on in an encoding's characters can start one.
+                if !sameLength && i >= encodedCheckedUntil && (c & Self.wordClass != 0 || b == 0x25)
+                    && (wordEnd - i >= 12 || (wordEnd < n && cls[Int(base[wordEnd])] & Self.encodedClass != 0)) {
                     let (end, replacement) = knownInEncodedRun(p, at: i, classes: cls)
                     encodedCheckedUntil = end
                     if let replacement {
@@ -85,10 +92,7 @@ struct Finalizer {
                         continue
                     }
                 }
-                i += 1
-                if c & Self.wordClass != 0 {
-                    while i < n && cls[Int(base[i])] & Self.wordClass != 0 { i += 1 }
-                }
+                i = wordEnd
             }
         }
         guard copied > 0 else { return nil }

@@ -144,7 +144,9 @@ struct ValueCollector {
     private(set) var values: [(kind: ValueKind, value: String)] = []
     /// Each value's `PlaceholderTable.hash`, computed here on the worker threads.
     private(set) var hashes: [UInt64] = []
-    private var indexes = [[String: Int]](repeating: [:], count: ValueKind.allCases.count)
+    /// Index by hash (kind mixed in); `keys` holds each value's lookup key to confirm a hit.
+    private var indexes: [UInt64: Int] = [:]
+    private var keys: [String] = []
     /// The plain marker of each value, built once per value.
     var plainMarkers: [String] = []
     /// Placeholder numbers met in the input: new numbers start after them.
@@ -152,11 +154,17 @@ struct ValueCollector {
 
     mutating func index(_ kind: ValueKind, _ value: String) -> Int {
         let key = PlaceholderTable.key(kind, value)
-        let k = Int(kind.rawValue)
-        if let known = indexes[k][key] { return known }
+        let hash = PlaceholderTable.hash(kind, key: key)
+        if let known = indexes[hash] {
+            if values[known].kind == kind && keys[known] == key { return known }
+            // Two values with one 64-bit hash: the second is found by a scan (never seen in practice).
+            if let other = values.indices.first(where: { values[$0].kind == kind && keys[$0] == key }) { return other }
+        } else {
+            indexes[hash] = values.count
+        }
         values.append((kind, value))
-        hashes.append(PlaceholderTable.hash(kind, key: key))
-        indexes[k][key] = values.count - 1
+        hashes.append(hash)
+        keys.append(key)
         return values.count - 1
     }
 
@@ -181,7 +189,8 @@ struct ValueCollector {
     mutating func removeAll() {
         values.removeAll(keepingCapacity: true)
         hashes.removeAll(keepingCapacity: true)
-        for k in indexes.indices where !indexes[k].isEmpty { indexes[k].removeAll(keepingCapacity: true) }
+        keys.removeAll(keepingCapacity: true)
+        indexes.removeAll(keepingCapacity: true)
         plainMarkers.removeAll(keepingCapacity: true)
         reserved.removeAll(keepingCapacity: true)
         chased.removeAll(keepingCapacity: true)

@@ -246,6 +246,7 @@ struct NameMemo {
     private var bytes: [UInt8] = []
 
     mutating func classify(_ name: UnsafeBufferPointer<UInt8>) -> NameClass {
+        if name.isEmpty { return .ordinary }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in name { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
         let mask = Self.slots - 1
@@ -255,7 +256,7 @@ struct NameMemo {
             if i < 0 { break }
             let e = entries[Int(i)]
             if e.hash == hash && Int(e.count) == name.count
-                && bytes[Int(e.start)..<Int(e.start) + Int(e.count)].elementsEqual(name) {
+                && bytes.withUnsafeBufferPointer({ memcmpEqual($0.baseAddress! + Int(e.start), name.baseAddress!, name.count) }) {
                 return e.value
             }
             slot = (slot + 1) & mask

@@ -39,14 +39,19 @@ struct PlaceholderTable: Sendable {
 
     /// Most values are lowercase already; lowercasing allocates, so only when needed.
     static func lowercasedIfNeeded(_ value: String) -> String {
-        value.utf8.contains { $0 >= 0x41 && $0 <= 0x5A } || !value.utf8.allSatisfy({ $0 < 0x80 }) ? value.lowercased() : value
+        var copy = value
+        let needed = copy.withUTF8 { p in p.contains { ($0 >= 0x41 && $0 <= 0x5A) || $0 >= 0x80 } }
+        return needed ? value.lowercased() : value
     }
 
     /// FNV-1a over the key's bytes, with the kind mixed in.
     static func hash(_ kind: ValueKind, key: String) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ (UInt64(kind.rawValue) &* 0x9E37_79B9_7F4A_7C15)
-        for b in key.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        return h ^ (h >> 31)
+        var copy = key
+        return copy.withUTF8 { p in
+            var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ (UInt64(kind.rawValue) &* 0x9E37_79B9_7F4A_7C15)
+            for b in p { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+            return h ^ (h >> 31)
+        }
     }
 
     private func find(_ kind: ValueKind, _ key: String, _ hash: UInt64) -> (slot: Int, entry: Int?) {

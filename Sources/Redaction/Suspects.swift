@@ -114,18 +114,20 @@ enum SuspectScanner {
     /// High entropy for its length (the caller checked for letters and digits): 80% of the most
     /// a string of that length can have (so `hunter2hunter2` is not random, `8fJ2kqZ0x7` is).
     static func looksRandom(_ v: UnsafeBufferPointer<UInt8>) -> Bool {
+        // H = log2(n) - (1/n) * sum(c * log2(c)) over the counts c: one table lookup per distinct byte.
         withUnsafeTemporaryAllocation(of: UInt16.self, capacity: 128) { counts -> Bool in
             counts.initialize(repeating: 0)
             for b in v { counts[Int(b & 0x7F)] += 1 }
+            var sum = 0.0
+            for c in counts where c > 0 { sum += Int(c) < countLog.count ? countLog[Int(c)] : Double(c) * log2(Double(c)) }
             let n = Double(v.count)
-            var entropy = 0.0
-            for c in counts where c > 0 {
-                let p = Double(c) / n
-                entropy -= p * log2(p)
-            }
+            let entropy = log2(n) - sum / n
             return entropy >= 0.8 * log2(min(n, 64))
         }
     }
+
+    /// c * log2(c) for the counts a run of up to 8 KiB can have.
+    private static let countLog: [Double] = (0...8192).map { $0 == 0 ? 0 : Double($0) * log2(Double($0)) }
 
     /// Whether the text just before `start` (same field, at most `lookBack` bytes) names a secret:
     /// its last three words, read as one name (`api key is` -> api, key, is).

@@ -96,9 +96,11 @@ extension RedactionEngine {
             i = m.resume ?? m.end
         }
         let pairs = UnsafeBufferPointer(rules.pairTable), bits = UnsafeBufferPointer(rules.pairBits)
+        var nextPre = pre.isEmpty ? Int.max : pre[0].match.start
         do {
             while i < n {
-                if k < pre.count && pre[k].match.start <= i {
+                if i >= nextPre {
+                    defer { nextPre = k < pre.count ? pre[k].match.start : Int.max }
                     let item = pre[k]
                     var m = item.match
                     k += 1
