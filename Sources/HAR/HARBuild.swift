@@ -164,35 +164,47 @@ public enum HARBuild {
 
     /// Standard base64 with padding.
     public static func base64(_ bytes: [UInt8]) -> String {
-        let n = bytes.count
-        let outCount = (n + 2) / 3 * 4
+        let outCount = (bytes.count + 2) / 3 * 4
         if outCount == 0 { return "" }
         return String(unsafeUninitializedCapacity: outCount) { out in
-            alphabet.withUnsafeBufferPointer { a in
-                bytes.withUnsafeBufferPointer { src in
-                    var i = 0
-                    var o = 0
-                    while i + 3 <= n {
-                        let v = UInt32(src[i]) << 16 | UInt32(src[i + 1]) << 8 | UInt32(src[i + 2])
-                        out[o] = a[Int(v >> 18)]
-                        out[o + 1] = a[Int(v >> 12 & 0x3F)]
-                        out[o + 2] = a[Int(v >> 6 & 0x3F)]
-                        out[o + 3] = a[Int(v & 0x3F)]
-                        i += 3
-                        o += 4
-                    }
-                    let rest = n - i
-                    if rest > 0 {
-                        var v = UInt32(src[i]) << 16
-                        if rest == 2 { v |= UInt32(src[i + 1]) << 8 }
-                        out[o] = a[Int(v >> 18)]
-                        out[o + 1] = a[Int(v >> 12 & 0x3F)]
-                        out[o + 2] = rest == 2 ? a[Int(v >> 6 & 0x3F)] : 0x3D
-                        out[o + 3] = 0x3D
-                    }
-                }
-            }
+            bytes.withUnsafeBufferPointer { encodeBase64($0, into: out) }
             return outCount
+        }
+    }
+
+    /// Appends the standard base64 (padded) of `src` to `out`.
+    public static func appendBase64(_ src: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        let outCount = (src.count + 2) / 3 * 4
+        guard outCount > 0 else { return }
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: outCount))
+        out.withUnsafeMutableBufferPointer { encodeBase64(src, into: UnsafeMutableBufferPointer(rebasing: $0[start...])) }
+    }
+
+    /// Writes the base64 of `src` to the first (n + 2) / 3 * 4 bytes of `out`.
+    private static func encodeBase64(_ src: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) {
+        let n = src.count
+        alphabet.withUnsafeBufferPointer { a in
+            var i = 0
+            var o = 0
+            while i + 3 <= n {
+                let v = UInt32(src[i]) << 16 | UInt32(src[i + 1]) << 8 | UInt32(src[i + 2])
+                out[o] = a[Int(v >> 18)]
+                out[o + 1] = a[Int(v >> 12 & 0x3F)]
+                out[o + 2] = a[Int(v >> 6 & 0x3F)]
+                out[o + 3] = a[Int(v & 0x3F)]
+                i += 3
+                o += 4
+            }
+            let rest = n - i
+            if rest > 0 {
+                var v = UInt32(src[i]) << 16
+                if rest == 2 { v |= UInt32(src[i + 1]) << 8 }
+                out[o] = a[Int(v >> 18)]
+                out[o + 1] = a[Int(v >> 12 & 0x3F)]
+                out[o + 2] = rest == 2 ? a[Int(v >> 6 & 0x3F)] : 0x3D
+                out[o + 3] = 0x3D
+            }
         }
     }
 

@@ -112,7 +112,14 @@ enum EntriesScanner {
                 guard i < p.count, p[i] == 0x22 else { return nil }
                 i += 1
                 let start = i
+                let raw = UnsafeRawPointer(p.baseAddress!)
                 while i < p.count {
+                    // Eight bytes at a time up to the next quote or backslash.
+                    if i + 8 <= p.count {
+                        let m = quoteOrBackslashMask(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
+                        if m == 0 { i += 8; continue }
+                        i += m.trailingZeroBitCount >> 3
+                    }
                     let c = p[i]
                     if c == 0x22 { i += 1; return start..<(i - 1) }
                     if c == 0x5C { i += 2; continue }

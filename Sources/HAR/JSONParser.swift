@@ -250,9 +250,11 @@ private struct Scanner {
         // Fast path: no escapes.
         let raw = UnsafeRawPointer(buf.baseAddress)
         while pos < end {
-            if pos + 8 <= end, let raw, !wordMayEndString(raw.loadUnaligned(fromByteOffset: pos, as: UInt64.self)) {
-                pos += 8
-                continue
+            if pos + 8 <= end, let raw {
+                let m = stringStopMask(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: pos, as: UInt64.self)))
+                if m == 0 { pos += 8; continue }
+                pos += m.trailingZeroBitCount >> 3
+                break
             }
             let b = buf[pos]
             if b == quote || b == backslash || b < 0x20 { break }
@@ -284,6 +286,12 @@ private struct Scanner {
             if b != backslash {
                 let runStart = pos
                 while pos < end {
+                    if pos + 8 <= end, let raw {
+                        let m = stringStopMask(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: pos, as: UInt64.self)))
+                        if m == 0 { pos += 8; continue }
+                        pos += m.trailingZeroBitCount >> 3
+                        break
+                    }
                     let c = buf[pos]
                     if c == quote || c == backslash || c < 0x20 { break }
                     pos += 1

@@ -505,15 +505,25 @@ func exactEscapeMask(_ w: UInt64) -> UInt64 {
     return (~((notControl & notQuote & notBackslash) | w) | (~notE2 & w)) & (ones &* 0x80)
 }
 
-/// SWAR test of 8 bytes for the JSON parser: false means none is a control character, '"' or '\\'.
-@inline(__always)
-func wordMayEndString(_ w: UInt64) -> Bool {
+/// SWAR scan of 8 bytes (little-endian load) for the JSON parsers: nonzero when one is a control
+/// character, '"' or '\\', and then the lowest set bit is in the first such byte (a borrow only
+/// flags bytes above a real hit), so `trailingZeroBitCount >> 3` is its offset.
+@inlinable @inline(__always)
+public func stringStopMask(_ w: UInt64) -> UInt64 {
     let ones: UInt64 = 0x0101_0101_0101_0101
-    let highs: UInt64 = 0x8080_8080_8080_8080
-    let control = (w &- ones &* 0x20) & ~w & highs
+    let control = (w &- ones &* 0x20) & ~w
     let q = w ^ (ones &* 0x22)
     let b = w ^ (ones &* 0x5C)
-    return (control | (((q &- ones) & ~q) | ((b &- ones) & ~b)) & highs) != 0
+    return (control | ((q &- ones) & ~q) | ((b &- ones) & ~b)) & 0x8080_8080_8080_8080
+}
+
+/// Like `stringStopMask`, for '"' and '\\' only.
+@inlinable @inline(__always)
+public func quoteOrBackslashMask(_ w: UInt64) -> UInt64 {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let q = w ^ (ones &* 0x22)
+    let b = w ^ (ones &* 0x5C)
+    return (((q &- ones) & ~q) | ((b &- ones) & ~b)) & 0x8080_8080_8080_8080
 }
 
 /// Whether `literal` matches the RFC 8259 number grammar.

@@ -1,3 +1,4 @@
+import Dispatch
 import HAR
 import Synchronization
 
@@ -29,8 +30,9 @@ public final class FileRedaction: @unchecked Sendable {
     struct Pending {
         var values: [(kind: ValueKind, value: String)] = []
         var hashes: [UInt64] = []
-        /// The placeholder of each value, set by `freeze` (the values are dropped then).
-        var placeholders: [String] = []
+        /// The id of each value in the placeholder table, set by `freeze` (the values are dropped
+        /// then).
+        var ids: [Int32] = []
         var chased: [(kind: ValueKind, value: String)] = []
         var cookies: [(name: String, value: String)] = []
         var reserved: [(ValueKind, Int)] = []
@@ -115,34 +117,38 @@ public final class FileRedaction: @unchecked Sendable {
         for i in 0..<entryCount { for (kind, number) in pending[i].reserved { table.reserve(kind, number) } }
         // The values chased bare, in the order they were numbered (so the index is the same on
         // every run): secrets, names, phones and cards; emails, hosts and IPs are found by shape.
-        var pairs: [(value: String, placeholder: String)] = []
+        var chasedBare: [(value: String, id: Int32)] = []
         var total = head.values.count
         for i in 0..<entryCount { total += pending[i].values.count }
         table.reserveCapacity(total)
-        func number(_ values: [(kind: ValueKind, value: String)], hashes: [UInt64] = []) -> [String] {
-            var placeholders: [String] = []
-            placeholders.reserveCapacity(values.count)
+        // Numbering is one probe per value, in order; placeholders are made after, on every core.
+        func number(_ values: [(kind: ValueKind, value: String)], hashes: [UInt64] = []) -> [Int32] {
+            var ids: [Int32] = []
+            ids.reserveCapacity(values.count)
             for (k, (kind, value)) in values.enumerated() {
-                let before = table.count
-                let placeholder = table.assign(kind, value, hash: k < hashes.count ? hashes[k] : nil)
-                if table.count > before, kind == .secret || kind == .person || kind == .phone || kind == .card {
-                    pairs.append((value, placeholder))
-                }
-                placeholders.append(placeholder)
+                let (id, new) = table.number(kind, value, hash: k < hashes.count ? hashes[k] : nil)
+                if new, kind == .secret || kind == .person || kind == .phone || kind == .card { chasedBare.append((value, id)) }
+                ids.append(id)
             }
-            return placeholders
+            return ids
         }
-        head.placeholders = number(head.values, hashes: head.hashes)
-        for i in 0..<entryCount {
-            pending[i].placeholders = number(pending[i].values, hashes: pending[i].hashes)
-            pending[i].values = []
-            pending[i].hashes = []
-        }
+        head.ids = number(head.values, hashes: head.hashes)
+        for i in 0..<entryCount { pending[i].ids = number(pending[i].values, hashes: pending[i].hashes) }
         _ = number(head.chased)
-        for i in 0..<entryCount {
-            _ = number(pending[i].chased)
-            pending[i].chased = []
+        for i in 0..<entryCount { _ = number(pending[i].chased) }
+        table.makePlaceholders()
+        // Pass 1's values are not needed any more; freed on every core.
+        let units = SendableBuffer(UnsafeMutableBufferPointer(start: pending, count: entryCount))
+        let chunks = max(1, min(64, entryCount / 256))
+        DispatchQueue.concurrentPerform(iterations: chunks) { c in
+            for i in (entryCount * c / chunks)..<(entryCount * (c + 1) / chunks) {
+                units.buffer[i].values = []
+                units.buffer[i].hashes = []
+                units.buffer[i].chased = []
+            }
         }
+        var pairs = chasedBare.map { (value: $0.value, placeholder: table.placeholder($0.id)) }
+        chasedBare = []
         // `name=value` of every replaced cookie, short values included.
         var cookiesSeen = Set<String>()
         for i in 0..<entryCount {
@@ -161,7 +167,7 @@ public final class FileRedaction: @unchecked Sendable {
     // MARK: - Pass 2
 
     private func finalizer(_ unit: Pending) -> Finalizer {
-        Finalizer(syntax: rules.syntax, placeholders: unit.placeholders, known: known)
+        Finalizer(syntax: rules.syntax, placeholders: unit.ids.map { $0 >= 0 ? table.placeholder($0) : "redacted" }, known: known)
     }
 
     /// Pass 2 of the log's own fields.
@@ -195,23 +201,26 @@ public final class FileRedaction: @unchecked Sendable {
             pending[index].findings += withEngine { SuspectCheck.residuals(in: entry, base: base, engine: $0) }
         }
         pending[index].done = true
-        // The placeholders are no longer needed; the counts and findings are.
-        pending[index].placeholders = []
+        // The ids are no longer needed; the counts and findings are.
+        pending[index].ids = []
     }
 
     /// Collects, then finalizes, entry `index`: for an export that builds each entry again for
     /// pass 2 instead of keeping pass 1's entries in memory.
     public func redactAgain(_ entry: inout HAREntry, index: Int) {
-        var placeholders = pending[index].placeholders
+        var ids = pending[index].ids
         collect(&entry, index: index)
         // The same entry gives the same values in the same order, so the same placeholders; were
-        // it ever otherwise, each value's own placeholder (the table is read-only now).
+        // it ever otherwise, each value's own placeholder (the table is read-only now; a value
+        // never numbered becomes a plain `redacted`).
         let values = pending[index].values
-        if values.count != placeholders.count {
-            placeholders = values.map { table.lookup($0.kind, $0.value) ?? "redacted" }
+        if values.count != ids.count {
+            ids = values.map { table.id($0.kind, $0.value) ?? -1 }
         }
-        pending[index].placeholders = placeholders
+        pending[index].ids = ids
         pending[index].values = []
+        pending[index].hashes = []
+        pending[index].chased = []
         finalize(&entry, index: index)
     }
 

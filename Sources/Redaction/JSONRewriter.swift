@@ -475,7 +475,14 @@ struct JSONRewriter {
         i += 1
         let start = i
         var hasEscape = false
+        let raw = UnsafeRawPointer(p.baseAddress!)
         while i < p.count {
+            // Eight bytes at a time up to the next quote, backslash or control character.
+            if i + 8 <= p.count {
+                let m = stringStopMask(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
+                if m == 0 { i += 8; continue }
+                i += m.trailingZeroBitCount >> 3
+            }
             let c = p[i]
             if c == 0x22 { break }
             if c < 0x20 { return nil }

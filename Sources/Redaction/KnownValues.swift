@@ -136,38 +136,63 @@ final class KnownValueIndex: @unchecked Sendable {
         var patterns: [UInt8] = []
         var replacements: [UInt8] = []
 
-        mutating func add(_ pattern: [UInt8], _ replacement: [UInt8]) {
+        /// Records a form whose bytes are already in the arenas (forms may share bytes: an
+        /// unpadded base64 form is a prefix of the padded one).
+        mutating func record(_ p: Int, _ pc: Int, _ r: Int, _ rc: Int) {
+            guard pc >= KnownValueIndex.minimumLength else { return }
+            forms.append((Int32(p), Int32(pc), Int32(r), Int32(rc)))
+        }
+
+        mutating func add(_ pattern: UnsafeBufferPointer<UInt8>, _ replacement: UnsafeBufferPointer<UInt8>) {
             guard pattern.count >= KnownValueIndex.minimumLength else { return }
-            forms.append((Int32(patterns.count), Int32(pattern.count), Int32(replacements.count), Int32(replacement.count)))
-            patterns += pattern
-            replacements += replacement
+            record(patterns.count, pattern.count, replacements.count, replacement.count)
+            patterns.append(contentsOf: pattern)
+            replacements.append(contentsOf: replacement)
+        }
+
+        mutating func add(_ pattern: [UInt8], _ replacement: [UInt8]) {
+            pattern.withUnsafeBufferPointer { p in replacement.withUnsafeBufferPointer { add(p, $0) } }
         }
 
         mutating func add(value: String, placeholder: String) {
             guard KnownValueIndex.isIndexable(value) else { return }
-            let v = Array(value.utf8), r = Array(placeholder.utf8)
+            var value = value, placeholder = placeholder
+            value.withUTF8 { v in placeholder.withUTF8 { r in add(forms: v, r) } }
+        }
+
+        /// Written straight into the arenas: this runs for every value chased in the file.
+        private mutating func add(forms v: UnsafeBufferPointer<UInt8>, _ r: UnsafeBufferPointer<UInt8>) {
             add(v, r)
             if v.contains(where: { !RedactionEngine.isAlnum($0) && !URLParts.queryKept[Int($0)] }) {
-                let query = URLParts.percentEncodedQueryValue(v), encoded = URLParts.percentEncodedQueryValue(r)
+                let query = URLParts.percentEncodedQueryValue(Array(v)), encoded = URLParts.percentEncodedQueryValue(Array(r))
                 add(query, encoded)
                 let lower = KnownValueIndex.lowercasedEscapes(query)
                 if lower != query { add(lower, encoded) }
             }
-            let std = Array(HARBuild.base64(v).utf8), stdR = Array(HARBuild.base64(r).utf8)
-            let padding = std.reversed().prefix { $0 == 0x3D }.count, paddingR = stdR.reversed().prefix { $0 == 0x3D }.count
-            if padding > 0 { add(std, stdR) }
-            add(Array(std.dropLast(padding)), Array(stdR.dropLast(paddingR)))
-            if std.contains(0x2B) || std.contains(0x2F) {
-                let url = std.map { $0 == 0x2B ? 0x2D : ($0 == 0x2F ? 0x5F : $0) }
-                let urlR = stdR.map { $0 == 0x2B ? 0x2D : ($0 == 0x2F ? 0x5F : $0) }
-                if padding > 0 { add(url, urlR) }
-                add(Array(url.dropLast(padding)), Array(urlR.dropLast(paddingR)))
+            // Base64: the padded form, and the unpadded one as its prefix.
+            let p0 = patterns.count, r0 = replacements.count
+            HARBuild.appendBase64(v, to: &patterns)
+            HARBuild.appendBase64(r, to: &replacements)
+            let pc = patterns.count - p0, rc = replacements.count - r0
+            let padding = patterns[(p0 + pc - 2)...].filter { $0 == 0x3D }.count
+            let paddingR = rc >= 2 ? replacements[(r0 + rc - 2)...].filter { $0 == 0x3D }.count : 0
+            if padding > 0 { record(p0, pc, r0, rc) }
+            record(p0, pc - padding, r0, rc - paddingR)
+            // Base64url, when it differs.
+            if patterns[p0...].contains(where: { $0 == 0x2B || $0 == 0x2F }) {
+                func url(_ b: UInt8) -> UInt8 { b == 0x2B ? 0x2D : (b == 0x2F ? 0x5F : b) }
+                let p1 = patterns.count, r1 = replacements.count
+                for k in p0..<p0 + pc { patterns.append(url(patterns[k])) }
+                for k in r0..<r0 + rc { replacements.append(url(replacements[k])) }
+                if padding > 0 { record(p1, pc, r1, rc) }
+                record(p1, pc - padding, r1, rc - paddingR)
             }
             if v.contains(0x2F) {
                 // JSON writers that escape '/' (PHP, some Java) write `\/`.
                 var escaped: [UInt8] = []
+                escaped.reserveCapacity(v.count + 8)
                 for b in v { if b == 0x2F { escaped += [0x5C, 0x2F] } else { escaped.append(b) } }
-                add(escaped, r)
+                escaped.withUnsafeBufferPointer { add($0, r) }
             }
         }
     }

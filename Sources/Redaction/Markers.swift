@@ -1,3 +1,4 @@
+import Foundation  // memchr
 import HAR
 
 // Pass 1 cannot write final placeholders: their numbers follow the order of first appearance in
@@ -128,9 +129,12 @@ struct MarkerSyntax: Sendable {
 
     /// Whether `p` holds any mark of this run.
     func containsMarks(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = p.baseAddress else { return false }
         var i = 0
-        while i + 6 <= p.count {
-            if p[i] == 0xEE, p[i + 1] == 0x80, p[i + 2] & 0xF8 == 0x80,
+        // memchr for the lead byte: most text has none, and libc scans it a vector at a time.
+        while i + 6 <= p.count, let hit = memchr(base + i, 0xEE, p.count - 5 - i) {
+            i = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+            if p[i + 1] == 0x80, p[i + 2] & 0xF8 == 0x80,
                p[i + 3] == nonce[0], p[i + 4] == nonce[1], p[i + 5] == nonce[2] { return true }
             i += 1
         }

@@ -1,3 +1,4 @@
+import Dispatch
 import HAR
 
 /// The kinds of replaced values; each has its own placeholder shape and its own numbering.
@@ -17,6 +18,7 @@ struct PlaceholderTable: Sendable {
         var hash: UInt64
         var kind: ValueKind
         var key: String
+        var number: Int
         var placeholder: String
     }
     private var slots = [Int32](repeating: -1, count: 64)
@@ -91,18 +93,54 @@ struct PlaceholderTable: Sendable {
     /// The placeholder of `value`, numbering it when it is new. `hash`: the key's hash when the
     /// caller has it (`ValueCollector` computes it in pass 1).
     @discardableResult
-    mutating func assign(_ kind: ValueKind, _ value: String, hash given: UInt64? = nil) -> String {
+    mutating func assign(_ kind: ValueKind, _ value: String, hash: UInt64? = nil) -> String {
+        let (id, _) = number(kind, value, hash: hash)
+        if entries[Int(id)].placeholder.isEmpty { entries[Int(id)].placeholder = Self.make(entries[Int(id)]) }
+        return entries[Int(id)].placeholder
+    }
+
+    /// Numbers `value` when it is new, without making its placeholder yet (`makePlaceholders`
+    /// does, on every core): the value's id, and whether it was new.
+    mutating func number(_ kind: ValueKind, _ value: String, hash given: UInt64? = nil) -> (id: Int32, new: Bool) {
         let key = Self.key(kind, value)
         let hash = given ?? Self.hash(kind, key: key)
         let (slot, found) = find(kind, key, hash)
-        if let found { return entries[found].placeholder }
+        if let found { return (Int32(found), false) }
         let k = Int(kind.rawValue)
         counters[k] += 1
-        let placeholder = PlaceholderFormat.make(kind, number: counters[k], value: value)
-        slots[slot] = Int32(entries.count)
-        entries.append(Entry(hash: hash, kind: kind, key: key, placeholder: placeholder))
+        let id = Int32(entries.count)
+        slots[slot] = id
+        entries.append(Entry(hash: hash, kind: kind, key: key, number: counters[k], placeholder: ""))
         if entries.count * 2 > slots.count { rehash(slots.count * 2) }
-        return placeholder
+        return (id, true)
+    }
+
+    /// Only secrets use the value (a JWT keeps its header), and a secret's key is its value.
+    private static func make(_ entry: Entry) -> String {
+        PlaceholderFormat.make(entry.kind, number: entry.number, value: entry.key)
+    }
+
+    /// Makes the placeholder of every value `number` numbered, in parallel chunks.
+    mutating func makePlaceholders() {
+        let count = entries.count
+        let chunks = max(1, min(64, count / 4096))
+        entries.withUnsafeMutableBufferPointer { buffer in
+            let shared = SendableBuffer(buffer)
+            DispatchQueue.concurrentPerform(iterations: chunks) { c in
+                for e in (count * c / chunks)..<(count * (c + 1) / chunks) where shared.buffer[e].placeholder.isEmpty {
+                    shared.buffer[e].placeholder = Self.make(shared.buffer[e])
+                }
+            }
+        }
+    }
+
+    /// The placeholder of the value numbered `id` (after `makePlaceholders`).
+    func placeholder(_ id: Int32) -> String { entries[Int(id)].placeholder }
+
+    /// The id of a value numbered before.
+    func id(_ kind: ValueKind, _ value: String) -> Int32? {
+        let key = Self.key(kind, value)
+        return find(kind, key, Self.hash(kind, key: key)).entry.map(Int32.init)
     }
 
     /// Numbers after `number` are free for `kind` (an input placeholder used it).
@@ -110,6 +148,12 @@ struct PlaceholderTable: Sendable {
         let k = Int(kind.rawValue)
         counters[k] = max(counters[k], min(number, 1 << 40))
     }
+}
+
+/// A buffer written from several threads at distinct indexes.
+struct SendableBuffer<Element>: @unchecked Sendable {
+    let buffer: UnsafeMutableBufferPointer<Element>
+    init(_ buffer: UnsafeMutableBufferPointer<Element>) { self.buffer = buffer }
 }
 
 /// Placeholder shapes. Each keeps the kind of value recognisable (an email stays an email, an IP

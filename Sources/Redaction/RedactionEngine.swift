@@ -278,16 +278,32 @@ public final class RedactionEngine {
 
     /// Whether the whole value is one email address (the shape the text scanner finds).
     static func isWholeEmail(_ value: String) -> Bool {
-        let bytes = value.utf8
-        guard bytes.count <= 254, let at = bytes.firstIndex(of: 0x40), at != bytes.startIndex else { return false }
-        let local = bytes[..<at], domain = bytes[bytes.index(after: at)...]
-        guard local.allSatisfy({ isAlnum($0) || $0 == 0x2E || $0 == 0x5F || $0 == 0x25 || $0 == 0x2B || $0 == 0x2D }),
-              local.first != 0x2E else { return false }
-        let labels = domain.split(separator: 0x2E, omittingEmptySubsequences: false)
-        guard labels.count >= 2, labels.allSatisfy({ !$0.isEmpty && $0.allSatisfy(isHostByte) }),
-              let tld = labels.last, tld.count >= 2, tld.allSatisfy({ $0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A })
-        else { return false }
-        return true
+        var value = value
+        return value.withUTF8 { p -> Bool in
+            // Over the bytes, not String.UTF8View: this runs for every email in a file.
+            guard p.count <= 254, let at = p.firstIndex(of: 0x40), at > 0, p[0] != 0x2E else { return false }
+            for k in 0..<at {
+                let b = p[k]
+                guard isAlnum(b) || b == 0x2E || b == 0x5F || b == 0x25 || b == 0x2B || b == 0x2D else { return false }
+            }
+            // Labels: non-empty host bytes separated by dots, at least two, the last (the TLD) two
+            // letters or more.
+            var labels = 0, labelLength = 0, tldLetters = true
+            for k in (at + 1)..<p.count {
+                let b = p[k]
+                if b == 0x2E {
+                    guard labelLength > 0 else { return false }
+                    labels += 1
+                    labelLength = 0
+                    tldLetters = true
+                    continue
+                }
+                guard isHostByte(b) else { return false }
+                labelLength += 1
+                if !(b | 0x20 >= 0x61 && b | 0x20 <= 0x7A) { tldLetters = false }
+            }
+            return labels >= 1 && labelLength >= 2 && tldLetters
+        }
     }
 
     /// `value` ends with `suffix` (lowercase ASCII), ignoring case, without a lowercased copy.

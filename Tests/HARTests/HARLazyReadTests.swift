@@ -41,6 +41,21 @@ final class HARLazyReadTests: XCTestCase {
         try assertSameAsFullParse(Array(#"{"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": []}}"#.utf8), lazy: true)
     }
 
+    /// The scanner skips strings 8 bytes at a time: an escaped quote or backslash followed by
+    /// brackets, at every offset of a word, must not end a string early.
+    func testEscapedQuotesAtEveryOffsetOfAWord() throws {
+        var log = makeSampleLog(entryCount: 2)
+        for length in 0..<20 {
+            for at in 0...length {
+                var value = String(repeating: "x", count: length)
+                value.insert(contentsOf: at % 2 == 0 ? "\"]}" : "\\\"}]", at: value.index(value.startIndex, offsetBy: at))
+                log.entries[0].comment = value
+                log.entries[1].comment = value + "\\"
+                try assertSameAsFullParse(log.serialize(pretty: false), lazy: true)
+            }
+        }
+    }
+
     func testUnusualShapesFallBackToTheFullParse() throws {
         let creator = #""version": "1.2", "creator": {"name": "t", "version": "1"}"#
         // Duplicate entries (the last wins), an escaped member name, no entries at all.

@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import HAR
 
@@ -136,6 +137,33 @@ final class JSONParserTests: XCTestCase {
         XCTAssertNoThrow(try JSONParser.parse(doc))
         for n in 0..<doc.count {
             XCTAssertThrowsError(try JSONParser.parse(Array(doc[0..<n])), "prefix \(n)")
+        }
+    }
+
+    /// The string scans look at 8 bytes at a time; a quote, backslash, control character or
+    /// multibyte character at every offset of a word, in strings with and without escapes, must
+    /// read as Foundation reads it (and a raw control character is an error at every offset).
+    func testStringStopsAtEveryOffsetOfAWord() throws {
+        let stops: [(json: String, decoded: String)] = [("\\\"", "\""), ("\\\\", "\\"), ("\\n", "\n"),
+                                                        ("\\u00e9", "\u{e9}"), ("é", "é"), ("\\/", "/")]
+        for length in 0..<26 {
+            for at in 0...length {
+                for stop in stops {
+                    for (secondAt, second) in [(-1, ""), (length, "\\\"")] {
+                        let plain = String((0..<length).map { Character(UnicodeScalar(UInt8(0x61 + $0 % 26))) })
+                        var json = plain, expected = plain
+                        if secondAt >= 0 { json += second; expected += "\"" }
+                        json.insert(contentsOf: stop.json, at: json.index(json.startIndex, offsetBy: at))
+                        expected.insert(contentsOf: stop.decoded, at: expected.index(expected.startIndex, offsetBy: at))
+                        let document = "[\"\(json)\", \"\(json)\"]"
+                        let reference = try JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String]
+                        XCTAssertEqual(reference, [expected, expected], document)
+                        XCTAssertEqual(try parse(document), .array([.string(expected), .string(expected)]), document)
+                    }
+                }
+                let controlled = "[\"" + String(repeating: "a", count: at) + "\u{01}" + String(repeating: "b", count: length - at) + "\"]"
+                XCTAssertEqual(parseError(controlled)?.reason.contains("control"), true, controlled)
+            }
         }
     }
 }
