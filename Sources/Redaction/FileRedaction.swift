@@ -22,7 +22,7 @@ public final class FileRedaction: @unchecked Sendable {
     private let pending: UnsafeMutablePointer<Pending>
     private var head = Pending()
     private let engines = Mutex<[RedactionEngine]>([])
-    private var table = PlaceholderTable()
+    private var table = FileNumbering()
     private var known: KnownValueIndex?
     private var frozen = false
 
@@ -111,55 +111,39 @@ public final class FileRedaction: @unchecked Sendable {
     public func freeze() {
         precondition(!frozen)
         frozen = true
-        // A local table: no exclusivity checks on a class property for each of the values.
-        var table = PlaceholderTable()
-        for (kind, number) in head.reserved { table.reserve(kind, number) }
-        for i in 0..<entryCount { for (kind, number) in pending[i].reserved { table.reserve(kind, number) } }
-        // The values chased bare, in the order they were numbered (so the index is the same on
-        // every run): secrets, names, phones and cards; emails, hosts and IPs are found by shape.
-        var chasedBare: [(value: String, id: Int32)] = []
-        var total = head.values.count
-        for i in 0..<entryCount { total += pending[i].values.count }
-        table.reserveCapacity(total)
-        // Numbering is one probe per value, in order; placeholders are made after, on every core.
-        func number(_ values: [(kind: ValueKind, value: String)], hashes: [UInt64] = []) -> [Int32] {
-            var ids: [Int32] = []
-            ids.reserveCapacity(values.count)
-            for (k, (kind, value)) in values.enumerated() {
-                let (id, new) = table.number(kind, value, hash: k < hashes.count ? hashes[k] : nil)
-                if new, kind == .secret || kind == .person || kind == .phone || kind == .card { chasedBare.append((value, id)) }
-                ids.append(id)
-            }
-            return ids
-        }
-        head.ids = number(head.values, hashes: head.hashes)
-        for i in 0..<entryCount { pending[i].ids = number(pending[i].values, hashes: pending[i].hashes) }
-        _ = number(head.chased)
-        for i in 0..<entryCount { _ = number(pending[i].chased) }
-        table.makePlaceholders()
+        // The log's fields, then entry by entry; then the values only chased (URL passwords).
+        var groups: [FileNumbering.Group] = [(head.values, head.hashes)]
+        for i in 0..<entryCount { groups.append((pending[i].values, pending[i].hashes)) }
+        groups.append((head.chased, []))
+        for i in 0..<entryCount { groups.append((pending[i].chased, [])) }
+        var reserved = head.reserved
+        for i in 0..<entryCount { reserved += pending[i].reserved }
+        let (numbering, ids, chasedBare) = FileNumbering.number(groups, reserved: reserved)
+        groups = []
+        head.ids = ids[0]
         // Pass 1's values are not needed any more; freed on every core.
         let units = SendableBuffer(UnsafeMutableBufferPointer(start: pending, count: entryCount))
         let chunks = max(1, min(64, entryCount / 256))
         DispatchQueue.concurrentPerform(iterations: chunks) { c in
             for i in (entryCount * c / chunks)..<(entryCount * (c + 1) / chunks) {
+                units.buffer[i].ids = ids[1 + i]
                 units.buffer[i].values = []
                 units.buffer[i].hashes = []
                 units.buffer[i].chased = []
             }
         }
-        var pairs = chasedBare.map { (value: $0.value, placeholder: table.placeholder($0.id)) }
-        chasedBare = []
+        var pairs = chasedBare.map { (value: numbering.value($0), placeholder: numbering.placeholder($0)) }
         // `name=value` of every replaced cookie, short values included.
         var cookiesSeen = Set<String>()
         for i in 0..<entryCount {
             for (name, value) in pending[i].cookies {
-                guard let placeholder = table.lookup(.secret, value) ?? table.lookup(.email, value),
+                guard let placeholder = numbering.lookup(.secret, value) ?? numbering.lookup(.email, value),
                       cookiesSeen.insert(name + "=" + value).inserted else { continue }
                 pairs.append((name + "=" + value, name + "=" + placeholder))
             }
             pending[i].cookies = []
         }
-        self.table = table
+        self.table = numbering
         guard rules.flags.has(.knownSecrets) else { return }
         known = KnownValueIndex(pairs: pairs)
     }

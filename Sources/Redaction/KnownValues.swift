@@ -39,20 +39,22 @@ final class KnownValueIndex: @unchecked Sendable {
     /// Whether a value is worth chasing bare: long enough, and not a plain word or number that
     /// occurs by coincidence (a password `password` must not rename every `"password"` key).
     static func isIndexable(_ value: String) -> Bool {
-        let bytes = value.utf8
-        guard bytes.count >= minimumLength, bytes.count <= 16_384 else { return false }
-        var letters = 0, digits = 0, numberish = 0
-        for b in bytes {
-            if b < 0x20 && b != 0x0A && b != 0x0D && b != 0x09 { return false }
-            if b == 0x22 || b == 0x5C || b == 0xEE { return false }  // quotes, backslashes, markers
-            if b | 0x20 >= 0x61 && b | 0x20 <= 0x7A { letters += 1 }
-            if b >= 0x30 && b <= 0x39 { digits += 1 }
-            if b == 0x2E || b == 0x2D || b == 0x2B || b | 0x20 == 0x65 { numberish += 1 }
+        var copy = value
+        let plausible = copy.withUTF8 { bytes -> Bool in
+            guard bytes.count >= minimumLength, bytes.count <= 16_384 else { return false }
+            var letters = 0, digits = 0, numberish = 0
+            for b in bytes {
+                if b < 0x20 && b != 0x0A && b != 0x0D && b != 0x09 { return false }
+                if b == 0x22 || b == 0x5C || b == 0xEE { return false }  // quotes, backslashes, markers
+                if b | 0x20 >= 0x61 && b | 0x20 <= 0x7A { letters += 1 }
+                if b >= 0x30 && b <= 0x39 { digits += 1 }
+                if b == 0x2E || b == 0x2D || b == 0x2B || b | 0x20 == 0x65 { numberish += 1 }
+            }
+            if letters == bytes.count && bytes.count < 20 { return false }
+            // Numbers: a bare match could sit inside a JSON number, and ids collide.
+            return digits + numberish != bytes.count
         }
-        if letters == bytes.count && bytes.count < 20 { return false }
-        // Numbers: a bare match could sit inside a JSON number, and ids collide.
-        if digits + numberish == bytes.count { return false }
-        return !Placeholder.isPlaceholder(value)
+        return plausible && !Placeholder.isPlaceholder(value)
     }
 
     /// Builds the index of `pairs` (value, placeholder), in the order given, with their encoded
@@ -174,16 +176,27 @@ final class KnownValueIndex: @unchecked Sendable {
             HARBuild.appendBase64(v, to: &patterns)
             HARBuild.appendBase64(r, to: &replacements)
             let pc = patterns.count - p0, rc = replacements.count - r0
-            let padding = patterns[(p0 + pc - 2)...].filter { $0 == 0x3D }.count
-            let paddingR = rc >= 2 ? replacements[(r0 + rc - 2)...].filter { $0 == 0x3D }.count : 0
+            let padding = (3 - v.count % 3) % 3, paddingR = (3 - r.count % 3) % 3
             if padding > 0 { record(p0, pc, r0, rc) }
             record(p0, pc - padding, r0, rc - paddingR)
-            // Base64url, when it differs.
-            if patterns[p0...].contains(where: { $0 == 0x2B || $0 == 0x2F }) {
-                func url(_ b: UInt8) -> UInt8 { b == 0x2B ? 0x2D : (b == 0x2F ? 0x5F : b) }
+            // Base64url, when it differs: a copy with '-' and '_' for '+' and '/'.
+            let differs = patterns.withUnsafeBufferPointer { b in
+                UnsafeBufferPointer(rebasing: b[p0..<p0 + pc]).contains { $0 == 0x2B || $0 == 0x2F }
+            }
+            if differs {
                 let p1 = patterns.count, r1 = replacements.count
-                for k in p0..<p0 + pc { patterns.append(url(patterns[k])) }
-                for k in r0..<r0 + rc { replacements.append(url(replacements[k])) }
+                patterns.append(contentsOf: repeatElement(0, count: pc))
+                replacements.append(contentsOf: repeatElement(0, count: rc))
+                func copyURLSafe(_ a: inout [UInt8], from: Int, to: Int, count: Int) {
+                    a.withUnsafeMutableBufferPointer { b in
+                        for k in 0..<count {
+                            let c = b[from + k]
+                            b[to + k] = c == 0x2B ? 0x2D : (c == 0x2F ? 0x5F : c)
+                        }
+                    }
+                }
+                copyURLSafe(&patterns, from: p0, to: p1, count: pc)
+                copyURLSafe(&replacements, from: r0, to: r1, count: rc)
                 if padding > 0 { record(p1, pc, r1, rc) }
                 record(p1, pc - padding, r1, rc - paddingR)
             }

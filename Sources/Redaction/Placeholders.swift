@@ -1,4 +1,3 @@
-import Dispatch
 import HAR
 
 /// The kinds of replaced values; each has its own placeholder shape and its own numbering.
@@ -12,12 +11,15 @@ enum ValueKind: UInt8, CaseIterable, Sendable {
 /// the value itself (a counter, not a hash: low-entropy values cannot be guessed back).
 ///
 /// An open-addressing table over hashes computed while the entries were collected (on every
-/// core), so numbering a file's few hundred thousand values in order is one probe each.
+/// core); a file's values go into one table per core (`FileNumbering`).
 struct PlaceholderTable: Sendable {
     private struct Entry {
         var hash: UInt64
         var kind: ValueKind
         var key: String
+        /// As first seen (a card's key is its digits; the value keeps its spaces).
+        var value: String
+        var first: Int32
         var number: Int
         var placeholder: String
     }
@@ -90,27 +92,31 @@ struct PlaceholderTable: Sendable {
         }
     }
 
-    /// The placeholder of `value`, numbering it when it is new. `hash`: the key's hash when the
-    /// caller has it (`ValueCollector` computes it in pass 1).
+    /// The placeholder of `value`, numbering it when it is new (the next number of its kind).
     @discardableResult
-    mutating func assign(_ kind: ValueKind, _ value: String, hash: UInt64? = nil) -> String {
-        let (id, _) = number(kind, value, hash: hash)
-        if entries[Int(id)].placeholder.isEmpty { entries[Int(id)].placeholder = Self.make(entries[Int(id)]) }
+    mutating func assign(_ kind: ValueKind, _ value: String) -> String {
+        let (id, new) = insert(kind, value, hash: nil, first: 0)
+        if new {
+            let k = Int(kind.rawValue)
+            counters[k] += 1
+            entries[Int(id)].number = counters[k]
+            entries[Int(id)].placeholder = Self.make(entries[Int(id)])
+        }
         return entries[Int(id)].placeholder
     }
 
-    /// Numbers `value` when it is new, without making its placeholder yet (`makePlaceholders`
-    /// does, on every core): the value's id, and whether it was new.
-    mutating func number(_ kind: ValueKind, _ value: String, hash given: UInt64? = nil) -> (id: Int32, new: Bool) {
+    /// Adds `value` when it is new, without a number yet (`FileNumbering` numbers the values of a
+    /// file in order, then `makePlaceholders`): its id, and whether it was new. `hash`: the key's
+    /// hash when the caller has it (`ValueCollector` computes it in pass 1); `first`: where the
+    /// value first occurs, in the caller's order.
+    mutating func insert(_ kind: ValueKind, _ value: String, hash given: UInt64?, first: Int32) -> (id: Int32, new: Bool) {
         let key = Self.key(kind, value)
         let hash = given ?? Self.hash(kind, key: key)
         let (slot, found) = find(kind, key, hash)
         if let found { return (Int32(found), false) }
-        let k = Int(kind.rawValue)
-        counters[k] += 1
         let id = Int32(entries.count)
         slots[slot] = id
-        entries.append(Entry(hash: hash, kind: kind, key: key, number: counters[k], placeholder: ""))
+        entries.append(Entry(hash: hash, kind: kind, key: key, value: value, first: first, number: 0, placeholder: ""))
         if entries.count * 2 > slots.count { rehash(slots.count * 2) }
         return (id, true)
     }
@@ -120,19 +126,16 @@ struct PlaceholderTable: Sendable {
         PlaceholderFormat.make(entry.kind, number: entry.number, value: entry.key)
     }
 
-    /// Makes the placeholder of every value `number` numbered, in parallel chunks.
-    mutating func makePlaceholders() {
-        let count = entries.count
-        let chunks = max(1, min(64, count / 4096))
-        entries.withUnsafeMutableBufferPointer { buffer in
-            let shared = SendableBuffer(buffer)
-            DispatchQueue.concurrentPerform(iterations: chunks) { c in
-                for e in (count * c / chunks)..<(count * (c + 1) / chunks) where shared.buffer[e].placeholder.isEmpty {
-                    shared.buffer[e].placeholder = Self.make(shared.buffer[e])
-                }
-            }
+    /// Numbers and makes the placeholder of every value added by `insert`: `numbers[first]`.
+    mutating func makePlaceholders(numbers: UnsafeBufferPointer<Int>) {
+        for e in entries.indices {
+            entries[e].number = numbers[Int(entries[e].first)]
+            entries[e].placeholder = Self.make(entries[e])
         }
     }
+
+    /// The value with id `id`, as first seen.
+    func value(_ id: Int32) -> String { entries[Int(id)].value }
 
     /// The placeholder of the value numbered `id` (after `makePlaceholders`).
     func placeholder(_ id: Int32) -> String { entries[Int(id)].placeholder }
@@ -148,6 +151,9 @@ struct PlaceholderTable: Sendable {
         let k = Int(kind.rawValue)
         counters[k] = max(counters[k], min(number, 1 << 40))
     }
+
+    /// The last number used per kind, by `ValueKind.rawValue`.
+    var lastNumbers: [Int] { counters }
 }
 
 /// A buffer written from several threads at distinct indexes.
@@ -228,6 +234,8 @@ enum Placeholder {
             return false
         }
         if parse(value) != nil { return true }
+        // The literal placeholders are 3 to 10 bytes; lowercasing allocates, so only for those.
+        guard value.utf8.count <= 10 || value.utf8.contains(UInt8(ascii: "*")) else { return false }
         switch value.lowercased() {
         case "redacted", "[redacted]", "<redacted>", "(redacted)", "***", "****", "xxx", "xxxx", "[filtered]", "filtered":
             return true
@@ -244,6 +252,7 @@ enum Placeholder {
 
     /// The kind and number of one of harrec's own placeholders.
     static func parse(_ value: String) -> (ValueKind, Int)? {
+        guard mayBePlaceholder(value) else { return nil }
         let bytes = Array(value.utf8)
         guard let first = bytes.first else { return nil }
         switch first {
@@ -279,6 +288,23 @@ enum Placeholder {
             return (.card, n)
         default:
             return nil
+        }
+    }
+
+    /// A screen before `parse` copies the bytes: most values fail on their first bytes.
+    private static func mayBePlaceholder(_ value: String) -> Bool {
+        let u = value.utf8
+        guard let first = u.first else { return false }
+        switch first {
+        case UInt8(ascii: "r"): return u.starts(with: "redacted-".utf8)
+        case UInt8(ascii: "u"): return u.starts(with: "user".utf8)
+        case UInt8(ascii: "i"): return u.starts(with: "internal-".utf8)
+        case UInt8(ascii: "p"): return u.starts(with: "person-".utf8)
+        case UInt8(ascii: "e"): return u.starts(with: "eyJ".utf8)
+        case UInt8(ascii: "+"): return u.count == 12
+        case UInt8(ascii: "4"): return u.count == 16
+        case UInt8(ascii: "1"), UInt8(ascii: "2"): return u.starts(with: "19".utf8) || u.starts(with: "20".utf8)
+        default: return false
         }
     }
 
