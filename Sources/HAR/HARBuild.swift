@@ -212,52 +212,60 @@ public enum HARBuild {
     /// final padding characters, unused bits of the last character zero (canonical), no
     /// whitespace. Returns nil otherwise.
     public static func decodeBase64(_ text: String) -> [UInt8]? {
-        var out: [UInt8] = []
-        let ok = decodeBase64Core(text) { count in
-            out.reserveCapacity(count)
-        } emit: { out.append($0) }
-        return ok ? out : nil
+        var s = text
+        return s.withUTF8 { src -> [UInt8]? in
+            var ok = true
+            let out = [UInt8](unsafeUninitializedCapacity: src.count / 4 * 3) { buffer, initialized in
+                let count = decodeBase64Core(src, into: buffer.baseAddress)
+                ok = count != nil
+                initialized = count ?? 0
+            }
+            return ok ? out : nil
+        }
     }
 
     /// The decoded length of strict base64 `text` (validating it without allocating), or nil.
     public static func base64DecodedCount(_ text: String) -> Int? {
-        var count = 0
-        let ok = decodeBase64Core(text) { count = $0 } emit: { _ in }
-        return ok ? count : nil
+        var s = text
+        return s.withUTF8 { decodeBase64Core($0, into: nil) }
     }
 
-    private static func decodeBase64Core(_ text: String, reserve: (Int) -> Void, emit: (UInt8) -> Void) -> Bool {
-        var s = text
-        return s.withUTF8 { src -> Bool in
-            let n = src.count
-            if n == 0 { reserve(0); return true }
-            guard n % 4 == 0 else { return false }
-            var pad = 0
-            if src[n - 1] == 0x3D { pad = 1; if src[n - 2] == 0x3D { pad = 2 } }
-            reserve(n / 4 * 3 - pad)
-            return decodeTable.withUnsafeBufferPointer { t -> Bool in
-                var i = 0
-                while i < n {
-                    let last = i + 4 == n
-                    let a = t[Int(src[i])], b = t[Int(src[i + 1])]
-                    var c = t[Int(src[i + 2])], d = t[Int(src[i + 3])]
-                    if last && pad == 2 { c = 0; d = 0 } else if last && pad == 1 { d = 0 }
-                    if a == 0xFF || b == 0xFF || c == 0xFF || d == 0xFF { return false }
-                    let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-                    emit(UInt8(v >> 16))
-                    if last && pad == 2 {
-                        if v & 0xFFFF != 0 { return false }  // non-canonical trailing bits
-                    } else if last && pad == 1 {
-                        if v & 0xFF != 0 { return false }
-                        emit(UInt8(v >> 8 & 0xFF))
-                    } else {
-                        emit(UInt8(v >> 8 & 0xFF))
-                        emit(UInt8(v & 0xFF))
-                    }
-                    i += 4
+    /// Decodes strict base64 `src` into `out` (room for count / 4 * 3 bytes) or, with `out` nil,
+    /// only validates it: the decoded byte count, or nil when `src` is not strict base64. Bodies
+    /// of tens of MB go through here, so a group at a time, straight into memory.
+    private static func decodeBase64Core(_ src: UnsafeBufferPointer<UInt8>, into out: UnsafeMutablePointer<UInt8>?) -> Int? {
+        let n = src.count
+        if n == 0 { return 0 }
+        guard n % 4 == 0 else { return nil }
+        let pad = src[n - 1] == 0x3D ? (src[n - 2] == 0x3D ? 2 : 1) : 0
+        return decodeTable.withUnsafeBufferPointer { t -> Int? in
+            // Valid digits are below 64; anything else (0xFF) has a high bit set.
+            var i = 0, o = 0
+            while i + 4 < n {
+                let a = t[Int(src[i])], b = t[Int(src[i + 1])], c = t[Int(src[i + 2])], d = t[Int(src[i + 3])]
+                if (a | b | c | d) & 0xC0 != 0 { return nil }
+                let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                if let out {
+                    out[o] = UInt8(truncatingIfNeeded: v >> 16)
+                    out[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                    out[o + 2] = UInt8(truncatingIfNeeded: v)
                 }
-                return true
+                i += 4
+                o += 3
             }
+            // The last group: its padding, and no stray bits under it (canonical).
+            let a = t[Int(src[i])], b = t[Int(src[i + 1])]
+            let c = pad == 2 ? 0 : t[Int(src[i + 2])], d = pad >= 1 ? 0 : t[Int(src[i + 3])]
+            if (a | b | c | d) & 0xC0 != 0 { return nil }
+            let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+            let bytes = 3 - pad
+            if pad == 2 && v & 0xFFFF != 0 || pad == 1 && v & 0xFF != 0 { return nil }
+            if let out {
+                out[o] = UInt8(truncatingIfNeeded: v >> 16)
+                if bytes > 1 { out[o + 1] = UInt8(truncatingIfNeeded: v >> 8) }
+                if bytes > 2 { out[o + 2] = UInt8(truncatingIfNeeded: v) }
+            }
+            return o + bytes
         }
     }
 }

@@ -4,6 +4,7 @@ import Dispatch
 import Glibc
 #endif
 import HAR
+import Synchronization
 
 /// Turns recorded flows into a strict HAR 1.2 log.
 ///
@@ -20,34 +21,66 @@ public enum HARExport {
                entries: inStartOrder(flows).map(entry(from:)))
     }
 
+    /// Entries kept in memory between the two passes of a transform, by the bytes of their
+    /// bodies and messages: a typical session is built once; a larger one stays bounded, and the
+    /// entries past the budget are built again for the second pass.
+    public static let keptBetweenPassesBytes = 256 << 20
+
+    /// A transform in two passes over every entry (redaction: values are found and numbered, then
+    /// replaced everywhere).
+    public struct TwoPass: Sendable {
+        /// Pass 1 of entry `index` (any thread, any order).
+        public var first: @Sendable (inout HAREntry, Int) -> Void
+        /// Once, between the passes.
+        public var between: @Sendable () -> Void
+        /// Pass 2 of an entry kept from pass 1.
+        public var second: @Sendable (inout HAREntry, Int) -> Void
+        /// Pass 2 of an entry built again (not kept): pass 1 runs again on it first.
+        public var secondAgain: @Sendable (inout HAREntry, Int) -> Void
+
+        public init(first: @escaping @Sendable (inout HAREntry, Int) -> Void, between: @escaping @Sendable () -> Void,
+                    second: @escaping @Sendable (inout HAREntry, Int) -> Void,
+                    secondAgain: @escaping @Sendable (inout HAREntry, Int) -> Void) {
+            self.first = first
+            self.between = between
+            self.second = second
+            self.secondAgain = secondAgain
+        }
+    }
+
     /// Writes the HAR atomically (temp file, then rename), streaming and on every core: entries are
     /// decoded and serialized in parallel batches while earlier batches are written, so export
     /// memory stays at a few windows of entries however large the log is.
     ///
-    /// A two-pass transform (redaction) runs `firstPass` over every entry (on every core; the
-    /// entries are then dropped), `between` once, and `secondPass` over every entry again as it
-    /// is built for writing: memory stays bounded, at the cost of building each entry twice.
+    /// With a two-pass `transform`, pass 1 runs over every entry on every core and keeps entries
+    /// up to `keptBetweenPassesBytes`; pass 2 runs on each entry as it is written, built again
+    /// when it was not kept.
     public static func write(_ flows: [Flow], to path: String, creatorVersion: String,
-                             firstPass: (@Sendable (inout HAREntry, Int) -> Void)? = nil,
-                             between: (() -> Void)? = nil,
-                             secondPass: (@Sendable (inout HAREntry, Int) -> Void)? = nil) throws {
+                             transform: TwoPass? = nil, keptBytes: Int = keptBetweenPassesBytes) throws {
         let header = HARLog(creator: HARCreator(name: "harrec", version: creatorVersion), entries: [])
         let ordered = inStartOrder(flows)
-        if let firstPass {
+        let kept = KeptEntries(count: ordered.count, budget: keptBytes)
+        if let transform {
             let batch = HARLog.parallelBatchSize
             DispatchQueue.concurrentPerform(iterations: (ordered.count + batch - 1) / batch) { b in
                 for i in b * batch..<min((b + 1) * batch, ordered.count) {
                     var built = entry(from: ordered[i])
-                    firstPass(&built, i)
+                    transform.first(&built, i)
+                    kept.keep(built, at: i)
                 }
             }
+            transform.between()
         }
-        between?()
         let file = try AtomicFileWriter(path: path)
         do {
             try header.serialize(pretty: true, entryCount: ordered.count, entry: { i in
+                guard let transform else { return entry(from: ordered[i]) }
+                if var built = kept.take(i) {
+                    transform.second(&built, i)
+                    return built
+                }
                 var built = entry(from: ordered[i])
-                secondPass?(&built, i)
+                transform.secondAgain(&built, i)
                 return built
             }) { chunk in
                 try file.write(chunk)
@@ -285,5 +318,42 @@ public enum HARExport {
         }
         if hasNUL { return nil }
         return String(validating: bytes, as: UTF8.self)
+    }
+}
+
+/// Entries kept between the passes of a two-pass export, each put and taken once, from any
+/// thread, within a byte budget.
+final class KeptEntries: @unchecked Sendable {
+    private let slots: EntrySlots
+    private let budget: Int
+    private let used = Mutex<Int>(0)
+
+    init(count: Int, budget: Int) {
+        slots = EntrySlots(count: count)
+        self.budget = budget
+    }
+
+    /// Keeps `entry` when it fits in what is left of the budget.
+    func keep(_ entry: HAREntry, at i: Int) {
+        let size = Self.approximateBytes(entry)
+        let fits = used.withLock { used -> Bool in
+            guard used + size <= budget else { return false }
+            used += size
+            return true
+        }
+        if fits { slots.put(entry, at: i) }
+    }
+
+    func take(_ i: Int) -> HAREntry? { slots.take(i) }
+
+    /// Bodies and WebSocket messages, plus a little for everything else.
+    static func approximateBytes(_ entry: HAREntry) -> Int {
+        var n = 2048 + (entry.request.postData?.text?.utf8.count ?? 0) + (entry.response.content.text?.utf8.count ?? 0)
+        for field in entry.custom {
+            if case .array(let messages) = field.value {
+                for m in messages { n += 64 + (m["data"]?.stringValue?.utf8.count ?? 0) }
+            }
+        }
+        return n
     }
 }

@@ -130,52 +130,77 @@ extension RedactionEngine {
     /// binary wrap for pass 2, or nil when nothing changed.
     func redactBinary(_ bytes: [UInt8], _ location: RedactionLocation, _ path: () -> String) -> String? {
         binaryBodies += 1
-        var content: [UInt8] = []
-        var pending: [UInt8] = []  // raw bytes not yet written as a base64 chunk
-        var changed = false
-        func flushChunk() {
-            guard !pending.isEmpty else { return }
-            content += Array(HARBuild.base64(pending).utf8)
-            pending.removeAll(keepingCapacity: true)
-        }
         let wasSameLength = sameLength
         sameLength = true
         defer { sameLength = wasSameLength }
-        @inline(__always) func printable(_ b: UInt8) -> Bool { b >= 0x20 && b < 0x7F || b == 0x09 || b == 0x0A || b == 0x0D }
-        bytes.withUnsafeBufferPointer { p in
-            var i = 0
-            while i < p.count {
-                var j = i
-                while j < p.count && printable(p[j]) { j += 1 }
-                if j - i >= Self.minimumPrintableRun, let marked = scanBytes(UnsafeBufferPointer(rebasing: p[i..<j]), location, path) {
-                    changed = true
-                    marked.withUnsafeBufferPointer { m in
-                        var k = 0
-                        while k < m.count {
-                            if m[k] == 0xEE, let v = syntax.parseValue(m, at: k) {
-                                flushChunk()
-                                content += Array(m[k..<v.end])
-                                k = v.end
-                            } else {
-                                pending.append(m[k])
-                                k += 1
-                            }
-                        }
+        // Find the printable runs that change first: most binary bodies (tens of MB of media)
+        // have none, and then nothing is copied.
+        var edits: [(run: Range<Int>, marked: [UInt8])] = []
+        Self.printableClass.withUnsafeBufferPointer { printable in
+            bytes.withUnsafeBufferPointer { p in
+                let n = p.count
+                var done = 0  // runs before this were scanned
+                func scan(_ start: Int, _ end: Int) {
+                    if end - start >= Self.minimumPrintableRun,
+                       let marked = scanBytes(UnsafeBufferPointer(rebasing: p[start..<end]), location, path) {
+                        edits.append((start..<end, marked))
                     }
-                } else {
-                    pending.append(contentsOf: UnsafeBufferPointer(rebasing: p[i..<j]))
+                    done = end
                 }
-                var k = j
-                while k < p.count && !printable(p[k]) { k += 1 }
-                pending.append(contentsOf: UnsafeBufferPointer(rebasing: p[j..<k]))
-                i = k
+                // A run of 8 or more printable bytes holds a whole 4-byte block at a multiple of 4
+                // (one that starts after the last such block is at most 7 bytes long), so blocks
+                // with a byte that is not printable are skipped 4 bytes at a time.
+                var b = 0
+                while b + 4 <= n {
+                    if printable[Int(p[b])] & printable[Int(p[b + 1])] & printable[Int(p[b + 2])] & printable[Int(p[b + 3])] == 0 {
+                        b += 4
+                        continue
+                    }
+                    var start = b
+                    while start > done && printable[Int(p[start - 1])] != 0 { start -= 1 }
+                    var end = b + 4
+                    while end < n && printable[Int(p[end])] != 0 { end += 1 }
+                    scan(start, end)
+                    b = (end + 3) & ~3
+                }
             }
         }
-        guard changed else { return nil }
-        flushChunk()
+        guard !edits.isEmpty else { return nil }
+        // The wrap: bytes outside marks as base64 chunks, marks (same-length placeholders) as they are.
+        var content: [UInt8] = []
+        var chunkStart = 0  // bytes[chunkStart..<] not yet written, when no marked run is open
+        var pending: [UInt8] = []  // the unmarked bytes of marked runs, not yet written
+        func flush<Raw: Sequence<UInt8>>(_ raw: Raw, _ content: inout [UInt8], _ pending: inout [UInt8]) {
+            pending.append(contentsOf: raw)
+            guard !pending.isEmpty else { return }
+            content.append(contentsOf: HARBuild.base64(pending).utf8)
+            pending.removeAll(keepingCapacity: true)
+        }
+        for (run, marked) in edits {
+            pending.append(contentsOf: bytes[chunkStart..<run.lowerBound])
+            marked.withUnsafeBufferPointer { m in
+                var k = 0, plain = 0
+                while k < m.count {
+                    if m[k] == 0xEE, let v = syntax.parseValue(m, at: k) {
+                        flush(m[plain..<k], &content, &pending)
+                        content.append(contentsOf: m[k..<v.end])
+                        k = v.end
+                        plain = k
+                    } else {
+                        k += 1
+                    }
+                }
+                pending.append(contentsOf: m[plain..<m.count])
+            }
+            chunkStart = run.upperBound
+        }
+        flush(bytes[chunkStart...], &content, &pending)
         return String(decoding: MarkerSyntax.binaryOpen + syntax.nonce + content + MarkerSyntax.binaryClose + syntax.nonce,
                       as: UTF8.self)
     }
+
+    /// Printable bytes of a binary body: ASCII graphic characters, space, tab and line breaks.
+    private static let printableClass: [UInt8] = (0..<256).map { b in b >= 0x20 && b < 0x7F || b == 0x09 || b == 0x0A || b == 0x0D ? 1 : 0 }
 }
 
 /// What a body is, from its MIME type.

@@ -181,44 +181,20 @@ func redactDocument(_ document: HARLazyDocument, configuration: RedactionConfigu
     file.finalizeHead(&head)
     if let sink {
         try head.serialize(pretty: true, entryCount: count, entry: { i in
-            var entry = entries.take(i)
+            var entry = entries.take(i) ?? HAREntry.placeholder
             file.finalize(&entry, index: i)
             return entry
         }, to: sink)
     } else {
         DispatchQueue.concurrentPerform(iterations: (count + batch - 1) / batch) { b in
             for i in b * batch..<min((b + 1) * batch, count) {
-                var entry = entries.take(i)
+                var entry = entries.take(i) ?? HAREntry.placeholder
                 file.finalize(&entry, index: i)
             }
         }
     }
     phase("pass 2")
     return file.report
-}
-
-/// Parsed entries between the passes, each written and taken once, from any thread.
-final class EntrySlots: @unchecked Sendable {
-    private let slots: UnsafeMutablePointer<HAREntry?>
-    private let count: Int
-
-    init(count: Int) {
-        self.count = count
-        slots = .allocate(capacity: max(1, count))
-        slots.initialize(repeating: nil, count: max(1, count))
-    }
-
-    deinit {
-        slots.deinitialize(count: max(1, count))
-        slots.deallocate()
-    }
-
-    func put(_ entry: HAREntry, at i: Int) { slots[i] = entry }
-
-    func take(_ i: Int) -> HAREntry {
-        defer { slots[i] = nil }
-        return slots[i] ?? HAREntry.placeholder
-    }
 }
 
 /// The table printed after a redaction: replacements per rule and location.

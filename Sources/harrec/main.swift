@@ -190,13 +190,14 @@ func runRecord(_ arguments: [String]) -> Int32 {
                 printErr("harrec: wrote the raw HAR (secrets included) to \(rawOut)")
             }
             if let redaction {
-                // Two passes (every value numbered in file order, then replaced everywhere); the
-                // entries are built again for the second rather than all kept in memory.
+                // Two passes (every value numbered in file order, then replaced everywhere);
+                // entries past the export's memory budget are built again for the second.
                 let file = FileRedaction(config: redaction, entryCount: recorded.count)
-                try HARExport.write(recorded, to: out, creatorVersion: harrecVersion,
-                                    firstPass: { entry, index in file.collect(&entry, index: index) },
-                                    between: { file.freeze() },
-                                    secondPass: { entry, index in file.redactAgain(&entry, index: index) })
+                let passes = HARExport.TwoPass(first: { entry, index in file.collect(&entry, index: index) },
+                                               between: { file.freeze() },
+                                               second: { entry, index in file.finalize(&entry, index: index) },
+                                               secondAgain: { entry, index in file.redactAgain(&entry, index: index) })
+                try HARExport.write(recorded, to: out, creatorVersion: harrecVersion, transform: passes)
                 summary = redactionSummary(file.report, written: out)
             } else {
                 try HARExport.write(recorded, to: out, creatorVersion: harrecVersion)

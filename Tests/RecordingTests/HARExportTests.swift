@@ -131,6 +131,52 @@ final class HARExportTests: XCTestCase {
         XCTAssertEqual(try readFile(path), HARExport.log(from: [], creatorVersion: "1").serialize(pretty: true))
     }
 
+    /// A two-pass export keeps entries within its byte budget and builds the others again: the
+    /// file is the same whatever the budget, and each entry takes exactly one of the two routes.
+    func testTwoPassExportKeepsEntriesWithinItsBudget() throws {
+        let flows = (0..<(HARLog.parallelBatchSize + 9)).map { makeFlow(id: UInt64($0), start: 1_800_000_000 + Double($0) / 7) }
+        let path = "/tmp/harrec-two-pass-\(getpid()).har"
+        defer { unlink(path) }
+        final class Counts: @unchecked Sendable {
+            let lock = NSLock()
+            var first = 0, kept = 0, again = 0, between = 0
+            var seenInFirst = Set<Int>()
+            func add(_ body: (Counts) -> Void) { lock.lock(); body(self); lock.unlock() }
+        }
+        func export(keptBytes: Int) throws -> (bytes: [UInt8], counts: Counts) {
+            let counts = Counts()
+            // Pass 1 notes the entries it saw; pass 2 needs pass 1 to have seen the entry (kept)
+            // or runs it again (built again), then marks the entry in its comment.
+            let passes = HARExport.TwoPass(
+                first: { entry, i in counts.add { $0.first += 1; $0.seenInFirst.insert(i) }; entry.comment = "first" },
+                between: { counts.add { $0.between += 1 } },
+                second: { entry, i in
+                    counts.add { $0.kept += 1 }
+                    XCTAssertEqual(entry.comment, "first", "a kept entry comes from pass 1")
+                    entry.comment = "done \(i)"
+                },
+                secondAgain: { entry, i in
+                    counts.add { $0.again += 1 }
+                    XCTAssertNil(entry.comment, "an entry built again is fresh")
+                    entry.comment = "done \(i)"
+                })
+            try HARExport.write(flows, to: path, creatorVersion: "1", transform: passes, keptBytes: keptBytes)
+            return (try readFile(path), counts)
+        }
+        var expected = HARExport.log(from: flows, creatorVersion: "1")
+        for i in expected.entries.indices { expected.entries[i].comment = "done \(i)" }
+        let one = KeptEntries.approximateBytes(expected.entries[0])
+        for (budget, keptCount) in [(0, 0), (one * 5 + one / 2, 5), (Int.max / 2, flows.count)] {
+            let (bytes, counts) = try export(keptBytes: budget)
+            XCTAssertEqual(bytes, expected.serialize(pretty: true), "budget \(budget)")
+            XCTAssertEqual(counts.first, flows.count)
+            XCTAssertEqual(counts.seenInFirst.count, flows.count)
+            XCTAssertEqual(counts.between, 1)
+            XCTAssertEqual(counts.kept, keptCount, "budget \(budget)")
+            XCTAssertEqual(counts.kept + counts.again, flows.count)
+        }
+    }
+
     func testRecordedBodyCap() {
         var body = RecordedBody()
         body.append(Array(repeating: 1, count: 10), cap: 4)

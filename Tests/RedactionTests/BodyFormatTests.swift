@@ -135,6 +135,34 @@ final class BodyFormatTests: XCTestCase {
         XCTAssertEqual(out, [0x0A, 0x0D] + Array("password=*******".utf8) + [0x00, 0x10])
     }
 
+    /// Binary bodies are skipped 4 bytes at a time where a block holds a byte that is not
+    /// printable; a printable run at any offset, of the shortest length scanned (8), touching
+    /// either end of the body or its last partial block, is still scanned.
+    func testPrintableRunsAtEveryOffsetOfABinaryBody() throws {
+        let secret = Array("pwd=Xy7#kq2!".utf8)  // 12 bytes: an assignment with a secret word
+        let short = Array("otp=1234".utf8)  // exactly the shortest run scanned
+        for total in 24...31 {
+            for value in [secret, short] {
+                for offset in 0...(total - value.count) {
+                    var bytes = [UInt8](repeating: 0x01, count: total)
+                    bytes.replaceSubrange(offset..<offset + value.count, with: value)
+                    var e = makeEntry()
+                    e.response.content = HARContent(size: bytes.count, mimeType: "application/octet-stream",
+                                                    text: HARBuild.base64(bytes), encoding: "base64")
+                    let out = try XCTUnwrap(HARBuild.decodeBase64(try XCTUnwrap(responseText(redacted([e])))),
+                                            "total \(total) offset \(offset)")
+                    XCTAssertEqual(out.count, total)
+                    let name = value.prefix(4)
+                    XCTAssertEqual(Array(out[offset..<offset + 4]), Array(name), "total \(total) offset \(offset)")
+                    XCTAssertNotEqual(Array(out[offset + 4..<offset + value.count]), Array(value.dropFirst(4)),
+                                      "total \(total) offset \(offset): \(String(decoding: value, as: UTF8.self)) kept")
+                    XCTAssertEqual(out[..<offset].filter { $0 != 0x01 }, [], "bytes before the run kept")
+                    XCTAssertEqual(out[(offset + value.count)...].filter { $0 != 0x01 }, [], "bytes after the run kept")
+                }
+            }
+        }
+    }
+
     // MARK: Base64 of JSON
 
     private let contextJSON = #"{"user":"ann@corp.com","token":"ctx-tok-12345678","pad":"~~~?>"}"#
