@@ -69,6 +69,8 @@ public final class ProxyServer: @unchecked Sendable {
 
     private let shared: LoopGroup
     private var loops: [EventLoop] { shared.loops }
+    /// The threads of loops 1..., once started.
+    private var loopThreads: [pthread_t]?
 
     /// - Parameter loopCount: event-loop threads; clamped to 1...`maximumLoopCount`.
     public init(configuration: ProxyConfiguration, sink: FlowSink, log: LogOutput,
@@ -109,9 +111,10 @@ public final class ProxyServer: @unchecked Sendable {
         shared.requestShutdown(count: 1)
     }
 
-    /// Runs every loop until shutdown completes: the first on the calling thread, the others on
-    /// threads of their own. Returns on the calling thread once all have stopped.
-    public func run() {
+    /// Starts every loop but the first on a thread of its own (once; `run` does it otherwise).
+    /// Call after the last `listen`, from the thread that will call `run`.
+    public func startLoops() {
+        guard loopThreads == nil else { return }
         var threads: [pthread_t] = []
         for loop in loops.dropFirst() {
             // Named so `top -H` and the tests can tell the loops apart (15 characters at most).
@@ -122,8 +125,15 @@ public final class ProxyServer: @unchecked Sendable {
                 loop.markUnavailable()
             }
         }
+        loopThreads = threads
+    }
+
+    /// Runs every loop until shutdown completes: the first on the calling thread, the others on
+    /// threads of their own. Returns on the calling thread once all have stopped.
+    public func run() {
+        startLoops()
         loops[0].run()
-        for thread in threads { pthread_join(thread, nil) }
+        for thread in loopThreads ?? [] { pthread_join(thread, nil) }
         // A connection handed over just as its loop stopped was never adopted: close it.
         for loop in loops { loop.closeUnadopted() }
     }

@@ -153,18 +153,22 @@ func runRecord(_ arguments: [String]) -> Int32 {
         // Signal handling is in place before the listening lines are printed: a script that
         // sends SIGINT as soon as it sees them must get a clean shutdown.
         try server.handleShutdownSignals()
+        var listening: [String] = []
         do {
             if let httpPort {
                 let port = try server.listen(label: "HTTP", address: address, port: httpPort)
-                printErr("harrec: HTTP proxy listening on \(displayAddress(address)):\(port)")
+                listening.append("harrec: HTTP proxy listening on \(displayAddress(address)):\(port)")
             }
             if let socksPort {
                 let port = try server.listen(label: "SOCKS5", address: address, port: socksPort)
-                printErr("harrec: SOCKS5 proxy listening on \(displayAddress(address)):\(port)")
+                listening.append("harrec: SOCKS5 proxy listening on \(displayAddress(address)):\(port)")
             }
         } catch {
             fail("cannot listen: \(error) (is another proxy running on that port? pick one with --http/--socks)", code: 1)
         }
+        // Every loop runs before the listening lines: what they announce is ready.
+        server.startLoops()
+        for line in listening { printErr(line) }
         if address != "127.0.0.1" && address != "::1" {
             printErr("harrec: warning: listening on \(address): anyone who can reach it can use this proxy" +
                      (configuration.credentials == nil ? " (consider --proxy-auth)" : ""))
