@@ -41,6 +41,9 @@ extension RedactionEngine {
     /// percent-encoded (a URL inside a query parameter) is decoded and redacted too.
     func equalsAssignment(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
                           _ path: () -> String) -> TextMatch? {
+        // `==` is base64 padding (or a comparison), never an assignment: the random letters
+        // before it can spell a secret word (`...GGPwHsg==`, a WebSocket key).
+        if i + 1 < p.count && p[i + 1] == 0x3D { return nil }
         var nameEnd = i
         while nameEnd > lowerBound && (p[nameEnd - 1] == 0x20 || p[nameEnd - 1] == 0x09) && i - nameEnd < 8 { nameEnd -= 1 }
         let spaced = nameEnd < i

@@ -35,6 +35,28 @@ final class AssignmentAndMarkupTests: XCTestCase {
         }
     }
 
+    /// Base64 padding is no assignment: random keys (a WebSocket handshake's, nonces, digests)
+    /// under innocent names stay as they are, whatever words their letters happen to spell
+    /// (`hDvPOzOfQmodL1pGGPwHsg==` once lost its last '=' to a `...Pw=` "assignment").
+    func testRandomBase64UnderInnocentNamesIsKept() {
+        var rng = SeededRNG(seed: 2026)
+        let engine = RedactionEngine()
+        for round in 0..<6000 {
+            let bytes = (0..<[16, 17, 20, 32][round % 4]).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            let key = HARBuild.base64(bytes)
+            XCTAssertEqual(scanned(key, engine: engine), key, "bare \(key)")
+            XCTAssertEqual(scanned("nonce=\(key)&v=1", engine: engine), "nonce=\(key)&v=1")
+            guard round % 20 == 0 else { continue }  // whole entries cost more
+            var e = makeEntry(requestHeaders: [("Sec-WebSocket-Key", key), ("Digest", "sha-256=\(key)")])
+            e.response.headers = [HARHeader(name: "Sec-WebSocket-Accept", value: key)]
+            let out = redacted([e]).log.entries[0]
+            XCTAssertEqual(out.request.headers.first { $0.name == "Sec-WebSocket-Key" }?.value, key)
+            XCTAssertEqual(out.request.headers.first { $0.name == "Digest" }?.value, "sha-256=\(key)")
+            XCTAssertEqual(out.response.headers.first?.value, key)
+        }
+        XCTAssertEqual(scanned("hDvPOzOfQmodL1pGGPwHsg=="), "hDvPOzOfQmodL1pGGPwHsg==")
+    }
+
     func testPrivateKeyInAnAssignment() {
         // The whole PEM block goes, and nothing after it.
         let pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn\n-----END RSA PRIVATE KEY-----"
