@@ -59,8 +59,8 @@ public enum HARExport {
                              transform: TwoPass? = nil, keptBytes: Int = keptBetweenPassesBytes) throws {
         let header = HARLog(creator: HARCreator(name: "harrec", version: creatorVersion), entries: [])
         let ordered = inStartOrder(flows)
-        let kept = KeptEntries(count: ordered.count, budget: keptBytes)
-        if let transform {
+        let kept = transform == nil ? nil : KeptEntries(count: ordered.count, budget: keptBytes)
+        if let transform, let kept {
             let batch = HARLog.parallelBatchSize
             DispatchQueue.concurrentPerform(iterations: (ordered.count + batch - 1) / batch) { b in
                 for i in b * batch..<min((b + 1) * batch, ordered.count) {
@@ -75,7 +75,7 @@ public enum HARExport {
         do {
             try header.serialize(pretty: true, entryCount: ordered.count, entry: { i in
                 guard let transform else { return entry(from: ordered[i]) }
-                if var built = kept.take(i) {
+                if var built = kept?.take(i) {
                     transform.second(&built, i)
                     return built
                 }

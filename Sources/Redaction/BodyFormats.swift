@@ -136,33 +136,9 @@ extension RedactionEngine {
         // Find the printable runs that change first: most binary bodies (tens of MB of media)
         // have none, and then nothing is copied.
         var edits: [(run: Range<Int>, marked: [UInt8])] = []
-        Self.printableClass.withUnsafeBufferPointer { printable in
-            bytes.withUnsafeBufferPointer { p in
-                let n = p.count
-                var done = 0  // runs before this were scanned
-                func scan(_ start: Int, _ end: Int) {
-                    if end - start >= Self.minimumPrintableRun,
-                       let marked = scanBytes(UnsafeBufferPointer(rebasing: p[start..<end]), location, path) {
-                        edits.append((start..<end, marked))
-                    }
-                    done = end
-                }
-                // A run of 8 or more printable bytes holds a whole 4-byte block at a multiple of 4
-                // (one that starts after the last such block is at most 7 bytes long), so blocks
-                // with a byte that is not printable are skipped 4 bytes at a time.
-                var b = 0
-                while b + 4 <= n {
-                    if printable[Int(p[b])] & printable[Int(p[b + 1])] & printable[Int(p[b + 2])] & printable[Int(p[b + 3])] == 0 {
-                        b += 4
-                        continue
-                    }
-                    var start = b
-                    while start > done && printable[Int(p[start - 1])] != 0 { start -= 1 }
-                    var end = b + 4
-                    while end < n && printable[Int(p[end])] != 0 { end += 1 }
-                    scan(start, end)
-                    b = (end + 3) & ~3
-                }
+        bytes.withUnsafeBufferPointer { p in
+            for run in Self.printableRuns(p) {
+                if let marked = scanBytes(UnsafeBufferPointer(rebasing: p[run]), location, path) { edits.append((run, marked)) }
             }
         }
         guard !edits.isEmpty else { return nil }
@@ -197,6 +173,33 @@ extension RedactionEngine {
         flush(bytes[chunkStart...], &content, &pending)
         return String(decoding: MarkerSyntax.binaryOpen + syntax.nonce + content + MarkerSyntax.binaryClose + syntax.nonce,
                       as: UTF8.self)
+    }
+
+    /// The runs of printable bytes of a binary body at least `minimumPrintableRun` long, in order.
+    static func printableRuns(_ p: UnsafeBufferPointer<UInt8>) -> [Range<Int>] {
+        var runs: [Range<Int>] = []
+        printableClass.withUnsafeBufferPointer { printable in
+            let n = p.count
+            var done = 0  // the end of the last run found
+            // A run of 8 or more printable bytes holds a whole 4-byte block at a multiple of 4
+            // (one that starts after the last such block is at most 7 bytes long), so blocks
+            // with a byte that is not printable are skipped 4 bytes at a time.
+            var b = 0
+            while b + 4 <= n {
+                if printable[Int(p[b])] & printable[Int(p[b + 1])] & printable[Int(p[b + 2])] & printable[Int(p[b + 3])] == 0 {
+                    b += 4
+                    continue
+                }
+                var start = b
+                while start > done && printable[Int(p[start - 1])] != 0 { start -= 1 }
+                var end = b + 4
+                while end < n && printable[Int(p[end])] != 0 { end += 1 }
+                if end - start >= minimumPrintableRun { runs.append(start..<end) }
+                done = end
+                b = (end + 3) & ~3
+            }
+        }
+        return runs
     }
 
     /// Printable bytes of a binary body: ASCII graphic characters, space, tab and line breaks.

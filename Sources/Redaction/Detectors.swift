@@ -21,15 +21,21 @@ extension RedactionEngine {
         return secretMatch(p, i..<j, rule: .jwt, location, path)
     }
 
+    /// Where the credential after an authorization scheme word (`scheme`, lowercase) at `i`
+    /// starts: the word stands alone, then one or more spaces.
+    private func schemeCredentialStart(_ scheme: StaticString, at i: Int, _ p: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard hasPrefix(p, at: i, scheme, caseInsensitive: true), i == 0 || !Self.isAlnum(p[i - 1]) else { return nil }
+        var j = i + scheme.utf8CodeUnitCount
+        let spaces = j
+        while j < p.count && p[j] == 0x20 { j += 1 }
+        return j > spaces ? j : nil
+    }
+
     /// "Basic <base64 of user:password>" anywhere in text (a logged header, a config, a curl
     /// line): the credential is replaced, the word kept, and the password is chased elsewhere.
     func basicCredential(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
-        guard hasPrefix(p, at: i, "basic", caseInsensitive: true), i == 0 || !Self.isAlnum(p[i - 1]) else { return nil }
-        var j = i + 5
-        let spaces = j
-        while j < p.count && p[j] == 0x20 { j += 1 }
-        guard j > spaces else { return nil }
-        let start = j
+        guard let start = schemeCredentialStart("basic", at: i, p) else { return nil }
+        var j = start
         while j < p.count && (Self.isAlnum(p[j]) || p[j] == 0x2B || p[j] == 0x2F || p[j] == 0x2D || p[j] == 0x5F) { j += 1 }
         while j < p.count && p[j] == 0x3D { j += 1 }
         guard j - start >= 8, let decoded = Base64URL.decode(UnsafeBufferPointer(rebasing: p[start..<j])),
@@ -46,12 +52,8 @@ extension RedactionEngine {
         if p[i] | 0x20 == UInt8(ascii: "b") && i + 1 < p.count && p[i + 1] | 0x20 == UInt8(ascii: "a") {
             return basicCredential(at: i, p, location, path)
         }
-        guard hasPrefix(p, at: i, "bearer", caseInsensitive: true), i == 0 || !Self.isAlnum(p[i - 1]) else { return nil }
-        var j = i + 6
-        let spaces = j
-        while j < p.count && p[j] == 0x20 { j += 1 }
-        guard j > spaces else { return nil }
-        let start = j
+        guard let start = schemeCredentialStart("bearer", at: i, p) else { return nil }
+        var j = start
         while j < p.count && Self.isTokenByte(p[j]) { j += 1 }
         let runEnd = j
         while j < p.count && p[j] == 0x3D { j += 1 }

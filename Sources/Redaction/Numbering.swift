@@ -72,16 +72,15 @@ struct FileNumbering: @unchecked Sendable {
             }
         }
         // Numbers in file order: the first occurrence of each value takes the next of its kind.
-        var counters = [Int](repeating: 0, count: ValueKind.allCases.count)
-        for (kind, number) in reserved { counters[Int(kind.rawValue)] = max(counters[Int(kind.rawValue)], min(number, 1 << 40)) }
+        var counters = PlaceholderCounters()
+        for (kind, number) in reserved { counters.reserve(kind, number) }
         var numbers = [Int](repeating: 0, count: total)
         var chasedBare: [Int32] = []
         for (gi, group) in groups.enumerated() {
             let base = offsets[gi]
             for k in group.values.indices where isNew[base + k] {
                 let kind = group.values[k].kind
-                counters[Int(kind.rawValue)] += 1
-                numbers[base + k] = counters[Int(kind.rawValue)]
+                numbers[base + k] = counters.next(kind)
                 if isChasedBare(kind) { chasedBare.append(ids[base + k]) }
             }
         }

@@ -25,9 +25,7 @@ struct PlaceholderTable: Sendable {
     }
     private var slots = [Int32](repeating: -1, count: 64)
     private var entries: [Entry] = []
-    /// The last number used per kind; placeholders already in the input raise it, so a new value
-    /// never reuses a number an earlier redaction gave to another one.
-    private var counters = [Int](repeating: 0, count: ValueKind.allCases.count)
+    private var counters = PlaceholderCounters()
 
     /// How many values have placeholders.
     var count: Int { entries.count }
@@ -97,9 +95,7 @@ struct PlaceholderTable: Sendable {
     mutating func assign(_ kind: ValueKind, _ value: String) -> String {
         let (id, new) = insert(kind, value, hash: nil, first: 0)
         if new {
-            let k = Int(kind.rawValue)
-            counters[k] += 1
-            entries[Int(id)].number = counters[k]
+            entries[Int(id)].number = counters.next(kind)
             entries[Int(id)].placeholder = Self.make(entries[Int(id)])
         }
         return entries[Int(id)].placeholder
@@ -147,13 +143,25 @@ struct PlaceholderTable: Sendable {
     }
 
     /// Numbers after `number` are free for `kind` (an input placeholder used it).
+    mutating func reserve(_ kind: ValueKind, _ number: Int) { counters.reserve(kind, number) }
+}
+
+/// The last number used per kind; placeholders already in the input raise it, so a new value
+/// never reuses a number an earlier redaction gave to another one.
+struct PlaceholderCounters: Sendable {
+    private var last = [Int](repeating: 0, count: ValueKind.allCases.count)
+
+    /// Numbers after `number` are free for `kind` (an input placeholder used it).
     mutating func reserve(_ kind: ValueKind, _ number: Int) {
         let k = Int(kind.rawValue)
-        counters[k] = max(counters[k], min(number, 1 << 40))
+        last[k] = max(last[k], min(number, 1 << 40))
     }
 
-    /// The last number used per kind, by `ValueKind.rawValue`.
-    var lastNumbers: [Int] { counters }
+    /// The next number of `kind`.
+    mutating func next(_ kind: ValueKind) -> Int {
+        last[Int(kind.rawValue)] += 1
+        return last[Int(kind.rawValue)]
+    }
 }
 
 /// A buffer written from several threads at distinct indexes.

@@ -79,18 +79,31 @@ extension RedactionEngine {
         return changed ? items.joined(separator: "&") : nil
     }
 
-    /// A query or form item's value (already decoded, as in `queryString` and `params`).
-    func redactParameterValue(name: String, value: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
+    /// What a parameter's name decides about its value (query and form items, multipart parts).
+    private enum NameDecision {
+        /// Redacted by its name: the replacement, or nil when it stays.
+        case decided(String?)
+        /// An ordinary name: the value is redacted as content.
+        case byContent
+    }
+
+    private func decideByName(_ name: String, _ value: String, _ location: RedactionLocation, _ path: () -> String) -> NameDecision {
         let nameClass = parameterClass(name)
         if nameClass == .version {
             versionContext = true
             defer { versionContext = false }
-            return redactTextOrJSON(value, location, path)
+            return .decided(redactTextOrJSON(value, location, path))
         }
         if nameClass != .ordinary {
-            if let r = replaceNamedValue(value, nameClass, secretRule: .secretParameters, location, path) { return r }
-            if nameClass == .secret && flags.has(.secretParameters) { return nil }
+            if let r = replaceNamedValue(value, nameClass, secretRule: .secretParameters, location, path) { return .decided(r) }
+            if nameClass == .secret && flags.has(.secretParameters) { return .decided(nil) }
         }
+        return .byContent
+    }
+
+    /// A query or form item's value (already decoded, as in `queryString` and `params`).
+    func redactParameterValue(name: String, value: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
+        if case .decided(let r) = decideByName(name, value, location, path) { return r }
         return redactTextOrJSON(value, location, path)
     }
 
@@ -140,18 +153,7 @@ extension RedactionEngine {
 
     private func redactPart(name: String?, content: String, binary: Bool, mimeType: String,
                             _ location: RedactionLocation, _ path: () -> String) -> String? {
-        if let name {
-            let nameClass = parameterClass(name)
-            if nameClass == .version {
-                versionContext = true
-                defer { versionContext = false }
-                return redactTextOrJSON(content, location, path)
-            }
-            if nameClass != .ordinary {
-                if let r = replaceNamedValue(content, nameClass, secretRule: .secretParameters, location, path) { return r }
-                if nameClass == .secret && flags.has(.secretParameters) { return nil }
-            }
-        }
+        if let name, case .decided(let r) = decideByName(name, content, location, path) { return r }
         if binary {
             // Text already (the body was UTF-8): scan it keeping every length.
             let was = sameLength
