@@ -230,13 +230,9 @@ enum SuspectCheck {
             guard base64 else { return check(text, .body, path) }
             guard let bytes = HARBuild.decodeBase64(text) else { return }
             if let decoded = String(validating: bytes, as: UTF8.self) { return check(decoded, .body, path) }
-            // Binary: its printable runs.
-            var i = 0
-            while i < bytes.count {
-                var j = i
-                while j < bytes.count && bytes[j] >= 0x20 && bytes[j] < 0x7F { j += 1 }
-                if j - i >= RedactionEngine.minimumPrintableRun { check(String(decoding: bytes[i..<j], as: UTF8.self), .body, path) }
-                i = j + 1
+            // Binary: the printable runs redaction scans.
+            bytes.withUnsafeBufferPointer { p in
+                for run in RedactionEngine.printableRuns(p) { check(String(decoding: p[run], as: UTF8.self), .body, path) }
             }
         }
         let request = entry.request, response = entry.response
