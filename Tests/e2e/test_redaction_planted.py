@@ -380,6 +380,17 @@ def test_generator_is_deterministic_and_covers_every_class_and_location(case):
     assert not missing, f"(location, class) pairs that fit but were not planted: {missing}"
 
 
+def missing_contexts(case, item) -> list:
+    """The contexts of a plant or look-alike that are not at their place in the input (in any
+    decoded view)."""
+    missing = []
+    for cpath, ctx in item["contexts"]:
+        cv = case.views_at("in", item["entry"], cpath)
+        if not cv.where(ctx.encode(), cv.blob(), limit=1):
+            missing.append(ctx)
+    return missing
+
+
 def test_input_is_valid_and_holds_every_plant_and_lookalike(case):
     """So the generator cannot silently plant nothing: each plant's fragments and contexts are
     found at its location (in some decoded view), each look-alike is there as described."""
@@ -402,10 +413,7 @@ def test_input_is_valid_and_holds_every_plant_and_lookalike(case):
                 problems.append(f"{describe(p)}: fragment {label} not found at its location")
             elif not leaf_views.where(frag.encode(), leaf_views.blob(), limit=1):
                 problems.append(f"{describe(p)}: fragment {label} not in the inner leaf {str(leaf)[:80]!r}")
-        for cpath, ctx in p["contexts"]:
-            cv = case.views_at("in", p["entry"], cpath)
-            if not cv.where(ctx.encode(), cv.blob(), limit=1):
-                problems.append(f"{describe(p)}: context {ctx!r} not found")
+        problems += [f"{describe(p)}: context {ctx!r} not found" for ctx in missing_contexts(case, p)]
         if len(p["value"].encode()) < MIN_GLOBAL and not p["contexts"] and not (
                 str(leaf) == p["value"] and (p["inner"] or p["path"][-1] == "value")):
             problems.append(f"{describe(p)}: a short plant needs an exact leaf or a context to be checked")
@@ -421,10 +429,8 @@ def test_input_is_valid_and_holds_every_plant_and_lookalike(case):
             continue
         if la["inner"] and leaf != la["value"]:
             problems.append(f"{la['id']} look-alike {la['where']}: leaf {leaf!r} != {la['value']!r}")
-        for cpath, ctx in la["contexts"]:
-            cv = case.views_at("in", la["entry"], cpath)
-            if not cv.where(ctx.encode(), cv.blob(), limit=1):
-                problems.append(f"{la['id']} look-alike {la['where']}: context {ctx!r} not in place")
+        problems += [f"{la['id']} look-alike {la['where']}: context {ctx!r} not in place"
+                     for ctx in missing_contexts(case, la)]
     assert not problems, f"{len(problems)} generator problems:\n" + "\n".join(problems)
     # values are real: Luhn-valid cards, valid IBANs, JWTs with alg
     for p in case.plants:
