@@ -92,10 +92,18 @@ struct NameMatcher {
         exactSecretNames = Set(exactNames.map { $0.lowercased() })
     }
 
+    /// Longer names are not split into words: no identifier is this long, and what stands in a
+    /// name's place beyond it is data (random bytes in a body that only claims to be a form, a
+    /// hash used as a key), whose words cost time in proportion to their number (a 48 MB random
+    /// "form" took 28 s). Exact names (rules files, `secretParameterNames`) still match at any
+    /// length, and the value is still scanned as content.
+    static let maximumNameLength = 128
+
     /// The class of a name. `asParameter`: the name stands for a query or form parameter, where
     /// a bare `key` and `code` are credentials (`?key=AIza...`, OAuth's `?code=`).
     func classify(_ name: String, asParameter: Bool = false) -> NameClass {
         if asParameter && exactSecretNames.contains(name.lowercased()) { return .secret }
+        guard name.utf8.count <= Self.maximumNameLength else { return .ordinary }
         let words = Self.words(name)
         guard !words.isEmpty else { return .ordinary }
         if words.first == "key" && words.dropFirst().allSatisfy({ $0 == "value" || $0 == "string" }) {

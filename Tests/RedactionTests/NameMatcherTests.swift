@@ -111,6 +111,20 @@ final class NameMatcherTests: XCTestCase {
         XCTAssertEqual(custom.classify("serial"), .ordinary)
     }
 
+    func testNamesLongerThanTheBoundAreNotSplitIntoWords() {
+        let limit = NameMatcher.maximumNameLength
+        let atLimit = String(repeating: "x", count: limit - "_password".count) + "_password"
+        XCTAssertEqual(atLimit.utf8.count, limit)
+        XCTAssertEqual(matcher.classify(atLimit), .secret)
+        XCTAssertEqual(matcher.classify("y" + atLimit), .ordinary, "one byte over: data, not a name")
+        // Exact names match at any length, before the bound.
+        let long = String(repeating: "z", count: limit * 2)
+        XCTAssertEqual(NameMatcher(exactNames: [long]).classify(long.uppercased(), asParameter: true), .secret)
+        // A random "form" body: its items' values are still scanned as content.
+        let body = "q" + String(repeating: "\u{1}\u{2}x", count: 60) + "_token=ghp_" + String(repeating: "A1b2", count: 9)
+        XCTAssertFalse(scanned(body).contains("ghp_A1b2"), "a key format under a long name is still found")
+    }
+
     // MARK: Personal data
 
     func testPersonalClasses() {
