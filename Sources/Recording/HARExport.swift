@@ -346,9 +346,10 @@ final class KeptEntries: @unchecked Sendable {
 
     func take(_ i: Int) -> HAREntry? { slots.take(i) }
 
-    /// Bodies and WebSocket messages, plus a little for everything else.
+    /// Bodies, form parameters and WebSocket messages, plus a little for everything else.
     static func approximateBytes(_ entry: HAREntry) -> Int {
         var n = 2048 + (entry.request.postData?.text?.utf8.count ?? 0) + (entry.response.content.text?.utf8.count ?? 0)
+        for param in entry.request.postData?.params ?? [] { n += 64 + param.name.utf8.count + (param.value?.utf8.count ?? 0) }
         for field in entry.custom {
             if case .array(let messages) = field.value {
                 for m in messages { n += 64 + (m["data"]?.stringValue?.utf8.count ?? 0) }
