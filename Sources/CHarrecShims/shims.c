@@ -27,10 +27,14 @@ int harrec_accept_nonblocking(int fd, struct sockaddr *address, socklen_t *lengt
 }
 
 static volatile int harrec_signal_fd = -1;
+static _Atomic unsigned long harrec_signal_total = 0;
+
+unsigned long harrec_shutdown_signals_received(void) { return harrec_signal_total; }
 
 static void harrec_shutdown_handler(int signo) {
     (void)signo;
     int saved = errno;
+    harrec_signal_total++;
     uint64_t one = 1;
     if (harrec_signal_fd >= 0) {
         ssize_t ignored = write(harrec_signal_fd, &one, sizeof one);
@@ -48,6 +52,8 @@ int harrec_install_shutdown_signals(int fd) {
     action.sa_flags = SA_RESTART;
     if (sigaction(SIGINT, &action, NULL) != 0) return -1;
     if (sigaction(SIGTERM, &action, NULL) != 0) return -1;
+    // A closed terminal: stop and write the HAR, as for Ctrl-C (by default it kills the process).
+    if (sigaction(SIGHUP, &action, NULL) != 0) return -1;
     signal(SIGPIPE, SIG_IGN);
     return 0;
 }

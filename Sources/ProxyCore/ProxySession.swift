@@ -998,7 +998,7 @@ public final class ProxySession {
             // Recorded when the conversation ends, with its messages.
             current.flow.request.url = webSocketURL(current.flow.request.url)
             webSocket = WebSocketRecorder(flow: current.flow, extensionHeader: webSocketExtensions,
-                                          recordControlFrames: configuration.recordWebSocketControlFrames)
+                                          recordControlFrames: configuration.recordWebSocketControlFrames, sink: sink)
             commands.append(.log("\(clientAddress) \(current.flow.request.method) \(current.flow.request.url) 101 websocket"))
         } else {
             sink.record(current.flow)

@@ -9,12 +9,14 @@ struct WebSocketRecorder {
     private var fromClient: WebSocketParser
     private var fromServer: WebSocketParser
     private let recordControlFrames: Bool
+    /// Where messages go one by one, when the sink streams them (the flow then keeps none).
+    private let stream: FlowSink?
     private(set) var sent = 0
     private(set) var received = 0
     private(set) var closeFromClient = false
     private(set) var closeFromServer = false
 
-    init(flow: Flow, extensionHeader: String?, recordControlFrames: Bool) {
+    init(flow: Flow, extensionHeader: String?, recordControlFrames: Bool, sink: FlowSink? = nil) {
         var flow = flow
         var recording = RecordedWebSocket()
         var deflate: PerMessageDeflate?
@@ -30,6 +32,8 @@ struct WebSocketRecorder {
         fromClient = WebSocketParser(direction: .clientToServer, deflate: deflate)
         fromServer = WebSocketParser(direction: .serverToClient, deflate: deflate)
         self.recordControlFrames = recordControlFrames
+        stream = sink?.streamsWebSocketMessages == true ? sink : nil
+        stream?.recordWebSocketStart(flow)
     }
 
     /// Parses a copy of bytes that were relayed in `direction`.
@@ -78,6 +82,10 @@ struct WebSocketRecorder {
         if message.opcode == WebSocketOpcode.text || message.opcode == WebSocketOpcode.binary {
             if side == .send { sent += 1 } else { received += 1 }
         }
-        flow.webSocket?.messages.append(message)
+        if let stream {
+            stream.recordWebSocketMessage(message, flowID: flow.id)
+        } else {
+            flow.webSocket?.messages.append(message)
+        }
     }
 }

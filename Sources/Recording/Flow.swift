@@ -192,6 +192,21 @@ public struct Flow: Sendable, Equatable {
 /// Receives finished flows. The proxy core hands every exchange to a sink exactly once.
 public protocol FlowSink: AnyObject, Sendable {
     func record(_ flow: Flow)
+    /// True when the sink takes WebSocket messages one by one as they complete: it then hears
+    /// `recordWebSocketStart` at the upgrade and `recordWebSocketMessage` per message, and the flow
+    /// recorded when the conversation ends carries no messages. A journal needs this, so that a
+    /// long conversation is neither held in memory nor lost in a crash.
+    var streamsWebSocketMessages: Bool { get }
+    /// A WebSocket conversation began (its flow has `webSocket` set and no messages yet).
+    func recordWebSocketStart(_ flow: Flow)
+    /// One message of the conversation of flow `flowID`.
+    func recordWebSocketMessage(_ message: RecordedWebSocketMessage, flowID: UInt64)
+}
+
+extension FlowSink {
+    public var streamsWebSocketMessages: Bool { false }
+    public func recordWebSocketStart(_ flow: Flow) {}
+    public func recordWebSocketMessage(_ message: RecordedWebSocketMessage, flowID: UInt64) {}
 }
 
 /// The in-memory log of finished flows. Appending is cheap and safe from any thread; readers take

@@ -53,38 +53,66 @@ public enum HARExport {
     /// memory stays at a few windows of entries however large the log is.
     ///
     /// With a two-pass `transform`, pass 1 runs over every entry on every core and keeps entries
-    /// up to `keptBetweenPassesBytes`; pass 2 runs on each entry as it is written, built again
-    /// when it was not kept.
+    /// up to `keptBytes`; pass 2 runs on each entry as it is written, built again when it was
+    /// not kept.
     public static func write(_ flows: [Flow], to path: String, creatorVersion: String,
                              transform: TwoPass? = nil, keptBytes: Int = keptBetweenPassesBytes) throws {
+        try write(FlowArray(flows), to: path, creatorVersion: creatorVersion, transform: transform, keptBytes: keptBytes)
+    }
+
+    /// Writes the flows of `source` (already in HAR order) as above. `progress` counts entries
+    /// as they are built and can stop the export (the target is then left as it was).
+    public static func write(_ source: some FlowSource, to path: String, creatorVersion: String,
+                             transform: TwoPass? = nil, keptBytes: Int = keptBetweenPassesBytes,
+                             mode: mode_t = 0o644, progress: ExportProgress? = nil) throws {
         let header = HARLog(creator: HARCreator(name: "harrec", version: creatorVersion), entries: [])
-        let ordered = inStartOrder(flows)
-        let kept = transform == nil ? nil : KeptEntries(count: ordered.count, budget: keptBytes)
+        let count = source.count
+        let readFailure = Mutex<(any Error)?>(nil)
+        let build = { @Sendable (i: Int) -> HAREntry in
+            do {
+                return entry(from: try source.flow(at: i))
+            } catch {
+                readFailure.withLock { if $0 == nil { $0 = error } }
+                return entry(from: Flow(id: 0, clientAddress: "", request: RecordedRequest(method: "", url: "", httpVersion: "",
+                                                                                          fields: [], headSize: 0),
+                                        instants: FlowInstants(requestStart: 0)))
+            }
+        }
+        let kept = transform == nil ? nil : KeptEntries(count: count, budget: keptBytes)
+        progress?.begin(total: count, passes: transform == nil ? 1 : 2)
         if let transform, let kept {
             let batch = HARLog.parallelBatchSize
-            DispatchQueue.concurrentPerform(iterations: (ordered.count + batch - 1) / batch) { b in
-                for i in b * batch..<min((b + 1) * batch, ordered.count) {
-                    var built = entry(from: ordered[i])
+            DispatchQueue.concurrentPerform(iterations: (count + batch - 1) / batch) { b in
+                guard progress?.isStopped != true else { return }
+                for i in b * batch..<min((b + 1) * batch, count) {
+                    var built = build(i)
                     transform.first(&built, i)
                     kept.keep(built, at: i)
+                    progress?.advance()
                 }
             }
+            try progress?.check()
+            if let error = readFailure.withLock({ $0 }) { throw error }
             transform.between()
         }
-        let file = try AtomicFileWriter(path: path)
+        let file = try AtomicFileWriter(path: path, mode: mode)
         do {
-            try header.serialize(pretty: true, entryCount: ordered.count, entry: { i in
-                guard let transform else { return entry(from: ordered[i]) }
+            try header.serialize(pretty: true, entryCount: count, entry: { i in
+                defer { progress?.advance() }
+                guard let transform else { return build(i) }
                 if var built = kept?.take(i) {
                     transform.second(&built, i)
                     return built
                 }
-                var built = entry(from: ordered[i])
+                var built = build(i)
                 transform.secondAgain(&built, i)
                 return built
             }) { chunk in
+                try progress?.check()
+                if let error = readFailure.withLock({ $0 }) { throw error }
                 try file.write(chunk)
             }
+            if let error = readFailure.withLock({ $0 }) { throw error }
             try file.commit()
         } catch {
             file.abort()
@@ -319,6 +347,51 @@ public enum HARExport {
         if hasNUL { return nil }
         return String(validating: bytes, as: UTF8.self)
     }
+}
+
+/// Flows in HAR order, read by index from any thread (an array, or a journal on disk).
+public protocol FlowSource: Sendable {
+    var count: Int { get }
+    /// Flow `i` in HAR order (by start, ties by arrival). Called from many threads at once.
+    func flow(at i: Int) throws -> Flow
+}
+
+/// Flows held in memory, sorted into HAR order.
+public struct FlowArray: FlowSource {
+    public let flows: [Flow]
+    public init(_ flows: [Flow]) { self.flows = HARExport.inStartOrder(flows) }
+    public var count: Int { flows.count }
+    public func flow(at i: Int) -> Flow { flows[i] }
+}
+
+/// How far an export is, and a way to stop it (a signal during a long export).
+public final class ExportProgress: @unchecked Sendable {
+    private let state = Mutex<(done: Int, total: Int, stopped: Bool)>((0, 0, false))
+
+    public init() {}
+
+    func begin(total: Int, passes: Int) {
+        state.withLock { $0 = (0, total * passes, $0.stopped) }
+    }
+
+    func advance() { state.withLock { $0.done += 1 } }
+
+    /// Entries built so far (over both passes of a redacted export) and the total.
+    public var status: (done: Int, total: Int) { state.withLock { ($0.done, $0.total) } }
+
+    /// Asks the export to stop; it throws `ExportStopped` soon after and writes nothing.
+    public func stop() { state.withLock { $0.stopped = true } }
+
+    var isStopped: Bool { state.withLock { $0.stopped } }
+
+    func check() throws {
+        if isStopped { throw ExportStopped() }
+    }
+}
+
+/// The export was stopped before it finished; the target file was not written.
+public struct ExportStopped: Error, CustomStringConvertible {
+    public var description: String { "the export was stopped" }
 }
 
 /// Entries kept between the passes of a two-pass export, each put and taken once, from any

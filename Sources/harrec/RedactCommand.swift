@@ -109,7 +109,11 @@ func runRedact(_ arguments: [String]) -> Int32 {
     // Freed body buffers are reused instead of being returned to the kernel and faulted in again
     // (a 100 MB HAR otherwise costs ~90k page faults); the process exits right after.
     harrec_retain_freed_memory()
+    let loadStart = wallClock()
     let document = loadDocument(input)
+    if getenv("HARREC_TRACE") != nil {
+        printErr("harrec: trace: load \(Int((wallClock() - loadStart) * 1000)) ms")
+    }
     let report: RedactionReport
     do {
         let file = try AtomicFileWriter(path: out)

@@ -35,6 +35,7 @@ let recordSpec = CommandSpec(
         OptionSpec("raw-out", .value(placeholder: "<file.har>"), help: "Also write the raw, unredacted HAR here."),
         OptionSpec("redact-rules", .value(placeholder: "<rules.json>"), help: "Redaction rules file (see 'harrec help redact')."),
         internalSuffixOption,
+        OptionSpec("keep-journal", .flag, help: "Keep the journal (<file.har>.journal/) after writing the HAR."),
         OptionSpec("threads", .value(placeholder: "<n>"), help: "Event-loop threads (default: one per core, at most 16)."),
         OptionSpec("quiet", short: "q", .flag, help: "No live line per exchange."),
     ],
@@ -42,8 +43,13 @@ let recordSpec = CommandSpec(
     The HAR is redacted by default: tokens, cookies, JWTs, emails and internal hosts become
     placeholders (see 'harrec help redact'); --no-redact or --raw-out keep the raw data.
     Both ports serve both protocols: a first byte of 0x05 is SOCKS5, anything else HTTP.
-    Ctrl-C stops accepting, lets exchanges in flight finish for up to 2 s, writes the HAR
-    atomically and exits. A second Ctrl-C stops at once, after writing what was recorded.
+    Every exchange and WebSocket message is journaled to <file.har>.journal/ (0700) as it
+    completes, and is on disk within a second: after kill -9, an out-of-memory kill or a power
+    loss, 'harrec recover <file.har>' writes the HAR from it. Memory holds only an index.
+    Ctrl-C, SIGTERM or SIGHUP stops accepting, lets exchanges in flight finish for up to 2 s,
+    writes the HAR atomically from the journal, removes the journal and exits. A second signal
+    stops the exchanges in flight at once; during the export, one prints progress and the next
+    stops it, keeping the journal.
     """)
 
 let validateSpec = CommandSpec(
@@ -62,7 +68,7 @@ let mainSpec = CommandSpec(
     usage: "harrec <subcommand> [options]   (no subcommand means 'record')",
     options: recordSpec.options)
 
-let subcommands = [recordSpec, redactSpec, generateSpec, caSpec, validateSpec, helpSpec]
+let subcommands = [recordSpec, redactSpec, recoverSpec, generateSpec, caSpec, validateSpec, helpSpec]
 
 func printErr(_ text: String) {
     var line = text
@@ -108,6 +114,8 @@ func runRecord(_ arguments: [String]) -> Int32 {
     }
     let rawOut = parsed.value("raw-out")
     if let rawOut, rawOut == out { fail("--raw-out must differ from --out") }
+    // Unrecovered data is never overwritten, and two recorders never share a journal.
+    if let conflict = journalConflict(for: out) { fail(conflict) }
     var configuration = ProxyConfiguration()
     configuration.liveLog = !parsed.flag("quiet")
     configuration.recordWebSocketControlFrames = parsed.flag("record-ws-control")
@@ -140,8 +148,14 @@ func runRecord(_ arguments: [String]) -> Int32 {
             configuration.interception = try makeInterception(parsed)
         }
 
-        let flows = FlowLog()
         let log = LogOutput(quiet: parsed.flag("quiet"))
+        let flows: JournalLog
+        do {
+            flows = try JournalLog(harPath: out, harrecVersion: harrecVersion, started: wallClock(),
+                                   onError: { message in printErr("harrec: error: \(message)") })
+        } catch {
+            fail("cannot start the journal: \(error)", code: 1)
+        }
         var loopCount = ProxyServer.defaultLoopCount
         if let text = parsed.value("threads") {
             guard let value = Int(text), (1...ProxyServer.maximumLoopCount).contains(value) else {
@@ -182,39 +196,27 @@ func runRecord(_ arguments: [String]) -> Int32 {
         server.run()
         log.flush()
 
-        let recorded = flows.takeAll()
+        let signalsAtStop = UInt(harrec_shutdown_signals_received())
+        let contents: JournalContents
+        do {
+            contents = try flows.finish()
+        } catch {
+            fail("\(error); the journal is kept: harrec recover \(out)", code: 1)
+        }
         let started = wallClock()
         // The export allocates and frees many body-sized buffers; keep freed memory for reuse
         // rather than faulting fresh pages in for each (the process exits right after).
         harrec_retain_freed_memory()
-        var summary: String?
-        do {
-            if let rawOut {
-                try HARExport.write(recorded, to: rawOut, creatorVersion: harrecVersion)
-                printErr("harrec: wrote the raw HAR (secrets included) to \(rawOut)")
-            }
-            if let redaction {
-                // Two passes (every value numbered in file order, then replaced everywhere);
-                // entries past the export's memory budget are built again for the second.
-                let file = FileRedaction(config: redaction, entryCount: recorded.count)
-                let passes = HARExport.TwoPass(first: { entry, index in file.collect(&entry, index: index) },
-                                               between: { file.freeze() },
-                                               second: { entry, index in file.finalize(&entry, index: index) },
-                                               secondAgain: { entry, index in file.redactAgain(&entry, index: index) })
-                try HARExport.write(recorded, to: out, creatorVersion: harrecVersion, transform: passes)
-                summary = redactionSummary(file.report, written: out)
-            } else {
-                try HARExport.write(recorded, to: out, creatorVersion: harrecVersion)
-            }
-        } catch {
-            fail("\(error)", code: 1)
-        }
+        let plan = JournalExportPlan(out: out, rawOut: rawOut, redaction: redaction, quiet: parsed.flag("quiet"),
+                                     keepJournal: parsed.flag("keep-journal"))
+        let summary = exportJournal(contents, plan: plan, signalsBefore: signalsAtStop)
         let elapsed = wallClock() - started
         if let summary, !parsed.flag("quiet") { printErr(summary) }
-        let failures = recorded.filter { $0.error != nil }.count
-        printErr("harrec: wrote \(recorded.count) entries to \(out)")
+        let failures = contents.failures
+        printErr("harrec: wrote \(contents.count) entries to \(out)")
         printErr("harrec: HAR written in \(Int((elapsed * 1000).rounded())) ms" +
-                 (failures > 0 ? "; \(failures) \(failures == 1 ? "exchange" : "exchanges") failed (see _error)" : ""))
+                 (failures > 0 ? "; \(failures) \(failures == 1 ? "exchange" : "exchanges") failed (see _error)" : "") +
+                 (plan.keepJournal ? "; the journal is kept in \(JournalFile.directory(for: out))" : ""))
         return 0
     } catch let error as UsageError {
         fail(error.message)
@@ -309,6 +311,8 @@ case "validate":
     exit(runValidate(Array(arguments.dropFirst())))
 case "redact":
     exit(runRedact(Array(arguments.dropFirst())))
+case "recover":
+    exit(runRecover(Array(arguments.dropFirst())))
 case "generate":
     exit(runGenerate(Array(arguments.dropFirst())))
 case "ca":

@@ -44,7 +44,10 @@ int harrec_accept_nonblocking(int fd, struct sockaddr *address, socklen_t *lengt
 
 /// Installs SIGINT and SIGTERM handlers that add 1 to the eventfd `fd` (async-signal-safe), and
 /// ignores SIGPIPE. The event loop reads the count: 1 = graceful stop, 2 or more = stop now.
+/// SIGINT, SIGTERM and SIGHUP each write 1 to `fd` (an eventfd) and count themselves.
 int harrec_install_shutdown_signals(int fd);
+/// How many of those signals arrived so far.
+unsigned long harrec_shutdown_signals_received(void);
 
 /// SSL_CTX_set_session_cache_mode is a macro.
 long harrec_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode);

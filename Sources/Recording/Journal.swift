@@ -1,0 +1,133 @@
+import Synchronization
+
+/// Where a flow's records are in the journal: enough to sort flows by start and read them back.
+/// This is all a recording keeps in memory per exchange; bodies live in the journal.
+struct JournalIndexEntry: Sendable {
+    var requestStart: Double
+    var id: UInt64
+    /// The flow record, or for a WebSocket the start record.
+    var offset: UInt64
+    /// For a WebSocket: index into `JournalIndex.webSockets`; -1 otherwise.
+    var webSocket: Int32 = -1
+    var failed: Bool
+}
+
+/// The records of one WebSocket conversation.
+struct JournalWebSocketRecords: Sendable {
+    var messages: [UInt64] = []
+    /// The end record, when the conversation ended before the journal did.
+    var end: UInt64?
+}
+
+/// The in-memory index of a journal, built while recording or by reading a journal back.
+struct JournalIndex: Sendable {
+    var entries: [JournalIndexEntry] = []
+    var webSockets: [JournalWebSocketRecords] = []
+    /// Flow id to the index of its WebSocket records, while its conversation may still add some.
+    var webSocketByFlow: [UInt64: Int32] = [:]
+    var failures = 0
+
+    mutating func addFlow(id: UInt64, requestStart: Double, offset: UInt64, failed: Bool) {
+        entries.append(JournalIndexEntry(requestStart: requestStart, id: id, offset: offset, failed: failed))
+        if failed { failures += 1 }
+    }
+
+    mutating func addWebSocketStart(id: UInt64, requestStart: Double, offset: UInt64) {
+        let slot = Int32(webSockets.count)
+        webSockets.append(JournalWebSocketRecords())
+        webSocketByFlow[id] = slot
+        entries.append(JournalIndexEntry(requestStart: requestStart, id: id, offset: offset, webSocket: slot, failed: false))
+    }
+
+    /// False when no start record was seen for `flowID` (the message is then dropped).
+    @discardableResult
+    mutating func addWebSocketMessage(flowID: UInt64, offset: UInt64) -> Bool {
+        guard let slot = webSocketByFlow[flowID] else { return false }
+        webSockets[Int(slot)].messages.append(offset)
+        return true
+    }
+
+    @discardableResult
+    mutating func addWebSocketEnd(flowID: UInt64, offset: UInt64) -> Bool {
+        guard let slot = webSocketByFlow.removeValue(forKey: flowID) else { return false }
+        webSockets[Int(slot)].end = offset
+        return true
+    }
+
+    /// The entries in HAR order: by request start, ties by arrival.
+    func inStartOrder() -> [JournalIndexEntry] {
+        entries.sorted { a, b in a.requestStart != b.requestStart ? a.requestStart < b.requestStart : a.id < b.id }
+    }
+}
+
+/// What the session record says: who wrote the journal, for which file.
+public struct JournalSession: Sendable, Equatable {
+    public var layoutVersion: UInt8
+    public var harrecVersion: String
+    public var processID: Int
+    public var started: Double
+    public var harPath: String
+
+    public init(layoutVersion: UInt8 = JournalFrame.layoutVersion, harrecVersion: String, processID: Int,
+                started: Double, harPath: String) {
+        self.layoutVersion = layoutVersion
+        self.harrecVersion = harrecVersion
+        self.processID = processID
+        self.started = started
+        self.harPath = harPath
+    }
+
+    func encoded() -> [UInt8] {
+        var e = FlowEncoder()
+        e.u8(layoutVersion)
+        e.string(harrecVersion)
+        e.uint(UInt64(processID))
+        e.double(started)
+        e.string(harPath)
+        return e.bytes
+    }
+
+    init(decoding payload: UnsafeRawBufferPointer) throws(FlowDecodeError) {
+        var d = FlowDecoder(payload)
+        layoutVersion = try d.u8()
+        harrecVersion = try d.string()
+        processID = Int(clamping: try d.uint())
+        started = try d.double()
+        harPath = try d.string()
+    }
+}
+
+/// Record payloads for WebSocket messages: the flow id, then the message.
+enum WebSocketMessageRecord {
+    static func encode(_ message: RecordedWebSocketMessage, flowID: UInt64) -> [UInt8] {
+        var e = FlowEncoder()
+        e.bytes = JournalFrame.open(capacity: 32 + message.data.count)
+        e.uint(flowID)
+        message.encode(into: &e)
+        JournalFrame.seal(&e.bytes, kind: .webSocketMessage)
+        return e.bytes
+    }
+
+    static func decode(_ payload: UnsafeRawBufferPointer) throws(FlowDecodeError) -> (flowID: UInt64, message: RecordedWebSocketMessage) {
+        var d = FlowDecoder(payload)
+        let id = try d.uint()
+        let message = try RecordedWebSocketMessage(decoding: &d)
+        guard d.isAtEnd else { throw d.failure("unexpected bytes after the message") }
+        return (id, message)
+    }
+
+    /// The flow id alone (for indexing).
+    static func flowID(_ payload: UnsafeRawBufferPointer) throws(FlowDecodeError) -> UInt64 {
+        var d = FlowDecoder(payload)
+        return try d.uint()
+    }
+}
+
+extension Flow {
+    /// A whole journal record of `kind` holding this flow.
+    func journalRecord(_ kind: JournalRecordKind) -> [UInt8] {
+        var record = encoded(after: JournalFrame.open())
+        JournalFrame.seal(&record, kind: kind)
+        return record
+    }
+}

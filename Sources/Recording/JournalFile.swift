@@ -1,0 +1,159 @@
+import CHarrecShims
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The journal's file operations (the only system calls of the journal): a directory of its own
+/// (0700) beside the HAR, one records file in it (0600, raw secrets), an exclusive lock held while
+/// a recorder writes, appends, syncs and positioned reads.
+public enum JournalFile {
+    /// The journal directory for the HAR at `harPath`.
+    public static func directory(for harPath: String) -> String { harPath + ".journal" }
+
+    /// The records file inside `directory`.
+    public static func recordsPath(in directory: String) -> String { directory + "/records" }
+
+    /// Whether a journal exists for `harPath`.
+    public static func exists(for harPath: String) -> Bool {
+        var info = stat()
+        return stat(directory(for: harPath), &info) == 0
+    }
+
+    static func message(_ what: String) -> FileWriteError {
+        FileWriteError(description: "\(what): \(String(cString: strerror(errno)))")
+    }
+
+    /// Creates the journal directory and its records file, and locks the file. Throws when a
+    /// journal is already there (a crashed run's data is never overwritten).
+    static func create(for harPath: String) throws -> Int32 {
+        let dir = directory(for: harPath)
+        if mkdir(dir, 0o700) != 0 { throw message("cannot create \(dir)") }
+        // mkdir honours the umask; the directory must not be readable by others whatever it is.
+        chmod(dir, 0o700)
+        let path = recordsPath(in: dir)
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o600)
+        if fd < 0 { throw message("cannot create \(path)") }
+        fchmod(fd, 0o600)
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            close(fd)
+            throw message("cannot lock \(path)")
+        }
+        syncDirectory(dir)
+        return fd
+    }
+
+    /// Opens the records file for reading. `lock`: also take the exclusive lock, failing when a
+    /// running recorder holds it.
+    static func openForReading(_ path: String, lock: Bool) throws -> Int32 {
+        let fd = open(path, (lock ? O_RDWR : O_RDONLY) | O_CLOEXEC)
+        if fd < 0 { throw message("cannot open \(path)") }
+        if lock && flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let busy = errno == EWOULDBLOCK
+            close(fd)
+            if busy { throw FileWriteError(description: "\(path) is in use by a running harrec") }
+            throw message("cannot lock \(path)")
+        }
+        return fd
+    }
+
+    /// Whether another process holds the lock on the journal of `harPath` (a recorder running).
+    public static func isLockedByAnotherProcess(harPath: String) -> Bool {
+        let fd = open(recordsPath(in: directory(for: harPath)), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
+    }
+
+    /// Writes every byte of `chunks` (retrying short writes); nil or the error text.
+    static func append(_ fd: Int32, _ chunks: [[UInt8]]) -> String? {
+        for chunk in chunks {
+            let failure: String? = chunk.withUnsafeBytes { raw in
+                var done = 0
+                while done < raw.count {
+                    let n = write(fd, raw.baseAddress! + done, raw.count - done)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        return String(cString: strerror(errno))
+                    }
+                    done += n
+                }
+                return nil
+            }
+            if let failure { return failure }
+        }
+        return nil
+    }
+
+    /// fdatasync: the appended records survive a power loss.
+    static func sync(_ fd: Int32) -> String? {
+        fdatasync(fd) == 0 ? nil : String(cString: strerror(errno))
+    }
+
+    /// The size of an open file.
+    static func size(_ fd: Int32) -> UInt64 {
+        var info = stat()
+        return fstat(fd, &info) == 0 ? UInt64(info.st_size) : 0
+    }
+
+    /// Reads exactly `count` bytes at `offset`.
+    static func read(_ fd: Int32, at offset: UInt64, count: Int) throws -> [UInt8] {
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            while initialized < count {
+                let n = pread(fd, buffer.baseAddress! + initialized, count - initialized, off_t(offset) + off_t(initialized))
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { failed = true; break }
+                initialized += n
+            }
+        }
+        if failed { throw FileWriteError(description: "cannot read the journal at offset \(offset): \(bytes.count) of \(count) bytes") }
+        return bytes
+    }
+
+    /// Reads up to `count` bytes at `offset` (fewer at the end of the file).
+    static func readSome(_ fd: Int32, at offset: UInt64, count: Int) throws -> [UInt8] {
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            while initialized < count {
+                let n = pread(fd, buffer.baseAddress! + initialized, count - initialized, off_t(offset) + off_t(initialized))
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 { failure = errno; break }
+                if n == 0 { break }
+                initialized += n
+            }
+        }
+        if failure != 0 {
+            throw FileWriteError(description: "cannot read the journal: \(String(cString: strerror(failure)))")
+        }
+        return bytes
+    }
+
+    /// Removes the journal of `harPath` (its records file, then the directory).
+    public static func remove(for harPath: String) throws {
+        let dir = directory(for: harPath)
+        let path = recordsPath(in: dir)
+        if unlink(path) != 0 && errno != ENOENT { throw message("cannot remove \(path)") }
+        if rmdir(dir) != 0 && errno != ENOENT { throw message("cannot remove \(dir)") }
+        syncDirectory(parent(of: dir))
+    }
+
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func syncDirectory(_ path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            fsync(fd)
+            close(fd)
+        }
+    }
+
+    static func closeFile(_ fd: Int32) { close(fd) }
+
+    /// The process id, for the session record.
+    static var processID: Int { Int(getpid()) }
+}

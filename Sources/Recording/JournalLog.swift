@@ -1,0 +1,221 @@
+import Synchronization
+
+/// The recording log of `harrec record`: every finished exchange and every WebSocket message goes
+/// to the journal as it completes (see `JournalWriter` for when it is on disk), and memory keeps
+/// only the index. RSS therefore does not grow with the bytes recorded.
+public final class JournalLog: FlowSink, @unchecked Sendable {
+    public let harPath: String
+    private let fd: Int32
+    private let writer: JournalWriter
+    private let index = Mutex(JournalIndex())
+
+    /// Creates the journal of `harPath` and writes its session record. Throws when a journal is
+    /// already there or cannot be created.
+    public init(harPath: String, harrecVersion: String, started: Double,
+                onError: @escaping @Sendable (String) -> Void) throws {
+        self.harPath = harPath
+        fd = try JournalFile.create(for: harPath)
+        writer = JournalWriter(fd: fd, size: 0, onError: onError)
+        let session = JournalSession(harrecVersion: harrecVersion, processID: JournalFile.processID,
+                                     started: started, harPath: harPath)
+        writer.append(JournalFrame.record(.session, session.encoded()))
+    }
+
+    public var streamsWebSocketMessages: Bool { true }
+
+    public func record(_ flow: Flow) {
+        if flow.webSocket != nil, index.withLock({ $0.webSocketByFlow[flow.id] != nil }) {
+            var end = flow
+            end.webSocket?.messages = []
+            let offset = writer.append(end.journalRecord(.webSocketEnd))
+            index.withLock { _ = $0.addWebSocketEnd(flowID: flow.id, offset: offset) }
+            return
+        }
+        let offset = writer.append(flow.journalRecord(.flow))
+        index.withLock { $0.addFlow(id: flow.id, requestStart: flow.instants.requestStart, offset: offset,
+                                    failed: flow.error != nil) }
+    }
+
+    public func recordWebSocketStart(_ flow: Flow) {
+        let offset = writer.append(flow.journalRecord(.webSocketStart))
+        index.withLock { $0.addWebSocketStart(id: flow.id, requestStart: flow.instants.requestStart, offset: offset) }
+    }
+
+    public func recordWebSocketMessage(_ message: RecordedWebSocketMessage, flowID: UInt64) {
+        let offset = writer.append(WebSocketMessageRecord.encode(message, flowID: flowID))
+        index.withLock { _ = $0.addWebSocketMessage(flowID: flowID, offset: offset) }
+    }
+
+    /// Exchanges recorded so far.
+    public var count: Int { index.withLock { $0.entries.count } }
+
+    /// Bytes appended to the journal so far.
+    public var journalBytes: UInt64 { writer.appendedBytes }
+
+    /// Writes and syncs what is queued, stops appending, and opens the journal for the export.
+    /// Call it after the proxy has stopped recording.
+    public func finish() throws -> JournalContents {
+        try writer.close()
+        JournalFile.closeFile(fd)
+        let path = JournalFile.recordsPath(in: JournalFile.directory(for: harPath))
+        let readFD = try JournalFile.openForReading(path, lock: false)
+        return JournalContents(fd: readFD, index: index.withLock { $0 })
+    }
+}
+
+/// A journal opened for reading: its flows in HAR order, read on demand from any thread.
+public final class JournalContents: FlowSource, @unchecked Sendable {
+    private let fd: Int32
+    private let ordered: [JournalIndexEntry]
+    private let webSockets: [JournalWebSocketRecords]
+    /// Exchanges that ended in an error.
+    public let failures: Int
+
+    init(fd: Int32, index: JournalIndex) {
+        self.fd = fd
+        ordered = index.inStartOrder()
+        webSockets = index.webSockets
+        failures = index.failures
+    }
+
+    deinit { JournalFile.closeFile(fd) }
+
+    public var count: Int { ordered.count }
+
+    public func flow(at i: Int) throws -> Flow {
+        let entry = ordered[i]
+        guard entry.webSocket >= 0 else {
+            return try read(at: entry.offset, expecting: .flow) { try Flow(decoding: $0) }
+        }
+        let records = webSockets[Int(entry.webSocket)]
+        var flow: Flow
+        if let end = records.end {
+            flow = try read(at: end, expecting: .webSocketEnd) { try Flow(decoding: $0) }
+        } else {
+            // The journal ended inside the conversation (a crash): it was still open.
+            flow = try read(at: entry.offset, expecting: .webSocketStart) { try Flow(decoding: $0) }
+            flow.webSocket?.isOpen = true
+        }
+        var messages: [RecordedWebSocketMessage] = []
+        messages.reserveCapacity(records.messages.count)
+        for offset in records.messages {
+            messages.append(try read(at: offset, expecting: .webSocketMessage) { try WebSocketMessageRecord.decode($0).message })
+        }
+        if records.end == nil { flow.instants.end = messages.last?.time ?? flow.instants.end }
+        flow.webSocket?.messages = messages
+        return flow
+    }
+
+    /// Reads the record at `offset`, checks its frame and checksum, and decodes its payload.
+    private func read<T>(at offset: UInt64, expecting kind: JournalRecordKind,
+                         _ decode: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+        let header = try JournalFile.read(fd, at: offset, count: JournalFrame.headerSize)
+        var length: UInt64 = 0
+        for i in 0..<8 { length |= UInt64(header[5 + i]) << (8 * UInt64(i)) }
+        guard Array(header[0..<4]) == JournalFrame.magic, header[4] == kind.rawValue,
+              length <= JournalFrame.maximumPayloadBytes else {
+            throw FileWriteError(description: "the journal has no \(kind) record at offset \(offset)")
+        }
+        let payload = try JournalFile.read(fd, at: offset + UInt64(JournalFrame.headerSize), count: Int(length))
+        var stored: UInt32 = 0
+        for i in 0..<4 { stored |= UInt32(header[13 + i]) << (8 * UInt32(i)) }
+        let crc = header.withUnsafeBytes { h in
+            payload.withUnsafeBytes { JournalFrame.checksum(UnsafeRawBufferPointer(rebasing: h[4..<13]), $0) }
+        }
+        guard crc == stored else { throw FileWriteError(description: "the journal record at offset \(offset) is damaged") }
+        return try payload.withUnsafeBytes { try decode($0) }
+    }
+}
+
+/// What reading a journal back found.
+public struct JournalRecovery: Sendable {
+    public var contents: JournalContents
+    public var session: JournalSession?
+    /// Whole records read.
+    public var records = 0
+    /// Stretches that were not whole records: a torn tail, or damage in the middle.
+    public var tornRecords = 0
+    public var tornBytes: UInt64 = 0
+    /// Whole records that could not be used (undecodable, or a message of an unknown conversation).
+    public var unusableRecords = 0
+}
+
+extension JournalContents {
+    /// Bytes read from the journal at a time while recovering.
+    static let recoveryReadSize = 4 << 20
+
+    /// Reads the journal a crashed run left beside `harPath`: every whole record, in file order.
+    /// Takes the journal's lock, so it fails while a recorder is still writing it.
+    public static func recover(harPath: String) throws -> JournalRecovery {
+        let path = JournalFile.recordsPath(in: JournalFile.directory(for: harPath))
+        let fd = try JournalFile.openForReading(path, lock: true)
+        var index = JournalIndex()
+        var decoder = JournalDecoder()
+        var session: JournalSession?
+        var records = 0, torn = 0, unusable = 0
+        var tornBytes: UInt64 = 0
+        var layoutError: String?
+        func handle(_ event: JournalDecoder.Event) {
+            switch event {
+            case .damaged(_, let length), .torn(_, let length):
+                torn += 1
+                tornBytes += length
+            case .record(let kind, let offset, let payload):
+                records += 1
+                let usable: Bool = payload.withUnsafeBytes { raw in
+                    do {
+                        switch JournalRecordKind(rawValue: kind) {
+                        case .session:
+                            let s = try JournalSession(decoding: raw)
+                            if s.layoutVersion > JournalFrame.layoutVersion {
+                                layoutError = "the journal was written by a newer harrec (\(s.harrecVersion)); recover it with that version"
+                            }
+                            if session == nil { session = s }
+                        case .flow:
+                            let flow = try Flow(decoding: raw)
+                            index.addFlow(id: flow.id, requestStart: flow.instants.requestStart, offset: offset,
+                                          failed: flow.error != nil)
+                        case .webSocketStart:
+                            let flow = try Flow(decoding: raw)
+                            index.addWebSocketStart(id: flow.id, requestStart: flow.instants.requestStart, offset: offset)
+                        case .webSocketMessage:
+                            _ = try WebSocketMessageRecord.decode(raw)
+                            return index.addWebSocketMessage(flowID: try WebSocketMessageRecord.flowID(raw), offset: offset)
+                        case .webSocketEnd:
+                            _ = try Flow(decoding: raw)
+                            return index.addWebSocketEnd(flowID: try Flow.sortKey(of: raw).id, offset: offset)
+                        case nil:
+                            return false
+                        }
+                        return true
+                    } catch {
+                        return false
+                    }
+                }
+                if !usable { unusable += 1 }
+            }
+        }
+        var offset: UInt64 = 0
+        do {
+            while true {
+                let chunk = try JournalFile.readSome(fd, at: offset, count: recoveryReadSize)
+                if chunk.isEmpty { break }
+                offset += UInt64(chunk.count)
+                decoder.feed(chunk)
+                while let event = decoder.next() { handle(event) }
+                if let layoutError { throw FileWriteError(description: layoutError) }
+            }
+        } catch {
+            JournalFile.closeFile(fd)
+            throw error
+        }
+        decoder.finish()
+        while let event = decoder.next() { handle(event) }
+        var recovery = JournalRecovery(contents: JournalContents(fd: fd, index: index), session: session)
+        recovery.records = records
+        recovery.tornRecords = torn
+        recovery.tornBytes = tornBytes
+        recovery.unusableRecords = unusable
+        return recovery
+    }
+}

@@ -1,0 +1,177 @@
+import Dispatch
+import Foundation
+@testable import Recording
+import XCTest
+
+/// The journal as the recorder uses it: flows and WebSocket messages go in from many threads,
+/// come back in HAR order, survive a crash, and a torn or damaged journal loses only what it must.
+final class JournalLogTests: XCTestCase {
+    private var directory = ""
+
+    override func setUp() {
+        directory = NSTemporaryDirectory() + "harrec-journal-\(UUID().uuidString)"
+        XCTAssertNoThrow(try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true))
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private func flow(_ id: UInt64, start: Double) -> Flow {
+        var flow = JournalCodecTests.sampleFlow(id, body: Int(id % 5) * 1000)
+        flow.instants.requestStart = start
+        flow.instants.responseEnd = 3
+        return flow
+    }
+
+    private func log(_ name: String = "s.har") throws -> JournalLog {
+        try JournalLog(harPath: directory + "/" + name, harrecVersion: "test", started: 1, onError: { XCTFail($0) })
+    }
+
+    /// Waits until everything appended is in the file (the writer syncs at least every 200 ms).
+    private func waitUntilWritten(_ log: JournalLog, file: StaticString = #filePath, line: UInt = #line) {
+        let path = JournalFile.recordsPath(in: JournalFile.directory(for: log.harPath))
+        for _ in 0..<100 {
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64) ?? 0
+            if size == log.journalBytes { return }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        XCTFail("the journal was not written within 2 s", file: file, line: line)
+    }
+
+    func testFlowsFromManyThreadsComeBackInStartOrder() throws {
+        let journal = try log()
+        let perThread = 300
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for k in 0..<perThread {
+                let id = UInt64(thread * perThread + k)
+                // Starts out of arrival order, with ties broken by id.
+                journal.record(flow(id, start: Double((k * 7919) % 500)))
+            }
+        }
+        XCTAssertEqual(journal.count, 4 * perThread)
+        let contents = try journal.finish()
+        XCTAssertEqual(contents.count, 4 * perThread)
+        var previous: (Double, UInt64) = (-1, 0)
+        var seen = Set<UInt64>()
+        for i in 0..<contents.count {
+            let got = try contents.flow(at: i)
+            XCTAssertTrue((got.instants.requestStart, got.id) > previous, "order at \(i)")
+            previous = (got.instants.requestStart, got.id)
+            seen.insert(got.id)
+            XCTAssertEqual(got, flow(got.id, start: got.instants.requestStart))
+        }
+        XCTAssertEqual(seen.count, 4 * perThread)
+        XCTAssertEqual(contents.failures, (0..<UInt64(4 * perThread)).filter { $0 % 2 == 0 }.count)
+    }
+
+    func testWebSocketMessagesAreJournaledOneByOne() throws {
+        let journal = try log()
+        var upgrade = flow(9, start: 5)
+        upgrade.webSocket = RecordedWebSocket()
+        journal.recordWebSocketStart(upgrade)
+        let messages = (0..<20).map { RecordedWebSocketMessage(direction: $0 % 2 == 0 ? .send : .receive, time: Double($0),
+                                                             opcode: 1, data: Array("m\($0)".utf8)) }
+        for message in messages { journal.recordWebSocketMessage(message, flowID: 9) }
+        var end = upgrade
+        end.webSocket?.problems = ["server to client: bad"]
+        end.instants.end = 99
+        journal.record(end)
+        journal.record(flow(10, start: 1))
+        let contents = try journal.finish()
+        XCTAssertEqual(contents.count, 2)
+        XCTAssertEqual(try contents.flow(at: 0).id, 10)
+        let ws = try contents.flow(at: 1)
+        XCTAssertEqual(ws.webSocket?.messages, messages)
+        XCTAssertEqual(ws.webSocket?.problems, ["server to client: bad"])
+        XCTAssertEqual(ws.webSocket?.isOpen, false)
+        XCTAssertEqual(ws.instants.end, 99)
+    }
+
+    /// The recorder killed: everything appended is recovered from a copy of its journal, and a
+    /// conversation without its end record comes back open with the messages it had.
+    func testRecoveryAfterACrash() throws {
+        let journal = try log()
+        for id in 0..<100 { journal.record(flow(UInt64(id), start: Double(id))) }
+        var upgrade = flow(500, start: 50.5)
+        upgrade.webSocket = RecordedWebSocket()
+        journal.recordWebSocketStart(upgrade)
+        journal.recordWebSocketMessage(RecordedWebSocketMessage(direction: .send, time: 60, opcode: 1, data: [0x61]), flowID: 500)
+        waitUntilWritten(journal)
+        // While the recorder runs its journal is locked.
+        XCTAssertTrue(JournalFile.isLockedByAnotherProcess(harPath: journal.harPath))
+        XCTAssertThrowsError(try JournalContents.recover(harPath: journal.harPath))
+
+        let copy = directory + "/crashed.har"
+        try FileManager.default.createDirectory(atPath: JournalFile.directory(for: copy), withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: JournalFile.recordsPath(in: JournalFile.directory(for: journal.harPath)),
+                                         toPath: JournalFile.recordsPath(in: JournalFile.directory(for: copy)))
+        let recovery = try JournalContents.recover(harPath: copy)
+        XCTAssertEqual(recovery.contents.count, 101)
+        XCTAssertEqual(recovery.tornRecords, 0)
+        XCTAssertEqual(recovery.records, 1 + 100 + 2)
+        XCTAssertEqual(recovery.session?.harrecVersion, "test")
+        let ws = try recovery.contents.flow(at: 51)
+        XCTAssertEqual(ws.id, 500)
+        XCTAssertEqual(ws.webSocket?.isOpen, true)
+        XCTAssertEqual(ws.webSocket?.messages.map(\.data), [[0x61]])
+        XCTAssertEqual(ws.instants.end, 60)
+        XCTAssertEqual(try recovery.contents.flow(at: 100).id, 99)
+        _ = try journal.finish()
+    }
+
+    /// Truncated anywhere: every record that ended before the cut is recovered and the cut one
+    /// is reported torn.
+    func testRecoveryOfATruncatedJournal() throws {
+        let journal = try log()
+        for id in 0..<40 { journal.record(flow(UInt64(id), start: Double(id))) }
+        _ = try journal.finish()
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: JournalFile.recordsPath(in: JournalFile.directory(for: journal.harPath)))))
+        // Record boundaries, from the decoder.
+        var decoder = JournalDecoder()
+        decoder.feed(bytes)
+        decoder.finish()
+        var ends: [Int] = []
+        while case .record(_, let offset, let payload)? = decoder.next() { ends.append(Int(offset) + JournalFrame.headerSize + payload.count) }
+        XCTAssertEqual(ends.count, 41)
+        var cuts = [0, 1, ends[0], ends[0] + 1, bytes.count - 1, bytes.count]
+        for _ in 0..<30 { cuts.append(Int.random(in: 0...bytes.count)) }
+        for (n, cut) in cuts.enumerated() {
+            let harPath = directory + "/cut\(n).har"
+            try FileManager.default.createDirectory(atPath: JournalFile.directory(for: harPath), withIntermediateDirectories: false)
+            try Data(bytes[..<cut]).write(to: URL(fileURLWithPath: JournalFile.recordsPath(in: JournalFile.directory(for: harPath))))
+            let recovery = try JournalContents.recover(harPath: harPath)
+            let whole = ends.filter { $0 <= cut }
+            XCTAssertEqual(recovery.contents.count, max(0, whole.count - 1), "cut at \(cut)")
+            XCTAssertEqual(recovery.tornRecords, whole.last == cut || (cut == 0) ? 0 : 1, "cut at \(cut)")
+            for i in 0..<recovery.contents.count {
+                XCTAssertEqual(try recovery.contents.flow(at: i).id, UInt64(i))
+            }
+        }
+    }
+
+    func testAJournalIsNeverOverwrittenAndIsPrivate() throws {
+        let journal = try log()
+        XCTAssertThrowsError(try log(), "a second recorder on the same file")
+        var info = stat()
+        XCTAssertEqual(stat(JournalFile.directory(for: journal.harPath), &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o700)
+        XCTAssertEqual(stat(JournalFile.recordsPath(in: JournalFile.directory(for: journal.harPath)), &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o600)
+        _ = try journal.finish()
+        XCTAssertTrue(JournalFile.exists(for: journal.harPath))
+        try JournalFile.remove(for: journal.harPath)
+        XCTAssertFalse(JournalFile.exists(for: journal.harPath))
+    }
+
+    /// Memory holds the index, not the bodies: a flow's journal record carries its body bytes.
+    func testBodiesGoToTheJournal() throws {
+        let journal = try log()
+        var big = flow(1, start: 1)
+        big.response?.body = RecordedBody(bytes: [UInt8](repeating: 0x41, count: 3 << 20), wireSize: 3 << 20)
+        journal.record(big)
+        XCTAssertGreaterThan(journal.journalBytes, 3 << 20)
+        let contents = try journal.finish()
+        XCTAssertEqual(try contents.flow(at: 0).response?.body.bytes.count, 3 << 20)
+    }
+}

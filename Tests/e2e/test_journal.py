@@ -1,0 +1,192 @@
+"""The journal (issue 13): kill -9 loses nothing that completed a second earlier, `harrec recover`
+writes the HAR from what a crashed run left, a torn journal loses only its torn record, and a
+crashed run's journal is never overwritten."""
+
+import os
+import random
+import re
+import shutil
+import signal
+import stat
+import struct
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import validate_har_file
+from helpers import HARREC_BIN, curl, entries
+
+MAGIC = bytes([0x9E, 0x68, 0x72, 0x6A])
+HEADER = 17
+
+
+def run_harrec(*args, timeout=120):
+    return subprocess.run([HARREC_BIN, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+def fetch_many(proxy: str, urls: list[str], workdir: Path):
+    """One curl for every URL (keep-alive through the proxy), bodies discarded."""
+    config = workdir / "urls.curl"
+    config.write_text("".join(f'url = "{u}"\noutput = "/dev/null"\n' for u in urls))
+    p = subprocess.run(["curl", "-q", "-sS", "--max-time", "120", "-x", proxy, "-K", str(config)],
+                       capture_output=True, timeout=180)
+    assert p.returncode == 0, p.stderr.decode("utf-8", "replace")
+
+
+def records(journal: bytes) -> list[tuple[int, int, int]]:
+    """(offset, end, kind) of each record of a whole journal, from its frames."""
+    found, at = [], 0
+    while at < len(journal):
+        assert journal[at:at + 4] == MAGIC, f"no record at {at}"
+        kind = journal[at + 4]
+        (length,) = struct.unpack_from("<Q", journal, at + 5)
+        end = at + HEADER + length
+        found.append((at, end, kind))
+        at = end
+    return found
+
+
+def crash(px):
+    """kill -9, as the OOM killer or a power cut would."""
+    px.proc.send_signal(signal.SIGKILL)
+    px.proc.wait(10)
+    px._join_readers()
+
+
+def test_kill9_after_1000_exchanges_then_recover(origin, harrec, tmp_path):
+    px = harrec.start("-q")
+    urls = [origin.url(f"/json?n={i}") for i in range(1000)]
+    fetch_many(px.http_proxy, urls, tmp_path)
+    # The promise: an exchange that completed more than a second before the kill is on disk.
+    time.sleep(1.1)
+    crash(px)
+    journal_dir = Path(str(px.har_path) + ".journal")
+    assert journal_dir.is_dir() and not px.har_path.exists()
+    assert stat.S_IMODE(journal_dir.stat().st_mode) == 0o700
+    assert stat.S_IMODE((journal_dir / "records").stat().st_mode) == 0o600
+
+    # A new recording to the same file refuses to start, naming the way out.
+    again = run_harrec("record", "--http", "0", "--out", px.har_path, timeout=20)
+    assert again.returncode == 2, again.stderr
+    assert f"harrec recover {px.har_path}" in again.stderr
+    assert journal_dir.is_dir()
+
+    rec = run_harrec("recover", px.har_path)
+    assert rec.returncode == 0, rec.stderr
+    assert re.search(r"recovered 1000 entries to .*; no torn records", rec.stderr), rec.stderr
+    har = validate_har_file(px.har_path)
+    got = sorted(int(e["request"]["url"].rsplit("=", 1)[1]) for e in entries(har))
+    assert got == list(range(1000))
+    assert all(e["response"]["status"] == 200 for e in entries(har))
+    assert not journal_dir.exists(), "the journal is removed once the HAR is written"
+    # Recovery leaves a HAR exactly as a clean stop writes it: redacted by default.
+    assert stat.S_IMODE(px.har_path.stat().st_mode) == 0o644
+
+
+def test_torn_journal_keeps_every_whole_record(origin, harrec, tmp_path):
+    px = harrec.start("-q")
+    fetch_many(px.http_proxy, [origin.url(f"/bytes?n={300 + i * 97}&seed={i}") for i in range(60)], tmp_path)
+    time.sleep(1.1)
+    crash(px)
+    journal = (Path(str(px.har_path) + ".journal") / "records").read_bytes()
+    frames = records(journal)
+    assert sum(1 for f in frames if f[2] == 2) == 60
+    rng = random.Random(13)
+    cuts = [len(journal), len(journal) - 1, frames[1][0] + 3] + [rng.randrange(HEADER, len(journal)) for _ in range(8)]
+    for n, cut in enumerate(cuts):
+        har = tmp_path / f"cut{n}.har"
+        (tmp_path / f"cut{n}.har.journal").mkdir()
+        (tmp_path / f"cut{n}.har.journal" / "records").write_bytes(journal[:cut])
+        rec = run_harrec("recover", har, "--no-redact")
+        assert rec.returncode == 0, rec.stderr
+        whole = [f for f in frames if f[1] <= cut]
+        flows = sum(1 for f in whole if f[2] == 2)
+        torn = cut > (whole[-1][1] if whole else 0)
+        assert f"recovered {flows} entries" in rec.stderr, (cut, rec.stderr)
+        assert ("dropped 1 torn record" in rec.stderr) == torn, (cut, rec.stderr)
+        recovered = entries(validate_har_file(har))
+        assert len(recovered) == flows
+        # Raw output holds secrets: private.
+        assert stat.S_IMODE(har.stat().st_mode) == 0o600
+
+
+def test_damaged_record_in_the_middle_loses_only_itself(origin, harrec, tmp_path):
+    px = harrec.start("-q")
+    fetch_many(px.http_proxy, [origin.url(f"/json?i={i}") for i in range(20)], tmp_path)
+    time.sleep(1.1)
+    crash(px)
+    path = Path(str(px.har_path) + ".journal") / "records"
+    journal = bytearray(path.read_bytes())
+    frames = records(bytes(journal))
+    victim = frames[10]
+    journal[victim[0] + HEADER + 5] ^= 0xFF
+    path.write_bytes(bytes(journal))
+    rec = run_harrec("recover", px.har_path)
+    assert rec.returncode == 0, rec.stderr
+    assert "recovered 19 entries" in rec.stderr and "dropped 1 torn record" in rec.stderr, rec.stderr
+
+
+def test_sighup_writes_the_har(origin, harrec):
+    px = harrec.start()
+    assert curl("-x", px.http_proxy, origin.url("/json")).rc == 0
+    har = px.stop(sig=signal.SIGHUP)
+    assert len(entries(har)) == 1
+    assert not Path(str(px.har_path) + ".journal").exists()
+
+
+def test_keep_journal_and_a_second_recorder(origin, harrec, tmp_path):
+    px = harrec.start("--keep-journal")
+    # Another recorder on the same file is refused while the first runs.
+    other = run_harrec("record", "--http", "0", "--out", px.har_path, timeout=20)
+    assert other.returncode == 2 and "another harrec is recording" in other.stderr, other.stderr
+    assert curl("-x", px.http_proxy, origin.url("/json")).rc == 0
+    har = px.stop()
+    assert len(entries(har)) == 1
+    assert Path(str(px.har_path) + ".journal").is_dir()
+    assert "the journal is kept" in px.stderr_text
+    # The kept journal writes the same HAR again (after the first is moved away).
+    first = px.har_path.read_bytes()
+    px.har_path.unlink()
+    rec = run_harrec("recover", px.har_path)
+    assert rec.returncode == 0, rec.stderr
+    again = px.har_path.read_bytes()
+    assert again.replace(b"\r", b"") == first.replace(b"\r", b"")
+
+
+def test_kill9_during_the_export_then_recover(origin, harrec, tmp_path):
+    """The journal outlives an export that never finished."""
+    px = harrec.start("-q")
+    fetch_many(px.http_proxy, [origin.url(f"/bytes?n={1 << 20}&seed={i}&ct=text/plain") for i in range(40)], tmp_path)
+    px.proc.send_signal(signal.SIGINT)
+    # Killed as soon as the export has begun writing its temporary file.
+    deadline = time.time() + 20
+    while time.time() < deadline and px.proc.poll() is None:
+        if any(p.name.startswith("session.har.tmp-") for p in px.har_path.parent.iterdir()):
+            break
+        time.sleep(0.005)
+    if px.proc.poll() is None:
+        crash(px)
+    assert Path(str(px.har_path) + ".journal").is_dir()
+    rec = run_harrec("recover", px.har_path)
+    assert rec.returncode == 0, rec.stderr
+    assert len(entries(validate_har_file(px.har_path))) == 40
+    leftovers = [p.name for p in px.har_path.parent.iterdir() if ".tmp-" in p.name]
+    assert leftovers == [], f"recover cleans a dead export's temporary file: {leftovers}"
+
+
+def test_signals_during_a_long_export(origin, harrec, tmp_path):
+    """During the export one signal prints progress, the next stops it and keeps the journal."""
+    px = harrec.start("-q")
+    fetch_many(px.http_proxy, [origin.url(f"/bytes?n={3 << 20}&seed={i}&ct=text/plain") for i in range(30)], tmp_path)
+    px.proc.send_signal(signal.SIGINT)
+    assert px.wait_for_stderr(r"writing the HAR from the journal", 20), px.stderr_text
+    px.proc.send_signal(signal.SIGINT)
+    assert px.wait_for_stderr(r"press Ctrl-C again to stop, the journal is kept", 10), px.stderr_text
+    px.proc.send_signal(signal.SIGINT)
+    assert px.proc.wait(20) == 1, px.stderr_text
+    px._join_readers()
+    assert "the journal is kept: harrec recover" in px.stderr_text
+    assert not px.har_path.exists()
+    assert Path(str(px.har_path) + ".journal").is_dir()
+    rec = run_harrec("recover", px.har_path, "--no-redact")
+    assert rec.returncode == 0 and "recovered 30 entries" in rec.stderr, rec.stderr
