@@ -230,6 +230,8 @@ final class EventLoop: @unchecked Sendable {
     private var deferredOpens: [(connection: Connection, host: String, port: UInt16)] = []
 
     private var shutdownDeadline: Double?
+    /// Accepting paused for want of descriptors (see `AcceptBackoff`).
+    private var acceptBackoff = AcceptBackoff()
     private let resolved = Mutex<[(token: UInt64, result: Result<[SocketAddress], UpstreamFailure>, start: Double, end: Double)]>([])
     private var resolverQueue: DispatchQueue { shared.resolverQueue }
     private var certificateQueue: DispatchQueue { shared.certificateQueue }
@@ -360,7 +362,9 @@ final class EventLoop: @unchecked Sendable {
         var handledShutdownRequests = 0
         while true {
             let now = wallClock()
-            let timeout = max(0, Int32((nextTick - now) * 1000))
+            if acceptBackoff.shouldResume(at: now) { resumeAccepting() }
+            let wakeAt = min(nextTick, acceptBackoff.pausedUntil ?? nextTick)
+            let timeout = max(0, Int32((wakeAt - now) * 1000))
             let count = epoll_wait(epollFD, &events, Int32(events.count), min(timeout, 500))
             if count < 0 && harrec_errno() != EINTR { break }
             if count > 0 {
@@ -502,16 +506,35 @@ final class EventLoop: @unchecked Sendable {
             if fd < 0 {
                 let code = harrec_errno()
                 if code == EMFILE || code == ENFILE {
-                    log.line("harrec: accept failed: \(String(cString: strerror(code))) (raise the open-file limit: ulimit -n)")
+                    pauseAccepting(reason: String(cString: strerror(code)))
                 }
                 return
             }
+            acceptBackoff.accepted()
             let loop = shared.loopForNextConnection()
             if loop === self {
                 adopt(fd: fd, address: address)
             } else {
                 loop.handOver(fd: fd, address: address)
             }
+        }
+    }
+
+    /// Takes the listeners out of the poll set until the back-off delay has passed.
+    private func pauseAccepting(reason: String) {
+        if acceptBackoff.pausedUntil == nil {
+            for listener in listeners.values { epoll_ctl(epollFD, EPOLL_CTL_DEL, listener.fd, nil) }
+        }
+        if let line = acceptBackoff.failed(at: wallClock(), reason: reason) { log.line(line) }
+    }
+
+    private func resumeAccepting() {
+        acceptBackoff.resumed()
+        for (token, listener) in listeners {
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue
+            event.data.u64 = token
+            epoll_ctl(epollFD, EPOLL_CTL_ADD, listener.fd, &event)
         }
     }
 
@@ -891,10 +914,14 @@ final class EventLoop: @unchecked Sendable {
         let target = address.ipAndPort
         return shared.boundListeners.contains { listener in
             guard listener.port == target.port else { return false }
-            if listener.address == target.ip { return true }
-            let loopbackTarget = target.ip.hasPrefix("127.") || target.ip == "::1" || target.ip == "::ffff:127.0.0.1"
+            let ip = target.ip.hasPrefix("::ffff:") ? String(target.ip.dropFirst(7)) : target.ip
+            if listener.address == ip { return true }
+            // Connecting to 0.0.0.0 or :: reaches this host too.
+            let loopbackTarget = ip.hasPrefix("127.") || ip == "::1" || ip == "0.0.0.0" || ip == "::"
             let wildcard = listener.address == "0.0.0.0" || listener.address == "::"
-            return loopbackTarget && wildcard
+            // A listener on every address is also reached through each interface's address (asked
+            // for only when the port matches, which is rare).
+            return wildcard && (loopbackTarget || localInterfaceAddresses().contains(ip))
         }
     }
 
