@@ -100,6 +100,12 @@ public struct ProxyTimeouts: Sendable, Equatable {
     public var clientIdle: Double = 120
     /// Until the first bytes decide SOCKS5 or HTTP, and for the SOCKS5 handshake itself.
     public var handshake: Double = 15
+    /// From the first byte of a request head to its end (then 408 and close). A client that sends
+    /// one byte a second (slowloris) would otherwise hold a connection forever; nginx's
+    /// client_header_timeout is 60 s and Apache's RequestReadTimeout allows 20-40 s.
+    public var requestHead: Double = 30
+    /// The longest `requestHead` may be set to.
+    public static let maximumRequestHead: Double = 30
     /// DNS plus TCP connect to the upstream.
     public var upstreamConnect: Double = 15
     /// Silence from the upstream while a response is awaited or streaming. Long enough for slow

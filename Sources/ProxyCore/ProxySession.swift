@@ -83,6 +83,8 @@ public final class ProxySession {
     private var pendingUpstreamID: UpstreamID?
     /// The WebSocket conversation being recorded after a 101.
     private var webSocket: WebSocketRecorder?
+    /// When the request head being received began (nil between requests); see `requestHead`.
+    private var headStartedAt: Double?
     /// Sec-WebSocket-Extensions of the 101, when the upgrade is to websocket.
     private var webSocketExtensions: String?
     private var upgradeIsWebSocket = false
@@ -452,8 +454,16 @@ public final class ProxySession {
                 } else if exchange.requestDone && now - exchange.lastUpstreamActivity > timeouts.upstreamResponse {
                     failExchange("upstream sent nothing for \(formatSeconds(timeouts.upstreamResponse))", respondWith: 504)
                 }
-            } else if now - lastActivity > timeouts.clientIdle {
-                finish(logLine: nil)
+            } else if requestDecoder.bufferedByteCount > 0 {
+                // A request head has begun (seen at this tick at the latest) and must end in time.
+                let started = headStartedAt ?? now
+                headStartedAt = started
+                if now - started > timeouts.requestHead {
+                    rejectRequest(status: 408, reason: "the request head did not complete within \(formatSeconds(timeouts.requestHead))")
+                }
+            } else {
+                headStartedAt = nil
+                if now - lastActivity > timeouts.clientIdle { finish(logLine: nil) }
             }
         case .finished:
             break
@@ -629,6 +639,7 @@ public final class ProxySession {
 
     private func startExchange(_ head: HTTPRequestHead, framing: HTTPBodyFraming) {
         let now = clock()
+        headStartedAt = nil
         // Proxy authentication applies to requests to the proxy, not inside an authorized tunnel.
         if tunnelTarget == nil, let expected = expectedProxyAuthorization {
             guard let header = head.fields["Proxy-Authorization"], proxyAuthorizationMatches(header, expected: expected) else {
@@ -1281,8 +1292,18 @@ public final class ProxySession {
             commands.append(.closeUpstream(connection.id))
             upstream = nil
         }
-        let shown = status.map(String.init) ?? (current.bytesSentToClient ? "cut" : "-")
-        finish(logLine: "\(clientAddress) \(current.flow.request.method) \(current.flow.request.url) \(shown) error: \(reason)")
+        // The line says what the client saw: a response it was already receiving was cut (the
+        // 502/504 that would describe the failure never reached it).
+        let line: String
+        if current.bytesSentToClient, let response = current.flow.response {
+            let elapsed = formatDuration(now - current.flow.instants.requestStart)
+            line = "\(response.status) \(formatSize(response.body.wireSize)) \(elapsed) cut: \(reason)"
+        } else if current.bytesSentToClient {
+            line = "cut: \(reason)"
+        } else {
+            line = "\(status.map(String.init) ?? "-") error: \(reason)"
+        }
+        finish(logLine: "\(clientAddress) \(current.flow.request.method) \(current.flow.request.url) \(line)")
     }
 
     private func finish(logLine: String?) {
@@ -1306,6 +1327,7 @@ public final class ProxySession {
         let phrase: String
         switch status {
         case 400: phrase = "Bad Request"
+        case 408: phrase = "Request Timeout"
         case 502: phrase = "Bad Gateway"
         case 504: phrase = "Gateway Timeout"
         default: phrase = "Error"

@@ -133,6 +133,33 @@ final class ProxySessionTests: XCTestCase {
         XCTAssertTrue(p.sink.flows[0].error?.contains("timed out") == true)
     }
 
+    /// Slowloris: a head that trickles in a byte a second gets 408 once `requestHead` has passed
+    /// since its first byte, however recent the last byte was; an idle keep-alive client with no
+    /// head begun is not cut by that limit.
+    func testATricklingRequestHeadGets408() {
+        let p = Playbook()
+        let limit = ProxyTimeouts().requestHead
+        var commands: [ProxyCommand] = []
+        for (second, byte) in "GET http://example.test/ HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".utf8.enumerated() {
+            p.client([byte])
+            p.session.tick()
+            commands = p.session.takeCommands()
+            if !commands.isEmpty || Double(second) > limit + 2 { break }
+            p.advance(1)
+        }
+        XCTAssertTrue(text(clientBytes(commands)).hasPrefix("HTTP/1.1 408 Request Timeout\r\n"), text(clientBytes(commands)))
+        XCTAssertTrue(p.session.isFinished)
+        XCTAssertEqual(p.sink.flows.count, 0)
+
+        let idle = Playbook()
+        idle.client(simpleGet)
+        idle.connected(1)
+        idle.upstream(1, okResponse)
+        idle.advance(limit + 5)
+        idle.session.tick()
+        XCTAssertFalse(idle.session.isFinished, "no head has begun: the idle limit applies, not the head's")
+    }
+
     func testBadUpstreamResponseGives502() {
         let p = Playbook()
         p.client(simpleGet)
