@@ -131,3 +131,32 @@ func makeListener(address: String, port: UInt16) throws -> (fd: Int32, port: UIn
     }
     return (fd, actual.ipAndPort.port)
 }
+
+/// The addresses of this host's interfaces (IPv4 and IPv6, as inet_ntop writes them).
+func localInterfaceAddresses() -> Set<String> {
+    var list: UnsafeMutablePointer<ifaddrs>?
+    guard getifaddrs(&list) == 0 else { return [] }
+    defer { freeifaddrs(list) }
+    var found = Set<String>()
+    var cursor = list
+    while let entry = cursor {
+        defer { cursor = entry.pointee.ifa_next }
+        guard let address = entry.pointee.ifa_addr else { continue }
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+                var raw = v4.pointee.sin_addr
+                if inet_ntop(AF_INET, &raw, &buffer, socklen_t(buffer.count)) != nil { found.insert(String(cString: buffer)) }
+            }
+        case AF_INET6:
+            address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+                var raw = v6.pointee.sin6_addr
+                if inet_ntop(AF_INET6, &raw, &buffer, socklen_t(buffer.count)) != nil { found.insert(String(cString: buffer)) }
+            }
+        default:
+            break
+        }
+    }
+    return found
+}

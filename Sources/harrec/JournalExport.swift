@@ -39,16 +39,19 @@ struct JournalExportPlan {
     var rawOut: String?
     var redaction: RedactionConfiguration?
     var quiet: Bool
+    /// False with --no-journal: the flows came from memory, and there is no journal to remove.
+    var journaled = true
     var keepJournal: Bool
 }
 
 /// Writes the HAR (and the raw copy) from a journal's contents; a signal during the export
 /// prints progress, and another stops it, leaving the journal for `harrec recover`. Returns the
 /// redaction summary, if any. Exits 1 on failure, naming the journal that is kept.
-func exportJournal(_ contents: JournalContents, plan: JournalExportPlan, signalsBefore: UInt) -> String? {
-    printErr("harrec: writing the HAR from the journal (\(contents.count.formatted()) entries)")
+func exportJournal(_ contents: any FlowSource, plan: JournalExportPlan, signalsBefore: UInt) -> String? {
+    printErr("harrec: writing the HAR from the \(plan.journaled ? "journal" : "memory") (\(contents.count.formatted()) entries)")
     let progress = ExportProgress()
-    let monitor = SignalMonitor(progress: progress, baseline: signalsBefore)
+    let monitor = SignalMonitor(progress: progress, baseline: signalsBefore,
+                                consequence: plan.journaled ? "the journal is kept" : "nothing is written")
     defer { monitor.stop() }
     var summary: String?
     do {
@@ -71,11 +74,11 @@ func exportJournal(_ contents: JournalContents, plan: JournalExportPlan, signals
             try HARExport.write(contents, to: plan.out, creatorVersion: harrecVersion, mode: 0o600, progress: progress)
         }
     } catch is ExportStopped {
-        fail("stopped before the HAR was written; the journal is kept: harrec recover \(plan.out)", code: 1)
+        fail("stopped before the HAR was written" + (plan.journaled ? "; the journal is kept: harrec recover \(plan.out)" : ""), code: 1)
     } catch {
-        fail("\(error); the journal is kept: harrec recover \(plan.out)", code: 1)
+        fail("\(error)" + (plan.journaled ? "; the journal is kept: harrec recover \(plan.out)" : ""), code: 1)
     }
-    if !plan.keepJournal {
+    if plan.journaled && !plan.keepJournal {
         do {
             try JournalFile.remove(for: plan.out)
         } catch {
@@ -93,7 +96,8 @@ final class SignalMonitor: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(progress: ExportProgress, baseline: UInt) {
+    /// `consequence`: what stopping means, as the progress line says it.
+    init(progress: ExportProgress, baseline: UInt, consequence: String) {
         let thread = Thread { [done, finished] in
             var seen = baseline
             while done.wait(timeout: .now() + Self.pollInterval) == .timedOut {
@@ -102,9 +106,9 @@ final class SignalMonitor: @unchecked Sendable {
                 if seen == baseline && now == baseline + 1 {
                     let (built, total) = progress.status
                     printErr("harrec: writing the HAR: \(built.formatted()) of \(total.formatted()) entries built" +
-                             "; press Ctrl-C again to stop, the journal is kept")
+                             "; press Ctrl-C again to stop, \(consequence)")
                 } else {
-                    printErr("harrec: stopping the export; the journal is kept")
+                    printErr("harrec: stopping the export; \(consequence)")
                     progress.stop()
                 }
                 seen = now

@@ -21,9 +21,11 @@ let recordSpec = CommandSpec(
         OptionSpec("socks", .value(placeholder: "<port>"), help: "SOCKS5 proxy port (0 picks one). Default 8889 when no port is given."),
         OptionSpec("listen", .value(placeholder: "<addr>"), help: "Address to listen on (default 127.0.0.1)."),
         OptionSpec("max-body", .value(placeholder: "<bytes>"), help: "Recording cap per body, e.g. 64m (default 64 MiB). Proxied bodies are never cut."),
-        OptionSpec("proxy-auth", .value(placeholder: "<user:pass>"), help: "Require these credentials (HTTP Basic Proxy-Authorization, SOCKS5 method 02)."),
+        OptionSpec("proxy-auth", .value(placeholder: "<user:pass>"), help: "Require these credentials (HTTP Basic Proxy-Authorization, SOCKS5 method 02); also $HARREC_PROXY_AUTH."),
+        OptionSpec("proxy-auth-file", .value(placeholder: "<file>"), help: "Read user:pass from this file's first line (kept out of ps output)."),
         OptionSpec("upstream-timeout", .value(placeholder: "<seconds>"), help: "Upstream silence before a 504 or a cut (default 120)."),
         OptionSpec("connect-timeout", .value(placeholder: "<seconds>"), help: "Upstream DNS + connect limit before a 504 (default 15)."),
+        OptionSpec("request-head-timeout", .value(placeholder: "<seconds>"), help: "From a request head's first byte to its end before a 408 (default and most 30)."),
         caDirOption,
         OptionSpec("no-intercept", .flag, help: "Relay TLS tunnels without interception."),
         OptionSpec("intercept-hosts", .value(placeholder: "<regex>"), help: "Intercept only tunnels whose host:port matches (repeatable, case-insensitive)."),
@@ -36,6 +38,7 @@ let recordSpec = CommandSpec(
         OptionSpec("redact-rules", .value(placeholder: "<rules.json>"), help: "Redaction rules file (see 'harrec help redact')."),
         internalSuffixOption,
         OptionSpec("keep-journal", .flag, help: "Keep the journal (<file.har>.journal/) after writing the HAR."),
+        OptionSpec("no-journal", .flag, help: "Keep the recording in memory only: a crash loses it, and memory grows with it."),
         OptionSpec("threads", .value(placeholder: "<n>"), help: "Event-loop threads (default: one per core, at most 16)."),
         OptionSpec("quiet", short: "q", .flag, help: "No live line per exchange."),
     ],
@@ -116,6 +119,8 @@ func runRecord(_ arguments: [String]) -> Int32 {
     if let rawOut, rawOut == out { fail("--raw-out must differ from --out") }
     // Unrecovered data is never overwritten, and two recorders never share a journal.
     if let conflict = journalConflict(for: out) { fail(conflict) }
+    let journaled = !parsed.flag("no-journal")
+    if !journaled && parsed.flag("keep-journal") { fail("--keep-journal contradicts --no-journal") }
     var configuration = ProxyConfiguration()
     configuration.liveLog = !parsed.flag("quiet")
     configuration.recordWebSocketControlFrames = parsed.flag("record-ws-control")
@@ -129,12 +134,19 @@ func runRecord(_ arguments: [String]) -> Int32 {
         if let text = parsed.value("connect-timeout") {
             configuration.timeouts.upstreamConnect = try parseSeconds(text, option: "connect-timeout")
         }
-        if let auth = parsed.value("proxy-auth") {
-            guard let colon = auth.firstIndex(of: ":"), colon != auth.startIndex else {
-                throw UsageError("--proxy-auth needs user:pass")
+        if let text = parsed.value("request-head-timeout") {
+            let seconds = try parseSeconds(text, option: "request-head-timeout")
+            guard seconds <= ProxyTimeouts.maximumRequestHead else {
+                throw UsageError("--request-head-timeout is at most \(Int(ProxyTimeouts.maximumRequestHead)) seconds (a slow head holds a connection)")
             }
-            configuration.credentials = ProxyCredentials(username: String(auth[..<colon]),
-                                                         password: String(auth[auth.index(after: colon)...]))
+            configuration.timeouts.requestHead = seconds
+        }
+        if let auth = try proxyAuthSetting(parsed) {
+            guard let colon = auth.value.firstIndex(of: ":"), colon != auth.value.startIndex else {
+                throw UsageError("\(auth.source) needs user:pass")
+            }
+            configuration.credentials = ProxyCredentials(username: String(auth.value[..<colon]),
+                                                         password: String(auth.value[auth.value.index(after: colon)...]))
         }
         var httpPort = try parsed.value("http").map { try parsePort($0, option: "http") }
         var socksPort = try parsed.value("socks").map { try parsePort($0, option: "socks") }
@@ -143,19 +155,33 @@ func runRecord(_ arguments: [String]) -> Int32 {
             socksPort = 8889
         }
         let address = parsed.value("listen") ?? "127.0.0.1"
+        // Anyone who reaches a LAN listener could reach every service bound to this machine's
+        // loopback through it: an open proxy is refused, not merely warned about.
+        if !isLoopbackAddress(address) && configuration.credentials == nil {
+            throw UsageError("--listen \(address) is reachable from the network: anyone there could use this proxy to reach this machine's local services. " +
+                             "Require credentials with --proxy-auth-file <file> (or $HARREC_PROXY_AUTH, or --proxy-auth user:pass)")
+        }
 
         if !parsed.flag("no-intercept") {
             configuration.interception = try makeInterception(parsed)
         }
 
         let log = LogOutput(quiet: parsed.flag("quiet"))
-        let flows: JournalLog
-        do {
-            flows = try JournalLog(harPath: out, harrecVersion: harrecVersion, started: wallClock(),
-                                   onError: { message in printErr("harrec: error: \(message)") })
-        } catch {
-            fail("cannot start the journal: \(error)", code: 1)
+        let journal: JournalLog?
+        let memory: FlowLog?
+        if journaled {
+            do {
+                journal = try JournalLog(harPath: out, harrecVersion: harrecVersion, started: wallClock(),
+                                         onError: { message in printErr("harrec: error: \(message)") })
+            } catch {
+                fail("cannot start the journal: \(error)", code: 1)
+            }
+            memory = nil
+        } else {
+            journal = nil
+            memory = FlowLog()
         }
+        let flows: FlowSink = journal ?? memory!
         var loopCount = ProxyServer.defaultLoopCount
         if let text = parsed.value("threads") {
             guard let value = Int(text), (1...ProxyServer.maximumLoopCount).contains(value) else {
@@ -183,9 +209,8 @@ func runRecord(_ arguments: [String]) -> Int32 {
         // Every loop runs before the listening lines: what they announce is ready.
         server.startLoops()
         for line in listening { printErr(line) }
-        if address != "127.0.0.1" && address != "::1" {
-            printErr("harrec: warning: listening on \(address): anyone who can reach it can use this proxy" +
-                     (configuration.credentials == nil ? " (consider --proxy-auth)" : ""))
+        if !isLoopbackAddress(address) {
+            printErr("harrec: listening on \(address): reachable from the network; proxy credentials are required")
         }
         printErr("harrec: recording to \(out) (Ctrl-C to stop)")
         if !redact {
@@ -197,22 +222,30 @@ func runRecord(_ arguments: [String]) -> Int32 {
         log.flush()
 
         let signalsAtStop = UInt(harrec_shutdown_signals_received())
-        let contents: JournalContents
-        do {
-            contents = try flows.finish()
-        } catch {
-            fail("\(error); the journal is kept: harrec recover \(out)", code: 1)
+        let contents: any FlowSource
+        let failures: Int
+        if let journal {
+            do {
+                let journaled = try journal.finish()
+                contents = journaled
+                failures = journaled.failures
+            } catch {
+                fail("\(error); the journal is kept: harrec recover \(out)", code: 1)
+            }
+        } else {
+            let flows = FlowArray(memory!.takeAll())
+            contents = flows
+            failures = flows.flows.filter { $0.error != nil }.count
         }
         let started = wallClock()
         // The export allocates and frees many body-sized buffers; keep freed memory for reuse
         // rather than faulting fresh pages in for each (the process exits right after).
         harrec_retain_freed_memory()
         let plan = JournalExportPlan(out: out, rawOut: rawOut, redaction: redaction, quiet: parsed.flag("quiet"),
-                                     keepJournal: parsed.flag("keep-journal"))
+                                     journaled: journaled, keepJournal: parsed.flag("keep-journal"))
         let summary = exportJournal(contents, plan: plan, signalsBefore: signalsAtStop)
         let elapsed = wallClock() - started
         if let summary, !parsed.flag("quiet") { printErr(summary) }
-        let failures = contents.failures
         printErr("harrec: wrote \(contents.count) entries to \(out)")
         printErr("harrec: HAR written in \(Int((elapsed * 1000).rounded())) ms" +
                  (failures > 0 ? "; \(failures) \(failures == 1 ? "exchange" : "exchanges") failed (see _error)" : "") +
@@ -223,6 +256,32 @@ func runRecord(_ arguments: [String]) -> Int32 {
     } catch {
         fail("\(error)", code: 1)
     }
+}
+
+/// Whether `address` only accepts connections from this machine.
+func isLoopbackAddress(_ address: String) -> Bool {
+    address.hasPrefix("127.") || address == "::1" || address.lowercased() == "localhost"
+}
+
+/// The proxy credential and where it came from: --proxy-auth, --proxy-auth-file (first line), or
+/// $HARREC_PROXY_AUTH. At most one of them.
+func proxyAuthSetting(_ parsed: ParsedArguments) throws -> (value: String, source: String)? {
+    var found: [(value: String, source: String)] = []
+    if let value = parsed.value("proxy-auth") { found.append((value, "--proxy-auth")) }
+    if let path = parsed.value("proxy-auth-file") {
+        guard let bytes = try? readFile(path) else { throw UsageError("--proxy-auth-file \(path): cannot read the file") }
+        let text = String(decoding: bytes, as: UTF8.self)
+        let line = text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).first ?? ""
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        found.append((String(line.drop(while: blank).reversed().drop(while: blank).reversed()), "--proxy-auth-file"))
+    }
+    if let value = getenv("HARREC_PROXY_AUTH").map({ String(cString: $0) }), !value.isEmpty {
+        found.append((value, "HARREC_PROXY_AUTH"))
+    }
+    guard found.count <= 1 else {
+        throw UsageError("give the proxy credentials once: \(found.map(\.source).joined(separator: " and ")) are both set")
+    }
+    return found.first
 }
 
 /// Lines printed after the listening lines, so scripts that wait for those see them first.

@@ -190,3 +190,34 @@ def test_signals_during_a_long_export(origin, harrec, tmp_path):
     assert Path(str(px.har_path) + ".journal").is_dir()
     rec = run_harrec("recover", px.har_path, "--no-redact")
     assert rec.returncode == 0 and "recovered 30 entries" in rec.stderr, rec.stderr
+
+
+def vm_rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_memory_does_not_grow_with_the_recording(origin, harrec, tmp_path):
+    """Bodies live in the journal: RSS after 1 GB recorded is within 64 MB of RSS after 100 MB
+    (kept in memory, the second 900 MB would show up in full)."""
+    px = harrec.start("-q")
+    size = 10 << 20
+
+    def fetch(count, first_seed):
+        fetch_many(px.http_proxy, [origin.url(f"/bytes?n={size}&seed={first_seed + i}") for i in range(count)], tmp_path)
+
+    fetch(10, 0)
+    time.sleep(0.5)
+    after_100mb = vm_rss_kib(px.proc.pid)
+    fetch(90, 10)
+    time.sleep(0.5)
+    after_1gb = vm_rss_kib(px.proc.pid)
+    journal = Path(str(px.har_path) + ".journal") / "records"
+    assert journal.stat().st_size >= 100 * size
+    crash(px)
+    shutil.rmtree(Path(str(px.har_path) + ".journal"))
+    grown = (after_1gb - after_100mb) / 1024
+    assert grown < 64, f"RSS grew {grown:.0f} MiB from 100 MB to 1 GB recorded ({after_100mb} -> {after_1gb} KiB)"
