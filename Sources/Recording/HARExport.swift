@@ -37,14 +37,18 @@ public enum HARExport {
         public var second: @Sendable (inout HAREntry, Int) -> Void
         /// Pass 2 of an entry built again (not kept): pass 1 runs again on it first.
         public var secondAgain: @Sendable (inout HAREntry, Int) -> Void
+        /// Entry `index` was not kept after pass 1 (it will come to `secondAgain`).
+        public var released: @Sendable (Int) -> Void
 
         public init(first: @escaping @Sendable (inout HAREntry, Int) -> Void, between: @escaping @Sendable () -> Void,
                     second: @escaping @Sendable (inout HAREntry, Int) -> Void,
-                    secondAgain: @escaping @Sendable (inout HAREntry, Int) -> Void) {
+                    secondAgain: @escaping @Sendable (inout HAREntry, Int) -> Void,
+                    released: @escaping @Sendable (Int) -> Void = { _ in }) {
             self.first = first
             self.between = between
             self.second = second
             self.secondAgain = secondAgain
+            self.released = released
         }
     }
 
@@ -87,7 +91,7 @@ public enum HARExport {
                 for i in b * batch..<min((b + 1) * batch, count) {
                     var built = build(i)
                     transform.first(&built, i)
-                    kept.keep(built, at: i)
+                    if !kept.keep(built, at: i) { transform.released(i) }
                     progress?.advance()
                 }
             }
@@ -406,8 +410,9 @@ final class KeptEntries: @unchecked Sendable {
         self.budget = budget
     }
 
-    /// Keeps `entry` when it fits in what is left of the budget.
-    func keep(_ entry: HAREntry, at i: Int) {
+    /// Keeps `entry` when it fits in what is left of the budget; whether it did.
+    @discardableResult
+    func keep(_ entry: HAREntry, at i: Int) -> Bool {
         let size = Self.approximateBytes(entry)
         let fits = used.withLock { used -> Bool in
             guard used + size <= budget else { return false }
@@ -415,6 +420,7 @@ final class KeptEntries: @unchecked Sendable {
             return true
         }
         if fits { slots.put(entry, at: i) }
+        return fits
     }
 
     func take(_ i: Int) -> HAREntry? { slots.take(i) }

@@ -15,6 +15,10 @@ import Synchronization
 /// So placeholders stay numbered in file order (the output is deterministic and idempotent), a
 /// secret marked only late in the file is still replaced where it was used bare before, and both
 /// passes use every core.
+///
+/// Memory: each distinct value is kept once (`ValueInterner`), and an entry keeps one 4-byte id per
+/// value it marked, until it is finalized, or until `release` when the caller builds it again for
+/// pass 2 (`redactAgain`). So a long recording exported in a bounded window stays bounded.
 public final class FileRedaction: @unchecked Sendable {
     let rules: CompiledRules
     let collectFindings: Bool
@@ -23,18 +27,17 @@ public final class FileRedaction: @unchecked Sendable {
     private var head = Pending()
     private let engines = Mutex<[RedactionEngine]>([])
     private var table = FileNumbering()
+    private let interner = ValueInterner()
+    /// Each replaced cookie's `name=value`, with where it first occurs (a cookie sent with every
+    /// request is kept once).
+    private let cookies = Mutex<[String: (first: UInt64, name: String, value: String)]>([:])
     private var known: KnownValueIndex?
     private var frozen = false
 
     /// What pass 1 found in one unit, and what pass 2 adds.
     struct Pending {
-        var values: [(kind: ValueKind, value: String)] = []
-        var hashes: [UInt64] = []
-        /// The id of each value in the placeholder table, set by `freeze` (the values are dropped
-        /// then).
+        /// The interned id of each value the unit's markers stand for, by marker index.
         var ids: [Int32] = []
-        var chased: [(kind: ValueKind, value: String)] = []
-        var cookies: [(name: String, value: String)] = []
         var reserved: [(ValueKind, Int)] = []
         var fixups: [BodyLengthFixup] = []
         /// Nonzero tallies: (cell, count).
@@ -68,13 +71,29 @@ public final class FileRedaction: @unchecked Sendable {
         return body(engine)
     }
 
-    private func take(_ engine: RedactionEngine, fixups: [BodyLengthFixup]) -> Pending {
+    /// What the engine collected for unit `unit` (0: the log's fields, entry i: i + 1), its
+    /// values interned.
+    private func take(_ engine: RedactionEngine, unit number: Int, fixups: [BodyLengthFixup]) -> Pending {
         var unit = Pending()
-        unit.values = engine.collector.values
-        unit.hashes = engine.collector.hashes
-        unit.chased = engine.collector.chased
-        unit.cookies = engine.collector.cookies
-        unit.reserved = engine.collector.reserved
+        let collector = engine.collector
+        unit.ids = collector.values.indices.map { k in
+            interner.intern(collector.values[k].kind, collector.values[k].value, hash: collector.hashes[k],
+                            position: ValueInterner.position(.marked, unit: number, k))
+        }
+        for (k, chased) in collector.chased.enumerated() {
+            _ = interner.intern(chased.kind, chased.value, hash: nil, position: ValueInterner.position(.chased, unit: number, k))
+        }
+        if !collector.cookies.isEmpty && !frozen {
+            cookies.withLock { seen in
+                for (k, cookie) in collector.cookies.enumerated() {
+                    let position = ValueInterner.position(.marked, unit: number, k)
+                    let key = cookie.name + "=" + cookie.value
+                    if let earlier = seen[key], earlier.first <= position { continue }
+                    seen[key] = (position, cookie.name, cookie.value)
+                }
+            }
+        }
+        unit.reserved = collector.reserved
         unit.fixups = fixups
         let results = engine.takeResults()
         for (cell, count) in results.tallies.enumerated() where count != 0 { unit.tallies.append((Int32(cell), Int32(count))) }
@@ -90,7 +109,7 @@ public final class FileRedaction: @unchecked Sendable {
     public func collectHead(_ log: inout HARLog) {
         withEngine { engine in
             engine.collectLogFields(&log)
-            head = take(engine, fixups: [])
+            head = take(engine, unit: 0, fixups: [])
         }
     }
 
@@ -101,7 +120,7 @@ public final class FileRedaction: @unchecked Sendable {
         precondition(index >= 0 && index < entryCount)
         withEngine { engine in
             let fixups = engine.collectEntry(&entry, index: index)
-            pending[index] = take(engine, fixups: fixups)
+            pending[index] = take(engine, unit: index + 1, fixups: fixups)
         }
     }
 
@@ -111,41 +130,31 @@ public final class FileRedaction: @unchecked Sendable {
     public func freeze() {
         precondition(!frozen)
         frozen = true
-        // The log's fields, then entry by entry; then the values only chased (URL passwords).
-        var groups: [FileNumbering.Group] = [(head.values, head.hashes)]
-        for i in 0..<entryCount { groups.append((pending[i].values, pending[i].hashes)) }
-        groups.append((head.chased, []))
-        for i in 0..<entryCount { groups.append((pending[i].chased, [])) }
         var reserved = head.reserved
         for i in 0..<entryCount { reserved += pending[i].reserved }
-        let (numbering, ids, chasedBare) = FileNumbering.number(groups, reserved: reserved)
-        groups = []
-        head.ids = ids[0]
-        // Pass 1's values are not needed any more; freed on every core.
-        let units = SendableBuffer(UnsafeMutableBufferPointer(start: pending, count: entryCount))
-        let chunks = max(1, min(64, entryCount / 256))
-        DispatchQueue.concurrentPerform(iterations: chunks) { c in
-            for i in (entryCount * c / chunks)..<(entryCount * (c + 1) / chunks) {
-                units.buffer[i].ids = ids[1 + i]
-                units.buffer[i].values = []
-                units.buffer[i].hashes = []
-                units.buffer[i].chased = []
-            }
-        }
+        let (numbering, chasedBare) = interner.freeze(reserved: reserved)
         var pairs = chasedBare.map { (value: numbering.value($0), placeholder: numbering.placeholder($0)) }
-        // `name=value` of every replaced cookie, short values included.
-        var cookiesSeen = Set<String>()
-        for i in 0..<entryCount {
-            for (name, value) in pending[i].cookies {
-                guard let placeholder = numbering.lookup(.secret, value) ?? numbering.lookup(.email, value),
-                      cookiesSeen.insert(name + "=" + value).inserted else { continue }
-                pairs.append((name + "=" + value, name + "=" + placeholder))
-            }
-            pending[i].cookies = []
+        // `name=value` of every replaced cookie, short values included, in file order.
+        let replacedCookies = cookies.withLock { seen in
+            defer { seen = [:] }
+            return seen.values.sorted { $0.first < $1.first }
+        }
+        for cookie in replacedCookies {
+            guard let placeholder = numbering.lookup(.secret, cookie.value) ?? numbering.lookup(.email, cookie.value) else { continue }
+            pairs.append((cookie.name + "=" + cookie.value, cookie.name + "=" + placeholder))
         }
         self.table = numbering
         guard rules.flags.has(.knownSecrets) else { return }
         known = KnownValueIndex(pairs: pairs)
+    }
+
+    /// How many distinct values were interned (for tests of the memory bound).
+    var distinctValueCount: Int { interner.count }
+
+    /// Entry `index` will not be kept for pass 2 (the caller builds it again, then calls
+    /// `redactAgain`): what pass 1 kept for it goes.
+    public func release(_ index: Int) {
+        pending[index].ids = []
     }
 
     // MARK: - Pass 2
@@ -192,19 +201,9 @@ public final class FileRedaction: @unchecked Sendable {
     /// Collects, then finalizes, entry `index`: for an export that builds each entry again for
     /// pass 2 instead of keeping pass 1's entries in memory.
     public func redactAgain(_ entry: inout HAREntry, index: Int) {
-        var ids = pending[index].ids
+        // The same entry gives the same values, so the same ids: the interner only looks values up
+        // now (a value it never saw would become a plain `redacted`).
         collect(&entry, index: index)
-        // The same entry gives the same values in the same order, so the same placeholders; were
-        // it ever otherwise, each value's own placeholder (the table is read-only now; a value
-        // never numbered becomes a plain `redacted`).
-        let values = pending[index].values
-        if values.count != ids.count {
-            ids = values.map { table.id($0.kind, $0.value) ?? -1 }
-        }
-        pending[index].ids = ids
-        pending[index].values = []
-        pending[index].hashes = []
-        pending[index].chased = []
         finalize(&entry, index: index)
     }
 

@@ -1,124 +1,153 @@
 import Dispatch
-import Foundation
+import Synchronization
 
-/// The placeholders of a file, numbered in file order on every core.
+/// The values of a file, interned as pass 1 finds them on any thread, then numbered in file order.
 ///
-/// A file's few hundred thousand values are one hash probe each, but the probes miss the cache,
-/// so one thread takes ~100 ms per 100 MB. Here each core owns the values whose hash falls in its
-/// shard and finds which occurrences come first; one ordered pass over those flags then hands out
-/// the numbers (the only sequential work: a few bytes per value, read in order); each core then
-/// makes its shard's placeholders. The numbers depend only on the order of the values, never on
-/// the number of shards.
+/// Each value is stored once, in one of 16 shards chosen by its hash (each behind its own lock),
+/// with the position of its earliest occurrence. So memory grows with the distinct values of a
+/// file, not with their occurrences or the number of entries: a recording of 100,000 exchanges
+/// that all carry the same session token holds that token once. `freeze` sorts the values by
+/// first occurrence and hands out the numbers; they depend only on the positions, never on the
+/// order the threads interned them in.
+final class ValueInterner: @unchecked Sendable {
+    /// An id is a shard's own id shifted left by this, plus the shard.
+    static let shardBits: Int32 = 4
+    static let shardCount = 1 << Int(shardBits)
+
+    private final class Shard: @unchecked Sendable {
+        let table = Mutex(PlaceholderTable())
+    }
+    private let shards = (0..<ValueInterner.shardCount).map { _ in Shard() }
+    private let frozen = Atomic<Bool>(false)
+
+    /// Values found before every entry's, after them, and chased values after all of those.
+    enum Phase: UInt64 { case marked = 0, chased = 1 }
+
+    /// The position of the `k`th value of unit `unit` (0: the log's own fields; entry i: i + 1) in
+    /// `phase`, as one sortable number. A unit's values beyond 2^26 share the last position (their
+    /// order among themselves then follows their kind and key: still deterministic).
+    static func position(_ phase: Phase, unit: Int, _ k: Int) -> UInt64 {
+        phase.rawValue << 62 | UInt64(min(unit, (1 << 36) - 1)) << 26 | UInt64(min(k, (1 << 26) - 1))
+    }
+
+    private static func shard(_ hash: UInt64) -> Int {
+        // The top bits: each table places values by the low ones.
+        Int(truncatingIfNeeded: hash >> UInt64(64 - Int(shardBits)))
+    }
+
+    /// How many distinct values there are.
+    var count: Int { shards.reduce(0) { n, shard in n + shard.table.withLock { $0.count } } }
+
+    /// The id of `value`, adding it (or moving its first occurrence earlier) until `freeze`;
+    /// after it, only values already there have an id (-1 otherwise).
+    func intern(_ kind: ValueKind, _ value: String, hash given: UInt64?, position: UInt64) -> Int32 {
+        let hash = given ?? PlaceholderTable.hash(kind, key: PlaceholderTable.key(kind, value))
+        let s = Self.shard(hash)
+        if frozen.load(ordering: .acquiring) {
+            return shards[s].table.withLock { $0.id(kind, value) }.map { $0 << Self.shardBits | Int32(s) } ?? -1
+        }
+        let id = shards[s].table.withLock { $0.insert(kind, value, hash: hash, first: position).id }
+        return id << Self.shardBits | Int32(s)
+    }
+
+    /// Numbers every value in order of first occurrence, after the numbers in `reserved`
+    /// (placeholders already in the file). Returns the numbering and the ids of the values to
+    /// chase bare, in the order they were numbered. Call once, after the last `intern` of pass 1.
+    func freeze(reserved: [(ValueKind, Int)]) -> (FileNumbering, chasedBare: [Int32]) {
+        frozen.store(true, ordering: .releasing)
+        var tables = shards.map { shard in shard.table.withLock { $0 } }
+        let occurrences = tables.map(\.occurrences)
+        var order: [(first: UInt64, id: Int32)] = []
+        order.reserveCapacity(occurrences.reduce(0) { $0 + $1.count })
+        for (s, values) in occurrences.enumerated() {
+            for (e, occurrence) in values.enumerated() { order.append((occurrence.first, Int32(e) << Self.shardBits | Int32(s))) }
+        }
+        func described(_ id: Int32) -> (kind: ValueKind, key: String) {
+            let o = occurrences[Int(id & ((1 << Self.shardBits) - 1))][Int(id >> Self.shardBits)]
+            return (o.kind, o.key)
+        }
+        // Positions are unique but for a unit's values past 2^26: those go by kind and key.
+        order.sort { a, b in
+            if a.first != b.first { return a.first < b.first }
+            let x = described(a.id), y = described(b.id)
+            return x.kind != y.kind ? x.kind.rawValue < y.kind.rawValue : x.key < y.key
+        }
+        var counters = PlaceholderCounters()
+        for (kind, number) in reserved { counters.reserve(kind, number) }
+        var numbers = tables.map { [Int](repeating: 0, count: $0.count) }
+        var chasedBare: [Int32] = []
+        for value in order {
+            let s = Int(value.id & ((1 << Self.shardBits) - 1)), e = Int(value.id >> Self.shardBits)
+            let kind = occurrences[s][e].kind
+            numbers[s][e] = counters.next(kind)
+            if FileNumbering.isChasedBare(kind) { chasedBare.append(value.id) }
+        }
+        tables.withUnsafeMutableBufferPointer { t in
+            let cells = SendableBuffer(t)
+            DispatchQueue.concurrentPerform(iterations: Self.shardCount) { s in cells.buffer[s].makePlaceholders(numbers: numbers[s]) }
+        }
+        return (FileNumbering(shards: tables), chasedBare)
+    }
+}
+
+/// The placeholders of a file once numbered (`ValueInterner.freeze`): read-only, any thread.
 struct FileNumbering: @unchecked Sendable {
-    /// Values in file order; `hashes[k]` is `values[k]`'s `PlaceholderTable.hash` when pass 1
-    /// computed it.
+    /// Values in file order; `hashes[k]` is `values[k]`'s `PlaceholderTable.hash` when known.
     typealias Group = (values: [(kind: ValueKind, value: String)], hashes: [UInt64])
 
-    /// An id is a shard's own id shifted left by this, plus the shard.
-    private static let shardBits: Int32 = 3
     private let shards: [PlaceholderTable]
-    private let shardCount: Int
 
     /// Kinds chased bare in pass 2 (emails, hosts and IPs are found by their shape instead).
     static func isChasedBare(_ kind: ValueKind) -> Bool {
         kind == .secret || kind == .person || kind == .phone || kind == .card
     }
 
-    private static func shard(_ hash: UInt64, of count: Int) -> Int {
-        // The top bits: each table places values by the low ones.
-        count == 1 ? 0 : Int(truncatingIfNeeded: hash >> UInt64(64 - count.trailingZeroBitCount))
-    }
-
-    /// Numbers `groups` in order, after the numbers in `reserved` (placeholders already in the
-    /// file). Returns the numbering, each value's id (per group), and the ids of the values to
-    /// chase bare in the order they were numbered.
-    static func number(_ groups: [Group], reserved: [(ValueKind, Int)]) -> (FileNumbering, ids: [[Int32]], chasedBare: [Int32]) {
-        var offsets = [Int](repeating: 0, count: groups.count + 1)
-        for (i, group) in groups.enumerated() { offsets[i + 1] = offsets[i] + group.values.count }
-        let total = offsets[groups.count]
-        precondition(total < Int(Int32.max >> shardBits), "too many values to number")
-        let cores = max(1, min(1 << Int(shardBits), ProcessInfo.processInfo.activeProcessorCount))
-        let shardCount = 1 << (Int.bitWidth - 1 - cores.leadingZeroBitCount)  // a power of two
-        // Every shard reads every hash: the few pass 1 left out (chased values) are computed once.
-        let hashes = groups.map { group -> [UInt64] in
-            guard group.hashes.count < group.values.count else { return group.hashes }
-            return group.values.indices.map { k in
-                k < group.hashes.count ? group.hashes[k]
-                    : PlaceholderTable.hash(group.values[k].kind, key: PlaceholderTable.key(group.values[k].kind, group.values[k].value))
-            }
-        }
-        var tables = [PlaceholderTable](repeating: PlaceholderTable(), count: shardCount)
-        var ids = [Int32](repeating: 0, count: total)
-        var isNew = [Bool](repeating: false, count: total)
-        tables.withUnsafeMutableBufferPointer { t in
-            ids.withUnsafeMutableBufferPointer { i in
-                isNew.withUnsafeMutableBufferPointer { n in
-                    let tables = SendableBuffer(t), ids = SendableBuffer(i), isNew = SendableBuffer(n)
-                    DispatchQueue.concurrentPerform(iterations: shardCount) { s in
-                        var table = PlaceholderTable()
-                        table.reserveCapacity(total / shardCount + total / (4 * shardCount) + 16)
-                        for (gi, group) in groups.enumerated() {
-                            let base = offsets[gi], h = hashes[gi]
-                            for k in group.values.indices where shard(h[k], of: shardCount) == s {
-                                let (id, new) = table.insert(group.values[k].kind, group.values[k].value, hash: h[k],
-                                                             first: Int32(base + k))
-                                ids.buffer[base + k] = id << shardBits | Int32(s)
-                                isNew.buffer[base + k] = new
-                            }
-                        }
-                        tables.buffer[s] = table
-                    }
-                }
-            }
-        }
-        // Numbers in file order: the first occurrence of each value takes the next of its kind.
-        var counters = PlaceholderCounters()
-        for (kind, number) in reserved { counters.reserve(kind, number) }
-        var numbers = [Int](repeating: 0, count: total)
-        var chasedBare: [Int32] = []
-        for (gi, group) in groups.enumerated() {
-            let base = offsets[gi]
-            for k in group.values.indices where isNew[base + k] {
-                let kind = group.values[k].kind
-                numbers[base + k] = counters.next(kind)
-                if isChasedBare(kind) { chasedBare.append(ids[base + k]) }
-            }
-        }
-        tables.withUnsafeMutableBufferPointer { t in
-            numbers.withUnsafeBufferPointer { numbers in
-                let tables = SendableBuffer(t)
-                DispatchQueue.concurrentPerform(iterations: shardCount) { s in tables.buffer[s].makePlaceholders(numbers: numbers) }
-            }
-        }
-        let groupIds = groups.indices.map { Array(ids[offsets[$0]..<offsets[$0 + 1]]) }
-        return (FileNumbering(shards: tables, shardCount: shardCount), groupIds, chasedBare)
-    }
-
-    private init(shards: [PlaceholderTable], shardCount: Int) {
+    fileprivate init(shards: [PlaceholderTable]) {
         self.shards = shards
-        self.shardCount = shardCount
     }
 
     /// An empty numbering (before `freeze`).
     init() {
-        shards = [PlaceholderTable()]
-        shardCount = 1
+        shards = [PlaceholderTable](repeating: PlaceholderTable(), count: ValueInterner.shardCount)
     }
+
+    /// Numbers `groups` as if each were a unit of a file in that order (group g is unit g),
+    /// interning them on every core in no particular order. Returns the numbering, each value's
+    /// id per group, and the ids to chase bare in numbering order.
+    static func number(_ groups: [Group], reserved: [(ValueKind, Int)]) -> (FileNumbering, ids: [[Int32]], chasedBare: [Int32]) {
+        let interner = ValueInterner()
+        var ids = groups.map { [Int32](repeating: 0, count: $0.values.count) }
+        ids.withUnsafeMutableBufferPointer { buffer in
+            let cells = SendableBuffer(buffer)
+            DispatchQueue.concurrentPerform(iterations: groups.count) { g in
+                // Backwards, so later occurrences are often interned before earlier ones.
+                for k in groups[g].values.indices.reversed() {
+                    let (kind, value) = groups[g].values[k]
+                    cells.buffer[g][k] = interner.intern(kind, value, hash: k < groups[g].hashes.count ? groups[g].hashes[k] : nil,
+                                                         position: ValueInterner.position(.marked, unit: g, k))
+                }
+            }
+        }
+        let (numbering, chasedBare) = interner.freeze(reserved: reserved)
+        return (numbering, ids, chasedBare)
+    }
+
+    private func shard(of id: Int32) -> Int { Int(id & ((1 << ValueInterner.shardBits) - 1)) }
 
     func placeholder(_ id: Int32) -> String {
-        shards[Int(id & ((1 << Self.shardBits) - 1))].placeholder(id >> Self.shardBits)
+        shards[shard(of: id)].placeholder(id >> ValueInterner.shardBits)
     }
 
-    /// The value with id `id`, as first seen.
+    /// The value with id `id`, as it stands at its first occurrence.
     func value(_ id: Int32) -> String {
-        shards[Int(id & ((1 << Self.shardBits) - 1))].value(id >> Self.shardBits)
+        shards[shard(of: id)].value(id >> ValueInterner.shardBits)
     }
 
     /// The id of a value numbered before.
     func id(_ kind: ValueKind, _ value: String) -> Int32? {
         let hash = PlaceholderTable.hash(kind, key: PlaceholderTable.key(kind, value))
-        let s = Self.shard(hash, of: shardCount)
-        return shards[s].id(kind, value).map { $0 << Self.shardBits | Int32(s) }
+        let s = Int(truncatingIfNeeded: hash >> UInt64(64 - Int(ValueInterner.shardBits)))
+        return shards[s].id(kind, value).map { $0 << ValueInterner.shardBits | Int32(s) }
     }
 
     /// The placeholder of a value numbered before.

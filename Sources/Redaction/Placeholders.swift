@@ -11,7 +11,7 @@ enum ValueKind: UInt8, CaseIterable, Sendable {
 /// the value itself (a counter, not a hash: low-entropy values cannot be guessed back).
 ///
 /// An open-addressing table over hashes computed while the entries were collected (on every
-/// core); a file's values go into one table per core (`FileNumbering`).
+/// core); a file's values go into the shards of a `ValueInterner` as they are found.
 struct PlaceholderTable: Sendable {
     private struct Entry {
         var hash: UInt64
@@ -19,7 +19,8 @@ struct PlaceholderTable: Sendable {
         var key: String
         /// As first seen (a card's key is its digits; the value keeps its spaces).
         var value: String
-        var first: Int32
+        /// Where the value first occurs, in file order (`ValueInterner.position`).
+        var first: UInt64
         var number: Int
         var placeholder: String
     }
@@ -101,15 +102,22 @@ struct PlaceholderTable: Sendable {
         return entries[Int(id)].placeholder
     }
 
-    /// Adds `value` when it is new, without a number yet (`FileNumbering` numbers the values of a
+    /// Adds `value` when it is new, without a number yet (`ValueInterner` numbers the values of a
     /// file in order, then `makePlaceholders`): its id, and whether it was new. `hash`: the key's
-    /// hash when the caller has it (`ValueCollector` computes it in pass 1); `first`: where the
-    /// value first occurs, in the caller's order.
-    mutating func insert(_ kind: ValueKind, _ value: String, hash given: UInt64?, first: Int32) -> (id: Int32, new: Bool) {
+    /// hash when the caller has it (`ValueCollector` computes it in pass 1); `first`: where this
+    /// occurrence stands in file order. Values may be added in any order: each keeps its earliest
+    /// occurrence, and its text as it stands there.
+    mutating func insert(_ kind: ValueKind, _ value: String, hash given: UInt64?, first: UInt64) -> (id: Int32, new: Bool) {
         let key = Self.key(kind, value)
         let hash = given ?? Self.hash(kind, key: key)
         let (slot, found) = find(kind, key, hash)
-        if let found { return (Int32(found), false) }
+        if let found {
+            if first < entries[found].first {
+                entries[found].first = first
+                entries[found].value = value
+            }
+            return (Int32(found), false)
+        }
         let id = Int32(entries.count)
         slots[slot] = id
         entries.append(Entry(hash: hash, kind: kind, key: key, value: value, first: first, number: 0, placeholder: ""))
@@ -122,12 +130,17 @@ struct PlaceholderTable: Sendable {
         PlaceholderFormat.make(entry.kind, number: entry.number, value: entry.key)
     }
 
-    /// Numbers and makes the placeholder of every value added by `insert`: `numbers[first]`.
-    mutating func makePlaceholders(numbers: UnsafeBufferPointer<Int>) {
+    /// Makes the placeholder of every value added by `insert`: value `id` gets `numbers[id]`.
+    mutating func makePlaceholders(numbers: [Int]) {
         for e in entries.indices {
-            entries[e].number = numbers[Int(entries[e].first)]
+            entries[e].number = numbers[e]
             entries[e].placeholder = Self.make(entries[e])
         }
+    }
+
+    /// Each value's first occurrence, kind and key, by id (for numbering in file order).
+    var occurrences: [(first: UInt64, kind: ValueKind, key: String)] {
+        entries.map { ($0.first, $0.kind, $0.key) }
     }
 
     /// The value with id `id`, as first seen.

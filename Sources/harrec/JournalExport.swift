@@ -66,7 +66,8 @@ func exportJournal(_ contents: any FlowSource, plan: JournalExportPlan, signalsB
             let passes = HARExport.TwoPass(first: { entry, index in file.collect(&entry, index: index) },
                                            between: { file.freeze() },
                                            second: { entry, index in file.finalize(&entry, index: index) },
-                                           secondAgain: { entry, index in file.redactAgain(&entry, index: index) })
+                                           secondAgain: { entry, index in file.redactAgain(&entry, index: index) },
+                                           released: { index in file.release(index) })
             try HARExport.write(contents, to: plan.out, creatorVersion: harrecVersion, transform: passes,
                                 keptBytes: journalExportKeptBytes, progress: progress)
             summary = redactionSummary(file.report, written: plan.out)

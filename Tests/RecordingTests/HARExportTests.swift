@@ -140,7 +140,7 @@ final class HARExportTests: XCTestCase {
         final class Counts: @unchecked Sendable {
             let lock = NSLock()
             var first = 0, kept = 0, again = 0, between = 0
-            var seenInFirst = Set<Int>()
+            var seenInFirst = Set<Int>(), released = Set<Int>(), builtAgain = Set<Int>()
             func add(_ body: (Counts) -> Void) { lock.lock(); body(self); lock.unlock() }
         }
         func export(keptBytes: Int) throws -> (bytes: [UInt8], counts: Counts) {
@@ -156,10 +156,11 @@ final class HARExportTests: XCTestCase {
                     entry.comment = "done \(i)"
                 },
                 secondAgain: { entry, i in
-                    counts.add { $0.again += 1 }
+                    counts.add { $0.again += 1; $0.builtAgain.insert(i) }
                     XCTAssertNil(entry.comment, "an entry built again is fresh")
                     entry.comment = "done \(i)"
-                })
+                },
+                released: { i in counts.add { $0.released.insert(i) } })
             try HARExport.write(flows, to: path, creatorVersion: "1", transform: passes, keptBytes: keptBytes)
             return (try readFile(path), counts)
         }
@@ -174,6 +175,7 @@ final class HARExportTests: XCTestCase {
             XCTAssertEqual(counts.between, 1)
             XCTAssertEqual(counts.kept, keptCount, "budget \(budget)")
             XCTAssertEqual(counts.kept + counts.again, flows.count)
+            XCTAssertEqual(counts.released, counts.builtAgain, "exactly the entries not kept are released")
         }
     }
 
