@@ -181,9 +181,17 @@ extension Flow {
     /// from a record's first bytes (`sortKey(of:)`). `prefix` comes first (room for a journal
     /// record's header, so the bodies are copied once).
     func encoded(after prefix: [UInt8] = []) -> [UInt8] {
+        var bytes = prefix
+        encode(appendingTo: &bytes)
+        return bytes
+    }
+
+    /// Appends the binary form to `bytes` (in place: a large buffer is not copied).
+    func encode(appendingTo bytes: inout [UInt8]) {
         var e = FlowEncoder()
-        e.bytes = prefix
-        e.bytes.reserveCapacity(prefix.count + 256 + request.body.bytes.count + (response?.body.bytes.count ?? 0)
+        swap(&e.bytes, &bytes)
+        defer { swap(&e.bytes, &bytes) }
+        e.bytes.reserveCapacity(e.bytes.count + 256 + request.body.bytes.count + (response?.body.bytes.count ?? 0)
                                 + (webSocket?.messages.reduce(0) { $0 + 32 + $1.data.count } ?? 0))
         e.uint(id)
         e.double(instants.requestStart)
@@ -221,7 +229,6 @@ extension Flow {
             e.uint(UInt64(webSocket.messages.count))
             for message in webSocket.messages { message.encode(into: &e) }
         }
-        return e.bytes
     }
 
     /// Decodes what `encoded()` wrote; the whole payload must be used.

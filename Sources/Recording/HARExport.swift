@@ -370,18 +370,24 @@ public struct FlowArray: FlowSource {
 
 /// How far an export is, and a way to stop it (a signal during a long export).
 public final class ExportProgress: @unchecked Sendable {
-    private let state = Mutex<(done: Int, total: Int, stopped: Bool)>((0, 0, false))
+    private let state = Mutex<(done: Int, entries: Int, passes: Int, stopped: Bool)>((0, 0, 1, false))
 
     public init() {}
 
     func begin(total: Int, passes: Int) {
-        state.withLock { $0 = (0, total * passes, $0.stopped) }
+        state.withLock { $0 = (0, total, passes, $0.stopped) }
     }
 
     func advance() { state.withLock { $0.done += 1 } }
 
-    /// Entries built so far (over both passes of a redacted export) and the total.
-    public var status: (done: Int, total: Int) { state.withLock { ($0.done, $0.total) } }
+    /// The pass under way (1-based), of how many, and how many of the entries it has built.
+    public var status: (pass: Int, passes: Int, built: Int, entries: Int) {
+        state.withLock { s in
+            guard s.entries > 0 else { return (1, s.passes, 0, 0) }
+            let pass = min(s.passes, s.done / s.entries + 1)
+            return (pass, s.passes, min(s.entries, s.done - (pass - 1) * s.entries), s.entries)
+        }
+    }
 
     /// Asks the export to stop; it throws `ExportStopped` soon after and writes nothing.
     public func stop() { state.withLock { $0.stopped = true } }

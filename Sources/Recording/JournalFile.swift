@@ -66,22 +66,48 @@ public enum JournalFile {
         return flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
     }
 
-    /// Writes every byte of `chunks` (retrying short writes); nil or the error text.
+    /// The most buffers one writev takes (Linux's IOV_MAX).
+    static let maximumBuffersPerWrite = 1024
+
+    /// Writes every byte of `chunks` in order, many records per system call (writev); nil or the
+    /// error text. A short write resumes where it stopped.
     static func append(_ fd: Int32, _ chunks: [[UInt8]]) -> String? {
-        for chunk in chunks {
-            let failure: String? = chunk.withUnsafeBytes { raw in
-                var done = 0
-                while done < raw.count {
-                    let n = write(fd, raw.baseAddress! + done, raw.count - done)
-                    if n < 0 {
-                        if errno == EINTR { continue }
-                        return String(cString: strerror(errno))
+        var index = 0, skip = 0  // the next chunk, and bytes of it already written
+        while index < chunks.count {
+            var vectors: [iovec] = []
+            vectors.reserveCapacity(min(maximumBuffersPerWrite, chunks.count - index))
+            // The chunks are alive for the whole call, so their base addresses stay valid.
+            var k = index
+            while k < chunks.count && vectors.count < maximumBuffersPerWrite {
+                chunks[k].withUnsafeBytes { raw in
+                    let offset = k == index ? skip : 0
+                    if raw.count > offset {
+                        vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress! + offset),
+                                             iov_len: raw.count - offset))
                     }
-                    done += n
                 }
-                return nil
+                k += 1
             }
-            if let failure { return failure }
+            if vectors.isEmpty { index = k; skip = 0; continue }
+            let n = writev(fd, vectors, Int32(vectors.count))
+            if n < 0 {
+                if errno == EINTR { continue }
+                return String(cString: strerror(errno))
+            }
+            // Advance past what was written.
+            var left = n
+            while left > 0 && index < chunks.count {
+                let remaining = chunks[index].count - skip
+                if left >= remaining {
+                    left -= remaining
+                    index += 1
+                    skip = 0
+                } else {
+                    skip += left
+                    left = 0
+                }
+            }
+            while index < chunks.count && chunks[index].count == skip { index += 1; skip = 0 }
         }
         return nil
     }

@@ -32,13 +32,20 @@ public enum JournalFrame {
 
     /// Writes the header of a record opened with `open` around the payload after it.
     public static func seal(_ record: inout [UInt8], kind: JournalRecordKind) {
-        let length = UInt64(record.count - headerSize)
-        record.withUnsafeMutableBufferPointer { p in
+        seal(&record, from: 0, kind: kind)
+    }
+
+    /// Writes the header of the record that starts at `start` (opened with `open`) and runs to
+    /// the end of `buffer`.
+    static func seal(_ buffer: inout [UInt8], from start: Int, kind: JournalRecordKind) {
+        let length = UInt64(buffer.count - start - headerSize)
+        buffer.withUnsafeMutableBufferPointer { whole in
+            let p = UnsafeMutableBufferPointer(rebasing: whole[start...])
             for (i, b) in magic.enumerated() { p[i] = b }
             p[4] = kind.rawValue
             for i in 0..<8 { p[5 + i] = UInt8(truncatingIfNeeded: length >> (8 * UInt64(i))) }
-            let crc = checksum(UnsafeRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(p)[4..<13]),
-                               UnsafeRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(p)[headerSize...]))
+            let raw = UnsafeMutableRawBufferPointer(p)
+            let crc = checksum(UnsafeRawBufferPointer(rebasing: raw[4..<13]), UnsafeRawBufferPointer(rebasing: raw[headerSize...]))
             for i in 0..<4 { p[13 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
         }
     }

@@ -2,16 +2,23 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Appends records to the journal file from any thread, in groups: records are queued in memory
-/// with their file offset fixed at once, and one background thread writes and syncs the queue at
-/// least every `flushInterval` (sooner when `groupBytes` are waiting). A record queued more than
-/// `flushInterval` plus one sync ago is on disk; that is the journal's durability promise.
+/// Appends records to the journal file from any thread, in groups: records are encoded by the
+/// caller and queued with their file offset fixed at once, and one background thread writes the
+/// queue with a few writev calls at least every `flushInterval` (sooner when `groupBytes` are
+/// waiting), and fdatasyncs the file at least every `syncInterval`. A record queued more than
+/// `flushInterval` before a kill -9 is in the file, and one queued `flushInterval + syncInterval`
+/// plus a sync's duration before a power loss is on disk: the README promises a second.
+///
+/// Encoding stays on the callers (the event loops) on purpose: on a busy machine one writer
+/// thread that also encoded fell behind the loops, and the bounded queue then stalled them.
 ///
 /// The queue is bounded: past `maximumPendingBytes`, appending waits for the disk (backpressure on
 /// the proxy) rather than growing memory.
 public final class JournalWriter: @unchecked Sendable {
     /// The longest a record waits in memory before it is written and synced.
     public static let flushInterval = 0.2
+    /// The longest written records wait for an fdatasync.
+    static let syncInterval = 0.5
     /// A group this large is written without waiting for the interval (keeps each write large and
     /// the queue short under a burst of big bodies).
     static let groupBytes = 4 << 20
@@ -89,12 +96,21 @@ public final class JournalWriter: @unchecked Sendable {
 
     private func run() {
         var lastReported: String?
+        var lastSync = Date.timeIntervalSinceReferenceDate
+        var unsynced = false
         while true {
             _ = wake.wait(timeout: .now() + Self.flushInterval)
             let (chunks, closing) = queue.withLock { q in (q.chunks, q.closing) }
             if !chunks.isEmpty {
                 let count = chunks.reduce(0) { $0 + $1.count }
-                let failure = JournalFile.append(fd, chunks) ?? JournalFile.sync(fd)
+                var failure = JournalFile.append(fd, chunks)
+                unsynced = true
+                let now = Date.timeIntervalSinceReferenceDate
+                if failure == nil && (closing || now - lastSync >= Self.syncInterval) {
+                    failure = JournalFile.sync(fd)
+                    lastSync = now
+                    unsynced = false
+                }
                 if let failure {
                     // What was written stays written (the file is append-only and `write` resumes
                     // after it); the rest is retried from where the file ends now.
@@ -125,7 +141,15 @@ public final class JournalWriter: @unchecked Sendable {
                 }
                 for _ in 0..<waiters { drained.signal() }
             }
-            if closing && queue.withLock({ $0.chunks.isEmpty }) { break }
+            if closing && queue.withLock({ $0.chunks.isEmpty }) {
+                if unsynced { _ = JournalFile.sync(fd) }
+                break
+            }
+            if unsynced && Date.timeIntervalSinceReferenceDate - lastSync >= Self.syncInterval {
+                _ = JournalFile.sync(fd)
+                lastSync = Date.timeIntervalSinceReferenceDate
+                unsynced = false
+            }
         }
         // Nobody may stay blocked on a writer that is gone.
         let waiters = queue.withLock { q in defer { q.waiters = 0 }; return q.waiters }

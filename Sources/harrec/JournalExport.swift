@@ -105,8 +105,9 @@ final class SignalMonitor: @unchecked Sendable {
                 let now = UInt(harrec_shutdown_signals_received())
                 guard now > seen else { continue }
                 if seen == baseline && now == baseline + 1 {
-                    let (built, total) = progress.status
-                    printErr("harrec: writing the HAR: \(built.formatted()) of \(total.formatted()) entries built" +
+                    let status = progress.status
+                    let pass = status.passes > 1 ? " (pass \(status.pass) of \(status.passes))" : ""
+                    printErr("harrec: writing the HAR: \(status.built.formatted()) of \(status.entries.formatted()) entries\(pass)" +
                              "; press Ctrl-C again to stop, \(consequence)")
                 } else {
                     printErr("harrec: stopping the export; \(consequence)")
