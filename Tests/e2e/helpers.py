@@ -69,6 +69,15 @@ def thread_cpu_ns(pid: int) -> dict[str, tuple[str, int]]:
     return found
 
 
+def vmrss_kib(pid: int) -> int:
+    """The resident set size of process `pid`, in KiB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
 def closed_port_socket() -> socket.socket:
     """A bound, not listening TCP socket on 127.0.0.1: connecting to its port is refused, and the
     port stays unusable by anyone else while the socket lives."""

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LISTEN_RE, validate_har_file
+from conftest import LISTEN_RE
 from helpers import HARREC_BIN, curl, entries, one_entry
 
 

@@ -2,7 +2,6 @@
 writes the HAR from what a crashed run left, a torn journal loses only its torn record, and a
 crashed run's journal is never overwritten."""
 
-import os
 import random
 import re
 import shutil
@@ -14,7 +13,7 @@ import time
 from pathlib import Path
 
 from conftest import validate_har_file
-from helpers import HARREC_BIN, curl, entries
+from helpers import HARREC_BIN, curl, entries, vmrss_kib
 
 MAGIC = bytes([0x9E, 0x68, 0x72, 0x6A])
 HEADER = 17
@@ -192,14 +191,6 @@ def test_signals_during_a_long_export(origin, harrec, tmp_path):
     assert rec.returncode == 0 and "recovered 30 entries" in rec.stderr, rec.stderr
 
 
-def vm_rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS")
-
-
 def test_memory_does_not_grow_with_the_recording(origin, harrec, tmp_path):
     """Bodies live in the journal: RSS after 1 GB recorded is within 64 MB of RSS after 100 MB
     (kept in memory, the second 900 MB would show up in full)."""
@@ -211,10 +202,10 @@ def test_memory_does_not_grow_with_the_recording(origin, harrec, tmp_path):
 
     fetch(10, 0)
     time.sleep(0.5)
-    after_100mb = vm_rss_kib(px.proc.pid)
+    after_100mb = vmrss_kib(px.proc.pid)
     fetch(90, 10)
     time.sleep(0.5)
-    after_1gb = vm_rss_kib(px.proc.pid)
+    after_1gb = vmrss_kib(px.proc.pid)
     journal = Path(str(px.har_path) + ".journal") / "records"
     assert journal.stat().st_size >= 100 * size
     crash(px)

@@ -11,15 +11,7 @@ import socket
 import time
 
 import origin as origin_mod
-from helpers import curl, one_entry, thread_cpu_ns
-
-
-def vmrss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS")
+from helpers import curl, one_entry, thread_cpu_ns, vmrss_kib
 
 
 def test_slow_reader_applies_backpressure(origin, harrec):
