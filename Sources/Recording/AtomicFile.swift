@@ -79,17 +79,7 @@ public final class AtomicFileWriter: @unchecked Sendable {
             throw FileWriteError(description: "cannot rename \(temporary) to \(path): \(message)")
         }
         // Persist the rename itself.
-        let directory: String
-        if let slash = path.lastIndex(of: "/") {
-            directory = slash == path.startIndex ? "/" : String(path[..<slash])
-        } else {
-            directory = "."
-        }
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            fsync(directoryFD)
-            close(directoryFD)
-        }
+        syncDirectory(parentDirectory(of: path))
     }
 
     /// Removes the temporary file; the target is left as it was.
@@ -98,6 +88,21 @@ public final class AtomicFileWriter: @unchecked Sendable {
         finished = true
         close(fd)
         unlink(temporary)
+    }
+}
+
+/// The directory `path` is in ("." for a bare name).
+func parentDirectory(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    return slash == path.startIndex ? "/" : String(path[..<slash])
+}
+
+/// fsyncs a directory, so the names created, renamed or removed in it survive a power loss.
+func syncDirectory(_ path: String) {
+    let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    if fd >= 0 {
+        fsync(fd)
+        close(fd)
     }
 }
 

@@ -115,12 +115,6 @@ enum WebSocketMessageRecord {
         guard d.isAtEnd else { throw d.failure("unexpected bytes after the message") }
         return (id, message)
     }
-
-    /// The flow id alone (for indexing).
-    static func flowID(_ payload: UnsafeRawBufferPointer) throws(FlowDecodeError) -> UInt64 {
-        var d = FlowDecoder(payload)
-        return try d.uint()
-    }
 }
 
 extension Flow {

@@ -125,16 +125,10 @@ public enum JournalFile {
 
     /// Reads exactly `count` bytes at `offset`.
     static func read(_ fd: Int32, at offset: UInt64, count: Int) throws -> [UInt8] {
-        var failed = false
-        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            while initialized < count {
-                let n = pread(fd, buffer.baseAddress! + initialized, count - initialized, off_t(offset) + off_t(initialized))
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { failed = true; break }
-                initialized += n
-            }
+        let bytes = try readSome(fd, at: offset, count: count)
+        guard bytes.count == count else {
+            throw FileWriteError(description: "cannot read the journal at offset \(offset): \(bytes.count) of \(count) bytes")
         }
-        if failed { throw FileWriteError(description: "cannot read the journal at offset \(offset): \(bytes.count) of \(count) bytes") }
         return bytes
     }
 
@@ -162,20 +156,7 @@ public enum JournalFile {
         let path = recordsPath(in: dir)
         if unlink(path) != 0 && errno != ENOENT { throw message("cannot remove \(path)") }
         if rmdir(dir) != 0 && errno != ENOENT { throw message("cannot remove \(dir)") }
-        syncDirectory(parent(of: dir))
-    }
-
-    static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    static func syncDirectory(_ path: String) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 {
-            fsync(fd)
-            close(fd)
-        }
+        syncDirectory(parentDirectory(of: dir))
     }
 
     static func closeFile(_ fd: Int32) { close(fd) }

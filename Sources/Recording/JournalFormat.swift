@@ -58,6 +58,30 @@ public enum JournalFrame {
         return bytes
     }
 
+    /// What a record's header states.
+    struct Header {
+        var kind: UInt8
+        var length: UInt64
+        var crc: UInt32
+    }
+
+    /// The header in the first `headerSize` bytes of `bytes`; nil when the magic is wrong or the
+    /// length is more than any record holds.
+    static func header(_ bytes: UnsafeRawBufferPointer) -> Header? {
+        guard bytes.count >= headerSize, bytes.prefix(4).elementsEqual(magic) else { return nil }
+        var length: UInt64 = 0
+        for i in 0..<8 { length |= UInt64(bytes[5 + i]) << (8 * UInt64(i)) }
+        guard length <= maximumPayloadBytes else { return nil }
+        var crc: UInt32 = 0
+        for i in 0..<4 { crc |= UInt32(bytes[13 + i]) << (8 * UInt32(i)) }
+        return Header(kind: bytes[4], length: length, crc: crc)
+    }
+
+    /// Whether `payload` is the one the header in `headerBytes` (parsed as `header`) vouches for.
+    static func isIntact(_ header: Header, headerBytes: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer) -> Bool {
+        checksum(UnsafeRawBufferPointer(rebasing: headerBytes[4..<13]), payload) == header.crc
+    }
+
     static func checksum(_ head: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) -> UInt32 {
         var crc = libdeflate_crc32(0, head.baseAddress, head.count)
         if payload.count > 0 { crc = libdeflate_crc32(crc, payload.baseAddress, payload.count) }
@@ -166,18 +190,15 @@ public struct JournalDecoder {
         let magic = JournalFrame.magic
         for i in 0..<min(4, available) where buffer[at + i] != magic[i] { return .invalid }
         guard available >= JournalFrame.headerSize else { return .needMore }
-        var length: UInt64 = 0
-        for i in 0..<8 { length |= UInt64(buffer[at + 5 + i]) << (8 * UInt64(i)) }
-        guard length <= JournalFrame.maximumPayloadBytes else { return .invalid }
-        guard UInt64(available - JournalFrame.headerSize) >= length else { return .needMore }
-        var stored: UInt32 = 0
-        for i in 0..<4 { stored |= UInt32(buffer[at + 13 + i]) << (8 * UInt32(i)) }
-        let size = Int(length)
-        let crc = buffer.withUnsafeBytes { raw in
-            JournalFrame.checksum(UnsafeRawBufferPointer(rebasing: raw[(at + 4)..<(at + 13)]),
-                                  UnsafeRawBufferPointer(rebasing: raw[(at + 17)..<(at + 17 + size)]))
+        return buffer.withUnsafeBytes { raw -> Attempt in
+            let headerBytes = UnsafeRawBufferPointer(rebasing: raw[at..<(at + JournalFrame.headerSize)])
+            guard let header = JournalFrame.header(headerBytes) else { return .invalid }
+            guard UInt64(available - JournalFrame.headerSize) >= header.length else { return .needMore }
+            let start = at + JournalFrame.headerSize
+            let payload = UnsafeRawBufferPointer(rebasing: raw[start..<(start + Int(header.length))])
+            return JournalFrame.isIntact(header, headerBytes: headerBytes, payload: payload)
+                ? .record(kind: header.kind, length: Int(header.length)) : .invalid
         }
-        return crc == stored ? .record(kind: buffer[at + 4], length: size) : .invalid
     }
 
     /// Turns buffered bytes into events. At the end, a record that needs more is not one.

@@ -109,20 +109,15 @@ public final class JournalContents: FlowSource, @unchecked Sendable {
     /// Reads the record at `offset`, checks its frame and checksum, and decodes its payload.
     private func read<T>(at offset: UInt64, expecting kind: JournalRecordKind,
                          _ decode: (UnsafeRawBufferPointer) throws -> T) throws -> T {
-        let header = try JournalFile.read(fd, at: offset, count: JournalFrame.headerSize)
-        var length: UInt64 = 0
-        for i in 0..<8 { length |= UInt64(header[5 + i]) << (8 * UInt64(i)) }
-        guard Array(header[0..<4]) == JournalFrame.magic, header[4] == kind.rawValue,
-              length <= JournalFrame.maximumPayloadBytes else {
+        let headerBytes = try JournalFile.read(fd, at: offset, count: JournalFrame.headerSize)
+        guard let header = headerBytes.withUnsafeBytes({ JournalFrame.header($0) }), header.kind == kind.rawValue else {
             throw FileWriteError(description: "the journal has no \(kind) record at offset \(offset)")
         }
-        let payload = try JournalFile.read(fd, at: offset + UInt64(JournalFrame.headerSize), count: Int(length))
-        var stored: UInt32 = 0
-        for i in 0..<4 { stored |= UInt32(header[13 + i]) << (8 * UInt32(i)) }
-        let crc = header.withUnsafeBytes { h in
-            payload.withUnsafeBytes { JournalFrame.checksum(UnsafeRawBufferPointer(rebasing: h[4..<13]), $0) }
+        let payload = try JournalFile.read(fd, at: offset + UInt64(JournalFrame.headerSize), count: Int(header.length))
+        let intact = headerBytes.withUnsafeBytes { h in
+            payload.withUnsafeBytes { JournalFrame.isIntact(header, headerBytes: h, payload: $0) }
         }
-        guard crc == stored else { throw FileWriteError(description: "the journal record at offset \(offset) is damaged") }
+        guard intact else { throw FileWriteError(description: "the journal record at offset \(offset) is damaged") }
         return try payload.withUnsafeBytes { try decode($0) }
     }
 }
@@ -179,11 +174,9 @@ extension JournalContents {
                             let flow = try Flow(decoding: raw)
                             index.addWebSocketStart(id: flow.id, requestStart: flow.instants.requestStart, offset: offset)
                         case .webSocketMessage:
-                            _ = try WebSocketMessageRecord.decode(raw)
-                            return index.addWebSocketMessage(flowID: try WebSocketMessageRecord.flowID(raw), offset: offset)
+                            return index.addWebSocketMessage(flowID: try WebSocketMessageRecord.decode(raw).flowID, offset: offset)
                         case .webSocketEnd:
-                            _ = try Flow(decoding: raw)
-                            return index.addWebSocketEnd(flowID: try Flow.sortKey(of: raw).id, offset: offset)
+                            return index.addWebSocketEnd(flowID: try Flow(decoding: raw).id, offset: offset)
                         case nil:
                             return false
                         }

@@ -15,7 +15,7 @@ import Synchronization
 /// The queue is bounded: past `maximumPendingBytes`, appending waits for the disk (backpressure on
 /// the proxy) rather than growing memory.
 public final class JournalWriter: @unchecked Sendable {
-    /// The longest a record waits in memory before it is written and synced.
+    /// The longest a record waits in memory before it is written to the file.
     public static let flushInterval = 0.2
     /// The longest written records wait for an fdatasync.
     static let syncInterval = 0.5
@@ -32,8 +32,8 @@ public final class JournalWriter: @unchecked Sendable {
         var bytes = 0
         /// The file offset the next appended record gets.
         var nextOffset: UInt64
-        /// Bytes known to be on disk (written and synced).
-        var durable: UInt64
+        /// Bytes known to be in the file (written; synced within `syncInterval`).
+        var written: UInt64
         var closing = false
         var waiters = 0
         var lastError: String?
@@ -50,7 +50,7 @@ public final class JournalWriter: @unchecked Sendable {
     /// failed write or sync (the writer retries; nothing queued is dropped).
     init(fd: Int32, size: UInt64, onError: @escaping @Sendable (String) -> Void) {
         self.fd = fd
-        queue = Mutex(Queue(nextOffset: size, durable: size))
+        queue = Mutex(Queue(nextOffset: size, written: size))
         self.onError = onError
         let thread = Thread { [self] in run() }
         thread.name = "harrec-journal"
@@ -76,9 +76,6 @@ public final class JournalWriter: @unchecked Sendable {
         if mustWait { drained.wait() }
         return offset
     }
-
-    /// Bytes known to be on disk.
-    var durableBytes: UInt64 { queue.withLock { $0.durable } }
 
     /// Bytes appended so far (on disk or queued).
     var appendedBytes: UInt64 { queue.withLock { $0.nextOffset } }
@@ -117,9 +114,9 @@ public final class JournalWriter: @unchecked Sendable {
                     let onDisk = JournalFile.size(fd)
                     queue.withLock { q in
                         q.lastError = failure
-                        q.chunks = Self.dropWritten(q.chunks, from: q.durable, upTo: onDisk)
+                        q.chunks = Self.dropWritten(q.chunks, from: q.written, upTo: onDisk)
                         q.bytes = q.chunks.reduce(0) { $0 + $1.count }
-                        q.durable = onDisk
+                        q.written = onDisk
                     }
                     if failure != lastReported {
                         onError("cannot write the journal: \(failure); retrying every \(Int(Self.retryInterval)) s")
@@ -133,7 +130,7 @@ public final class JournalWriter: @unchecked Sendable {
                 let waiters: Int = queue.withLock { q in
                     q.chunks.removeFirst(chunks.count)
                     q.bytes -= count
-                    q.durable += UInt64(count)
+                    q.written += UInt64(count)
                     q.lastError = nil
                     guard q.bytes < Self.maximumPendingBytes else { return 0 }
                     defer { q.waiters = 0 }
@@ -157,9 +154,9 @@ public final class JournalWriter: @unchecked Sendable {
         stopped.signal()
     }
 
-    /// The queued chunks minus the bytes between `durable` and `onDisk` that did reach the file.
-    static func dropWritten(_ chunks: [[UInt8]], from durable: UInt64, upTo onDisk: UInt64) -> [[UInt8]] {
-        var skip = onDisk > durable ? Int(onDisk - durable) : 0
+    /// The queued chunks minus the bytes between `written` and `onDisk` that did reach the file.
+    static func dropWritten(_ chunks: [[UInt8]], from written: UInt64, upTo onDisk: UInt64) -> [[UInt8]] {
+        var skip = onDisk > written ? Int(onDisk - written) : 0
         var rest: [[UInt8]] = []
         for chunk in chunks {
             if skip >= chunk.count {

@@ -126,6 +126,20 @@ final class SignalMonitor: @unchecked Sendable {
     }
 }
 
+/// What `record` and `recover` write besides the HAR: the redaction (nil with --no-redact; a
+/// bad rules file exits here) and the raw copy (--raw-out). Contradictory options exit 2.
+func outputSettings(_ parsed: ParsedArguments, out: String, outName: String) -> (redaction: RedactionConfiguration?, rawOut: String?) {
+    let redact = !parsed.flag("no-redact")
+    if !redact && (parsed.value("redact-rules") != nil || !parsed.allValues("internal-suffix").isEmpty) {
+        fail("--no-redact contradicts --redact-rules/--internal-suffix; keep a raw copy with --raw-out instead")
+    }
+    let rawOut = parsed.value("raw-out")
+    if let rawOut, rawOut == out { fail("--raw-out must differ from \(outName)") }
+    let redaction = redact ? loadRedactionConfiguration(rulesPath: parsed.value("redact-rules"),
+                                                        suffixes: parsed.allValues("internal-suffix")) : nil
+    return (redaction, rawOut)
+}
+
 /// The message that stops `record` when a journal is already beside its output, or nil.
 func journalConflict(for out: String) -> String? {
     guard JournalFile.exists(for: out) else { return nil }
@@ -139,14 +153,8 @@ func journalConflict(for out: String) -> String? {
 func runRecover(_ arguments: [String]) -> Int32 {
     let parsed = parseOrExit(recoverSpec, arguments)
     let out = parsed.positionals[0]
-    let redact = !parsed.flag("no-redact")
-    if !redact && (parsed.value("redact-rules") != nil || !parsed.allValues("internal-suffix").isEmpty) {
-        fail("--no-redact contradicts --redact-rules/--internal-suffix; keep a raw copy with --raw-out instead")
-    }
-    let rawOut = parsed.value("raw-out")
-    if let rawOut, rawOut == out { fail("--raw-out must differ from the HAR") }
-    let redaction = redact ? loadRedactionConfiguration(rulesPath: parsed.value("redact-rules"),
-                                                        suffixes: parsed.allValues("internal-suffix")) : nil
+    let (redaction, rawOut) = outputSettings(parsed, out: out, outName: "the HAR")
+    let redact = redaction != nil
     guard JournalFile.exists(for: out) else {
         fail("no journal for \(out) (looked for \(JournalFile.directory(for: out))); nothing to recover", code: 1)
     }

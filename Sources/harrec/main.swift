@@ -108,15 +108,9 @@ func runRecord(_ arguments: [String]) -> Int32 {
     guard let out = parsed.value("out") else {
         fail("--out <file.har> is required: where should the HAR be written? e.g. harrec --out session.har")
     }
-    let redact = !parsed.flag("no-redact")
     // A bad rules file stops here, before the proxy starts: nothing is recorded to be lost.
-    let redaction = redact ? loadRedactionConfiguration(rulesPath: parsed.value("redact-rules"),
-                                                        suffixes: parsed.allValues("internal-suffix")) : nil
-    if !redact && (parsed.value("redact-rules") != nil || !parsed.allValues("internal-suffix").isEmpty) {
-        fail("--no-redact contradicts --redact-rules/--internal-suffix; keep a raw copy with --raw-out instead")
-    }
-    let rawOut = parsed.value("raw-out")
-    if let rawOut, rawOut == out { fail("--raw-out must differ from --out") }
+    let (redaction, rawOut) = outputSettings(parsed, out: out, outName: "--out")
+    let redact = redaction != nil
     // Unrecovered data is never overwritten, and two recorders never share a journal.
     if let conflict = journalConflict(for: out) { fail(conflict) }
     let journaled = !parsed.flag("no-journal")
