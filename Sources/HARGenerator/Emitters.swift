@@ -1,3 +1,4 @@
+import Foundation
 import HAR
 import HARMocking
 
@@ -15,7 +16,7 @@ private func fileHeader(_ options: GeneratorOptions) -> String {
 
 /// Writes `<Name>HttpScenario.swift`.
 enum ScenarioEmitter {
-    static func source(items: [ResponseQueueItem], bodies: [(body: PlannedBody, note: String?)],
+    static func source(items: [ResponseQueueItem], recordedErrors: [String?], bodies: [(body: PlannedBody, note: String?)],
                        names: TypeNames, options: GeneratorOptions) -> String {
         var out = fileHeader(options)
         out += "/// The HTTP exchanges recorded for scenario \(SwiftSource.escapedLiteral(options.scenarioName).commentSafe),\n"
@@ -23,8 +24,10 @@ enum ScenarioEmitter {
         out += "public struct \(names.scenario): Scenario {\n"
         out += "    public init() {}\n\n"
         out += "    public let scenarioId: ScenarioIdentifier = \(SwiftSource.escapedLiteral(options.scenarioName))\n\n"
-        let elements = zip(items, bodies).map { item, planned in
-            { (indent: String) in self.item(item, body: planned.body, note: planned.note, indent: indent) }
+        let elements = items.indices.map { i in
+            { (indent: String) in
+                self.item(items[i], body: bodies[i].body, note: bodies[i].note, recordedError: recordedErrors[i], indent: indent)
+            }
         }
         out += ArrayChunks.property(declaration: "public let responseQueue: [ResponseQueueItem]",
                                     elementType: "ResponseQueueItem", functionPrefix: "recordedItems",
@@ -35,12 +38,14 @@ enum ScenarioEmitter {
 
     /// One `ResponseQueueItem(...)` element, its lines starting with `indent` (text inside
     /// multi-line literals excepted: it must stay exactly as recorded).
-    private static func item(_ item: ResponseQueueItem, body: PlannedBody, note: String?, indent: String) -> String {
+    private static func item(_ item: ResponseQueueItem, body: PlannedBody, note: String?, recordedError: String?,
+                             indent: String) -> String {
         let c = item.condition
         let r = item.response
         let i1 = indent + "    ", i2 = i1 + "    ", i3 = i2 + "    "
         var out = ""
         if let note { out += "\(indent)// Note: \(SwiftSource.commentText(note, limit: 200))\n" }
+        if let recordedError { out += "\(indent)// Recorded failure: \(SwiftSource.commentText(recordedError, limit: 200))\n" }
         out += "\(indent)ResponseQueueItem(\n"
         out += "\(i1)condition: RequestCondition(\n"
         out += "\(i2)method: \(lit(c.method)), scheme: \(lit(c.scheme)), host: \(lit(c.host)),"
@@ -57,6 +62,15 @@ enum ScenarioEmitter {
             }
         }
         out += "\n\(i1)),\n"
+        if let failure = r.failure {
+            out += "\(i1)response: .failure(\(failureCode(failure))"
+            if let delay = r.delay, delay.isFinite, delay > 0 { out += ", delay: \(SwiftSource.doubleLiteral(delay))" }
+            out += "),\n"
+            out += "\(i1)repeatability: \(repeatability(item.repeatability))"
+            if let label = item.label { out += ",\n\(i1)label: \(lit(label))" }
+            out += "\n\(indent)),\n"
+            return out
+        }
         out += "\(i1)response: MockResponse(\n"
         out += "\(i2)status: \(r.status),\n"
         if r.headers.isEmpty {
@@ -80,6 +94,18 @@ enum ScenarioEmitter {
     }
 
     private static func lit(_ value: String) -> String { SwiftSource.escapedLiteral(value) }
+
+    /// `.cannotConnectToHost`, or `URLError.Code(rawValue: n)` for a code without a name here.
+    static func failureCode(_ code: URLError.Code) -> String {
+        let named: [(URLError.Code, String)] = [
+            (.cannotConnectToHost, "cannotConnectToHost"), (.cannotFindHost, "cannotFindHost"), (.timedOut, "timedOut"),
+            (.networkConnectionLost, "networkConnectionLost"), (.serverCertificateUntrusted, "serverCertificateUntrusted"),
+            (.secureConnectionFailed, "secureConnectionFailed"), (.notConnectedToInternet, "notConnectedToInternet"),
+            (.unknown, "unknown"),
+        ]
+        if let name = named.first(where: { $0.0 == code })?.1 { return "." + name }
+        return "URLError.Code(rawValue: \(code.rawValue))"
+    }
 
     private static func queryItem(_ match: QueryItemMatch) -> String {
         switch match {

@@ -21,7 +21,8 @@ public enum SwiftMockGenerator {
     /// fixtures in the order the queue references them.
     /// - Throws: `GeneratorError.nothingToGenerate` when no entry survives the filters.
     public static func generate(_ log: HARLog, options: GeneratorOptions) throws -> [GeneratedFile] {
-        let items = HARScenarioBuilder.items(from: log, options: options.scenario)
+        let sourced = HARScenarioBuilder.sourcedItems(from: log, options: options.scenario)
+        let items = sourced.map(\.item)
         var socketPlanner = WebSocketPlanner()
         let sockets = socketPlanner.plan(webSocketEntries(log, includeHost: options.scenario.includeHost))
         guard !items.isEmpty || !sockets.isEmpty else {
@@ -36,7 +37,7 @@ public enum SwiftMockGenerator {
         let names = TypeNames(scenarioName: options.scenarioName)
         var files = [
             GeneratedFile(relativePath: names.scenario + ".swift", role: .scenario,
-                          bytes: Array(ScenarioEmitter.source(items: items, bodies: bodies, names: names,
+                          bytes: Array(ScenarioEmitter.source(items: items, recordedErrors: sourced.map(\.recordedError), bodies: bodies, names: names,
                                                               options: options).utf8)),
         ]
         if !sockets.isEmpty {

@@ -119,7 +119,7 @@ open class HARReplayProtocol: URLProtocol {
     public static var items: [ResponseQueueItem] { server.items }
 
     /// Every request seen since the last `load`, in arrival order.
-    public static var calls: [RequestResponseItem] { server.calls }
+    public static var calls: [RequestResponseItem] { server.callRecords }
 
     /// Items with `.once` / `.times(n)` that were not used up; empty when all were.
     public static func unusedItems() -> [ResponseQueueItem] { server.unusedItems() }
@@ -211,7 +211,7 @@ open class HARReplayProtocol: URLProtocol {
     /// `UnmatchedRequestError`.
     open override func startLoading() {
         loading.withLock { $0 = true }
-        Self.server.startLoading(self, loading: loading)
+        Self.server.startLoading(self, loading: loading, timeout: request.timeoutInterval)
     }
 
     /// Drops a pending delayed response.

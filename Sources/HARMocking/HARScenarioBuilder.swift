@@ -83,7 +83,8 @@ public enum HARScenarioBuilder {
     }
 
     /// One item per HTTP entry, in the log's order (entries sorted by startedDateTime, stable).
-    /// Skipped: entries without a real response (status 0, or `_error` with status 0), CONNECT,
+    /// Recorded failures (status 0 with an `_error`) become `.failure` items
+    /// (`failureCode(forRecordedError:)`). Skipped: other entries without a response, CONNECT,
     /// WebSocket upgrades (status 101 or `_webSocketMessages`), hosts the filter drops.
     /// Condition: method, scheme, host, port (nil when default), path ("/" when empty), every URL
     /// query item as `.equals` except ignored names and placeholder values (`.present`).
@@ -196,7 +197,7 @@ public enum HARScenarioBuilder {
     /// The body-less condition for an entry, or nil when the entry is skipped.
     static func makeCondition(_ entry: HAREntry, options: HARScenarioOptions) -> RequestCondition? {
         let status = entry.response.status
-        guard status > 0, status != 101 else { return nil }
+        guard status > 0 || (status == 0 && recordedError(entry) != nil), status != 101 else { return nil }
         let method = entry.request.method.uppercased()
         guard !method.isEmpty, method != "CONNECT" else { return nil }
         if entry.custom.contains(where: { $0.key == "_webSocketMessages" }) { return nil }
@@ -237,7 +238,54 @@ public enum HARScenarioBuilder {
         case .recorded: delay = entry.time.isFinite && entry.time > 0 ? entry.time / 1000 : nil
         case .fixed(let seconds): delay = seconds > 0 ? seconds : nil
         }
+        if entry.response.status == 0, let error = recordedError(entry) {
+            return .failure(failureCode(forRecordedError: error), delay: delay)
+        }
         return MockResponse(status: entry.response.status, headers: headers, body: body, delay: delay)
+    }
+
+    /// The entry's `_error`, when it is a non-empty string.
+    static func recordedError(_ entry: HAREntry) -> String? {
+        guard let field = entry.custom.first(where: { $0.key == "_error" }), case .string(let text) = field.value,
+              !text.isEmpty else { return nil }
+        return text
+    }
+
+    /// The `URLError` code an app sees for a recorded transport failure, from the `_error` text of
+    /// harrec, mitmproxy or Chrome: a refused connection is `.cannotConnectToHost`, a DNS failure
+    /// `.cannotFindHost`, a timeout `.timedOut`, a reset or cut connection
+    /// `.networkConnectionLost`, a certificate the client rejected `.serverCertificateUntrusted`,
+    /// another TLS failure `.secureConnectionFailed`, anything else `.unknown`.
+    public static func failureCode(forRecordedError error: String) -> URLError.Code {
+        let text = error.lowercased()
+        func has(_ words: String...) -> Bool { words.contains { text.contains($0) } }
+        if has("internet_disconnected", "not connected to the internet", "network is down") { return .notConnectedToInternet }
+        if has("certificate", "err_cert", "cert_", "unknown ca", "self signed", "self-signed") { return .serverCertificateUntrusted }
+        if has("dns", "name_not_resolved", "name not resolved", "resolve", "name or service not known",
+               "nodename nor servname", "getaddrinfo", "no address associated") { return .cannotFindHost }
+        if has("timed out", "timeout", "timed_out", "sent nothing for") { return .timedOut }
+        if has("refused", "errno 111", "connect call failed", "connect failed", "connection failed", "cannot connect",
+               "unreachable") { return .cannotConnectToHost }
+        if has("tls", "ssl", "handshake") { return .secureConnectionFailed }
+        if has("reset", "closed", "cut", "eof", "empty_response", "broken pipe", "aborted", "lost") {
+            return .networkConnectionLost
+        }
+        return .unknown
+    }
+
+    /// One item with what it came from, for the generator's comments.
+    public struct SourcedItem: Sendable {
+        /// The item, exactly as `items(from:options:)` makes it.
+        public var item: ResponseQueueItem
+        /// The recorded `_error` of a failure item (status 0), else nil.
+        public var recordedError: String?
+    }
+
+    /// `items(from:options:)` with the recorded error of each failure item.
+    public static func sourcedItems(from log: HARLog, options: HARScenarioOptions = HARScenarioOptions()) -> [SourcedItem] {
+        builtItems(from: log, options: options).map { built in
+            SourcedItem(item: built.item, recordedError: built.item.response.failure == nil ? nil : recordedError(built.entry))
+        }
     }
 
     /// A key equal for conditions that match the same requests: query items sorted, JSON bodies

@@ -21,6 +21,9 @@ struct RequestSnapshot {
     var queryItems: [(name: String, value: String?)]
     var body: [UInt8]
     var headers: [String: String]
+    /// Set by a `HostRemap`: the recorded host this request stands for. Conditions for that host
+    /// then match whatever scheme and port the request used.
+    var remappedHost: String?
 
     init(_ request: URLRequest) {
         method = (request.httpMethod ?? "GET").uppercased()
@@ -116,12 +119,15 @@ enum RequestMatcher {
         check(condition.method.uppercased() == request.method,
               .method(expected: condition.method.uppercased(), actual: request.method))
         let scheme = parts?.scheme ?? ""
-        check(condition.scheme.lowercased() == scheme, .scheme(expected: condition.scheme.lowercased(), actual: scheme))
         let host = parts?.host ?? ""
+        // A remapped request stands for the recorded host on whatever scheme and port it used.
+        let remapped = request.remappedHost != nil && request.remappedHost == condition.host.lowercased()
+        check(remapped || condition.scheme.lowercased() == scheme,
+              .scheme(expected: condition.scheme.lowercased(), actual: scheme))
         check(condition.host.lowercased() == host, .host(expected: condition.host.lowercased(), actual: host))
         let expectedPort = condition.port ?? MockURLParts.defaultPort(condition.scheme)
         let actualPort = parts?.effectivePort
-        check(expectedPort == actualPort, .port(expected: condition.port, actual: parts?.port))
+        check(remapped || expectedPort == actualPort, .port(expected: condition.port, actual: parts?.port))
         let path = parts?.path ?? ""
         check(condition.path == path, .path(expected: condition.path, actual: path))
 
@@ -192,5 +198,48 @@ enum RequestMatcher {
     static func abbreviate(_ s: String, limit: Int = 80) -> String {
         let flat = s.replacingOccurrences(of: "\n", with: "\\n")
         return flat.count <= limit ? flat : String(flat.prefix(limit)) + "… (\(s.utf8.count) bytes)"
+    }
+}
+
+/// Requests to `target` (scheme, host, port and an optional path prefix) are matched as if they
+/// went to `recordedHost`: a scenario recorded against `api.example.com` answers an app pointed
+/// at a staging host or a local server on a random port.
+struct HostRemap: Sendable, Equatable {
+    /// Lowercased.
+    var recordedHost: String
+    var scheme: String
+    var host: String
+    var port: Int?
+    /// "" or a path without a trailing "/" ("/api").
+    var pathPrefix: String
+
+    init?(recordedHost: String, target: URL) {
+        guard let parts = MockURLParts(target.absoluteString) else { return nil }
+        self.recordedHost = recordedHost.lowercased()
+        scheme = parts.scheme
+        host = parts.host
+        port = parts.effectivePort
+        var prefix = parts.path
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        pathPrefix = prefix
+    }
+
+    func applies(to request: RequestSnapshot) -> Bool {
+        guard let parts = request.parts, parts.scheme == scheme, parts.host == host, parts.effectivePort == port else {
+            return false
+        }
+        if pathPrefix.isEmpty { return true }
+        return parts.path == pathPrefix || parts.path.hasPrefix(pathPrefix + "/")
+    }
+
+    func apply(to request: inout RequestSnapshot) {
+        guard var parts = request.parts else { return }
+        parts.host = recordedHost
+        if !pathPrefix.isEmpty {
+            let rest = String(parts.path.dropFirst(pathPrefix.count))
+            parts.path = rest.isEmpty ? "/" : rest
+        }
+        request.parts = parts
+        request.remappedHost = recordedHost
     }
 }

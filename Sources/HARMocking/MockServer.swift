@@ -18,9 +18,15 @@ final class MockServer: @unchecked Sendable {
         /// Names what is being served in messages: `scenario "login"`, `HAR file x.har`.
         var source = ""
         var entries: [Entry] = []
-        /// Times each entry was served, parallel to `entries`.
+        /// Times each entry was served since the last activation or `reset`, parallel to `entries`.
         var served: [Int] = []
-        var calls: [RequestResponseItem] = []
+        /// Whether each entry was ever served since activation (`reset` keeps these).
+        var everServed: [Bool] = []
+        var calls: [MockCall] = []
+        var remaps: [HostRemap] = []
+        /// Set when the NetworkMock that owns this server is gone: sessions made from its
+        /// configurations still get answers, but nobody can read the calls, so none are kept.
+        var orphaned = false
     }
 
     /// "NetworkMock" or "HARReplayProtocol", for messages.
@@ -41,7 +47,7 @@ final class MockServer: @unchecked Sendable {
     func activate(_ entries: [Entry], source: String) {
         state.withLock {
             $0 = State(active: true, source: source, entries: entries, served: Array(repeating: 0, count: entries.count),
-                       calls: [])
+                       everServed: Array(repeating: false, count: entries.count), calls: [], remaps: $0.remaps)
         }
     }
 
@@ -49,18 +55,33 @@ final class MockServer: @unchecked Sendable {
         state.withLock { $0.active = false }
     }
 
-    var calls: [RequestResponseItem] { state.withLock { $0.calls } }
+    /// Every queue back to its first item; what was ever served and the calls are kept.
+    func reset() {
+        state.withLock { $0.served = Array(repeating: 0, count: $0.entries.count) }
+    }
+
+    var calls: [MockCall] { state.withLock { $0.calls } }
+
+    /// The calls in the static API's shape.
+    var callRecords: [RequestResponseItem] {
+        state.withLock { s in
+            s.calls.map { call in
+                RequestResponseItem(method: call.method, url: call.url?.absoluteString ?? "", itemIndex: call.itemIndex,
+                                    status: call.response.flatMap { $0.failure == nil ? $0.status : nil })
+            }
+        }
+    }
 
     var items: [ResponseQueueItem] { state.withLock { $0.entries.map(\.item) } }
 
+    /// Items never served since activation, whatever their repeatability, then `.once`/`.times`
+    /// items with uses left in the current round; in queue order, each once.
     func unusedItems() -> [ResponseQueueItem] {
         state.withLock { s in
             s.entries.indices.compactMap { i in
-                switch s.entries[i].item.repeatability {
-                case .always: return nil
-                case .once, .times: return MockServer.usesLeft(s.entries[i].item.repeatability, served: s.served[i]) > 0
-                    ? s.entries[i].item : nil
-                }
+                if !s.everServed[i] { return s.entries[i].item }
+                if case .always = s.entries[i].item.repeatability { return nil }
+                return MockServer.usesLeft(s.entries[i].item.repeatability, served: s.served[i]) > 0 ? s.entries[i].item : nil
             }
         }
     }
@@ -81,8 +102,14 @@ final class MockServer: @unchecked Sendable {
     /// Picks the first item in queue order that matches and has uses left, counts the use and logs
     /// the call, all under one lock so concurrent requests never share a `.once` item.
     func decide(_ request: URLRequest) -> Decision {
-        let snapshot = RequestSnapshot(request)
+        var snapshot = RequestSnapshot(request)
+        var whole = request
+        if request.httpBody == nil && request.httpBodyStream != nil {
+            whole.httpBodyStream = nil
+            whole.httpBody = Data(snapshot.body)
+        }
         return state.withLock { s in
+            if let remap = s.remaps.first(where: { $0.applies(to: snapshot) }) { remap.apply(to: &snapshot) }
             var reports: [MatchReport] = []
             if s.active {
                 reports.reserveCapacity(s.entries.count)
@@ -91,15 +118,17 @@ final class MockServer: @unchecked Sendable {
                                                          against: snapshot)
                     if report.matches, MockServer.usesLeft(s.entries[i].item.repeatability, served: s.served[i]) > 0 {
                         s.served[i] += 1
+                        s.everServed[i] = true
                         let response = s.entries[i].item.response
-                        s.calls.append(RequestResponseItem(method: snapshot.method, url: snapshot.url, itemIndex: i,
-                                                           status: response.status))
+                        if !s.orphaned {
+                            s.calls.append(MockCall(request: whole, itemIndex: i, item: s.entries[i].item, response: response))
+                        }
                         return .serve(index: i, response: response)
                     }
                     reports.append(report)
                 }
             }
-            s.calls.append(RequestResponseItem(method: snapshot.method, url: snapshot.url, itemIndex: nil, status: nil))
+            if !s.orphaned { s.calls.append(MockCall(request: whole, itemIndex: nil, item: nil, response: nil)) }
             return .fail(UnmatchedRequestError(request: snapshot, state: s, reports: reports, owner: owner,
                                                activation: activation, presenceAdvice: presenceAdvice))
         }
@@ -109,27 +138,40 @@ final class MockServer: @unchecked Sendable {
 
     /// Answers `proto`'s request: an error, or the response after its delay. `loading` is the
     /// protocol instance's stop flag, so a cancelled task gets no callbacks after `stopLoading`.
-    func startLoading(_ proto: URLProtocol, loading: Locked<Bool>) {
+    /// `timeout` (seconds; nil: none) fails the task with `URLError(.timedOut)` when a delay
+    /// outlasts it, as URLSession does with a server that does not answer in time.
+    func startLoading(_ proto: URLProtocol, loading: Locked<Bool>, timeout: TimeInterval? = nil) {
         let request = proto.request
+        let url = request.url ?? URL(string: "http://invalid.invalid/")!
         switch decide(request) {
         case .fail(let error):
             proto.client?.urlProtocol(proto, didFailWithError: error)
         case .serve(_, let response):
-            let body: Data
-            do {
-                body = try response.body.resolvedData()
-            } catch {
-                proto.client?.urlProtocol(proto, didFailWithError: error)
-                return
+            let outcome: Delivery.Outcome
+            if let code = response.failure {
+                outcome = .failure(MockServer.urlError(code, url: url))
+            } else {
+                let body: Data
+                do {
+                    body = try response.body.resolvedData()
+                } catch {
+                    proto.client?.urlProtocol(proto, didFailWithError: error)
+                    return
+                }
+                guard let http = HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1",
+                                                 headerFields: MockServer.headerFields(response.headers)) else {
+                    proto.client?.urlProtocol(proto, didFailWithError: URLError(.badServerResponse))
+                    return
+                }
+                outcome = .response(http, body)
             }
-            let url = request.url ?? URL(string: "http://invalid.invalid/")!
-            guard let http = HTTPURLResponse(url: url, statusCode: response.status, httpVersion: "HTTP/1.1",
-                                             headerFields: MockServer.headerFields(response.headers)) else {
-                proto.client?.urlProtocol(proto, didFailWithError: URLError(.badServerResponse))
-                return
-            }
-            let delivery = Delivery(proto: proto, response: http, body: body, loading: loading)
-            if let delay = response.delay, delay > 0 {
+            let delivery = Delivery(proto: proto, outcome: outcome, loading: loading)
+            let delay = max(0, response.delay ?? 0)
+            if let timeout, timeout > 0, delay > timeout {
+                let timedOut = Delivery(proto: proto, outcome: .failure(MockServer.urlError(.timedOut, url: url)),
+                                        loading: loading)
+                DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { timedOut.run() }
+            } else if delay > 0 {
                 DispatchQueue.global().asyncAfter(deadline: .now() + delay) { delivery.run() }
             } else {
                 delivery.run()
@@ -137,23 +179,41 @@ final class MockServer: @unchecked Sendable {
         }
     }
 
-    /// One response on its way to a protocol's client. URLProtocol is not Sendable; the client
-    /// accepts calls from any thread, and `loading` guards against calls after `stopLoading`.
+    /// A `URLError` as URLSession makes them: with the failing URL.
+    static func urlError(_ code: URLError.Code, url: URL) -> URLError {
+        URLError(code, userInfo: [NSURLErrorFailingURLErrorKey: url, NSURLErrorFailingURLStringErrorKey: url.absoluteString])
+    }
+
+    /// One answer on its way to a protocol's client. URLProtocol is not Sendable; the client
+    /// accepts calls from any thread, and `loading` guards against calls after `stopLoading` (and
+    /// against a second answer: a delivery clears it).
     private final class Delivery: @unchecked Sendable {
+        enum Outcome {
+            case response(HTTPURLResponse, Data)
+            case failure(URLError)
+        }
         let proto: URLProtocol
-        let response: HTTPURLResponse
-        let body: Data
+        let outcome: Outcome
         let loading: Locked<Bool>
 
-        init(proto: URLProtocol, response: HTTPURLResponse, body: Data, loading: Locked<Bool>) {
-            self.proto = proto; self.response = response; self.body = body; self.loading = loading
+        init(proto: URLProtocol, outcome: Outcome, loading: Locked<Bool>) {
+            self.proto = proto; self.outcome = outcome; self.loading = loading
         }
 
         func run() {
-            guard loading.withLock({ $0 }), let client = proto.client else { return }
-            client.urlProtocol(proto, didReceive: response, cacheStoragePolicy: .notAllowed)
-            if !body.isEmpty { client.urlProtocol(proto, didLoad: body) }
-            client.urlProtocolDidFinishLoading(proto)
+            let live = loading.withLock { live -> Bool in
+                defer { live = false }
+                return live
+            }
+            guard live, let client = proto.client else { return }
+            switch outcome {
+            case .failure(let error):
+                client.urlProtocol(proto, didFailWithError: error)
+            case .response(let response, let body):
+                client.urlProtocol(proto, didReceive: response, cacheStoragePolicy: .notAllowed)
+                if !body.isEmpty { client.urlProtocol(proto, didLoad: body) }
+                client.urlProtocolDidFinishLoading(proto)
+            }
         }
     }
 
@@ -196,107 +256,3 @@ extension ResponseBody {
     }
 }
 
-// MARK: - Diagnostics
-
-/// The error an unmatched request fails with. `description` (and `localizedDescription`) shows the
-/// request, the nearest candidates, what differed for each (method, path, a query item, the body)
-/// and what to do.
-public struct UnmatchedRequestError: Error, CustomStringConvertible, LocalizedError {
-    public var description: String
-
-    /// The same text as `description`, so `localizedDescription` shows the whole diagnosis.
-    public var errorDescription: String? { description }
-
-    init(description: String) { self.description = description }
-
-    /// How alike two paths are: shared leading segments first, then shared leading characters.
-    static func pathAffinity(_ a: String, _ b: String) -> Int {
-        let sa = a.split(separator: "/"), sb = b.split(separator: "/")
-        let segments = zip(sa, sb).prefix { $0 == $1 }.count
-        let characters = zip(a.utf8, b.utf8).prefix { $0 == $1 }.count
-        return segments * 10_000 + min(characters, 9_999)
-    }
-
-    init(request: RequestSnapshot, state: MockServer.State, reports: [MatchReport], owner: String, activation: String,
-         presenceAdvice: (String) -> String) {
-        var lines: [String] = []
-        guard state.active else {
-            lines.append("\(owner): nothing is being served, so there is no response for \(request.requestLine).")
-            lines.append("What to do: call \(activation) before the app makes requests (and not deactivate it too early).")
-            self.init(description: lines.joined(separator: "\n"))
-            return
-        }
-        lines.append("\(owner): no response for \(request.requestLine) in \(state.source) (\(state.entries.count == 1 ? "1 item" : "\(state.entries.count) items")).")
-
-        func label(_ i: Int) -> String {
-            let item = state.entries[i].item
-            return item.label ?? "#\(i + 1) \(item.condition.method) \(item.condition.path)"
-        }
-        // Full matches that had no uses left.
-        var usedUp: [String] = []
-        for (i, report) in reports.enumerated() where report.matches {
-            let n = state.served[i]
-            let times = n == 1 ? "once" : "\(n) times"
-            usedUp.append("  \(label(i)): already served \(times)")
-        }
-        // Ranked by how many parts match, then how few differ, then how much of the path is
-        // shared (so /v1/projects/42 comes before /v1/feed for /v1/projects/43); one candidate
-        // per distinct condition, since repeats of one request say the same thing.
-        let requestPath = request.parts?.path ?? ""
-        var seen: [RequestCondition] = []
-        let nearest = reports.enumerated().filter { !$0.element.matches }
-            .map { (offset: $0.offset, element: $0.element,
-                    affinity: Self.pathAffinity(state.entries[$0.offset].item.condition.path, requestPath)) }
-            .sorted { a, b in
-                if a.element.matchedParts != b.element.matchedParts { return a.element.matchedParts > b.element.matchedParts }
-                if a.element.mismatches.count != b.element.mismatches.count {
-                    return a.element.mismatches.count < b.element.mismatches.count
-                }
-                if a.affinity != b.affinity { return a.affinity > b.affinity }
-                return a.offset < b.offset
-            }
-            .filter { candidate in
-                let condition = state.entries[candidate.offset].item.condition
-                if seen.contains(condition) { return false }
-                seen.append(condition)
-                return true
-            }
-            .prefix(3)
-        if !nearest.isEmpty {
-            lines.append("Nearest candidates:")
-            for (rank, candidate) in nearest.enumerated() {
-                let differences = candidate.element.mismatches.map(\.explanation).joined(separator: "; ")
-                lines.append("  \(rank + 1). \(label(candidate.offset)): \(differences)")
-            }
-        } else if state.entries.isEmpty {
-            lines.append("The queue is empty.")
-        }
-        if !usedUp.isEmpty {
-            lines.append("Matched but used up:")
-            lines += usedUp.prefix(5)
-            if usedUp.count > 5 { lines.append("  … and \(usedUp.count - 5) more") }
-        }
-
-        var advice: [String] = []
-        if !usedUp.isEmpty {
-            advice.append("the app made this request more often than recorded: re-record, or give the item .always or .times(n)")
-        } else {
-            advice.append("re-record the scenario if the app's requests changed")
-        }
-        let queryNames = nearest.flatMap { $0.element.mismatches }.compactMap { m -> String? in
-            if m.isQueryValue, case .query(let name, _, _) = m { return name }
-            return nil
-        }
-        if let name = queryNames.first {
-            advice.append("if \"\(name)\" changes from run to run, " + presenceAdvice(name))
-        } else {
-            advice.append("add a .present query match for values that change from run to run")
-        }
-        if let first = nearest.first?.element.mismatches, first.count == 1, case .body = first[0] {
-            advice.append("if the body changes from run to run, leave it out of matching (bodyMatching: .never)")
-        }
-        advice.append("check that \(activation) was called with the intended scenario")
-        lines.append("What to do: " + advice.joined(separator: "; ") + ".")
-        self.init(description: lines.joined(separator: "\n"))
-    }
-}

@@ -111,11 +111,25 @@ public struct MockResponse: Sendable, Equatable {
     public var headers: [HTTPHeader]
     /// The body bytes' source.
     public var body: ResponseBody
-    /// Seconds to wait before answering; nil or 0 answers at once.
+    /// Seconds to wait before answering; nil or 0 answers at once. A delay longer than the
+    /// session's `timeoutIntervalForRequest` (or the request's own `timeoutInterval`) fails the
+    /// task with `URLError(.timedOut)` when the timeout passes, as a slow server would.
     public var delay: TimeInterval?
+    /// When set, the task fails with this `URLError` code (after `delay`) instead of getting a
+    /// response: a transport failure such as `.notConnectedToInternet` or `.timedOut`.
+    public var failure: URLError.Code?
     /// Creates a response.
     public init(status: Int, headers: [HTTPHeader] = [], body: ResponseBody = .empty, delay: TimeInterval? = nil) {
         self.status = status; self.headers = headers; self.body = body; self.delay = delay
+    }
+
+    /// A transport failure: the task fails with `URLError(code)` after `delay` seconds (at once
+    /// when nil), and no response is delivered. `harrec generate` emits these for recorded
+    /// failures (a refused connection, a DNS failure, a timeout, a reset, a TLS trust failure).
+    public static func failure(_ code: URLError.Code, delay: TimeInterval? = nil) -> MockResponse {
+        var response = MockResponse(status: 0, delay: delay)
+        response.failure = code
+        return response
     }
 }
 
@@ -134,6 +148,29 @@ public struct ResponseQueueItem: Sendable, Equatable {
                 label: String? = nil) {
         self.condition = condition; self.response = response; self.repeatability = repeatability; self.label = label
     }
+}
+
+/// One request a `NetworkMock` instance saw, whole, with what it got.
+public struct MockCall: @unchecked Sendable {
+    /// The request as the app sent it. Its body is in `httpBody` even when the app streamed it
+    /// (`httpBodyStream`, `uploadTask`).
+    public var request: URLRequest
+    /// Index into the scenario's `responseQueue` of the item that answered; nil when none matched.
+    public var itemIndex: Int?
+    /// The item that answered; nil when none matched.
+    public var item: ResponseQueueItem?
+    /// What was served: a response, or a `.failure`; nil when no item matched (the task then
+    /// failed with `UnmatchedRequestError`).
+    public var response: MockResponse?
+
+    /// The method, uppercased ("GET" when the request has none).
+    public var method: String { (request.httpMethod ?? "GET").uppercased() }
+    /// The absolute URL.
+    public var url: URL? { request.url }
+    /// The body bytes (empty when there was none).
+    public var body: Data { request.httpBody ?? Data() }
+    /// The value of header `name` (case-insensitive).
+    public func header(_ name: String) -> String? { request.value(forHTTPHeaderField: name) }
 }
 
 /// A request that was served (or refused), for call tracking.

@@ -60,7 +60,42 @@ final class HARScenarioBuilderTests: XCTestCase {
             HARFixture.entry("GET", "https://tracker.example/pixel"),
             HARFixture.entry("GET", "not a url"),
         ]), options: HARScenarioOptions(includeHost: { $0 == "a.example" }))
-        XCTAssertEqual(items.map(\.condition.path), ["/ok"])
+        // The refused request is a recorded failure, served as one; the rest are skipped.
+        XCTAssertEqual(items.map(\.condition.path), ["/ok", "/refused"])
+        XCTAssertEqual(items[1].response.failure, .cannotConnectToHost)
+    }
+
+    func testRecordedFailuresBecomeURLErrorCodes() {
+        let cases: [(String, URLError.Code)] = [
+            ("upstream connection failed: connection refused", .cannotConnectToHost),
+            ("[Errno 111] Connect call failed ('127.0.0.1', 1)", .cannotConnectToHost),
+            ("net::ERR_CONNECTION_REFUSED", .cannotConnectToHost),
+            ("upstream connection failed: DNS lookup for api.invalid failed: Name or service not known", .cannotFindHost),
+            ("net::ERR_NAME_NOT_RESOLVED", .cannotFindHost),
+            ("upstream connection failed: connect timed out after 10 s", .timedOut),
+            ("upstream sent nothing for 60 s", .timedOut),
+            ("net::ERR_CONNECTION_TIMED_OUT", .timedOut),
+            ("upstream closed the connection before responding", .networkConnectionLost),
+            ("net::ERR_CONNECTION_RESET", .networkConnectionLost),
+            ("upstream TLS failed: certificate verify failed", .serverCertificateUntrusted),
+            ("net::ERR_CERT_AUTHORITY_INVALID", .serverCertificateUntrusted),
+            ("upstream TLS failed: wrong version number", .secureConnectionFailed),
+            ("net::ERR_INTERNET_DISCONNECTED", .notConnectedToInternet),
+            ("something odd", .unknown),
+        ]
+        for (text, code) in cases {
+            XCTAssertEqual(HARScenarioBuilder.failureCode(forRecordedError: text), code, text)
+        }
+        // Latency applies to the failure too; an entry with status 0 and no `_error` is still skipped.
+        let log = HARFixture.log([
+            HARFixture.entry("GET", "https://a.example/down", status: 0,
+                             custom: [(key: "_error", value: .string("upstream connection failed: connection refused"))]),
+            HARFixture.entry("GET", "https://a.example/blocked", status: 0),
+        ])
+        let sourced = HARScenarioBuilder.sourcedItems(from: log, options: HARScenarioOptions(latency: .fixed(0.5)))
+        XCTAssertEqual(sourced.map(\.item.condition.path), ["/down"])
+        XCTAssertEqual(sourced.first?.item.response, .failure(.cannotConnectToHost, delay: 0.5))
+        XCTAssertEqual(sourced.first?.recordedError, "upstream connection failed: connection refused")
     }
 
     func testHostFilterGetsLowercasedHostWithoutPort() {

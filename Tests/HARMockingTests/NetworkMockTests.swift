@@ -210,8 +210,10 @@ final class NetworkMockTests: XCTestCase {
     func testConfigurationPutsNetworkMockFirstOnce() {
         let config = NetworkMock.configuration(base: NetworkMock.configuration())
         let classes = config.protocolClasses ?? []
-        XCTAssertTrue(classes.first == NetworkMock.self)
-        XCTAssertEqual(classes.filter { $0 == NetworkMock.self }.count, 1)
+        // A class of its own that serves the process-wide scenario, and no second NetworkMock class.
+        XCTAssertTrue(classes.first is NetworkMock.Type)
+        XCTAssertEqual(classes.filter { $0 is NetworkMock.Type }.count, 1)
+        XCTAssertEqual((classes.first as? NetworkMock.Type)?.route.server === NetworkMock.server, true)
     }
 
     // MARK: Responses

@@ -5,7 +5,7 @@ import Foundation
 import HARMocking
 
 /// The HTTP exchanges recorded for scenario "sendingAttachments",
-/// served in recorded order (17 responses).
+/// served in recorded order (18 responses).
 public struct SendingAttachmentsHttpScenario: Scenario {
     public init() {}
 
@@ -295,6 +295,16 @@ Today: café ☕
             ),
             repeatability: .always,
             label: "#17 GET /v1/motd"
+        ),
+        // Recorded failure: connect failed
+        ResponseQueueItem(
+            condition: RequestCondition(
+                method: "GET", scheme: "https", host: "api.example.com",
+                path: "/v1/unreachable"
+            ),
+            response: .failure(.cannotConnectToHost),
+            repeatability: .always,
+            label: "#18 GET /v1/unreachable"
         ),
     ]
 }
