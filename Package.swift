@@ -11,6 +11,9 @@ let package = Package(
         .executable(name: "harrec", targets: ["harrec"]),
         // What generated scenarios compile against, and HAR replay for XCTest (Linux and Apple).
         .library(name: "HARMocking", targets: ["HARMocking"]),
+        // Test-only helpers on top of HARMocking: the `.mocking(...)` Swift Testing trait and XCTest
+        // assertions (link it into test targets only).
+        .library(name: "HARMockingTesting", targets: ["HARMockingTesting"]),
     ],
     targets: [
         .target(
@@ -35,6 +38,7 @@ let package = Package(
         // The test runtime: scenarios, NetworkMock and HARReplayProtocol (URLProtocol), triggers.
         .target(name: "HARMocking", dependencies: ["HAR"]),
         // `harrec generate`: HAR -> Swift scenarios, WebSocket triggers and JSON fixtures (pure).
+        .target(name: "HARMockingTesting", dependencies: ["HARMocking"]),
         .target(name: "HARGenerator", dependencies: ["HAR", "HARMocking"]),
         .target(name: "ProxyCore", dependencies: ["HTTP1", "SOCKS5", "Recording", "HAR", "TLS", "WebSocket"]),
         // The only I/O: epoll, non-blocking sockets, timers.
@@ -56,7 +60,7 @@ let package = Package(
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "RedactionTests", dependencies: ["Redaction", "HAR"]),
         .testTarget(name: "HARGeneratorTests", dependencies: ["HARGenerator", "HARMocking", "HAR"]),
-        .testTarget(name: "HARMockingTests", dependencies: ["HARMocking", "HAR"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "HARMockingTests", dependencies: ["HARMocking", "HARMockingTesting", "HAR"], resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -59,6 +59,7 @@ enum ScenarioEmitter {
             switch bodyMatch {
             case .text(let text): out += ",\n\(i2)body: .text(\(SwiftSource.readableLiteral(text)))"
             case .json(let text): out += ",\n\(i2)body: .json(\(SwiftSource.readableLiteral(text)))"
+            case .jsonSubset(let text): out += ",\n\(i2)body: .jsonSubset(\(SwiftSource.readableLiteral(text)))"
             }
         }
         out += "\n\(i1)),\n"

@@ -21,6 +21,8 @@ struct RequestSnapshot {
     var queryItems: [(name: String, value: String?)]
     var body: [UInt8]
     var headers: [String: String]
+    /// The request, its body in `httpBody` (for predicates).
+    var request: URLRequest
     /// Set by a `HostRemap`: the recorded host this request stands for. Conditions for that host
     /// then match whatever scheme and port the request used.
     var remappedHost: String?
@@ -34,6 +36,12 @@ struct RequestSnapshot {
         var headers: [String: String] = [:]
         for (k, v) in request.allHTTPHeaderFields ?? [:] { headers[k.lowercased()] = v }
         self.headers = headers
+        var whole = request
+        if request.httpBody == nil && request.httpBodyStream != nil {
+            whole.httpBodyStream = nil
+            whole.httpBody = Data(body)
+        }
+        self.request = whole
     }
 
     /// The body from `httpBody`, else read from `httpBodyStream`: URLSession hands protocols the
@@ -69,6 +77,8 @@ enum Mismatch: Equatable {
     case query(name: String, expected: String??, actual: [String?])
     case body(expected: String, actual: String)
     case header(name: String, expected: String?, actual: String?)
+    case headerAbsent(name: String, actual: String)
+    case predicate(name: String)
 
     /// What differed, in words.
     var explanation: String {
@@ -91,6 +101,10 @@ enum Mismatch: Equatable {
         case let .body(e, a): return "body: expected \(e), got \(a)"
         case let .header(name, e, a):
             return "header \(name): expected \(e.map { "\"\($0)\"" } ?? "present"), got \(a.map { "\"\($0)\"" } ?? "none")"
+        case let .headerAbsent(name, a):
+            return "header \(name): expected none, got \"\(a)\""
+        case let .predicate(name):
+            return "\(name): false for this request"
         }
     }
 
@@ -116,20 +130,28 @@ enum RequestMatcher {
             if ok { matched += 1 } else { mismatches.append(mismatch()) }
         }
         let parts = request.parts
-        check(condition.method.uppercased() == request.method,
+        check(condition.method == "*" || condition.method.uppercased() == request.method,
               .method(expected: condition.method.uppercased(), actual: request.method))
         let scheme = parts?.scheme ?? ""
         let host = parts?.host ?? ""
+        let anyHost = condition.host == "*"
         // A remapped request stands for the recorded host on whatever scheme and port it used.
         let remapped = request.remappedHost != nil && request.remappedHost == condition.host.lowercased()
-        check(remapped || condition.scheme.lowercased() == scheme,
+        check(remapped || condition.scheme == "*" || condition.scheme.lowercased() == scheme,
               .scheme(expected: condition.scheme.lowercased(), actual: scheme))
-        check(condition.host.lowercased() == host, .host(expected: condition.host.lowercased(), actual: host))
+        check(anyHost || condition.host.lowercased() == host, .host(expected: condition.host.lowercased(), actual: host))
         let expectedPort = condition.port ?? MockURLParts.defaultPort(condition.scheme)
         let actualPort = parts?.effectivePort
-        check(remapped || expectedPort == actualPort, .port(expected: condition.port, actual: parts?.port))
+        // Without a port, a condition on any host or any scheme takes any port.
+        let anyPort = condition.port == nil && (anyHost || condition.scheme == "*")
+        check(remapped || anyPort || expectedPort == actualPort,
+              .port(expected: condition.port, actual: parts?.port))
         let path = parts?.path ?? ""
-        check(condition.path == path, .path(expected: condition.path, actual: path))
+        if let pattern = condition.pathPattern {
+            check(pattern.matches(path), .path(expected: pattern.description, actual: path))
+        } else {
+            check(condition.path == path, .path(expected: condition.path, actual: path))
+        }
 
         // Query items as a multiset: exact items first, so that a `.present` cannot take the item an
         // `.equals` needs.
@@ -169,6 +191,17 @@ enum RequestMatcher {
             let ok = header.value == nil ? actual != nil : actual == header.value
             check(ok, .header(name: header.name, expected: header.value, actual: actual))
         }
+        for header in condition.headers {
+            let actual = request.headers[header.name.lowercased()]
+            switch header {
+            case .equals(let name, let value): check(actual == value, .header(name: name, expected: value, actual: actual))
+            case .present(let name): check(actual != nil, .header(name: name, expected: nil, actual: nil))
+            case .absent(let name): check(actual == nil, .headerAbsent(name: name, actual: actual ?? ""))
+            }
+        }
+        if let predicate = condition.predicate {
+            check(predicate.test(request.request), .predicate(name: predicate.name))
+        }
         return MatchReport(matchedParts: matched, mismatches: mismatches)
     }
 
@@ -179,6 +212,8 @@ enum RequestMatcher {
         case .json(let json):
             guard let expected = MockJSON.canonical(json) else { return Array(json.utf8) == bytes }
             return MockJSON.canonical(bytes: bytes) == expected
+        case .jsonSubset(let json):
+            return MockJSON.contains(bytes: bytes, expected: json)
         }
     }
 
@@ -186,6 +221,7 @@ enum RequestMatcher {
         switch match {
         case .text(let t): return t.isEmpty ? "an empty body" : "text \"" + abbreviate(t) + "\""
         case .json(let j): return "JSON " + abbreviate(j)
+        case .jsonSubset(let j): return "JSON containing " + abbreviate(j)
         }
     }
 

@@ -11,6 +11,8 @@ final class MockServer: @unchecked Sendable {
         var item: ResponseQueueItem
         /// Extra header conditions (HAR replay only).
         var headers: [HeaderCondition] = []
+        /// Makes the response per request (hand-written stubs); `item.response` is then unused.
+        var responder: (@Sendable (URLRequest) -> MockResponse)? = nil
     }
 
     struct State {
@@ -23,6 +25,8 @@ final class MockServer: @unchecked Sendable {
         /// Whether each entry was ever served since activation (`reset` keeps these).
         var everServed: [Bool] = []
         var calls: [MockCall] = []
+        /// One readable text per request that an item answered without meeting its expectations.
+        var expectationFailures: [String] = []
         var remaps: [HostRemap] = []
         /// Set when the NetworkMock that owns this server is gone: sessions made from its
         /// configurations still get answers, but nobody can read the calls, so none are kept.
@@ -55,12 +59,24 @@ final class MockServer: @unchecked Sendable {
         state.withLock { $0.active = false }
     }
 
+    /// Puts a stub first in the queue.
+    func addStub(_ entry: Entry) {
+        state.withLock { s in
+            s.entries.insert(entry, at: 0)
+            s.served.insert(0, at: 0)
+            s.everServed.insert(false, at: 0)
+            for i in s.calls.indices { s.calls[i].itemIndex = s.calls[i].itemIndex.map { $0 + 1 } }
+        }
+    }
+
     /// Every queue back to its first item; what was ever served and the calls are kept.
     func reset() {
         state.withLock { $0.served = Array(repeating: 0, count: $0.entries.count) }
     }
 
     var calls: [MockCall] { state.withLock { $0.calls } }
+
+    var expectationFailures: [String] { state.withLock { $0.expectationFailures } }
 
     /// The calls in the static API's shape.
     var callRecords: [RequestResponseItem] {
@@ -103,12 +119,10 @@ final class MockServer: @unchecked Sendable {
     /// the call, all under one lock so concurrent requests never share a `.once` item.
     func decide(_ request: URLRequest) -> Decision {
         var snapshot = RequestSnapshot(request)
-        var whole = request
-        if request.httpBody == nil && request.httpBodyStream != nil {
-            whole.httpBodyStream = nil
-            whole.httpBody = Data(snapshot.body)
-        }
-        return state.withLock { s in
+        let whole = snapshot.request
+        var responder: (@Sendable (URLRequest) -> MockResponse)?
+        var callIndex = -1
+        let decision = state.withLock { s -> Decision in
             if let remap = s.remaps.first(where: { $0.applies(to: snapshot) }) { remap.apply(to: &snapshot) }
             var reports: [MatchReport] = []
             if s.active {
@@ -120,7 +134,15 @@ final class MockServer: @unchecked Sendable {
                         s.served[i] += 1
                         s.everServed[i] = true
                         let response = s.entries[i].item.response
+                        responder = s.entries[i].responder
+                        let unmet = RequestMatcher.unmet(s.entries[i].item.expectations, by: snapshot)
+                        if !unmet.isEmpty {
+                            let label = s.entries[i].item.label ?? "#\(i + 1) \(s.entries[i].item.condition.method) \(s.entries[i].item.condition.path)"
+                            s.expectationFailures.append("\(owner): \(label) answered \(snapshot.requestLine), but the request is not what was expected:\n"
+                                                         + unmet.map { "  " + $0 }.joined(separator: "\n"))
+                        }
                         if !s.orphaned {
+                            callIndex = s.calls.count
                             s.calls.append(MockCall(request: whole, itemIndex: i, item: s.entries[i].item, response: response))
                         }
                         return .serve(index: i, response: response)
@@ -132,6 +154,13 @@ final class MockServer: @unchecked Sendable {
             return .fail(UnmatchedRequestError(request: snapshot, state: s, reports: reports, owner: owner,
                                                activation: activation, presenceAdvice: presenceAdvice))
         }
+        // A stub's response is made outside the lock: its code may look at the mock.
+        guard let responder, case .serve(let index, _) = decision else { return decision }
+        let response = responder(whole)
+        if callIndex >= 0 {
+            state.withLock { s in if callIndex < s.calls.count { s.calls[callIndex].response = response } }
+        }
+        return .serve(index: index, response: response)
     }
 
     // MARK: - Delivery
@@ -165,7 +194,7 @@ final class MockServer: @unchecked Sendable {
                 }
                 outcome = .response(http, body)
             }
-            let delivery = Delivery(proto: proto, outcome: outcome, loading: loading)
+            let delivery = Delivery(proto: proto, outcome: outcome, loading: loading, bytesPerSecond: response.bytesPerSecond)
             let delay = max(0, response.delay ?? 0)
             if let timeout, timeout > 0, delay > timeout {
                 let timedOut = Delivery(proto: proto, outcome: .failure(MockServer.urlError(.timedOut, url: url)),
@@ -195,12 +224,26 @@ final class MockServer: @unchecked Sendable {
         let proto: URLProtocol
         let outcome: Outcome
         let loading: Locked<Bool>
+        let bytesPerSecond: Int?
 
-        init(proto: URLProtocol, outcome: Outcome, loading: Locked<Bool>) {
-            self.proto = proto; self.outcome = outcome; self.loading = loading
+        init(proto: URLProtocol, outcome: Outcome, loading: Locked<Bool>, bytesPerSecond: Int? = nil) {
+            self.proto = proto; self.outcome = outcome; self.loading = loading; self.bytesPerSecond = bytesPerSecond
         }
 
         func run() {
+            if case .response(let response, let body) = outcome, let rate = bytesPerSecond, !body.isEmpty {
+                guard loading.withLock({ $0 }), let client = proto.client else { return }
+                client.urlProtocol(proto, didReceive: response, cacheStoragePolicy: .notAllowed)
+                #if canImport(FoundationNetworking)
+                // FoundationNetworking keeps only the last `didLoad` of a custom protocol for a
+                // completion-handler task, so the body goes in one piece, after the time it would take.
+                let duration = Double(body.count) / Double(rate)
+                DispatchQueue.global().asyncAfter(deadline: .now() + duration) { self.trickle(body, chunk: body.count, from: 0) }
+                #else
+                trickle(body, chunk: max(1, rate / 10), from: 0)
+                #endif
+                return
+            }
             let live = loading.withLock { live -> Bool in
                 defer { live = false }
                 return live
@@ -214,6 +257,19 @@ final class MockServer: @unchecked Sendable {
                 if !body.isEmpty { client.urlProtocol(proto, didLoad: body) }
                 client.urlProtocolDidFinishLoading(proto)
             }
+        }
+
+        /// One chunk now, the next a tenth of a second later, until the body is out or the task stops.
+        private func trickle(_ body: Data, chunk: Int, from offset: Int) {
+            guard loading.withLock({ $0 }), let client = proto.client else { return }
+            let end = min(body.count, offset + chunk)
+            client.urlProtocol(proto, didLoad: body.subdata(in: body.startIndex + offset..<body.startIndex + end))
+            if end == body.count {
+                loading.withLock { $0 = false }
+                client.urlProtocolDidFinishLoading(proto)
+                return
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { self.trickle(body, chunk: chunk, from: end) }
         }
     }
 

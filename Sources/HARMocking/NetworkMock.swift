@@ -36,6 +36,8 @@ open class NetworkMock: URLProtocol {
     private let loading = Locked(false)
     /// Set on instances made with `init(_:)`: the mock's own server.
     private var instanceServer: MockServer?
+    /// False for the handles `current` gives out.
+    private var ownsServer = true
 
     /// The route of requests this class serves: the process-wide server for `NetworkMock` itself
     /// (and subclasses a test defines), a mock's own for the classes its configurations name.
@@ -54,10 +56,10 @@ open class NetworkMock: URLProtocol {
     }
 
     deinit {
-        instanceServer?.state.withLock { $0.orphaned = true; $0.calls = [] }
+        if ownsServer { instanceServer?.state.withLock { $0.orphaned = true; $0.calls = [] } }
     }
 
-    private var mockServer: MockServer {
+    var mockServer: MockServer {
         guard let instanceServer else {
             preconditionFailure("NetworkMock: this instance was made by URLSession; create mocks with NetworkMock(_:)")
         }
@@ -81,6 +83,32 @@ open class NetworkMock: URLProtocol {
     /// `.times(n)` items not used up since the last `reset()`, in queue order. Empty when the app
     /// made every recorded request.
     public func unusedItems() -> [ResponseQueueItem] { mockServer.unusedItems() }
+
+    /// One text per request that an item answered although it did not meet the item's
+    /// `expectations` (what differed, part by part). `HARMockingTesting` reports these as failures.
+    public var expectationFailures: [String] { mockServer.expectationFailures }
+
+    /// The mock of the current task and its child tasks, inside `withCurrent(_:)` or the
+    /// `.mocking(...)` test trait (`HARMockingTesting`); nil elsewhere. Each read gives a handle to
+    /// the same mock (the same queues and calls).
+    public static var current: NetworkMock? {
+        currentServer.map { NetworkMock(sharing: $0) }
+    }
+
+    /// Runs `body` with `mock` as `NetworkMock.current`.
+    public static func withCurrent<R>(_ mock: NetworkMock, _ body: () async throws -> R) async rethrows -> R {
+        try await $currentServer.withValue(mock.mockServer) { try await body() }
+    }
+
+    /// The server behind `current` (a task-local value must be Sendable; a URLProtocol is not).
+    @TaskLocal static var currentServer: MockServer?
+
+    /// A handle to an existing mock's server (its deinit does not release the server).
+    private convenience init(sharing server: MockServer) {
+        self.init(request: URLRequest(url: URL(string: "about:blank")!), cachedResponse: nil, client: nil)
+        instanceServer = server
+        ownsServer = false
+    }
 
     /// Sends every queue back to its first item (`.once` items answer again). `calls` are kept.
     public func reset() { mockServer.reset() }

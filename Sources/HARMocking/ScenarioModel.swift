@@ -53,20 +53,81 @@ public enum BodyMatch: Sendable, Equatable {
     case text(String)
     /// Equal as JSON values (key order and whitespace ignored).
     case json(String)
+    /// JSON that contains this JSON: every key given, with a value that contains the one given
+    /// (arrays element by element, same length); other keys are ignored.
+    case jsonSubset(String)
+}
+
+/// A path that matches more than one value. When a condition has one, its `path` is not compared.
+public enum PathPattern: Sendable, Equatable, CustomStringConvertible {
+    /// `/v1/orders/{id}`: each `{name}` segment matches exactly one non-empty segment; the other
+    /// segments must be equal (percent-encoded, as in the URL). A last segment `{name...}` matches
+    /// one or more segments.
+    case template(String)
+    /// A regular expression (`NSRegularExpression` syntax) that must match the whole path.
+    case regex(String)
+
+    public var description: String {
+        switch self {
+        case .template(let t): return "template \(t)"
+        case .regex(let r): return "regex \(r)"
+        }
+    }
+}
+
+/// A request header condition. Names are case-insensitive; repeated headers are compared joined
+/// with ",", as URLRequest joins them.
+public enum HeaderMatch: Sendable, Equatable {
+    /// The header with exactly this value.
+    case equals(String, String)
+    /// The header with any value.
+    case present(String)
+    /// No such header.
+    case absent(String)
+
+    var name: String {
+        switch self {
+        case .equals(let n, _), .present(let n), .absent(let n): return n
+        }
+    }
+}
+
+/// Any test of the whole request (its body included), for what no other condition expresses.
+/// Two predicates are equal only when they are the same one.
+public struct RequestPredicate: Sendable, Equatable {
+    /// Shown in diagnostics: "predicate \"has a cart id\" is false".
+    public let name: String
+    let test: @Sendable (URLRequest) -> Bool
+    private let identity = UUID()
+
+    /// A predicate named `name` (for diagnostics).
+    public init(_ name: String = "predicate", _ test: @escaping @Sendable (URLRequest) -> Bool) {
+        self.name = name
+        self.test = test
+    }
+
+    public static func == (a: RequestPredicate, b: RequestPredicate) -> Bool { a.identity == b.identity }
 }
 
 /// What a request must look like for an item to answer it.
 public struct RequestCondition: Sendable, Equatable {
-    /// "GET"; compared case-sensitively after uppercasing both.
+    /// "GET"; compared case-sensitively after uppercasing both. "*" matches any method.
     public var method: String
-    /// "http" / "https"; compared lowercased.
+    /// "http" / "https"; compared lowercased. "*" matches any scheme.
     public var scheme: String
-    /// Compared lowercased.
+    /// Compared lowercased. "*" matches any host (and then any port, unless `port` is given).
     public var host: String
     /// nil: the scheme's default port. An explicit default port in the request (`:443`) matches nil.
     public var port: Int?
-    /// As written in the URL (percent-encoded), "/" when empty; compared exactly.
+    /// As written in the URL (percent-encoded), "/" when empty; compared exactly, unless
+    /// `pathPattern` is set.
     public var path: String
+    /// A template or regex the path must match instead of `path`.
+    public var pathPattern: PathPattern?
+    /// Header conditions, each required.
+    public var headers: [HeaderMatch]
+    /// A test of the whole request, required when set.
+    public var predicate: RequestPredicate?
     /// Each must be present in the request; order is ignored; request items not listed here are
     /// ignored. Listing a name twice requires it twice (a multiset). Names and values are compared
     /// percent-decoded.
@@ -75,9 +136,11 @@ public struct RequestCondition: Sendable, Equatable {
     public var body: BodyMatch?
     /// Creates a condition; `port` nil means the scheme's default port.
     public init(method: String, scheme: String, host: String, port: Int? = nil, path: String,
-                query: [QueryItemMatch] = [], body: BodyMatch? = nil) {
+                query: [QueryItemMatch] = [], body: BodyMatch? = nil, headers: [HeaderMatch] = [],
+                pathPattern: PathPattern? = nil, predicate: RequestPredicate? = nil) {
         self.method = method; self.scheme = scheme; self.host = host; self.port = port; self.path = path
-        self.query = query; self.body = body
+        self.query = query; self.body = body; self.headers = headers; self.pathPattern = pathPattern
+        self.predicate = predicate
     }
 }
 
@@ -118,6 +181,8 @@ public struct MockResponse: Sendable, Equatable {
     /// When set, the task fails with this `URLError` code (after `delay`) instead of getting a
     /// response: a transport failure such as `.notConnectedToInternet` or `.timedOut`.
     public var failure: URLError.Code?
+    /// When set, the body is delivered at about this many bytes a second (see `bandwidth(bytesPerSecond:)`).
+    public var bytesPerSecond: Int?
     /// Creates a response.
     public init(status: Int, headers: [HTTPHeader] = [], body: ResponseBody = .empty, delay: TimeInterval? = nil) {
         self.status = status; self.headers = headers; self.body = body; self.delay = delay
@@ -143,11 +208,30 @@ public struct ResponseQueueItem: Sendable, Equatable {
     public var repeatability: Repeatability
     /// Shown in diagnostics, e.g. "#3 GET /v1/projects (recorded 2026-11-30T10:00:01.250Z)".
     public var label: String?
+    /// What the request this item answers must also be. They take no part in choosing the item: a
+    /// request that matches `condition` but not these is still answered, and the difference is
+    /// kept in the mock's `expectationFailures`, which the test helpers report as failures.
+    public var expectations: [RequestExpectation]
     /// Creates an item; by default it answers every matching request.
     public init(condition: RequestCondition, response: MockResponse, repeatability: Repeatability = .always,
-                label: String? = nil) {
+                label: String? = nil, expectations: [RequestExpectation] = []) {
         self.condition = condition; self.response = response; self.repeatability = repeatability; self.label = label
+        self.expectations = expectations
     }
+}
+
+/// Something the app's request must have, checked when an item answers it (see
+/// `ResponseQueueItem.expectations`): a missing version header, a wrong body or a double-encoded
+/// parameter then fails the test with a readable difference.
+public enum RequestExpectation: Sendable, Equatable {
+    /// Header `name` with `value` (any value when nil).
+    case header(String, String?)
+    /// No header `name`.
+    case noHeader(String)
+    /// A query item.
+    case query(QueryItemMatch)
+    /// The body.
+    case body(BodyMatch)
 }
 
 /// One request a `NetworkMock` instance saw, whole, with what it got.
