@@ -16,7 +16,7 @@ private func fileHeader(_ options: GeneratorOptions) -> String {
 
 /// Writes `<Name>HttpScenario.swift`.
 enum ScenarioEmitter {
-    static func source(items: [ResponseQueueItem], recordedErrors: [String?], bodies: [(body: PlannedBody, note: String?)],
+    static func source(items: [ResponseQueueItem], notes: [[String]], bodies: [(body: PlannedBody, note: String?)],
                        names: TypeNames, options: GeneratorOptions) -> String {
         var out = fileHeader(options)
         out += "/// The HTTP exchanges recorded for scenario \(SwiftSource.escapedLiteral(options.scenarioName).commentSafe),\n"
@@ -26,7 +26,7 @@ enum ScenarioEmitter {
         out += "    public let scenarioId: ScenarioIdentifier = \(SwiftSource.escapedLiteral(options.scenarioName))\n\n"
         let elements = items.indices.map { i in
             { (indent: String) in
-                self.item(items[i], body: bodies[i].body, note: bodies[i].note, recordedError: recordedErrors[i], indent: indent)
+                self.item(items[i], body: bodies[i].body, note: bodies[i].note, comments: notes[i], indent: indent)
             }
         }
         out += ArrayChunks.property(declaration: "public let responseQueue: [ResponseQueueItem]",
@@ -38,14 +38,14 @@ enum ScenarioEmitter {
 
     /// One `ResponseQueueItem(...)` element, its lines starting with `indent` (text inside
     /// multi-line literals excepted: it must stay exactly as recorded).
-    private static func item(_ item: ResponseQueueItem, body: PlannedBody, note: String?, recordedError: String?,
+    private static func item(_ item: ResponseQueueItem, body: PlannedBody, note: String?, comments: [String],
                              indent: String) -> String {
         let c = item.condition
         let r = item.response
         let i1 = indent + "    ", i2 = i1 + "    ", i3 = i2 + "    "
         var out = ""
         if let note { out += "\(indent)// Note: \(SwiftSource.commentText(note, limit: 200))\n" }
-        if let recordedError { out += "\(indent)// Recorded failure: \(SwiftSource.commentText(recordedError, limit: 200))\n" }
+        for comment in comments { out += "\(indent)// \(SwiftSource.commentText(comment, limit: 240))\n" }
         out += "\(indent)ResponseQueueItem(\n"
         out += "\(i1)condition: RequestCondition(\n"
         out += "\(i2)method: \(lit(c.method)), scheme: \(lit(c.scheme)), host: \(lit(c.host)),"

@@ -37,7 +37,7 @@ public enum SwiftMockGenerator {
         let names = TypeNames(scenarioName: options.scenarioName)
         var files = [
             GeneratedFile(relativePath: names.scenario + ".swift", role: .scenario,
-                          bytes: Array(ScenarioEmitter.source(items: items, recordedErrors: sourced.map(\.recordedError), bodies: bodies, names: names,
+                          bytes: Array(ScenarioEmitter.source(items: items, notes: itemNotes(sourced), bodies: bodies, names: names,
                                                               options: options).utf8)),
         ]
         if !sockets.isEmpty {
@@ -47,6 +47,21 @@ public enum SwiftMockGenerator {
                                        bytes: Array(source.utf8)))
         }
         return files + fixtures.fixtures
+    }
+
+    /// Comment lines for each item: its recorded failure, and what changed since the previous
+    /// recording of the same request.
+    static func itemNotes(_ sourced: [HARScenarioBuilder.SourcedItem]) -> [[String]] {
+        sourced.map { s in
+            var notes: [String] = []
+            if let error = s.recordedError { notes.append("Recorded failure: " + error) }
+            if let previous = s.previousRepeat,
+               let changes = RepeatNotes.changes(from: sourced[previous].item.response.body, to: s.item.response.body) {
+                let name = sourced[previous].item.label ?? "the previous response"
+                notes.append("Changed since \(name): \(changes)")
+            }
+            return notes
+        }
     }
 
     /// Entries carrying `_webSocketMessages`, ordered like `HARScenarioBuilder` orders entries

@@ -24,7 +24,8 @@ public enum BodyMatching: Sendable, Equatable {
 public enum ReplayLatency: Sendable, Equatable {
     /// Answer at once.
     case none
-    /// The entry's recorded `time` (milliseconds) converted to seconds.
+    /// The server's recorded latency, `timings.wait + timings.receive` (the entry's `time` when
+    /// those are missing, and for recorded failures), in seconds.
     case recorded
     /// The same delay, in seconds, for every response.
     case fixed(TimeInterval)
@@ -42,6 +43,11 @@ public struct HARScenarioOptions: Sendable {
     public var bodyMatching: BodyMatching
     /// The delay given to responses. Default `.none`.
     public var latency: ReplayLatency
+    /// Response headers left out of items because they change on every recording (compared
+    /// lowercased). Default: `HARScenarioBuilder.volatileResponseHeaders`. `ETag` and
+    /// `Last-Modified` stay when a recorded request was conditional on them (`If-None-Match`,
+    /// `If-Modified-Since`).
+    public var droppedResponseHeaders: Set<String> = HARScenarioBuilder.volatileResponseHeaders
 
     /// Creates options; the defaults keep every host, match volatile query items by presence,
     /// match bodies only where needed and add no delay.
@@ -55,6 +61,14 @@ public struct HARScenarioOptions: Sendable {
 
 /// Turns a HAR log into scenario queue items.
 public enum HARScenarioBuilder {
+    /// Response headers whose values differ on every recording of the same flow, so generated
+    /// files would change for nothing: dates, server and proxy names, request and trace ids,
+    /// validators.
+    public static let volatileResponseHeaders: Set<String> = [
+        "date", "server", "age", "via", "x-request-id", "x-correlation-id", "cf-ray", "x-amz-cf-id",
+        "x-amzn-trace-id", "traceparent", "etag", "last-modified",
+    ]
+
     /// Cache busters and per-request nonces: `_`, `t`, `ts`, `timestamp`, `cb`, `cachebuster`,
     /// `nonce`, `rand`, `random`, `requestid`, `request_id`, `correlation_id` (compared lowercased).
     public static let volatileQueryItems: Set<String> = [
@@ -127,10 +141,11 @@ public enum HARScenarioBuilder {
             var body: RequestBodyInfo
         }
         var candidates: [Candidate] = []
+        let dropped = droppedHeaders(options.droppedResponseHeaders, log: log)
         for entry in sortedEntries(log.entries) {
             guard let candidate = makeCondition(entry, options: options) else { continue }
             candidates.append(Candidate(entry: entry, condition: candidate,
-                                        response: makeResponse(entry, latency: options.latency),
+                                        response: makeResponse(entry, latency: options.latency, dropping: dropped),
                                         body: RequestBodyInfo(entry.request.postData)))
         }
 
@@ -221,9 +236,25 @@ public enum HARScenarioBuilder {
         "content-encoding", "content-length",
     ]
 
-    static func makeResponse(_ entry: HAREntry, latency: ReplayLatency) -> MockResponse {
+    /// `volatile` (lowercased) minus the validators a recorded request was conditional on.
+    static func droppedHeaders(_ volatile: Set<String>, log: HARLog) -> Set<String> {
+        var names = Set(volatile.map { $0.lowercased() })
+        for entry in log.entries {
+            for header in entry.request.headers {
+                switch header.name.lowercased() {
+                case "if-none-match", "if-match": names.remove("etag")
+                case "if-modified-since", "if-unmodified-since": names.remove("last-modified")
+                default: break
+                }
+            }
+        }
+        return names
+    }
+
+    static func makeResponse(_ entry: HAREntry, latency: ReplayLatency, dropping volatile: Set<String> = []) -> MockResponse {
         let headers = entry.response.headers
-            .filter { !droppedResponseHeaders.contains($0.name.lowercased()) && !$0.name.hasPrefix(":") }
+            .filter { !droppedResponseHeaders.contains($0.name.lowercased()) && !$0.name.hasPrefix(":")
+                && !volatile.contains($0.name.lowercased()) }
             .map { HTTPHeader($0.name, $0.value) }
         let content = entry.response.content
         let body: ResponseBody
@@ -235,7 +266,12 @@ public enum HARScenarioBuilder {
         var delay: TimeInterval?
         switch latency {
         case .none: delay = nil
-        case .recorded: delay = entry.time.isFinite && entry.time > 0 ? entry.time / 1000 : nil
+        case .recorded:
+            // The server's part: waiting for the first byte and receiving the rest.
+            let server = max(0, entry.timings.wait) + max(0, entry.timings.receive)
+            let failed = entry.response.status == 0
+            let milliseconds = !failed && server.isFinite && server > 0 ? server : entry.time
+            delay = milliseconds.isFinite && milliseconds > 0 ? milliseconds / 1000 : nil
         case .fixed(let seconds): delay = seconds > 0 ? seconds : nil
         }
         if entry.response.status == 0, let error = recordedError(entry) {
@@ -279,12 +315,20 @@ public enum HARScenarioBuilder {
         public var item: ResponseQueueItem
         /// The recorded `_error` of a failure item (status 0), else nil.
         public var recordedError: String?
+        /// The index of the item before this one with an equal condition (the same request
+        /// recorded earlier), else nil.
+        public var previousRepeat: Int?
     }
 
-    /// `items(from:options:)` with the recorded error of each failure item.
+    /// `items(from:options:)` with the recorded error of each failure item and the links
+    /// between repeats of one request.
     public static func sourcedItems(from log: HARLog, options: HARScenarioOptions = HARScenarioOptions()) -> [SourcedItem] {
-        builtItems(from: log, options: options).map { built in
-            SourcedItem(item: built.item, recordedError: built.item.response.failure == nil ? nil : recordedError(built.entry))
+        var last: [String: Int] = [:]
+        return builtItems(from: log, options: options).enumerated().map { i, built in
+            let key = conditionKey(built.item.condition)
+            defer { last[key] = i }
+            return SourcedItem(item: built.item, recordedError: built.item.response.failure == nil ? nil : recordedError(built.entry),
+                               previousRepeat: last[key])
         }
     }
 

@@ -8,13 +8,15 @@ import Redaction
 let generateSpec = CommandSpec(
     name: "generate",
     abstract: "Turn a HAR into Swift mock scenarios, WebSocket triggers and JSON fixtures for HARMocking.",
-    usage: "harrec generate <session.har> --scenario <name> [--out <dir>] [--fixtures <dir>] [--hosts <regex>] [--inline-limit <bytes>]",
+    usage: "harrec generate <session.har> --scenario <name> [--out <dir>] [--fixtures <dir>] [--hosts <regex>] [--inline-limit <bytes>] [--latency recorded|none] [--keep-header <name>]",
     options: [
         OptionSpec("scenario", .value(placeholder: "<name>"), help: "Scenario name, e.g. sendingAttachments (required); types are <Name>HttpScenario, <Name>WebSocketEvents."),
         OptionSpec("out", short: "o", .value(placeholder: "<dir>"), help: "Where the Swift files go (default: the current directory)."),
         OptionSpec("fixtures", .value(placeholder: "<dir>"), help: "Where fixture files go (default Fixtures/API/v1)."),
         OptionSpec("hosts", .value(placeholder: "<regex>"), help: "Only exchanges whose host matches (case-insensitive)."),
         OptionSpec("inline-limit", .value(placeholder: "<bytes>"), help: "Bodies up to this size are inline string literals (default 4096); JSON always goes to fixtures."),
+        OptionSpec("latency", .value(placeholder: "recorded|none"), help: "recorded: each response waits its recorded wait + receive time (`delay:`); none (default): answers at once."),
+        OptionSpec("keep-header", .value(placeholder: "<name>"), help: "Keep this response header although it changes on every recording (Date, Server, ETag, X-Request-Id, ...); repeatable."),
         OptionSpec("allow-unredacted", .flag, help: "Generate even when `harrec redact --check` finds secrets in the HAR."),
         rulesOption,
     ],
@@ -39,6 +41,14 @@ func runGenerate(_ arguments: [String]) -> Int32 {
     do {
         if let limit = parsed.value("inline-limit") {
             options.inlineLimit = try parseByteCount(limit, option: "inline-limit")
+        }
+        switch parsed.value("latency") {
+        case nil, "none": options.scenario.latency = .none
+        case "recorded": options.scenario.latency = .recorded
+        case let other?: throw UsageError("--latency: expected recorded or none, got '\(sanitizedForLog(other))'")
+        }
+        for name in parsed.allValues("keep-header") {
+            options.scenario.droppedResponseHeaders.remove(name.lowercased())
         }
         if let hosts = parsed.value("hosts") {
             do {
@@ -84,13 +94,17 @@ func runGenerate(_ arguments: [String]) -> Int32 {
     let fixturesDirectory = URL(fileURLWithPath: parsed.value("fixtures") ?? GeneratorOptions.defaultFixturesDirectory)
     do {
         let files = try SwiftMockGenerator.generate(log, options: options)
-        try files.write(to: outDirectory, fixturesDirectory: fixturesDirectory)
+        let written = Set(try files.write(to: outDirectory, fixturesDirectory: fixturesDirectory).map(\.path))
         let swiftFiles = files.filter { $0.role != .fixture }
         let fixtures = files.count - swiftFiles.count
         for file in swiftFiles {
-            printErr("harrec: wrote \(outDirectory.appendingPathComponent(file.relativePath).path)")
+            let path = outDirectory.appendingPathComponent(file.relativePath).path
+            printErr("harrec: \(written.contains(path) ? "wrote" : "unchanged") \(path)")
         }
-        printErr("harrec: \(fixtures) fixture file\(fixtures == 1 ? "" : "s") in \(fixturesDirectory.path)")
+        let fixturesWritten = files.filter { $0.role == .fixture
+            && written.contains(fixturesDirectory.appendingPathComponent($0.relativePath).path) }.count
+        printErr("harrec: \(fixtures) fixture file\(fixtures == 1 ? "" : "s") in \(fixturesDirectory.path)"
+                 + (fixtures > 0 ? " (\(fixturesWritten) written, \(fixtures - fixturesWritten) unchanged)" : ""))
     } catch {
         fail("\(error)", code: 1)
     }

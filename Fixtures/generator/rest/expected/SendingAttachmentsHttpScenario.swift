@@ -21,7 +21,6 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             response: MockResponse(
                 status: 200,
                 headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
                     HTTPHeader("Content-Type", "application/json; charset=utf-8"),
                 ],
                 body: .fixture("projects-sendingAttachments.json")
@@ -29,6 +28,7 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             repeatability: .once,
             label: "#1 GET /v1/projects"
         ),
+        // Changed since #1 GET /v1/projects: projects[0].name: "Apollo" -> "Apollo 2"
         ResponseQueueItem(
             condition: RequestCondition(
                 method: "GET", scheme: "https", host: "api.example.com",
@@ -38,7 +38,6 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             response: MockResponse(
                 status: 200,
                 headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
                     HTTPHeader("Content-Type", "application/json; charset=utf-8"),
                 ],
                 body: .fixture("projects-sendingAttachments-2.json")
@@ -54,7 +53,6 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             response: MockResponse(
                 status: 200,
                 headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
                     HTTPHeader("Content-Type", "application/json"),
                 ],
                 body: .fixture("projects-sendingAttachments-3.json")
@@ -70,7 +68,6 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             response: MockResponse(
                 status: 404,
                 headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
                     HTTPHeader("Content-Type", "application/problem+json"),
                 ],
                 body: .fixture("attachments-sendingAttachments.json")
@@ -86,7 +83,6 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             response: MockResponse(
                 status: 429,
                 headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
                     HTTPHeader("Content-Type", "application/json"),
                     HTTPHeader("Retry-After", "2"),
                 ],
@@ -95,6 +91,7 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             repeatability: .once,
             label: "#5 POST /v1/projects/42/attachments"
         ),
+        // Changed since #5 POST /v1/projects/42/attachments: error: "rate limited" -> (none); retryAfter: 2 -> (none); id: (none) -> "att-1"; and 1 more
         ResponseQueueItem(
             condition: RequestCondition(
                 method: "POST", scheme: "https", host: "api.example.com",
@@ -103,7 +100,6 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             response: MockResponse(
                 status: 201,
                 headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
                     HTTPHeader("Content-Type", "application/json"),
                 ],
                 body: .fixture("attachments-sendingAttachments-3.json")
@@ -119,7 +115,6 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             response: MockResponse(
                 status: 500,
                 headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
                     HTTPHeader("Content-Type", "text/plain"),
                 ],
                 body: .text("Internal Server Error")
@@ -134,9 +129,7 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             ),
             response: MockResponse(
                 status: 204,
-                headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
-                ],
+                headers: [],
                 body: .empty
             ),
             repeatability: .always,
@@ -150,7 +143,6 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             response: MockResponse(
                 status: 200,
                 headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
                     HTTPHeader("Content-Type", "application/json"),
                 ],
                 body: .empty
@@ -167,7 +159,6 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             response: MockResponse(
                 status: 200,
                 headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
                     HTTPHeader("Content-Type", "application/json"),
                 ],
                 body: .text(#"{"truncated": [1, 2"#)
@@ -184,7 +175,6 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             response: MockResponse(
                 status: 200,
                 headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
                     HTTPHeader("Content-Type", "image/png"),
                 ],
                 body: .base64("iVBORw0KGgoAAQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYn")
@@ -201,7 +191,6 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             response: MockResponse(
                 status: 200,
                 headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
                     HTTPHeader("Content-Type", "image/png"),
                 ],
                 body: .fixture("banner-sendingAttachments.png")
@@ -217,7 +206,6 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             response: MockResponse(
                 status: 200,
                 headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
                     HTTPHeader("Content-Type", "text/html; charset=utf-8"),
                 ],
                 body: .fixture("root-sendingAttachments.html")
@@ -234,7 +222,6 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             response: MockResponse(
                 status: 200,
                 headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
                     HTTPHeader("Content-Type", "application/json"),
                 ],
                 body: .fixture("graphql-sendingAttachments.json")
@@ -251,7 +238,6 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             response: MockResponse(
                 status: 200,
                 headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
                     HTTPHeader("Content-Type", "application/json"),
                 ],
                 body: .fixture("graphql-sendingAttachments-2.json")
@@ -259,6 +245,7 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             repeatability: .always,
             label: "#15 POST /graphql"
         ),
+        // Changed since #2 GET /v1/projects: projects[0].name: "Apollo 2" -> "Apollo"
         ResponseQueueItem(
             condition: RequestCondition(
                 method: "GET", scheme: "https", host: "api.example.com",
@@ -268,7 +255,6 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             response: MockResponse(
                 status: 200,
                 headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
                     HTTPHeader("Content-Type", "application/json; charset=utf-8"),
                 ],
                 body: .fixture("projects-sendingAttachments.json")
@@ -284,7 +270,6 @@ public struct SendingAttachmentsHttpScenario: Scenario {
             response: MockResponse(
                 status: 200,
                 headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
                     HTTPHeader("Content-Type", "text/plain; charset=utf-8"),
                 ],
                 body: .text(#"""

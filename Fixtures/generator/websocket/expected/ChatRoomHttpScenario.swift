@@ -20,7 +20,6 @@ public struct ChatRoomHttpScenario: Scenario {
             response: MockResponse(
                 status: 200,
                 headers: [
-                    HTTPHeader("Date", "Mon, 30 Nov 2026 10:00:00 GMT"),
                     HTTPHeader("Content-Type", "application/json"),
                 ],
                 body: .fixture("session-chatRoom.json")
