@@ -200,3 +200,38 @@ import Testing
         #expect(transport.unusedItems().isEmpty)
     }
 }
+
+@Suite struct FixtureLookupTests {
+    /// This test target has `.copy("Fixtures")`: SwiftPM puts `Fixtures/replay-small.har` in the
+    /// target's resource bundle beside the test binary, and a bare name finds it there.
+    @Test func swiftPMResourcesAreFoundWithoutConfiguration() throws {
+        let data = try FixtureLocator.data(named: "replay-small.har")
+        #expect(String(decoding: data, as: UTF8.self).contains("\"entries\""))
+        #expect((try? FixtureLocator.data(named: "Fixtures/replay-small.har")) == data, "a path below the bundle works too")
+    }
+
+    @Test func aMissingFixtureListsTheResourceBundles() {
+        do {
+            _ = try FixtureLocator.data(named: "no-such-fixture.json")
+            Issue.record("expected FixtureNotFoundError")
+        } catch let error as FixtureNotFoundError {
+            #expect(error.searched.contains { $0.hasSuffix("HARMockingTests.resources") || $0.hasSuffix("HARMockingTests.bundle") },
+                    "\(error.searched)")
+            #expect(error.description.contains("FixtureLocator.addBundle(.module)"))
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test func addedBundlesAreSearchedBelowTheirRoot() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("hm-bundle-\(UUID().uuidString)")
+        let nested = root.appendingPathComponent("Fixtures/API/v1")
+        try FileManager.default.createDirectory(at: nested, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        try Data("orders".utf8).write(to: nested.appendingPathComponent("orders-\(UUID().uuidString).json"))
+        let name = try FileManager.default.contentsOfDirectory(atPath: nested.path)[0]
+        #expect((try? FixtureLocator.data(named: name)) == nil)
+        FixtureLocator.addBundle(try #require(Bundle(path: root.path)))
+        #expect(try FixtureLocator.data(named: name) == Data("orders".utf8))
+    }
+}
