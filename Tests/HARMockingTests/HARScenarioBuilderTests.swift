@@ -67,7 +67,7 @@ final class HARScenarioBuilderTests: XCTestCase {
 
     func testRecordedFailuresBecomeURLErrorCodes() {
         let cases: [(String, URLError.Code)] = [
-            ("upstream connection failed: connection refused", .cannotConnectToHost),
+            ("cannot connect to 127.0.0.1:1: connection refused", .cannotConnectToHost),
             ("[Errno 111] Connect call failed ('127.0.0.1', 1)", .cannotConnectToHost),
             ("net::ERR_CONNECTION_REFUSED", .cannotConnectToHost),
             ("upstream connection failed: DNS lookup for api.invalid failed: Name or service not known", .cannotFindHost),

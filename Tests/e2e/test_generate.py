@@ -14,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -30,6 +32,8 @@ REPO = Path(__file__).resolve().parents[2]
 SECRET_TOKEN = "tok-live-93f0c1d2e3a4b5c6d7e8f9"
 SECRET_EMAIL = "jane.doe@corp-mail.example.org"
 SECRET_COOKIE = "sess-5f4e3d2c1b0a"
+# The slow endpoint's wait, replayed with `--latency recorded`.
+SLOW_SECONDS = 0.6
 
 
 class Origin(BaseHTTPRequestHandler):
@@ -64,6 +68,9 @@ class Origin(BaseHTTPRequestHandler):
             self.send(429, b'{"error":"slow down"}', headers=[("Retry-After", "7")])
         elif path == "/v1/boom":
             self.send(500, b"internal error", ctype="text/plain")
+        elif path == "/v1/slow":
+            time.sleep(SLOW_SECONDS)
+            self.send(200, b'{"slow":true}')
         else:
             self.send(404, b"no such path", ctype="text/plain")
 
@@ -123,7 +130,8 @@ let package = Package(
     targets: [
         .target(name: "Generated", dependencies: [.product(name: "HARMocking", package: "{package}")]),
         .testTarget(name: "GeneratedTests",
-                    dependencies: ["Generated", .product(name: "HARMocking", package: "{package}")]),
+                    dependencies: ["Generated", .product(name: "HARMocking", package: "{package}"),
+                                   .product(name: "HARMockingTesting", package: "{package}")]),
     ],
     swiftLanguageModes: [.v5]
 )
@@ -150,7 +158,7 @@ final class GeneratedScenarioTests: XCTestCase {
     /// One request through a real URLSession whose configuration has NetworkMock first.
     func fetch(_ path: String, method: String = "GET", body: Data? = nil) -> (Int, [String: String], Data, Error?) {
         let session = URLSession(configuration: NetworkMock.configuration())
-        var request = URLRequest(url: URL(string: base + path)!)
+        var request = URLRequest(url: URL(string: path.hasPrefix("http") ? path : base + path)!)
         request.httpMethod = method
         request.httpBody = body
         let done = DispatchSemaphore(value: 0)
@@ -201,7 +209,29 @@ final class GeneratedScenarioTests: XCTestCase {
         XCTAssertEqual(login.0, 200)
         let token = json(login.2)["access_token"] as? String ?? ""
         XCTAssertTrue(token.hasPrefix("redacted-"), token)
-        XCTAssertTrue(NetworkMock.unusedItems().isEmpty, "every recorded exchange was replayed")
+
+        // The refused connection was recorded as a failure and replays as the URLError an app sees.
+        let down = fetch("http://127.0.0.1:1/v1/down")
+        XCTAssertEqual(down.0, 0)
+        XCTAssertEqual((down.3 as? URLError)?.code, .cannotConnectToHost, "\(String(describing: down.3))")
+        // --latency recorded: the slow endpoint waits its recorded time again.
+        let start = Date()
+        let slow = fetch("/v1/slow")
+        XCTAssertEqual(slow.0, 200)
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), __SLOW__ * 0.9)
+        XCTAssertTrue(NetworkMock.unusedItems().isEmpty, "every recorded exchange was replayed: \(NetworkMock.unusedItems())")
+    }
+
+    func testARecordedDelayPastTheSessionTimeoutTimesOut() {
+        let configuration = NetworkMock.configuration()
+        configuration.timeoutIntervalForRequest = 0.2
+        let session = URLSession(configuration: configuration)
+        let done = DispatchSemaphore(value: 0)
+        final class Box: @unchecked Sendable { var error: Error? }
+        let box = Box()
+        session.dataTask(with: URL(string: base + "/v1/slow")!) { _, _, error in box.error = error; done.signal() }.resume()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual((box.error as? URLError)?.code, .timedOut)
     }
 
     func testUnmatchedRequestExplainsWhatDiffered() {
@@ -238,6 +268,53 @@ final class GeneratedScenarioTests: XCTestCase {
 """
 
 
+# Swift Testing in the consumer's package: one NetworkMock per test through the `.mocking` trait,
+# the tests running in parallel, plus hand-written stubs beside the recorded items.
+PARALLEL_TEST = r"""
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HARMocking
+import HARMockingTesting
+import Testing
+@testable import Generated
+
+func get(_ url: String, _ session: URLSession) async -> (Int, Data, Error?) {
+    await withCheckedContinuation { continuation in
+        session.dataTask(with: URL(string: url)!) { data, response, error in
+            continuation.resume(returning: ((response as? HTTPURLResponse)?.statusCode ?? 0, data ?? Data(), error))
+        }.resume()
+    }
+}
+
+@Suite(.mocking(RecordedSessionHttpScenario()))
+struct ParallelMockTests {
+    let base = "http://127.0.0.1:__PORT__"
+
+    @Test(arguments: 0..<6)
+    func eachTestHasItsOwnQueues(_ n: Int) async throws {
+        let mock = try #require(NetworkMock.current)
+        if n % 2 == 0 { mock.stub(.get("/v1/feed")) { .json(["version": 100 + n]) } }
+        let session = URLSession(configuration: mock.configuration())
+        for expected in n % 2 == 0 ? [100 + n, 100 + n, 100 + n] : [1, 2, 3] {
+            let (status, data, _) = await get(base + "/v1/feed", session)
+            #expect(status == 200)
+            let version = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["version"] as? Int
+            #expect(version == expected)
+        }
+        #expect(mock.calls.count == 3)
+    }
+
+    @Test func failuresAreURLErrors() async throws {
+        let mock = try #require(NetworkMock.current)
+        let (_, _, error) = await get("http://127.0.0.1:1/v1/down", URLSession(configuration: mock.configuration()))
+        #expect((error as? URLError)?.code == .cannotConnectToHost)
+    }
+}
+"""
+
+
 def record_session(harrec, tmp_path) -> Path:
     origin = ThreadingHTTPServer(("127.0.0.1", 0), Origin)
     threading.Thread(target=origin.serve_forever, daemon=True).start()
@@ -249,8 +326,10 @@ def record_session(harrec, tmp_path) -> Path:
         for _ in range(3):
             assert curl(*proxy, base + "/v1/feed").rc == 0
         assert curl(*proxy, base + "/v1/projects/42").rc == 0
-        for path in ("/v1/missing", "/v1/limited", "/v1/boom"):
+        for path in ("/v1/missing", "/v1/limited", "/v1/boom", "/v1/slow"):
             assert curl(*proxy, base + path).rc == 0
+        # Nothing listens on port 1: harrec records the refused connection (and answers 502).
+        assert curl(*proxy, "http://127.0.0.1:1/v1/down").rc == 0
         assert curl(*proxy, "-X", "POST", "-H", "Content-Type: application/json",
                     "-H", f"Authorization: Bearer {SECRET_TOKEN}",
                     "--data", '{"user":"jane"}', base + "/v1/login").rc == 0
@@ -282,9 +361,13 @@ def test_generated_code_builds_and_replays(harrec, tmp_path):
     fixtures = pkg / "Fixtures" / "API" / "v1"
     sources.mkdir(parents=True)
     gen = subprocess.run([HARREC_BIN, "generate", str(har), "--scenario", "recordedSession",
-                          "--out", str(sources), "--fixtures", str(fixtures)],
+                          "--out", str(sources), "--fixtures", str(fixtures), "--latency", "recorded"],
                          capture_output=True, text=True, timeout=60)
     assert gen.returncode == 0, gen.stderr
+    scenario_source = (sources / "RecordedSessionHttpScenario.swift").read_text()
+    assert "// Recorded failure: cannot connect to 127.0.0.1:1: connection refused" in scenario_source
+    assert "response: .failure(.cannotConnectToHost" in scenario_source
+    assert "delay: 0." in scenario_source
     names = sorted(p.name for p in sources.iterdir())
     assert names == ["RecordedSessionHttpScenario.swift", "RecordedSessionWebSocketEvents.swift"], names
     fixture_names = sorted(p.name for p in fixtures.iterdir())
@@ -295,9 +378,10 @@ def test_generated_code_builds_and_replays(harrec, tmp_path):
     # Deterministic: generating again rewrites nothing and gives the same bytes.
     before = {p: p.read_bytes() for p in list(sources.iterdir()) + list(fixtures.iterdir())}
     again = subprocess.run([HARREC_BIN, "generate", str(har), "--scenario", "recordedSession",
-                            "--out", str(sources), "--fixtures", str(fixtures)],
+                            "--out", str(sources), "--fixtures", str(fixtures), "--latency", "recorded"],
                            capture_output=True, text=True, timeout=60)
     assert again.returncode == 0, again.stderr
+    assert "harrec: unchanged " in again.stderr and "harrec: wrote" not in again.stderr, again.stderr
     assert {p: p.read_bytes() for p in before} == before
 
     package_name = REPO.name
@@ -305,13 +389,16 @@ def test_generated_code_builds_and_replays(harrec, tmp_path):
     tests = pkg / "Tests" / "GeneratedTests"
     tests.mkdir(parents=True)
     (tests / "GeneratedScenarioTests.swift").write_text(
-        SCENARIO_TEST.replace("__FIXTURES__", str(fixtures)).replace("__PORT__", port))
+        SCENARIO_TEST.replace("__FIXTURES__", str(fixtures)).replace("__PORT__", port)
+        .replace("__SLOW__", str(SLOW_SECONDS)))
+    (tests / "ParallelMockTests.swift").write_text(PARALLEL_TEST.replace("__PORT__", port))
     env = dict(os.environ)
-    result = subprocess.run(["swift", "test", "--disable-swift-testing"], cwd=pkg, capture_output=True,
-                            text=True, timeout=1200, env=env)
+    env["HARMOCKING_FIXTURES"] = str(fixtures)
+    result = subprocess.run(["swift", "test"], cwd=pkg, capture_output=True, text=True, timeout=1200, env=env)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-6000:]
-    assert "Executed 3 tests, with 0 failures" in output, output[-3000:]
+    assert "Executed 4 tests, with 0 failures" in output, output[-3000:]
+    assert re.search(r"Test run with 2 tests in 1 suite passed", output), output[-3000:]
 
 
 def test_generate_refuses_unredacted_input(harrec, tmp_path):
