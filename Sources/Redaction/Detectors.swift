@@ -174,7 +174,15 @@ extension RedactionEngine {
         }
         var value = string(p, start..<j)
         if encoded || value.utf8.contains(0x25) { value = HARBuild.percentDecoded(value, plusAsSpace: false) }
-        guard Self.isWholeEmail(value), let marker = replaceEmail(value, location, path, length: j - start) else { return nil }
+        guard Self.isWholeEmail(value) else { return nil }
+        if Self.hasSuffixIgnoringCase(value, "@example.com") {
+            // A placeholder (or a reserved example address) stays, and its bytes are not up for a
+            // later look-back: in `user1@example.com@corp.example.org` (what the first run makes of
+            // `a@b@corp.example.org`), `example.com@corp.example.org` is no address.
+            _ = isUntouchable(value)
+            return TextMatch(start: start, end: j, replacement: "", keep: true)
+        }
+        guard let marker = replaceEmail(value, location, path, length: j - start) else { return nil }
         let replacement = encoded && !sameLength ? percentAtMarker(marker) : marker
         return TextMatch(start: start, end: j, replacement: replacement)
     }

@@ -117,6 +117,25 @@ extension RedactionEngine {
                                                        replacement: String(decoding: quoted, as: UTF8.self)), first: true))
             }
         }
+        /// A string value holding JSON (`"{\"password\":\"...\"}"`): its escaped quotes hide the
+        /// structure from the text scan, so it is redacted as JSON on its own, as the strict
+        /// rewriter does.
+        func redactNested(_ value: (content: Range<Int>, next: Int, escaped: Bool)) {
+            let content = decoded(value.content, escaped: value.escaped)
+            guard let first = content.first(where: { !isSpace($0) }), first == 0x7B || first == 0x5B,
+                  let redacted = content.withUnsafeBufferPointer({ redactValueBytes($0, location, path, nestingLevel: 1) })
+            else { return }
+            let quoted = JSONRewriter.quoted(redacted, syntax: syntax).dropFirst().dropLast()
+            found.append(PreMatch(match: TextMatch(start: value.content.lowerBound, end: value.content.upperBound,
+                                                   replacement: String(decoding: quoted, as: UTF8.self)), first: true))
+        }
+        /// A version number under a version key (`"version": "10.4.1.7"`) is no IP address.
+        func keepVersion(_ value: (content: Range<Int>, next: Int, escaped: Bool)) {
+            let bytes = UnsafeBufferPointer(rebasing: p[value.content])
+            guard !bytes.isEmpty, bytes.allSatisfy({ RedactionEngine.isDigit($0) || $0 == 0x2E }) else { return }
+            found.append(PreMatch(match: TextMatch(start: value.content.lowerBound, end: value.content.upperBound,
+                                                   replacement: "", keep: true), first: true))
+        }
         func numberEnd(_ j: Int) -> Int {
             var end = j + 1
             while end < n, RedactionEngine.isDigit(p[end]) || p[end] == 0x2E || p[end] | 0x20 == 0x65
@@ -163,7 +182,7 @@ extension RedactionEngine {
             while j < n && isSpace(p[j]) { j += 1 }
             guard j < n, p[j] == 0x3A else {
                 // A string that is no member name: an array element, or a value whose key came before.
-                if inSecret { replaceString(token, .secret) }
+                if inSecret { replaceString(token, .secret) } else { redactNested(token) }
                 i = token.next
                 continue
             }
@@ -172,6 +191,12 @@ extension RedactionEngine {
             var nameClass = decoded(token.content, escaped: token.escaped).withUnsafeBufferPointer { nameMemo.classify($0) }
             if inSecret { nameClass = .secret }
             guard j < n, nameClass != .ordinary, nameClass != .version else {
+                if j < n, p[j] == 0x22, nameClass == .version {
+                    let value = string(at: j)
+                    keepVersion(value)
+                    i = value.next
+                    continue
+                }
                 i = j
                 continue
             }

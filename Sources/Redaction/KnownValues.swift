@@ -16,8 +16,11 @@ import HAR
 final class KnownValueIndex: @unchecked Sendable {
     /// Shorter values are not chased bare: a numeric id or a short word also occurs by chance.
     static let minimumLength = 8
-    /// 8 Mbit (1 MiB): a few percent of false positives with half a million forms.
-    private static let filterBits = 23
+    /// At most 8 Mbit (1 MiB): a few percent of false positives with half a million forms. Smaller
+    /// files get a filter of about 32 bits per form (at least 1 Kbit), so redacting a small HAR
+    /// does not clear a megabyte.
+    private static let maximumFilterBits = 23
+    private let filterBits: Int
 
     private let filter: UnsafeMutablePointer<UInt64>
     private var slotKeys: UnsafeMutablePointer<UInt64>
@@ -61,8 +64,11 @@ final class KnownValueIndex: @unchecked Sendable {
     /// forms: percent-encoded (upper- and lowercase escapes), base64 and base64url (padded and
     /// not), and JSON with `\/`.
     init(pairs: [(value: String, placeholder: String)]) {
-        filter = .allocate(capacity: (1 << Self.filterBits) / 64)
-        filter.initialize(repeating: 0, count: (1 << Self.filterBits) / 64)
+        // About five forms per value (bare, percent, base64, base64url, `\/`).
+        let expectedForms = max(1, pairs.count * 5)
+        filterBits = min(Self.maximumFilterBits, max(10, Int.bitWidth - (expectedForms * 32).leadingZeroBitCount))
+        filter = .allocate(capacity: (1 << filterBits) / 64)
+        filter.initialize(repeating: 0, count: (1 << filterBits) / 64)
         // The forms, computed in parallel chunks, then joined in order (so the index is the same on
         // every run): (pattern start, count, replacement start, count) in the joined arenas.
         let chunkCount = max(1, min(64, pairs.count / 1024))
@@ -105,7 +111,7 @@ final class KnownValueIndex: @unchecked Sendable {
         patterns.withUnsafeBytes { arena.copyMemory(from: $0) }
         for (pStart, pCount, rStart, rCount) in forms {
             let key = arena.loadUnaligned(fromByteOffset: Int(pStart), as: UInt64.self)
-            let h = Self.filterHash(key)
+            let h = filterHash(key)
             filter[Int(h >> 6)] |= 1 << (h & 63)
             var slot = Int(truncatingIfNeeded: Self.slotHash(key)) & slotMask
             while slotHeads[slot] >= 0 && slotKeys[slot] != key { slot = (slot + 1) & slotMask }
@@ -235,7 +241,7 @@ final class KnownValueIndex: @unchecked Sendable {
         return out
     }
 
-    @inline(__always) private static func filterHash(_ key: UInt64) -> UInt64 {
+    @inline(__always) private func filterHash(_ key: UInt64) -> UInt64 {
         (key &* 0x9E37_79B9_7F4A_7C15) >> UInt64(64 - filterBits)
     }
     @inline(__always) private static func slotHash(_ key: UInt64) -> UInt64 {
@@ -249,7 +255,7 @@ final class KnownValueIndex: @unchecked Sendable {
     func match(_ p: UnsafeBufferPointer<UInt8>, at i: Int) -> (end: Int, replacement: Range<Int>)? {
         guard i + 8 <= p.count else { return nil }
         let key = UnsafeRawPointer(p.baseAddress! + i).loadUnaligned(as: UInt64.self)
-        let h = Self.filterHash(key)
+        let h = filterHash(key)
         guard filter[Int(h >> 6)] & (1 << (h & 63)) != 0 else { return nil }
         return slowMatch(p, at: i, key: key)
     }

@@ -79,9 +79,11 @@ extension RedactionEngine {
         var i = 0
         var k = 0  // next pre-match
         var lastReplaced = false  // whether the last match applied was replaced (not kept)
+        var keptUntil = -1  // the end of the last match kept as it is
         func apply(_ m: TextMatch) {
             lastReplaced = !m.keep
             if m.keep {
+                keptUntil = m.resume ?? m.end
                 // Matched but left as is (placeholders, allowed values): its bytes are still not up
                 // for a look-back detector (`redacted-2@host` is no email).
                 floor = max(floor, m.end)
@@ -111,6 +113,13 @@ extension RedactionEngine {
                         // The rest of a value an earlier replacement cut into (a key block that
                         // runs past an assignment's line): it goes with that replacement, not
                         // into a second placeholder glued to it.
+                        if !lastReplaced && keptUntil == i {
+                            // The rest of a run whose start was a placeholder kept as it is: the
+                            // placeholder stood for the whole run the first time, so this stays too.
+                            floor = m.end
+                            i = m.end
+                            continue
+                        }
                         if lastReplaced && copied == i {
                             // (In a binary body the bytes are kept in number, as '*'s.)
                             if sameLength { out.append(contentsOf: [UInt8](repeating: 0x2A, count: m.end - i)) }
@@ -254,14 +263,20 @@ extension RedactionEngine {
     /// A secret match for `range`, or nil when the value is allowed or already a placeholder.
     func secretMatch(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, rule: RedactionRule,
                      _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
-        guard let replacement = replaceSecret(string(p, range), rule, location, path, length: range.count) else { return nil }
+        // nil: the value is a placeholder or an allowed value. It stays, and as a whole: no other
+        // rule takes part of it (a placeholder JWT is no high-entropy run the next time).
+        guard let replacement = replaceSecret(string(p, range), rule, location, path, length: range.count) else {
+            return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: "", keep: true)
+        }
         return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: replacement)
     }
 
     /// A match of `kind` (phone, card, person, host, IP) for `range`.
     func valueMatch(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ kind: ValueKind, rule: RedactionRule,
                     _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
-        guard let replacement = replaceValue(kind, string(p, range), rule, location, path, length: range.count) else { return nil }
+        guard let replacement = replaceValue(kind, string(p, range), rule, location, path, length: range.count) else {
+            return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: "", keep: true)
+        }
         return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: replacement)
     }
 
