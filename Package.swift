@@ -36,10 +36,13 @@ let package = Package(
         // Redaction on the typed HAR model: rules, placeholders, format-preserving JSON rewriting.
         .target(name: "Redaction", dependencies: ["HAR"]),
         // The test runtime: scenarios, NetworkMock and HARReplayProtocol (URLProtocol), triggers.
-        .target(name: "HARMocking", dependencies: ["HAR"]),
+        // The scenario model, the HAR-to-items builder and value matching: pure (no URLSession),
+        // shared by the generator (so the harrec binary links no URLProtocol code) and HARMocking.
+        .target(name: "HARScenarios", dependencies: ["HAR"]),
+        .target(name: "HARMocking", dependencies: ["HAR", "HARScenarios"]),
         // `harrec generate`: HAR -> Swift scenarios, WebSocket triggers and JSON fixtures (pure).
         .target(name: "HARMockingTesting", dependencies: ["HARMocking"]),
-        .target(name: "HARGenerator", dependencies: ["HAR", "HARMocking"]),
+        .target(name: "HARGenerator", dependencies: ["HAR", "HARScenarios"]),
         .target(name: "ProxyCore", dependencies: ["HTTP1", "SOCKS5", "Recording", "HAR", "TLS", "WebSocket"]),
         // The only I/O: epoll, non-blocking sockets, timers.
         .target(name: "ProxyRuntime", dependencies: ["ProxyCore", "Recording", "CHarrecShims"]),

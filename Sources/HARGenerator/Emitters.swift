@@ -1,6 +1,6 @@
 import Foundation
 import HAR
-import HARMocking
+import HARScenarios
 
 /// The header every generated Swift file starts with.
 private func fileHeader(_ options: GeneratorOptions) -> String {

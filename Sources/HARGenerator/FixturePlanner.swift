@@ -1,6 +1,6 @@
 import Foundation
 import HAR
-import HARMocking
+import HARScenarios
 
 /// How one response body appears in the generated scenario.
 enum PlannedBody: Equatable {

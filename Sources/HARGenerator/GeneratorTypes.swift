@@ -1,5 +1,5 @@
 import Foundation
-import HARMocking
+import HARScenarios
 
 /// What `SwiftMockGenerator.generate` produces and how.
 public struct GeneratorOptions: Sendable {

@@ -1,5 +1,5 @@
 import HAR
-import HARMocking
+import HARScenarios
 
 /// What changed between two recorded JSON responses to the same request, for a comment above the
 /// later item: `status: "pending" -> "done"; items[0].count: 1 -> 2`.

@@ -1,5 +1,5 @@
 import HAR
-import HARMocking
+import HARScenarios
 
 /// `harrec generate`: turns a recorded session into Swift source for the HARMocking runtime, plus
 /// fixture files for bodies that do not belong in source.

@@ -61,6 +61,9 @@ struct RequestSnapshot {
         return bytes
     }
 
+    /// The request as predicates see it.
+    var mockRequest: MockRequest { MockRequest(method: method, url: url, headers: headers, body: body) }
+
     /// "GET https://host/path?query", for messages.
     var requestLine: String { "\(method) \(url)" }
 }
@@ -200,7 +203,7 @@ enum RequestMatcher {
             }
         }
         if let predicate = condition.predicate {
-            check(predicate.test(request.request), .predicate(name: predicate.name))
+            check(predicate.test(request.mockRequest), .predicate(name: predicate.name))
         }
         return MatchReport(matchedParts: matched, mismatches: mismatches)
     }

@@ -53,8 +53,9 @@ extension RequestCondition {
         return copy
     }
 
-    /// This condition, also requiring `test` to hold for the whole request.
-    public func matching(_ name: String = "predicate", _ test: @escaping @Sendable (URLRequest) -> Bool) -> RequestCondition {
+    /// This condition, also requiring `test` to hold for the whole request (`$0.header("X-Cart")`,
+    /// `$0.body`, `$0.url`).
+    public func matching(_ name: String = "predicate", _ test: @escaping @Sendable (MockRequest) -> Bool) -> RequestCondition {
         var copy = self
         copy.predicate = RequestPredicate(name, test)
         return copy

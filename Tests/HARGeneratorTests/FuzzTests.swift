@@ -170,7 +170,7 @@ final class FuzzTests: XCTestCase {
         let eventsType = files[1].relativePath.replacingOccurrences(of: ".swift", with: "")
         try Data(Self.dumpProgram(scenarioType: scenarioType, eventsType: eventsType).utf8).write(to: main)
         let binary = dir.appendingPathComponent("roundtrip")
-        let build = try Command.run(["swiftc", "-Onone", "-o", binary.path, model.path, main.path] + paths, in: dir)
+        let build = try Command.run(["swiftc", "-Onone", "-package-name", "harrec", "-o", binary.path, model.path, main.path] + paths, in: dir)
         guard build.status == 0 else { return XCTFail("round-trip program does not build:\n\(build.output.prefix(4000))") }
         let run = try Command.run([binary.path], in: dir)
         XCTAssertEqual(run.status, 0, run.output)
@@ -181,11 +181,11 @@ final class FuzzTests: XCTestCase {
         }
     }
 
-    /// The runtime's own value types (Sources/HARMocking/ScenarioModel.swift), plus a
+    /// The runtime's own value types (Sources/HARScenarios/ScenarioModel.swift), plus a
     /// WebSocketTriggerCenter that records what is registered, so generated code runs without the
     /// serving parts of the runtime.
     static func runtimeValueTypes() throws -> String {
-        let model = String(decoding: try TestIO.read(TestPaths.mockingSources.appendingPathComponent("ScenarioModel.swift")),
+        let model = String(decoding: try TestIO.read(TestPaths.scenariosSources.appendingPathComponent("ScenarioModel.swift")),
                            as: UTF8.self)
         return model + """
 

@@ -10,6 +10,7 @@ enum TestPaths {
     static let goldenRoot = packageRoot.appendingPathComponent("Fixtures/generator")
     static let harSources = packageRoot.appendingPathComponent("Sources/HAR")
     static let mockingSources = packageRoot.appendingPathComponent("Sources/HARMocking")
+    static let scenariosSources = packageRoot.appendingPathComponent("Sources/HARScenarios")
 }
 
 enum TestIO {
@@ -70,8 +71,9 @@ enum StubHARMocking {
         }
         let harFiles = try swiftFiles(TestPaths.harSources)
         let mockingFiles = try swiftFiles(TestPaths.mockingSources)
+        let scenarioFiles = try swiftFiles(TestPaths.scenariosSources)
         var hasher = FNV1a()
-        for file in harFiles + mockingFiles { hasher.add(try TestIO.read(file)) }
+        for file in harFiles + scenarioFiles + mockingFiles { hasher.add(try TestIO.read(file)) }
         let final = fm.temporaryDirectory.appendingPathComponent("harrec-gen-mocking-\(hasher.hex)")
         let done = final.appendingPathComponent("READY")
         if fm.fileExists(atPath: done.path) { return final }
@@ -82,12 +84,17 @@ enum StubHARMocking {
         try? fm.removeItem(at: dir)
         try fm.createDirectory(at: dir, withIntermediateDirectories: true)
         // HARMocking reads HARs (HARScenarioBuilder, HARReplayProtocol), so it needs the HAR module.
-        let har = try Command.run(["swiftc", "-emit-module", "-module-name", "HAR", "-parse-as-library",
+        let har = try Command.run(["swiftc", "-emit-module", "-module-name", "HAR", "-parse-as-library", "-package-name", "harrec",
                                    "-emit-module-path", dir.appendingPathComponent("HAR.swiftmodule").path]
                                   + harFiles.map(\.path), in: dir)
         guard har.status == 0 else { throw StubError.build("HAR", har.output) }
+        let scenarios = try Command.run(["swiftc", "-emit-module", "-module-name", "HARScenarios", "-parse-as-library",
+                                         "-package-name", "harrec", "-swift-version", "5", "-I", dir.path,
+                                         "-emit-module-path", dir.appendingPathComponent("HARScenarios.swiftmodule").path]
+                                        + scenarioFiles.map(\.path), in: dir)
+        guard scenarios.status == 0 else { throw StubError.build("HARScenarios", scenarios.output) }
         let mocking = try Command.run(["swiftc", "-emit-module", "-module-name", "HARMocking", "-parse-as-library",
-                                       "-swift-version", "5", "-I", dir.path,
+                                       "-package-name", "harrec", "-swift-version", "5", "-I", dir.path,
                                        "-emit-module-path", dir.appendingPathComponent("HARMocking.swiftmodule").path]
                                       + mockingFiles.map(\.path), in: dir)
         guard mocking.status == 0 else { throw StubError.build("HARMocking", mocking.output) }

@@ -41,7 +41,7 @@ import Testing
         mock.stub(.get("/v1/flags").header("X-Api-Version")) { .text("any version") }
         mock.stub(.get("/v1/flags").header("X-Api-Version", "2")) { .text("v2") }
         mock.stub(.path(regex: #"/v1/search/\w+"#).query("q")) { .status(500) }
-        mock.stub(.get("/v1/cart").matching("has a cart id") { $0.value(forHTTPHeaderField: "X-Cart") != nil }) { .text("cart") }
+        mock.stub(.get("/v1/cart").matching("has a cart id") { $0.header("X-Cart") != nil }) { .text("cart") }
         mock.stub(.get("/v1/echo")) { request in .text(request.url?.query ?? "") }
         let session = URLSession(configuration: mock.configuration())
 

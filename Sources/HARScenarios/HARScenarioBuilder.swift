@@ -127,13 +127,13 @@ public enum HARScenarioBuilder {
     // MARK: - Internals shared with HARReplayProtocol
 
     /// A queue item with the entry it came from (replay uses the request headers).
-    struct Built {
-        var item: ResponseQueueItem
-        var entry: HAREntry
+    package struct Built {
+        package var item: ResponseQueueItem
+        package var entry: HAREntry
     }
 
     /// The items with their entries (replay adds header conditions from the entries).
-    static func builtItems(from log: HARLog, options: HARScenarioOptions) -> [Built] {
+    package static func builtItems(from log: HARLog, options: HARScenarioOptions) -> [Built] {
         struct Candidate {
             var entry: HAREntry
             var condition: RequestCondition
@@ -334,7 +334,7 @@ public enum HARScenarioBuilder {
 
     /// A key equal for conditions that match the same requests: query items sorted, JSON bodies
     /// canonical.
-    static func conditionKey(_ c: RequestCondition) -> String {
+    package static func conditionKey(_ c: RequestCondition) -> String {
         var parts = [c.method.uppercased(), c.scheme.lowercased(), c.host.lowercased(),
                      c.port.map(String.init) ?? "", c.path]
         let query = c.query.map { q -> String in

@@ -6,19 +6,19 @@ import HAR
 // MARK: - URL splitting (shared by recorded and live sides)
 
 /// An absolute URL split the way matching needs it, without normalising the path.
-struct MockURLParts: Equatable {
+package struct MockURLParts: Equatable {
     /// Lowercased.
-    var scheme: String
+    package var scheme: String
     /// Lowercased; IPv6 addresses without brackets.
-    var host: String
+    package var host: String
     /// The port as written; nil when absent.
-    var port: Int?
+    package var port: Int?
     /// Percent-encoded as written, "/" when empty.
-    var path: String
+    package var path: String
     /// The raw query without "?"; nil when there is no "?".
-    var rawQuery: String?
+    package var rawQuery: String?
 
-    static func defaultPort(_ scheme: String) -> Int? {
+    package static func defaultPort(_ scheme: String) -> Int? {
         switch scheme.lowercased() {
         case "http", "ws": return 80
         case "https", "wss": return 443
@@ -27,9 +27,9 @@ struct MockURLParts: Equatable {
     }
 
     /// The port a connection would use.
-    var effectivePort: Int? { port ?? MockURLParts.defaultPort(scheme) }
+    package var effectivePort: Int? { port ?? MockURLParts.defaultPort(scheme) }
 
-    init?(_ string: String) {
+    package init?(_ string: String) {
         guard let sep = string.range(of: "://") else { return nil }
         let scheme = string[..<sep.lowerBound]
         guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." })
@@ -71,7 +71,7 @@ struct MockURLParts: Equatable {
     }
 
     /// Query items in order, percent-decoded; empty segments (`a=1&&b=2`) are skipped.
-    var queryItems: [(name: String, value: String?)] {
+    package var queryItems: [(name: String, value: String?)] {
         guard let rawQuery, !rawQuery.isEmpty else { return [] }
         return rawQuery.split(separator: "&", omittingEmptySubsequences: true).map { segment in
             if let eq = segment.firstIndex(of: "=") {
@@ -84,7 +84,7 @@ struct MockURLParts: Equatable {
 
     /// Decodes %XX escapes; text whose escapes are not valid UTF-8 is kept as written. "+" is kept
     /// (it is only a space in form bodies, and both sides are decoded the same way anyway).
-    static func percentDecoded(_ s: Substring) -> String {
+    package static func percentDecoded(_ s: Substring) -> String {
         guard s.contains("%") else { return String(s) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(s.utf8.count)
@@ -113,22 +113,22 @@ struct MockURLParts: Equatable {
 
 // MARK: - JSON equality by value
 
-enum MockJSON {
+package enum MockJSON {
     /// A canonical text for a JSON document (object keys sorted, last duplicate wins, numbers by
     /// value), or nil when `text` is not JSON. Two documents are equal as JSON values exactly when
     /// their canonical texts are equal.
-    static func canonical(_ text: String) -> String? {
+    package static func canonical(_ text: String) -> String? {
         canonical(bytes: Array(text.utf8))
     }
 
-    static func canonical(bytes: [UInt8]) -> String? {
+    package static func canonical(bytes: [UInt8]) -> String? {
         guard let value = try? JSONParser.parse(bytes) else { return nil }
         var out = ""
         write(value, into: &out)
         return out
     }
 
-    static func write(_ value: JSONValue, into out: inout String) {
+    package static func write(_ value: JSONValue, into out: inout String) {
         switch value {
         case .null: out += "null"
         case .bool(let b): out += b ? "true" : "false"

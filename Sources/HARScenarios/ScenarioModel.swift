@@ -1,9 +1,6 @@
 // The scenario model that generated code builds (copied from the HARMocking API contract).
 
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 // MARK: - Scenario model (what generated code builds)
 
@@ -85,23 +82,52 @@ public enum HeaderMatch: Sendable, Equatable {
     /// No such header.
     case absent(String)
 
-    var name: String {
+    package var name: String {
         switch self {
         case .equals(let n, _), .present(let n), .absent(let n): return n
         }
     }
 }
 
+/// A request as matching sees it, for predicates: what URLSession sent, or what a client sent to
+/// `harrec replay`.
+public struct MockRequest: Sendable, Equatable {
+    /// Uppercased.
+    public var method: String
+    /// The absolute URL as sent.
+    public var url: String
+    /// Header values by lowercased name (repeated headers joined with ",").
+    public var headers: [String: String]
+    /// The body bytes (empty when there was none).
+    public var body: [UInt8]
+
+    /// Creates a request; header names are lowercased.
+    public init(method: String, url: String, headers: [String: String] = [:], body: [UInt8] = []) {
+        self.method = method.uppercased()
+        self.url = url
+        var lowered: [String: String] = [:]
+        for (name, value) in headers { lowered[name.lowercased()] = value }
+        self.headers = lowered
+        self.body = body
+    }
+
+    /// The value of header `name` (case-insensitive).
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    /// The body as UTF-8 text, nil when it is not valid UTF-8.
+    public var bodyText: String? { String(validating: body, as: UTF8.self) }
+}
+
 /// Any test of the whole request (its body included), for what no other condition expresses.
 /// Two predicates are equal only when they are the same one.
 public struct RequestPredicate: Sendable, Equatable {
-    /// Shown in diagnostics: "predicate \"has a cart id\" is false".
+    /// Shown in diagnostics: "has a cart id: false for this request".
     public let name: String
-    let test: @Sendable (URLRequest) -> Bool
+    package let test: @Sendable (MockRequest) -> Bool
     private let identity = UUID()
 
     /// A predicate named `name` (for diagnostics).
-    public init(_ name: String = "predicate", _ test: @escaping @Sendable (URLRequest) -> Bool) {
+    public init(_ name: String = "predicate", _ test: @escaping @Sendable (MockRequest) -> Bool) {
         self.name = name
         self.test = test
     }
@@ -232,29 +258,6 @@ public enum RequestExpectation: Sendable, Equatable {
     case query(QueryItemMatch)
     /// The body.
     case body(BodyMatch)
-}
-
-/// One request a `NetworkMock` instance saw, whole, with what it got.
-public struct MockCall: @unchecked Sendable {
-    /// The request as the app sent it. Its body is in `httpBody` even when the app streamed it
-    /// (`httpBodyStream`, `uploadTask`).
-    public var request: URLRequest
-    /// Index into the scenario's `responseQueue` of the item that answered; nil when none matched.
-    public var itemIndex: Int?
-    /// The item that answered; nil when none matched.
-    public var item: ResponseQueueItem?
-    /// What was served: a response, or a `.failure`; nil when no item matched (the task then
-    /// failed with `UnmatchedRequestError`).
-    public var response: MockResponse?
-
-    /// The method, uppercased ("GET" when the request has none).
-    public var method: String { (request.httpMethod ?? "GET").uppercased() }
-    /// The absolute URL.
-    public var url: URL? { request.url }
-    /// The body bytes (empty when there was none).
-    public var body: Data { request.httpBody ?? Data() }
-    /// The value of header `name` (case-insensitive).
-    public func header(_ name: String) -> String? { request.value(forHTTPHeaderField: name) }
 }
 
 /// A request that was served (or refused), for call tracking.
