@@ -1,0 +1,78 @@
+import CHarrecShims
+import Dispatch
+import Glibc
+import ProxyCore
+import Recording
+import Synchronization
+
+// Accepting connections: listeners, back-off on EMFILE, hand-over between loops.
+extension EventLoop {
+    // MARK: - Accept
+
+    func acceptAll(_ listenerFD: Int32) {
+        while true {
+            var address = SocketAddress()
+            address.length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &address.storage) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    harrec_accept_nonblocking(listenerFD, $0, &address.length)
+                }
+            }
+            if fd < 0 {
+                let code = harrec_errno()
+                if code == EMFILE || code == ENFILE {
+                    pauseAccepting(reason: String(cString: strerror(code)))
+                }
+                return
+            }
+            acceptBackoff.accepted()
+            let loop = shared.loopForNextConnection()
+            if loop === self {
+                adopt(fd: fd, address: address)
+            } else {
+                loop.handOver(fd: fd, address: address)
+            }
+        }
+    }
+
+    /// Takes the listeners out of the poll set until the back-off delay has passed.
+    func pauseAccepting(reason: String) {
+        if acceptBackoff.pausedUntil == nil {
+            for listener in listeners.values { epoll_ctl(epollFD, EPOLL_CTL_DEL, listener.fd, nil) }
+        }
+        if let line = acceptBackoff.failed(at: wallClock(), reason: reason) { log.line(line) }
+    }
+
+    func resumeAccepting() {
+        acceptBackoff.resumed()
+        for (token, listener) in listeners {
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue
+            event.data.u64 = token
+            epoll_ctl(epollFD, EPOLL_CTL_ADD, listener.fd, &event)
+        }
+    }
+
+    func adoptHandedOver() {
+        for item in handedOver.takeAll() { adopt(fd: item.fd, address: item.address) }
+    }
+
+    /// Starts serving an accepted client socket on this loop.
+    func adopt(fd: Int32, address: SocketAddress) {
+        setNoDelay(fd)
+        let session = ProxySession(id: shared.sessionIDs.make(), clientAddress: address.description,
+                                   configuration: configuration, sink: sink, flowIDs: flowIDs, clock: wallClock)
+        let box = SessionBox(session: session)
+        let connection = Connection(token: makeToken(), role: .client, state: .open)
+        connection.fd = fd
+        connection.box = box
+        box.client = connection
+        connections[connection.token] = connection
+        sessions[session.id] = box
+        updateInterest(connection, EPOLLIN.rawValue)
+        if shutdownDeadline != nil {
+            session.beginShutdown()
+            process(box)
+        }
+    }
+}

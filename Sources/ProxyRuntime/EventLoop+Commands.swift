@@ -1,0 +1,251 @@
+import CHarrecShims
+import Dispatch
+import Glibc
+import ProxyCore
+import Recording
+import Synchronization
+
+// Reading sockets, running the sessions' commands, writing and closing, epoll interest.
+extension EventLoop {
+    // MARK: - Reading
+
+    func readOnce(_ connection: Connection) {
+        guard let box = connection.box else { return }
+        let received = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
+        if received > 0 {
+            let bytes = UnsafeRawBufferPointer(rebasing: readBuffer[0..<received])
+            switch connection.role {
+            case .client: box.session.clientReceived(bytes)
+            case .upstream(let id): box.session.upstreamReceived(id, bytes)
+            }
+        } else if received == 0 {
+            connection.readEOF = true
+            switch connection.role {
+            case .client: box.session.clientClosed()
+            case .upstream(let id): box.session.upstreamClosed(id)
+            }
+        } else {
+            let code = harrec_errno()
+            if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { return }
+            connection.readEOF = true
+            let reason = String(cString: strerror(code))
+            switch connection.role {
+            case .client: box.session.clientFailed(reason)
+            case .upstream(let id): box.session.upstreamFailed(id, reason)
+            }
+        }
+    }
+
+    func drainLingering(_ connection: Connection) {
+        while true {
+            let received = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
+            if received > 0 { continue }
+            if received < 0 && (harrec_errno() == EAGAIN || harrec_errno() == EINTR) { return }
+            closeNow(connection)
+            return
+        }
+    }
+
+    // MARK: - Commands
+
+    /// Executes the session's commands, flushes output, and updates read interest, repeating
+    /// while write failures produce new events.
+    func process(_ box: SessionBox) {
+        var rounds = 0
+        // Each round may produce new commands (a write failure, a synchronous connect result);
+        // the bound only guards against a session that keeps talking to itself.
+        while box.session.hasCommands && rounds < 16 {
+            rounds += 1
+            box.session.drainCommands { command in execute(command, box) }
+            let toFlush = dirty
+            dirty.removeAll(keepingCapacity: true)
+            for connection in toFlush { flush(connection) }
+            let opens = deferredOpens
+            deferredOpens.removeAll()
+            for open in opens { startUpstream(open.connection, host: open.host, port: open.port) }
+        }
+        if box.session.isFinished {
+            for upstream in box.upstreams.values { closeNow(upstream) }
+            box.upstreams.removeAll()
+            if let client = box.client, case .open = client.state {
+                if client.pendingOutput > 0 {
+                    // Still flushing its last bytes; the box stays until the output drains.
+                    updateInterest(client, EPOLLOUT.rawValue)
+                    return
+                }
+                startClosing(client)
+            }
+            sessions[box.session.id] = nil
+            return
+        }
+        refreshInterest(box)
+    }
+
+    func execute(_ command: ProxyCommand, _ box: SessionBox) {
+        switch command {
+        case .sendToClient(let bytes):
+            if let client = box.client { queue(bytes, on: client) }
+        case .closeClient:
+            box.client?.closeAfterFlush = true
+            if let client = box.client { dirtyMark(client) }
+        case .shutdownClientWrite:
+            box.client?.shutdownAfterFlush = true
+            if let client = box.client { dirtyMark(client) }
+        case .openUpstream(let id, let host, let port):
+            openUpstream(id, host: host, port: port, box: box)
+        case .sendToUpstream(let id, let bytes):
+            if let upstream = box.upstreams[id] { queue(bytes, on: upstream) }
+        case .shutdownUpstreamWrite(let id):
+            if let upstream = box.upstreams[id] {
+                upstream.shutdownAfterFlush = true
+                dirtyMark(upstream)
+            }
+        case .closeUpstream(let id):
+            if let upstream = box.upstreams.removeValue(forKey: id) { closeNow(upstream) }
+        case .log(let line):
+            if !log.quiet { log.line(line) }
+        case .prepareCertificate(let host):
+            prepareCertificate(host, for: box.session.id)
+        }
+    }
+
+    func queue(_ bytes: [UInt8], on connection: Connection) {
+        guard !bytes.isEmpty else { return }
+        switch connection.state {
+        case .closed, .lingering: return
+        default: break
+        }
+        connection.output.append(bytes)
+        dirtyMark(connection)
+    }
+
+    func dirtyMark(_ connection: Connection) {
+        if !dirty.contains(where: { $0 === connection }) { dirty.append(connection) }
+    }
+
+    /// Writes as much queued output as the socket takes, then applies pending half-close/close.
+    func flush(_ connection: Connection) {
+        guard case .open = connection.state else { return }
+        while connection.pendingOutput > 0 {
+            let written = connection.output.withUnwrittenRegions { regions in
+                gatherSend(connection.fd, regions)
+            }
+            if written > 0 {
+                connection.output.consume(written)
+                continue
+            }
+            let code = harrec_errno()
+            if written < 0 && (code == EAGAIN || code == EWOULDBLOCK || code == EINTR) { break }
+            // The peer is gone: report it and drop what was queued.
+            connection.output.removeAll()
+            let reason = String(cString: strerror(code))
+            if let box = connection.box {
+                switch connection.role {
+                case .client:
+                    box.session.clientFailed(reason)
+                    closeNow(connection)
+                    box.client = nil
+                case .upstream(let id):
+                    box.session.upstreamFailed(id, reason)
+                }
+            } else {
+                closeNow(connection)
+            }
+            return
+        }
+        if connection.pendingOutput == 0 {
+            if connection.closeAfterFlush {
+                startClosing(connection)
+            } else if connection.shutdownAfterFlush && !connection.writeShutDown {
+                connection.writeShutDown = true
+                shutdown(connection.fd, Int32(SHUT_WR))
+            }
+        }
+    }
+
+    /// Half-closes and drains input for a short while before closing, so that a final response
+    /// (a 400, say) reaches a client that is still sending.
+    func startClosing(_ connection: Connection) {
+        guard case .open = connection.state else { return }
+        if connection.readEOF {
+            closeNow(connection)
+            return
+        }
+        shutdown(connection.fd, Int32(SHUT_WR))
+        connection.state = .lingering(until: wallClock() + Self.lingerSeconds)
+        updateInterest(connection, EPOLLIN.rawValue)
+        if let box = connection.box, box.session.isFinished {
+            sessions[box.session.id] = nil
+        }
+        connection.box = nil
+    }
+
+    func closeNow(_ connection: Connection) {
+        if case .closed = connection.state { return }
+        connection.state = .closed
+        if connection.fd >= 0 {
+            if connection.registered { epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil) }
+            close(connection.fd)
+            connection.fd = -1
+        }
+        connections[connection.token] = nil
+        if let box = connection.box {
+            if case .client = connection.role {
+                box.client = nil
+                if box.session.isFinished { sessions[box.session.id] = nil }
+            }
+        }
+    }
+
+    // MARK: - Interest
+
+    func refreshInterest(_ box: SessionBox) {
+        let upstreamBacklog = box.upstreams.values.reduce(0) { $0 + $1.pendingOutput }
+        if let client = box.client, case .open = client.state {
+            var mask: UInt32 = 0
+            if !client.readEOF && box.session.wantsClientData && upstreamBacklog < Self.writeHighWater {
+                mask |= EPOLLIN.rawValue
+            }
+            if client.pendingOutput > 0 { mask |= EPOLLOUT.rawValue }
+            updateInterest(client, mask)
+        }
+        let clientBacklog = box.client?.pendingOutput ?? 0
+        for upstream in box.upstreams.values {
+            guard case .open = upstream.state else { continue }
+            var mask: UInt32 = 0
+            if !upstream.readEOF && box.session.wantsUpstreamData && clientBacklog < Self.writeHighWater {
+                mask |= EPOLLIN.rawValue
+            }
+            if upstream.pendingOutput > 0 { mask |= EPOLLOUT.rawValue }
+            updateInterest(upstream, mask)
+        }
+    }
+
+    func updateInterest(_ connection: Connection, _ mask: UInt32) {
+        guard connection.fd >= 0 else { return }
+        if connection.registered && connection.interest == mask { return }
+        // Nothing to wait for and not registered: stay out (see the EPOLLHUP note in handle).
+        if !connection.registered && mask == 0 && connection.readEOF { return }
+        var event = epoll_event()
+        event.events = mask
+        event.data.u64 = connection.token
+        if connection.registered {
+            epoll_ctl(epollFD, EPOLL_CTL_MOD, connection.fd, &event)
+        } else {
+            epoll_ctl(epollFD, EPOLL_CTL_ADD, connection.fd, &event)
+            connection.registered = true
+        }
+        connection.interest = mask
+    }
+}
+
+/// One `sendmsg` of `regions` in order (a gathered write); the bytes written, or -1 with errno set.
+func gatherSend(_ fd: Int32, _ regions: [UnsafeRawBufferPointer]) -> Int {
+    var vectors = regions.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
+    return vectors.withUnsafeMutableBufferPointer { buffer in
+        var message = msghdr()
+        message.msg_iov = buffer.baseAddress
+        message.msg_iovlen = buffer.count
+        return sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+    }
+}
