@@ -38,7 +38,7 @@ extension EventLoop {
     /// Takes the listeners out of the poll set until the back-off delay has passed.
     func pauseAccepting(reason: String) {
         if acceptBackoff.pausedUntil == nil {
-            for listener in listeners.values { epoll_ctl(epollFD, EPOLL_CTL_DEL, listener.fd, nil) }
+            for listener in listeners.values { poller.remove(listener.fd) }
         }
         if let line = acceptBackoff.failed(at: wallClock(), reason: reason) { log.line(line) }
     }
@@ -46,10 +46,7 @@ extension EventLoop {
     func resumeAccepting() {
         acceptBackoff.resumed()
         for (token, listener) in listeners {
-            var event = epoll_event()
-            event.events = EPOLLIN.rawValue
-            event.data.u64 = token
-            epoll_ctl(epollFD, EPOLL_CTL_ADD, listener.fd, &event)
+            poller.add(listener.fd, token: token, interest: .read)
         }
     }
 
@@ -69,7 +66,7 @@ extension EventLoop {
         box.client = connection
         connections[connection.token] = connection
         sessions[session.id] = box
-        updateInterest(connection, EPOLLIN.rawValue)
+        updateInterest(connection, .read)
         if shutdownDeadline != nil {
             session.beginShutdown()
             process(box)

@@ -70,7 +70,7 @@ extension EventLoop {
             if let client = box.client, case .open = client.state {
                 if client.pendingOutput > 0 {
                     // Still flushing its last bytes; the box stays until the output drains.
-                    updateInterest(client, EPOLLOUT.rawValue)
+                    updateInterest(client, .write)
                     return
                 }
                 startClosing(client)
@@ -173,7 +173,7 @@ extension EventLoop {
         }
         shutdown(connection.fd, Int32(SHUT_WR))
         connection.state = .lingering(until: wallClock() + Self.lingerSeconds)
-        updateInterest(connection, EPOLLIN.rawValue)
+        updateInterest(connection, .read)
         if let box = connection.box, box.session.isFinished {
             sessions[box.session.id] = nil
         }
@@ -184,7 +184,7 @@ extension EventLoop {
         if case .closed = connection.state { return }
         connection.state = .closed
         if connection.fd >= 0 {
-            if connection.registered { epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil) }
+            if connection.registered { poller.remove(connection.fd) }
             close(connection.fd)
             connection.fd = -1
         }
@@ -202,40 +202,37 @@ extension EventLoop {
     func refreshInterest(_ box: SessionBox) {
         let upstreamBacklog = box.upstreams.values.reduce(0) { $0 + $1.pendingOutput }
         if let client = box.client, case .open = client.state {
-            var mask: UInt32 = 0
+            var interest: Interest = []
             if !client.readEOF && box.session.wantsClientData && upstreamBacklog < Self.writeHighWater {
-                mask |= EPOLLIN.rawValue
+                interest.insert(.read)
             }
-            if client.pendingOutput > 0 { mask |= EPOLLOUT.rawValue }
-            updateInterest(client, mask)
+            if client.pendingOutput > 0 { interest.insert(.write) }
+            updateInterest(client, interest)
         }
         let clientBacklog = box.client?.pendingOutput ?? 0
         for upstream in box.upstreams.values {
             guard case .open = upstream.state else { continue }
-            var mask: UInt32 = 0
+            var interest: Interest = []
             if !upstream.readEOF && box.session.wantsUpstreamData && clientBacklog < Self.writeHighWater {
-                mask |= EPOLLIN.rawValue
+                interest.insert(.read)
             }
-            if upstream.pendingOutput > 0 { mask |= EPOLLOUT.rawValue }
-            updateInterest(upstream, mask)
+            if upstream.pendingOutput > 0 { interest.insert(.write) }
+            updateInterest(upstream, interest)
         }
     }
 
-    func updateInterest(_ connection: Connection, _ mask: UInt32) {
+    func updateInterest(_ connection: Connection, _ interest: Interest) {
         guard connection.fd >= 0 else { return }
-        if connection.registered && connection.interest == mask { return }
-        // Nothing to wait for and not registered: stay out (see the EPOLLHUP note in handle).
-        if !connection.registered && mask == 0 && connection.readEOF { return }
-        var event = epoll_event()
-        event.events = mask
-        event.data.u64 = connection.token
+        if connection.registered && connection.interest == interest { return }
+        // Nothing to wait for and not registered: stay out (see the hang-up note in handle).
+        if !connection.registered && interest.isEmpty && connection.readEOF { return }
         if connection.registered {
-            epoll_ctl(epollFD, EPOLL_CTL_MOD, connection.fd, &event)
+            poller.modify(connection.fd, token: connection.token, interest: interest)
         } else {
-            epoll_ctl(epollFD, EPOLL_CTL_ADD, connection.fd, &event)
+            poller.add(connection.fd, token: connection.token, interest: interest)
             connection.registered = true
         }
-        connection.interest = mask
+        connection.interest = interest
     }
 }
 

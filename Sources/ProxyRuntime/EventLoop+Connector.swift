@@ -109,7 +109,7 @@ extension EventLoop {
             let code = harrec_errno()
             if code == EINPROGRESS {
                 connection.state = .connecting(addresses: addresses, index: position)
-                updateInterest(connection, EPOLLOUT.rawValue)
+                updateInterest(connection, .write)
                 return
             }
             lastError = code
@@ -151,7 +151,7 @@ extension EventLoop {
             if let box = connection.box { process(box) }
             return
         }
-        if connection.registered { epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil) }
+        if connection.registered { poller.remove(connection.fd) }
         connection.registered = false
         close(connection.fd)
         connection.fd = -1
@@ -171,7 +171,7 @@ extension EventLoop {
         let info = UpstreamConnection(remoteIP: connection.remoteIP, dnsStart: connection.dnsStart,
                                       dnsEnd: connection.dnsEnd, connectStart: connection.connectStart,
                                       connectEnd: wallClock())
-        updateInterest(connection, EPOLLIN.rawValue)
+        updateInterest(connection, .read)
         box.session.upstreamConnected(id, info)
     }
 }

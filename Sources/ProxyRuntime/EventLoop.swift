@@ -25,8 +25,8 @@ final class EventLoop: @unchecked Sendable {
     let sink: FlowSink
     let log: LogOutput
     var flowIDs: IDSource { shared.flowIDs }
-    let epollFD: Int32
-    let wakeFD: Int32
+    /// epoll and the waker: the loop's only platform calls besides sockets.
+    let poller: Poller
     var listeners: [UInt64: (fd: Int32, label: String)] = [:]
     /// Accepted sockets handed over by loop 0, adopted when this loop wakes.
     let handedOver = Mutex<[(fd: Int32, address: SocketAddress)]>([])
@@ -35,9 +35,7 @@ final class EventLoop: @unchecked Sendable {
     var connections: [UInt64: Connection] = [:]
     var sessions: [UInt64: SessionBox] = [:]
     var nextToken: UInt64 = 2
-    let wakeToken: UInt64 = 0
     let signalToken: UInt64 = 1
-    var signalFD: Int32 = -1
     var readBuffer: UnsafeMutableRawBufferPointer
     /// Connections whose output must be flushed at the end of the current batch.
     var dirty: [Connection] = []
@@ -75,7 +73,7 @@ final class EventLoop: @unchecked Sendable {
         weak var box: SessionBox?
         var state: State
         var output = OutputQueue()
-        var interest: UInt32 = 0
+        var interest: Interest = []
         var registered = false
         var readEOF = false
         var closeAfterFlush = false
@@ -101,15 +99,8 @@ final class EventLoop: @unchecked Sendable {
         self.configuration = configuration
         self.sink = sink
         self.log = log
-        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
-        guard epollFD >= 0 else { throw SocketError("epoll_create1") }
-        wakeFD = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
-        guard wakeFD >= 0 else { throw SocketError("eventfd") }
+        poller = try Poller()
         readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readChunk, alignment: 16)
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue
-        event.data.u64 = wakeToken
-        epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event)
     }
 
     deinit {
@@ -120,28 +111,17 @@ final class EventLoop: @unchecked Sendable {
         let (fd, actualPort) = try makeListener(address: address, port: port)
         let token = makeToken()
         listeners[token] = (fd, label)
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue
-        event.data.u64 = token
-        epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event)
+        poller.add(fd, token: token, interest: .read)
         return actualPort
     }
 
     func handleShutdownSignals() throws {
-        let fd = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
-        guard fd >= 0 else { throw SocketError("eventfd") }
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue
-        event.data.u64 = signalToken
-        epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event)
-        signalFD = fd
-        guard harrec_install_shutdown_signals(fd) == 0 else { throw SocketError("sigaction") }
+        try poller.watchShutdownSignals(token: signalToken)
     }
 
-    /// Wakes the loop from epoll_wait. Safe from any thread.
+    /// Wakes the loop from its wait. Safe from any thread.
     func wake() {
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
+        poller.wake()
     }
 
     func makeToken() -> UInt64 {
@@ -172,7 +152,6 @@ final class EventLoop: @unchecked Sendable {
 
     /// Runs until shutdown completes. Returns on the calling thread.
     func run() {
-        var events = [epoll_event](repeating: epoll_event(), count: 256)
         var nextTick = wallClock() + Self.tickInterval
         var handledShutdownRequests = 0
         while true {
@@ -180,13 +159,7 @@ final class EventLoop: @unchecked Sendable {
             if acceptBackoff.shouldResume(at: now) { resumeAccepting() }
             let wakeAt = min(nextTick, acceptBackoff.pausedUntil ?? nextTick)
             let timeout = max(0, Int32((wakeAt - now) * 1000))
-            let count = epoll_wait(epollFD, &events, Int32(events.count), min(timeout, 500))
-            if count < 0 && harrec_errno() != EINTR { break }
-            if count > 0 {
-                for index in 0..<Int(count) {
-                    handle(token: events[index].data.u64, events: events[index].events)
-                }
-            }
+            guard poller.wait(milliseconds: min(timeout, 500), { handle(token: $0, readiness: $1) }) else { break }
             let requests = shared.shutdownRequests.load(ordering: .sequentiallyConsistent)
             if requests > handledShutdownRequests {
                 handledShutdownRequests = requests
@@ -219,7 +192,7 @@ final class EventLoop: @unchecked Sendable {
 
     func beginShutdown() {
         for (token, listener) in listeners {
-            epoll_ctl(epollFD, EPOLL_CTL_DEL, listener.fd, nil)
+            poller.remove(listener.fd)
             close(listener.fd)
             listeners[token] = nil
         }
@@ -255,20 +228,17 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    func handle(token: UInt64, events: UInt32) {
-        if token == wakeToken {
-            var value: UInt64 = 0
-            _ = read(wakeFD, &value, 8)
+    func handle(token: UInt64, readiness: Readiness) {
+        if token == Poller.wakeToken {
+            poller.drainWake()
             adoptHandedOver()
             drainResolved()
             drainPreparedCertificates()
             return
         }
         if token == signalToken {
-            var count: UInt64 = 0
-            if read(signalFD, &count, 8) == 8 {
-                shared.requestShutdown(count: Int(count))
-            }
+            let count = poller.takeSignalCount()
+            if count > 0 { shared.requestShutdown(count: count) }
             return
         }
         if let listener = listeners[token] {
@@ -278,7 +248,7 @@ final class EventLoop: @unchecked Sendable {
         guard let connection = connections[token] else { return }
         switch connection.state {
         case .connecting:
-            if events & (EPOLLOUT.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
+            if !readiness.isDisjoint(with: [.write, .error, .hangup]) {
                 finishConnect(connection)
             }
             return
@@ -290,18 +260,18 @@ final class EventLoop: @unchecked Sendable {
         case .open:
             break
         }
-        if events & EPOLLOUT.rawValue != 0 {
+        if readiness.contains(.write) {
             flush(connection)
         }
-        if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0, case .open = connection.state {
+        if !readiness.isDisjoint(with: [.read, .hangup, .error]), case .open = connection.state {
             if !connection.readEOF {
                 readOnce(connection)
             } else if connection.pendingOutput == 0, connection.registered {
-                // EPOLLHUP cannot be masked: after EOF with nothing to write it would fire on every
+                // A hang-up cannot be masked: after EOF with nothing to write it would fire on every
                 // wait. Stop watching the socket; queuing output registers it again.
-                epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil)
+                poller.remove(connection.fd)
                 connection.registered = false
-                connection.interest = 0
+                connection.interest = []
             }
         }
         if let box = connection.box { process(box) }

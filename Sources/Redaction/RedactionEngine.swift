@@ -270,10 +270,38 @@ public final class RedactionEngine {
 
     /// Whether a value under a lone `key` looks like a credential rather than a word: 16 or more
     /// characters without spaces, with letters and digits.
+    /// Placeholders inside the value do not count: a value that held no digit before
+    /// `password=hunter2` inside it became `password=redacted-1` is still no token, or a second run
+    /// would replace what the first kept.
     static func looksLikeToken(_ value: String) -> Bool {
         let bytes = value.utf8
         guard bytes.count >= 16, !bytes.contains(0x20) else { return false }
-        return bytes.contains(where: isDigit) && bytes.contains(where: { $0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A })
+        let own = bytes.contains(where: isDigit) ? withoutNumberedPlaceholders(Array(bytes)) : []
+        return own.contains(where: isDigit) && own.contains(where: { $0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A })
+    }
+
+    /// `bytes` without `redacted-N`, `userN@example.com` and `internal-N.example.invalid` runs.
+    static func withoutNumberedPlaceholders(_ bytes: [UInt8]) -> [UInt8] {
+        let shapes: [(prefix: [UInt8], suffix: [UInt8])] = [
+            (Array("redacted-".utf8), []), (Array("user".utf8), Array("@example.com".utf8)),
+            (Array("internal-".utf8), Array(".example.invalid".utf8)),
+        ]
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        scan: while i < bytes.count {
+            for shape in shapes where bytes[i...].starts(with: shape.prefix) {
+                var j = i + shape.prefix.count
+                let digits = j
+                while j < bytes.count && isDigit(bytes[j]) { j += 1 }
+                guard j > digits, bytes[j...].starts(with: shape.suffix) else { continue }
+                i = j + shape.suffix.count
+                continue scan
+            }
+            out.append(bytes[i])
+            i += 1
+        }
+        return out
     }
 
     /// Whether the whole value is one email address (the shape the text scanner finds).

@@ -1,0 +1,116 @@
+import CHarrecShims
+import Glibc
+
+/// What a loop waits for on a descriptor.
+struct Interest: OptionSet, Equatable {
+    let rawValue: UInt32
+    static let read = Interest(rawValue: 1)
+    static let write = Interest(rawValue: 2)
+}
+
+/// What a descriptor is ready for. `hangup` and `error` come whatever the interest (epoll cannot
+/// mask them), so a socket that hung up must leave the poller once nothing is left to write.
+struct Readiness: OptionSet {
+    let rawValue: UInt32
+    static let read = Readiness(rawValue: 1)
+    static let write = Readiness(rawValue: 2)
+    static let hangup = Readiness(rawValue: 4)
+    static let error = Readiness(rawValue: 8)
+}
+
+/// The readiness notifier of one event loop, and the only type that calls epoll, eventfd or
+/// installs the signal handlers: a kqueue backend would replace this file and nothing else.
+///
+/// Descriptors are registered with a token (level-triggered); `wait` reports tokens. A waker
+/// (eventfd) under `wakeToken` lets other threads interrupt a wait.
+final class Poller {
+    /// The token of the waker.
+    static let wakeToken: UInt64 = 0
+    /// Events taken from the kernel per wait.
+    static let batchSize = 256
+
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private var signalFD: Int32 = -1
+    private var events = [epoll_event](repeating: epoll_event(), count: Poller.batchSize)
+
+    init() throws {
+        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epollFD >= 0 else { throw SocketError("epoll_create1") }
+        wakeFD = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+        guard wakeFD >= 0 else { throw SocketError("eventfd") }
+        add(wakeFD, token: Self.wakeToken, interest: .read)
+    }
+
+    private static func mask(_ interest: Interest) -> UInt32 {
+        var mask: UInt32 = 0
+        if interest.contains(.read) { mask |= EPOLLIN.rawValue }
+        if interest.contains(.write) { mask |= EPOLLOUT.rawValue }
+        return mask
+    }
+
+    /// Starts watching `fd` for `interest` (an empty interest still reports hang-ups and errors).
+    func add(_ fd: Int32, token: UInt64, interest: Interest) {
+        var event = epoll_event()
+        event.events = Self.mask(interest)
+        event.data.u64 = token
+        epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event)
+    }
+
+    /// Changes what `fd` (already added) is watched for.
+    func modify(_ fd: Int32, token: UInt64, interest: Interest) {
+        var event = epoll_event()
+        event.events = Self.mask(interest)
+        event.data.u64 = token
+        epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event)
+    }
+
+    /// Stops watching `fd` (call before closing it).
+    func remove(_ fd: Int32) {
+        epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
+    }
+
+    /// Waits up to `milliseconds` and reports each ready token. Returns false when waiting failed
+    /// (other than by a signal), which ends the loop.
+    func wait(milliseconds: Int32, _ ready: (UInt64, Readiness) -> Void) -> Bool {
+        let count = epoll_wait(epollFD, &events, Int32(events.count), milliseconds)
+        if count < 0 { return harrec_errno() == EINTR }
+        for index in 0..<Int(count) {
+            let mask = events[index].events
+            var readiness: Readiness = []
+            if mask & EPOLLIN.rawValue != 0 { readiness.insert(.read) }
+            if mask & EPOLLOUT.rawValue != 0 { readiness.insert(.write) }
+            if mask & EPOLLHUP.rawValue != 0 { readiness.insert(.hangup) }
+            if mask & EPOLLERR.rawValue != 0 { readiness.insert(.error) }
+            ready(events[index].data.u64, readiness)
+        }
+        return true
+    }
+
+    /// Interrupts a `wait` on another thread. Safe from any thread.
+    func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    /// Clears the waker after it fired.
+    func drainWake() {
+        var value: UInt64 = 0
+        _ = read(wakeFD, &value, 8)
+    }
+
+    /// Reports SIGINT, SIGTERM and SIGHUP under `token` (one poller per process does this).
+    func watchShutdownSignals(token: UInt64) throws {
+        let fd = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+        guard fd >= 0 else { throw SocketError("eventfd") }
+        add(fd, token: token, interest: .read)
+        signalFD = fd
+        guard harrec_install_shutdown_signals(fd) == 0 else { throw SocketError("sigaction") }
+    }
+
+    /// How many shutdown signals arrived since the last call (0 when none).
+    func takeSignalCount() -> Int {
+        var count: UInt64 = 0
+        return read(signalFD, &count, 8) == 8 ? Int(count) : 0
+    }
+}
