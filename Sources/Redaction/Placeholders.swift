@@ -264,11 +264,19 @@ enum Placeholder {
             break
         }
         let bytes = Array(value.utf8)
-        // A same-length placeholder from a binary body: redacted-N or nothing, then '*'s.
+        // A same-length placeholder from a binary body: any placeholder (or nothing), then '*'s.
         if let star = bytes.firstIndex(of: UInt8(ascii: "*")), bytes[star...].allSatisfy({ $0 == UInt8(ascii: "*") }) {
-            return star == 0 || numbered(bytes[..<star], "redacted-", suffix: []) != nil
+            return star == 0 || parse(String(decoding: bytes[..<star], as: UTF8.self)) != nil
         }
         return false
+    }
+
+    /// `value` without the '*'s that pad a same-length placeholder.
+    static func unpadded(_ value: String) -> String {
+        guard value.utf8.last == UInt8(ascii: "*") else { return value }
+        var rest = Substring(value)
+        while rest.last == "*" { rest = rest.dropLast() }
+        return String(rest)
     }
 
     /// The kind and number of one of harrec's own placeholders.

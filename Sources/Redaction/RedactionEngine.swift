@@ -192,7 +192,7 @@ public final class RedactionEngine {
         if value.isEmpty { return true }
         if !config.allowedValues.isEmpty && config.allowedValues.contains(value) { return true }
         guard Placeholder.isPlaceholder(value) else { return false }
-        if let (kind, number) = Placeholder.parse(value) { collector.reserve(kind, number) }
+        if let (kind, number) = Placeholder.parse(Placeholder.unpadded(value)) { collector.reserve(kind, number) }
         return true
     }
 

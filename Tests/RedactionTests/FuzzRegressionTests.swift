@@ -50,4 +50,10 @@ final class FuzzRegressionTests: XCTestCase {
     func testAssignmentsInAHeaderWithBinaryNoise() {
         assertFixedPoint("BGRh/////////////////////3RhOiB0b2tlbiI6InRvay0xMjM0NTY3ODkwYWIAAAAAAAAAB2NkZWYifQoK////AAJwYXNzd29yZD1odW50UwoQbXlKaGJHY2lPrWhiVf///////wAWaTcN////4ODg4ODg4ODg4ODg4P////8DLwoKMThmMzQxNQoQYQEBYmMBcmcBeD0xAWtleTogQUtJWEFNUExFZO11bHRpcGGcdP///////wACcGFzc3dvcmQ9aHVudFMKEG15SmhiR2NpT61oYlX///////8AFmk3Df///+Dg4ODg4ODg4ODg4OD/////Ay8KCjE4ZjM0MTUKEGEBAWJjAXJnAXg9MQFrZXk6IEFLSVhBTVBMRQ==")
     }
+
+    /// A binary body: `password=hunter2e%40corp...` became `password=user1@example.com****` (the
+    /// value is an address, fitted to its length); the padded address is a placeholder too.
+    func testSameLengthEmailPlaceholderUnderASecretName() {
+        assertFixedPoint("DwoQZXlKaGIKAAAAR2NpT3pJZSU0MGNvcnAuZXhhbXBON0VYaUpVSTBOaUo5LmV5SnpkV0lpT2lJeEluNS5zaWcxMjM0NTY3OBICcGFzc3dvcmQ9aHVudGVyMmUlNDBjb3JwLmV4YW1wtTdFWGlKVUkwTmlKOS5leUp6ZFdJaU9pSXhJbjUuc2lnMTIzNDU2N2E6IHsidG9rZW4iOiJhYmNkZQIAAAB1bnQ=", absent: ["hunter2e"])
+    }
 }
