@@ -153,6 +153,9 @@ extension RedactionEngine {
         while start > lowerBound && isLocal(p[start - 1]) { start -= 1 }
         while start < i && p[start] == 0x2E { start += 1 }
         guard start < i else { return nil }
+        // `a@b@c`: the address is the one at the first '@'; what follows the second is no local
+        // part (after a first run, `user1@example.com@c` must not yield `example.com@c`).
+        if start > 0 && p[start - 1] == 0x40 { return nil }
         // Domain: labels of [A-Za-z0-9-] joined by dots; the last label alphabetic, 2+ long.
         var j = i + (encoded ? 3 : 1)
         var lastLabelStart = j

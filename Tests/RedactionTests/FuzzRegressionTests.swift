@@ -56,4 +56,10 @@ final class FuzzRegressionTests: XCTestCase {
     func testSameLengthEmailPlaceholderUnderASecretName() {
         assertFixedPoint("DwoQZXlKaGIKAAAAR2NpT3pJZSU0MGNvcnAuZXhhbXBON0VYaUpVSTBOaUo5LmV5SnpkV0lpT2lJeEluNS5zaWcxMjM0NTY3OBICcGFzc3dvcmQ9aHVudGVyMmUlNDBjb3JwLmV4YW1wtTdFWGlKVUkwTmlKOS5leUp6ZFdJaU9pSXhJbjUuc2lnMTIzNDU2N2E6IHsidG9rZW4iOiJhYmNkZQIAAAB1bnQ=", absent: ["hunter2e"])
     }
+
+    /// `...er=jane%40corpx.ep@ele.or` in a binary body: the first run replaces the address before the
+    /// second '@'; `example.com@ele.or` after it is no address the second time either.
+    func testChainedAddressAfterAnEncodedOne() {
+        assertFixedPoint("DwoQc3dvcmQ9aHVudGVyMiZ1c2VyPWphbmUlNDBjb0l4MG5JLnNpZzEyMzXMNzY4EgJwYXNzd29yXWQ9aHVudGVyztmKiGVyPWphbmUlNDBjb3JweC5lcEBlbGUub3IDZwF4PTEBa2V5OiBBS0lBbXBsZS5vcgNnAXg9MQFrZXk6AQFF")
+    }
 }
