@@ -300,7 +300,7 @@ public final class ProxySession {
             if viaSOCKS {
                 commands.append(.sendToClient(SOCKS5ServerHandshake.reply(.succeeded)))
             } else {
-                commands.append(.sendToClient(Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8)))
+                commands.append(.sendToClient(ErrorResponses.connectionEstablished))
             }
             tunnelTarget = target
             mode = .sniffingTunnel(target)
@@ -643,15 +643,8 @@ public final class ProxySession {
         // Proxy authentication applies to requests to the proxy, not inside an authorized tunnel.
         if tunnelTarget == nil, let expected = expectedProxyAuthorization {
             guard let header = head.fields["Proxy-Authorization"], proxyAuthorizationMatches(header, expected: expected) else {
-                var fields = HTTPFields()
-                fields.append(name: "Proxy-Authenticate", value: "Basic realm=\"harrec\"")
-                let body = Array("harrec: proxy authentication required\n".utf8)
-                fields.append(name: "Content-Type", value: "text/plain; charset=utf-8")
-                fields.append(name: "Content-Length", value: String(body.count))
                 let mustClose = framing != .none
-                if mustClose { fields.append(name: "Connection", value: "close") }
-                let responseHead = (try? HTTP1Serializer.responseHead(version: .http11, status: 407, reason: "Proxy Authentication Required", fields: fields)) ?? []
-                sendClient(responseHead + body)
+                sendClient(ErrorResponses.proxyAuthenticationRequired(close: mustClose))
                 commands.append(.log("\(clientAddress) \(head.method) 407 proxy authentication required"))
                 if mustClose || !head.keepAlive { finish(logLine: nil) }
                 return
@@ -1323,19 +1316,7 @@ public final class ProxySession {
     // MARK: - Helpers
 
     private func errorResponse(status: Int, reason: String, close: Bool) -> [UInt8] {
-        let body = Array("harrec: \(sanitizedForLog(reason))\n".utf8)
-        let phrase: String
-        switch status {
-        case 400: phrase = "Bad Request"
-        case 408: phrase = "Request Timeout"
-        case 502: phrase = "Bad Gateway"
-        case 504: phrase = "Gateway Timeout"
-        default: phrase = "Error"
-        }
-        var head = "HTTP/1.1 \(status) \(phrase)\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.count)\r\n"
-        if close { head += "Connection: close\r\n" }
-        head += "\r\n"
-        return Array(head.utf8) + body
+        ErrorResponses.plain(status: status, reason: reason, close: close)
     }
 
     private func liveLine(_ flow: Flow) -> String {

@@ -1,0 +1,40 @@
+import HTTP1
+import Recording
+
+/// The responses harrec makes itself (errors, proxy authentication, the CONNECT reply), built
+/// through `HTTP1Serializer` so they get the same validation as forwarded heads. Bodies are one
+/// line of text, the reason sanitized: nothing from the wire reaches a client's terminal raw.
+enum ErrorResponses {
+    /// A `text/plain` response whose body is `harrec: <reason>`; `close` adds `Connection: close`.
+    static func plain(status: Int, reason: String, close: Bool, extraFields: [HTTPField] = []) -> [UInt8] {
+        let body = Array("harrec: \(sanitizedForLog(reason))\n".utf8)
+        var fields = HTTPFields(extraFields)
+        fields.append(name: "Content-Type", value: "text/plain; charset=utf-8")
+        fields.append(name: "Content-Length", value: String(body.count))
+        if close { fields.append(name: "Connection", value: "close") }
+        // The fields are ours and valid, so the serializer cannot refuse them.
+        let head = (try? HTTP1Serializer.responseHead(version: .http11, status: status, reason: phrase(status), fields: fields)) ?? []
+        return head + body
+    }
+
+    /// 407 asking for Basic credentials.
+    static func proxyAuthenticationRequired(close: Bool) -> [UInt8] {
+        plain(status: 407, reason: "proxy authentication required", close: close,
+              extraFields: [HTTPField(name: "Proxy-Authenticate", value: "Basic realm=\"harrec\"")])
+    }
+
+    /// The reply to a CONNECT harrec accepted.
+    static let connectionEstablished: [UInt8] =
+        (try? HTTP1Serializer.responseHead(version: .http11, status: 200, reason: "Connection established", fields: HTTPFields())) ?? []
+
+    static func phrase(_ status: Int) -> String {
+        switch status {
+        case 400: return "Bad Request"
+        case 407: return "Proxy Authentication Required"
+        case 408: return "Request Timeout"
+        case 502: return "Bad Gateway"
+        case 504: return "Gateway Timeout"
+        default: return "Error"
+        }
+    }
+}
