@@ -19,7 +19,8 @@ let recoverSpec = CommandSpec(
     options: [
         OptionSpec("no-redact", .flag, help: "Write the raw HAR, secrets included (written 0600)."),
         OptionSpec("raw-out", .value(placeholder: "<file.har>"), help: "Also write the raw, unredacted HAR here (0600)."),
-        OptionSpec("redact-rules", .value(placeholder: "<rules.json>"), help: "Redaction rules file (see 'harrec help redact')."),
+        OptionSpec("rules", .value(placeholder: "<rules.json>"), help: "Redaction rules file (see 'harrec help redact'); the same option as in redact and generate."),
+        OptionSpec("redact-rules", .value(placeholder: "<rules.json>"), help: "The same as --rules (the older name)."),
         internalSuffixOption,
         OptionSpec("keep-journal", .flag, help: "Keep the journal after writing the HAR."),
         OptionSpec("quiet", short: "q", .flag, help: "No redaction summary."),
@@ -130,12 +131,16 @@ final class SignalMonitor: @unchecked Sendable {
 /// bad rules file exits here) and the raw copy (--raw-out). Contradictory options exit 2.
 func outputSettings(_ parsed: ParsedArguments, out: String, outName: String) -> (redaction: RedactionConfiguration?, rawOut: String?) {
     let redact = !parsed.flag("no-redact")
-    if !redact && (parsed.value("redact-rules") != nil || !parsed.allValues("internal-suffix").isEmpty) {
-        fail("--no-redact contradicts --redact-rules/--internal-suffix; keep a raw copy with --raw-out instead")
+    if parsed.value("rules") != nil && parsed.value("redact-rules") != nil {
+        fail("--rules and --redact-rules are the same option; give one")
+    }
+    let rulesPath = parsed.value("rules") ?? parsed.value("redact-rules")
+    if !redact && (rulesPath != nil || !parsed.allValues("internal-suffix").isEmpty) {
+        fail("--no-redact contradicts --rules/--internal-suffix; keep a raw copy with --raw-out instead")
     }
     let rawOut = parsed.value("raw-out")
     if let rawOut, rawOut == out { fail("--raw-out must differ from \(outName)") }
-    let redaction = redact ? loadRedactionConfiguration(rulesPath: parsed.value("redact-rules"),
+    let redaction = redact ? loadRedactionConfiguration(rulesPath: rulesPath,
                                                         suffixes: parsed.allValues("internal-suffix")) : nil
     return (redaction, rawOut)
 }

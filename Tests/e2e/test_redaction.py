@@ -132,12 +132,14 @@ def test_no_redact_warns_and_keeps_secrets(origin, harrec):
         assert secret in px.har_text
 
 
-def test_bad_rules_file_stops_before_listening(tmp_path):
+@pytest.mark.parametrize("option", ["--rules", "--redact-rules"])
+def test_bad_rules_file_stops_before_listening(tmp_path, option):
+    """`--rules` is the name redact and generate use too; `--redact-rules` stays as the older name."""
     rules = tmp_path / "rules.json"
     rules.write_text('{\n  "headers": ["X-Device"],\n  "disabel": ["email"]\n}\n')
     out = tmp_path / "never.har"
     p = subprocess.run([HARREC_BIN, "record", "--http", "0", "--socks", "0", "--out", str(out),
-                        "--redact-rules", str(rules)], capture_output=True, timeout=15,
+                        option, str(rules)], capture_output=True, timeout=15,
                        stdin=subprocess.DEVNULL)
     err = p.stderr.decode()
     assert p.returncode != 0
