@@ -123,6 +123,12 @@ public enum HARBuild {
 
     /// Decodes "+" and percent escapes; "%zz" or a truncated "%4" stays as written.
     static func formDecode(_ s: ArraySlice<UInt8>, plusAsSpace: Bool = true) -> String {
+        String(decoding: percentDecodedBytes(s, plusAsSpace: plusAsSpace), as: UTF8.self)
+    }
+
+    /// The bytes of `s` with percent escapes decoded (and "+" as a space when `plusAsSpace`);
+    /// "%zz" or a truncated "%4" stays as written. The one percent decoder of the package.
+    public static func percentDecodedBytes(_ s: ArraySlice<UInt8>, plusAsSpace: Bool) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(s.count)
         var i = s.startIndex
@@ -139,7 +145,7 @@ public enum HARBuild {
             }
             i += 1
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     private static func hexValue(_ c: UInt8) -> UInt8? {

@@ -86,27 +86,7 @@ package struct MockURLParts: Equatable {
     /// (it is only a space in form bodies, and both sides are decoded the same way anyway).
     package static func percentDecoded(_ s: Substring) -> String {
         guard s.contains("%") else { return String(s) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(s.utf8.count)
-        let utf8 = Array(s.utf8)
-        var i = 0
-        func hex(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: return c - 0x30
-            case 0x41...0x46: return c - 0x41 + 10
-            case 0x61...0x66: return c - 0x61 + 10
-            default: return nil
-            }
-        }
-        while i < utf8.count {
-            if utf8[i] == 0x25, i + 2 < utf8.count, let h = hex(utf8[i + 1]), let l = hex(utf8[i + 2]) {
-                bytes.append(h << 4 | l)
-                i += 3
-            } else {
-                bytes.append(utf8[i])
-                i += 1
-            }
-        }
+        let bytes = HARBuild.percentDecodedBytes(Array(s.utf8)[...], plusAsSpace: false)
         return String(validating: bytes, as: UTF8.self) ?? String(s)
     }
 }
