@@ -90,6 +90,15 @@ extension RedactionEngine {
         }
         var end = j
         while end > valueStart && (p[end - 1] == 0x20 || p[end - 1] == 0x09) { end -= 1 }
+        // `token=redacted-1=2`: a first run replaced a value and the run of random-looking bytes
+        // it cut into (`abc...#page`); the placeholder is the value, the rest stays as it is.
+        if nameClass != .ordinary, hasPrefix(p, at: valueStart, "redacted-") {
+            var k = valueStart + 9
+            while k < end && Self.isDigit(p[k]) { k += 1 }
+            if k > valueStart + 9 && k < end && !Self.isAlnum(p[k]) {
+                return TextMatch(start: valueStart, end: k, replacement: "", keep: true)
+            }
+        }
         if nameClass == .ordinary {
             guard encoded, !spaced, end - valueStart >= 6, flags.has(.secretParameters) else { return nil }
             return encodedValueMatch(p, valueStart..<end, location, path)
@@ -163,7 +172,14 @@ extension RedactionEngine {
                 if p[j] == 0x5C { j += 1 }
                 j += 1
             }
-            return namedValueMatch(p, valueStart..<min(j, p.count), nameClass, secretRule: .secretAssignments,
+            // Trailing spaces and commas stay: in text that is not quite JSON they may be what
+            // separates this value from the next name (`"...jVm, "version": ...`), and a second
+            // run must see the same separator.
+            var valueEnd = min(j, p.count)
+            while valueEnd > valueStart && (p[valueEnd - 1] == 0x20 || p[valueEnd - 1] == 0x09 || p[valueEnd - 1] == 0x2C) {
+                valueEnd -= 1
+            }
+            return namedValueMatch(p, valueStart..<valueEnd, nameClass, secretRule: .secretAssignments,
                                    decode: false, location, path)
         }
         if p[j] == 0x7B || p[j] == 0x5B || p[j] == 0x0A || p[j] == 0x0D { return nil }

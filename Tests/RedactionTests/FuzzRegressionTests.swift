@@ -62,4 +62,16 @@ final class FuzzRegressionTests: XCTestCase {
     func testChainedAddressAfterAnEncodedOne() {
         assertFixedPoint("DwoQc3dvcmQ9aHVudGVyMiZ1c2VyPWphbmUlNDBjb0l4MG5JLnNpZzEyMzXMNzY4EgJwYXNzd29yXWQ9aHVudGVyztmKiGVyPWphbmUlNDBjb3JweC5lcEBlbGUub3IDZwF4PTEBa2V5OiBBS0lBbXBsZS5vcgNnAXg9MQFrZXk6AQFF")
     }
+
+    /// `"ac\fcess_token": "eyJ...jVm, "version": "10.4.1.7"`: the quoted value ends in ", "; the
+    /// separator stays, so `version` is still a name (and its dotted quad a version) next time.
+    func testQuotedAssignmentValueKeepsItsTrailingSeparator() {
+        assertFixedPoint("ADB7ImFjDGNlc3NfdG9rZW4iOiAiZXlKaGJHY2lPaUpJVXpJMU5pSjkuZXlKemRXSWlPaUl4TWpNMC1wcm9qLUFCTlRZM09Ea3dJbjAuZG96amdOcnlQNEozalZtLCAidmVyc2lvbiI6ICIxMC40LjEuNyJ9AXRva2VuPWFiYzEyM2RlZjQ1NmdoaSZwYWdlPTImYXBpX2tleT1zay1wcm9qLUFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaMDEyMzQ1AUJlYXJlciBhYmMuZGVmLmdoaQ==", present: ["10.4.1.7"])
+    }
+
+    /// `token=abc061def456ghi#page=2`: the first run replaces the value with the random-looking
+    /// run it belongs to and leaves `token=redacted-1=2`; the placeholder is the value next time.
+    func testPlaceholderValueFollowedByTheRestOfARun() {
+        assertFixedPoint("BTxpbnB1dCB0cGU9eSJoaWRkZW8iIGxhbWU9AAAAAAAAAAAAAQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAOyAiY3NyZl90b2tlbiIgdmFsdWU9ImM1ZjBhOGUyYjdkOTRlMWZhMyI+PHNjcmlwdD52YXIgYzkuZXlKemRXSWlPaUl4TWpNME5UWTNPRGt3SW4wLmRvempnTnJ5UDRKM2pWbSwgInZlcnNpb24iOiAiMTAuNP///wkuMS43J30BdG9rZW49YWJjMDYxZGVmNDU2Z2hpI3BhZ2U9MiZhcGlfa2V5PXNrLXByb2otQUJDRURGR0hJSktMTU5PUFFSra1VVldYZmc9eyJhcGlzdHUifTwvc2NyaXB0PgEB", absent: ["abc061def456ghi"])
+    }
 }
