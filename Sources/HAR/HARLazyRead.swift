@@ -44,7 +44,9 @@ public final class HARLazyDocument: @unchecked Sendable {
             entryCount = layout.entries.count
             storage = .lazy(bytes: bytes, ranges: layout.entries)
         } else {
-            var log = try HARLog.parse(bytes)
+            // The input as given: `parse` strips a BOM itself (stripping twice would accept a
+            // document with two BOMs that `HARLog.parse` rejects).
+            var log = try HARLog.parse(input)
             let entries = log.entries
             log.entries = []
             head = log

@@ -84,4 +84,15 @@ final class HARLazyReadTests: XCTestCase {
             XCTAssertEqual(e.line, 3)
         }
     }
+
+    /// Found by `scripts/fuzz` (har-json): with two BOMs and no `entries` member (the scanner's
+    /// fallback), the lazy reader stripped both and accepted what `HARLog.parse` rejects.
+    func testTwoBOMsAreRejectedByBothReaders() {
+        let doc = Array("\u{FEFF}\u{FEFF}{\"log\": {\"version\": \"1.2\", \"creator\": {\"name\": \"x\", \"version\": \"1\"}, \"entriesX\": []}}".utf8)
+        XCTAssertThrowsError(try HARLog.parse(doc))
+        XCTAssertThrowsError(try HARLazyDocument(doc))
+        // One BOM is fine for both.
+        let one = Array(doc.dropFirst(3))
+        XCTAssertEqual((try? HARLog.parse(one)) == nil, (try? HARLazyDocument(one)) == nil)
+    }
 }
