@@ -192,8 +192,10 @@ def test_signals_during_a_long_export(origin, harrec, tmp_path):
 
 
 def test_memory_does_not_grow_with_the_recording(origin, harrec, tmp_path):
-    """Bodies live in the journal: RSS after 1 GB recorded is within 64 MB of RSS after 100 MB
-    (kept in memory, the second 900 MB would show up in full)."""
+    """Bodies live in the journal: RSS after 1 GB recorded is within 96 MB of RSS after 100 MB
+    (kept in memory, the second 900 MB would show up in full). The bound is the journal writer's
+    queue (JournalWriter.maximumPendingBytes, 64 MiB, full while the disk lags behind 10 MB bodies)
+    plus 32 MiB for bodies in flight and the allocator."""
     px = harrec.start("-q")
     size = 10 << 20
 
@@ -211,4 +213,4 @@ def test_memory_does_not_grow_with_the_recording(origin, harrec, tmp_path):
     crash(px)
     shutil.rmtree(Path(str(px.har_path) + ".journal"))
     grown = (after_1gb - after_100mb) / 1024
-    assert grown < 64, f"RSS grew {grown:.0f} MiB from 100 MB to 1 GB recorded ({after_100mb} -> {after_1gb} KiB)"
+    assert grown < 96, f"RSS grew {grown:.0f} MiB from 100 MB to 1 GB recorded ({after_100mb} -> {after_1gb} KiB)"
