@@ -238,12 +238,21 @@ extension RedactionEngine {
         let tagName = i + 1..<j
         guard j < p.count, p[j] == 0x3E || p[j] == 0x20 || p[j] == 0x2F || p[j] == 0x09 || p[j] == 0x0A || p[j] == 0x0D
         else { return nil }
-        // The end of the start tag, skipping quoted attribute values.
+        // The end of the start tag, skipping quoted attribute values. As in HTML's tokenizer, a
+        // quote opens a value only after '=' (`<input a"b>` ends at its '>').
         var k = j
         var quote: UInt8 = 0
+        var afterEquals = false
         while k < p.count && k - i < 4096 {
             let c = p[k]
-            if quote != 0 { if c == quote { quote = 0 } } else if c == 0x22 || c == 0x27 { quote = c } else if c == 0x3E { break }
+            if quote != 0 {
+                if c == quote { quote = 0 }
+            } else if afterEquals && (c == 0x22 || c == 0x27) {
+                quote = c
+            } else if c == 0x3E {
+                break
+            }
+            if c == 0x3D { afterEquals = quote == 0 } else if c != 0x20 && c != 0x09 && c != 0x0A && c != 0x0D { afterEquals = false }
             k += 1
         }
         guard k < p.count, p[k] == 0x3E else { return nil }
@@ -328,9 +337,12 @@ extension RedactionEngine {
                 break
             }
         }
-        guard nameClass != .ordinary, let valueRange,
-              let value = namedValueMatch(p, valueRange, nameClass, secretRule: .secretAssignments, decode: false,
-                                          location, path) else { return nil }
+        guard nameClass != .ordinary, let valueRange else { return nil }
+        // A value left as it is (a placeholder from an earlier run) still makes this tag one match,
+        // so a second run sees the same tag boundaries as the first.
+        let value = namedValueMatch(p, valueRange, nameClass, secretRule: .secretAssignments, decode: false,
+                                    location, path)
+            ?? TextMatch(start: valueRange.lowerBound, end: valueRange.upperBound, replacement: "", keep: true)
         let base = attributes.lowerBound
         let pre = [PreMatch(match: TextMatch(start: valueRange.lowerBound - base, end: valueRange.upperBound - base,
                                              replacement: value.replacement, keep: value.keep), first: true)]

@@ -74,4 +74,10 @@ final class FuzzRegressionTests: XCTestCase {
     func testPlaceholderValueFollowedByTheRestOfARun() {
         assertFixedPoint("BTxpbnB1dCB0cGU9eSJoaWRkZW8iIGxhbWU9AAAAAAAAAAAAAQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAOyAiY3NyZl90b2tlbiIgdmFsdWU9ImM1ZjBhOGUyYjdkOTRlMWZhMyI+PHNjcmlwdD52YXIgYzkuZXlKemRXSWlPaUl4TWpNME5UWTNPRGt3SW4wLmRvempnTnJ5UDRKM2pWbSwgInZlcnNpb24iOiAiMTAuNP///wkuMS43J30BdG9rZW49YWJjMDYxZGVmNDU2Z2hpI3BhZ2U9MiZhcGlfa2V5PXNrLXByb2otQUJDRURGR0hJSktMTU5PUFFSra1VVldYZmc9eyJhcGlzdHUifTwvc2NyaXB0PgEB", absent: ["abc061def456ghi"])
     }
+
+    /// An HTML body: a hidden `csrf_token` input and an inline `apiKey` split by control bytes.
+    func testHiddenInputAndInlineKeyWithControlBytes() {
+        assertFixedPoint("BTxpbnB1dCB0cGU9eSJoaWRkZW8iIGw9ImM1ZjBhOGUyYjdkOTQJAGZhMyI+PHNjcmlwdD52YXJgY2ZnPXs+dmFyIGNmZz17InQ+AWFwaUtleSI6IkFJemFTeUEtMTIzNDU2Nzg5MGFiY2QBZWZnaGlqa2xtbm9wcSIFPGlucHV0IGFwaXN0dSJ9PC9zY3JpcHR5cGVLZT0iaGlkZGVuIiBuYW1lPSJjc3JmX3Rva2VuIiB2YWx1ZT0iYzVmMGE4ZTJiN2Q5NGUxZmEzIj48c2NyaXB0PnZhciBjZmc9eyJ0PgFhcGlLZXkiOiJBSXphU3lBLTEyMzQ1Njc4OTBhYmNkAWVmZ2hpamtsbW5vcHFyc3R1In08L3NjcmlwdD4BAQ==",
+                         absent: ["c5f0a8e2b7d94e1fa3"])
+    }
 }
