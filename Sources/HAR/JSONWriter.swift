@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A streaming JSON writer appending UTF-8 bytes to `bytes`.
 ///
@@ -469,7 +478,11 @@ public struct JSONWriter: Sendable {
             return
         }
         // Every double this large is an integer; print all its digits without an exponent.
-        out.append(contentsOf: String(format: "%.0f", v).utf8)
+        var buffer = [CChar](repeating: 0, count: 400)  // the largest double has 309 digits
+        let count = buffer.withUnsafeMutableBufferPointer { b in
+            withVaList([v]) { vsnprintf(b.baseAddress, b.count, "%.0f", $0) }
+        }
+        out.append(contentsOf: buffer[0..<Int(max(0, count))].map { UInt8(bitPattern: $0) })
     }
 }
 

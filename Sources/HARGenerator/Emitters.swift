@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HAR
 import HARScenarios
 
@@ -63,7 +67,7 @@ enum ScenarioEmitter {
             }
         }
         out += "\n\(i1)),\n"
-        if let failure = r.failure {
+        if let failure = r.failureCode {
             out += "\(i1)response: .failure(\(failureCode(failure))"
             if let delay = r.delay, delay.isFinite, delay > 0 { out += ", delay: \(SwiftSource.doubleLiteral(delay))" }
             out += "),\n"
@@ -97,15 +101,8 @@ enum ScenarioEmitter {
     private static func lit(_ value: String) -> String { SwiftSource.escapedLiteral(value) }
 
     /// `.cannotConnectToHost`, or `URLError.Code(rawValue: n)` for a code without a name here.
-    static func failureCode(_ code: URLError.Code) -> String {
-        let named: [(URLError.Code, String)] = [
-            (.cannotConnectToHost, "cannotConnectToHost"), (.cannotFindHost, "cannotFindHost"), (.timedOut, "timedOut"),
-            (.networkConnectionLost, "networkConnectionLost"), (.serverCertificateUntrusted, "serverCertificateUntrusted"),
-            (.secureConnectionFailed, "secureConnectionFailed"), (.notConnectedToInternet, "notConnectedToInternet"),
-            (.unknown, "unknown"),
-        ]
-        if let name = named.first(where: { $0.0 == code })?.1 { return "." + name }
-        return "URLError.Code(rawValue: \(code.rawValue))"
+    static func failureCode(_ code: MockFailureCode) -> String {
+        code.name.map { "." + $0 } ?? "URLError.Code(rawValue: \(code.rawValue))"
     }
 
     private static func queryItem(_ match: QueryItemMatch) -> String {

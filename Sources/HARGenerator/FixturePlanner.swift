@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HAR
 import HARScenarios
 
@@ -175,7 +179,7 @@ struct FixturePlanner {
     static func mediaType(_ headers: [HTTPHeader]) -> String {
         guard let value = headers.last(where: { $0.name.lowercased() == "content-type" })?.value else { return "" }
         let type = value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return type.trimmingCharacters(in: .whitespaces).lowercased()
+        return String(type.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()).lowercased()
     }
 
     static func isJSON(_ mime: String) -> Bool {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HARScenarios
 
 /// What `SwiftMockGenerator.generate` produces and how.
@@ -39,15 +43,12 @@ public struct GeneratorOptions: Sendable {
     /// A host filter for `scenario.includeHost` from `--hosts REGEX`: keeps hosts the pattern
     /// matches anywhere, case-insensitively. Throws when the pattern does not compile.
     public static func hostFilter(pattern: String) throws -> @Sendable (String) -> Bool {
-        let regex = try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
-        let box = UncheckedSendable(regex)
-        return { host in
-            box.value.firstMatch(in: host, range: NSRange(host.startIndex..., in: host)) != nil
-        }
+        let box = UncheckedSendable(try Regex(pattern).ignoresCase())
+        return { host in (try? box.value.firstMatch(in: host)) != nil }
     }
 }
 
-/// NSRegularExpression is immutable and documented as thread-safe, but not marked Sendable.
+/// A compiled Regex is immutable once made, but not marked Sendable.
 private struct UncheckedSendable<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }

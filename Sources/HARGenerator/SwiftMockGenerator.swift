@@ -84,7 +84,7 @@ public enum SwiftMockGenerator {
     /// The lowercased host of an absolute URL, without port, user info or IPv6 brackets.
     static func host(of url: String) -> String {
         var rest = Substring(url)
-        if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
+        if let scheme = rest.firstRange(of: "://") { rest = rest[scheme.upperBound...] }
         rest = rest.prefix(while: { $0 != "/" && $0 != "?" && $0 != "#" })
         if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
         if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {

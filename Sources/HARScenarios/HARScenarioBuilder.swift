@@ -6,7 +6,11 @@
 // the generator can compile it on its own. The URL and JSON helpers at the bottom are also used by
 // the runtime's matcher: the recorded side and the live side must split URLs the same way.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HAR
 
 /// How request bodies take part in matching.
@@ -275,7 +279,7 @@ public enum HARScenarioBuilder {
         case .fixed(let seconds): delay = seconds > 0 ? seconds : nil
         }
         if entry.response.status == 0, let error = recordedError(entry) {
-            return .failure(failureCode(forRecordedError: error), delay: delay)
+            return .failure(code: failureCode(forRecordedError: error), delay: delay)
         }
         return MockResponse(status: entry.response.status, headers: headers, body: body, delay: delay)
     }
@@ -292,7 +296,7 @@ public enum HARScenarioBuilder {
     /// `.cannotFindHost`, a timeout `.timedOut`, a reset or cut connection
     /// `.networkConnectionLost`, a certificate the client rejected `.serverCertificateUntrusted`,
     /// another TLS failure `.secureConnectionFailed`, anything else `.unknown`.
-    public static func failureCode(forRecordedError error: String) -> URLError.Code {
+    public static func failureCode(forRecordedError error: String) -> MockFailureCode {
         let text = error.lowercased()
         func has(_ words: String...) -> Bool { words.contains { text.contains($0) } }
         if has("internet_disconnected", "not connected to the internet", "network is down") { return .notConnectedToInternet }
@@ -327,7 +331,7 @@ public enum HARScenarioBuilder {
         return builtItems(from: log, options: options).enumerated().map { i, built in
             let key = conditionKey(built.item.condition)
             defer { last[key] = i }
-            return SourcedItem(item: built.item, recordedError: built.item.response.failure == nil ? nil : recordedError(built.entry),
+            return SourcedItem(item: built.item, recordedError: built.item.response.failureCode == nil ? nil : recordedError(built.entry),
                                previousRepeat: last[key])
         }
     }

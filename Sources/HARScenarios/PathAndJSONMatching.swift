@@ -1,8 +1,13 @@
 // Path templates and regexes, and JSON containment: the value-level matching shared by HARMocking
 // and replay.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HAR
+import Synchronization
 
 extension PathPattern {
     /// Whether `path` (percent-encoded, "/" when empty) matches.
@@ -25,27 +30,32 @@ extension PathPattern {
             }
             return want.count == have.count
         case .regex(let pattern):
-            guard let regex = PatternCache.regex(pattern) else { return false }
-            let range = NSRange(path.startIndex..., in: path)
-            guard let match = regex.firstMatch(in: path, options: [.anchored], range: range) else { return false }
-            return match.range == range
+            return PatternCache.wholeMatch(pattern, path)
         }
     }
 }
 
-/// Compiled regular expressions by pattern (items are values, so they cannot hold one).
+/// Compiled regular expressions by pattern (items are values, so they cannot hold one). Swift's
+/// Regex, not NSRegularExpression: this target is Foundation-free, and `harrec` links it.
 private enum PatternCache {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var cache: [String: NSRegularExpression] = [:]
+    private static let cache = Mutex<[String: CompiledPattern]>([:])
 
-    static func regex(_ pattern: String) -> NSRegularExpression? {
-        lock.lock()
-        defer { lock.unlock() }
-        if let cached = cache[pattern] { return cached }
-        guard let regex = try? NSRegularExpression(pattern: pattern) else { return nil }
-        cache[pattern] = regex
-        return regex
+    /// Whether the whole of `text` matches `pattern`; false when the pattern does not compile.
+    static func wholeMatch(_ pattern: String, _ text: String) -> Bool {
+        let compiled = cache.withLock { cache in
+            if let found = cache[pattern] { return found }
+            let made = CompiledPattern(regex: try? Regex(pattern))
+            cache[pattern] = made
+            return made
+        }
+        guard let regex = compiled.regex else { return false }
+        return (try? regex.wholeMatch(in: text)) != nil
     }
+}
+
+/// A compiled Regex is immutable once made; matching does not change it.
+private struct CompiledPattern: @unchecked Sendable {
+    let regex: Regex<AnyRegexOutput>?
 }
 
 extension MockJSON {

@@ -1,6 +1,10 @@
 // The scenario model that generated code builds (copied from the HARMocking API contract).
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // MARK: - Scenario model (what generated code builds)
 
@@ -204,9 +208,9 @@ public struct MockResponse: Sendable, Equatable {
     /// session's `timeoutIntervalForRequest` (or the request's own `timeoutInterval`) fails the
     /// task with `URLError(.timedOut)` when the timeout passes, as a slow server would.
     public var delay: TimeInterval?
-    /// When set, the task fails with this `URLError` code (after `delay`) instead of getting a
-    /// response: a transport failure such as `.notConnectedToInternet` or `.timedOut`.
-    public var failure: URLError.Code?
+    /// When set, the task fails with `URLError` of this code (after `delay`) instead of getting a
+    /// response. HARMocking's `failure` property reads and writes it as a `URLError.Code`.
+    public var failureCode: MockFailureCode?
     /// When set, the body is delivered at about this many bytes a second (see `bandwidth(bytesPerSecond:)`).
     public var bytesPerSecond: Int?
     /// Creates a response.
@@ -214,13 +218,43 @@ public struct MockResponse: Sendable, Equatable {
         self.status = status; self.headers = headers; self.body = body; self.delay = delay
     }
 
-    /// A transport failure: the task fails with `URLError(code)` after `delay` seconds (at once
-    /// when nil), and no response is delivered. `harrec generate` emits these for recorded
-    /// failures (a refused connection, a DNS failure, a timeout, a reset, a TLS trust failure).
-    public static func failure(_ code: URLError.Code, delay: TimeInterval? = nil) -> MockResponse {
+    /// A transport failure (see HARMocking's `failure(_:delay:)`, which takes a `URLError.Code`).
+    public static func failure(code: MockFailureCode, delay: TimeInterval? = nil) -> MockResponse {
         var response = MockResponse(status: 0, delay: delay)
-        response.failure = code
+        response.failureCode = code
         return response
+    }
+}
+
+/// A transport failure's `URLError.Code` raw value. The scenario model is Foundation-free, so
+/// `harrec` links FoundationEssentials only; HARMocking converts to and from `URLError.Code`.
+public struct MockFailureCode: RawRepresentable, Hashable, Sendable {
+    public var rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    // The values of URLError.Code (NSURLError*), the same on every platform.
+    public static let unknown = MockFailureCode(rawValue: -1)
+    public static let timedOut = MockFailureCode(rawValue: -1001)
+    public static let cannotFindHost = MockFailureCode(rawValue: -1003)
+    public static let cannotConnectToHost = MockFailureCode(rawValue: -1004)
+    public static let networkConnectionLost = MockFailureCode(rawValue: -1005)
+    public static let notConnectedToInternet = MockFailureCode(rawValue: -1009)
+    public static let secureConnectionFailed = MockFailureCode(rawValue: -1200)
+    public static let serverCertificateUntrusted = MockFailureCode(rawValue: -1202)
+
+    /// The `URLError.Code` member's name, for generated source; nil for codes without one here.
+    public var name: String? {
+        switch self {
+        case .unknown: "unknown"
+        case .timedOut: "timedOut"
+        case .cannotFindHost: "cannotFindHost"
+        case .cannotConnectToHost: "cannotConnectToHost"
+        case .networkConnectionLost: "networkConnectionLost"
+        case .notConnectedToInternet: "notConnectedToInternet"
+        case .secureConnectionFailed: "secureConnectionFailed"
+        case .serverCertificateUntrusted: "serverCertificateUntrusted"
+        default: nil
+        }
     }
 }
 

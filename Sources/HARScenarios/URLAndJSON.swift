@@ -1,6 +1,10 @@
 // URL parts and JSON values as matching sees them, for recorded and live requests alike.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HAR
 
 // MARK: - URL splitting (shared by recorded and live sides)
@@ -30,7 +34,7 @@ package struct MockURLParts: Equatable {
     package var effectivePort: Int? { port ?? MockURLParts.defaultPort(scheme) }
 
     package init?(_ string: String) {
-        guard let sep = string.range(of: "://") else { return nil }
+        guard let sep = string.firstRange(of: "://") else { return nil }
         let scheme = string[..<sep.lowerBound]
         guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." })
         else { return nil }

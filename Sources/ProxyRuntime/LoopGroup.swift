@@ -37,27 +37,6 @@ final class LoopGroup: @unchecked Sendable {
     }
 }
 
-/// Starts a joinable thread running `body`; nil when the system refuses.
-func startThread(named name: String, _ body: @escaping () -> Void) -> pthread_t? {
-    final class Box {
-        let body: () -> Void
-        init(_ body: @escaping () -> Void) { self.body = body }
-    }
-    let box = Unmanaged.passRetained(Box(body)).toOpaque()
-    var thread = pthread_t()
-    let result = pthread_create(&thread, nil, { argument in
-        let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
-        box.body()
-        return nil
-    }, box)
-    if result != 0 {
-        Unmanaged<Box>.fromOpaque(box).release()
-        return nil
-    }
-    _ = harrec_set_thread_name(thread, name)
-    return thread
-}
-
 extension Mutex {
     /// Everything queued so far, leaving the queue empty: how another thread's results reach a
     /// loop after it wakes.

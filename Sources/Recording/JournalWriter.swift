@@ -1,5 +1,9 @@
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 /// Appends records to the journal file from any thread, in groups: records are encoded by the
@@ -52,9 +56,9 @@ public final class JournalWriter: @unchecked Sendable {
         self.fd = fd
         queue = Mutex(Queue(nextOffset: size, written: size))
         self.onError = onError
-        let thread = Thread { [self] in run() }
-        thread.name = "harrec-journal"
-        thread.start()
+        guard startDetachedThread(named: "harrec-journal", { [self] in run() }) else {
+            fatalError("cannot start the journal writer thread")
+        }
     }
 
     /// Queues a whole record (from `JournalFrame`) and returns its file offset.
@@ -123,7 +127,7 @@ public final class JournalWriter: @unchecked Sendable {
                         lastReported = failure
                     }
                     if closing { break }
-                    Thread.sleep(forTimeInterval: Self.retryInterval)
+                    sleepThread(seconds: Self.retryInterval)
                     continue
                 }
                 lastReported = nil

@@ -1,4 +1,13 @@
-import Foundation  // memchr
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HAR
 
 // Pass 1 cannot write final placeholders: their numbers follow the order of first appearance in

@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HAR
 
 /// URL and form helpers: query strings are redacted item by item on decoded values, so a
@@ -124,7 +133,7 @@ extension RedactionEngine {
         var changed = false
         var out: [String] = [pieces[0]]
         for piece in pieces.dropFirst() {
-            guard !piece.hasPrefix("--"), let split = piece.range(of: "\r\n\r\n") ?? piece.range(of: "\n\n") else {
+            guard !piece.hasPrefix("--"), let split = piece.firstRange(of: "\r\n\r\n") ?? piece.firstRange(of: "\n\n") else {
                 out.append(piece)
                 continue
             }
@@ -136,7 +145,7 @@ extension RedactionEngine {
             let lowerHeaders = headers.lowercased()
             let name = Self.dispositionParameter("name", in: headers)
             let isFile = Self.dispositionParameter("filename", in: headers) != nil
-            let partType = lowerHeaders.range(of: "content-type:").map { String(lowerHeaders[$0.upperBound...].prefix { $0 != "\r" && $0 != "\n" }).trimmingSpaces } ?? ""
+            let partType = lowerHeaders.firstRange(of: "content-type:").map { String(lowerHeaders[$0.upperBound...].prefix { $0 != "\r" && $0 != "\n" }).trimmingSpaces } ?? ""
             if let r = scanText(headers, location, path) {
                 headers = r
                 changed = true
@@ -169,7 +178,7 @@ extension RedactionEngine {
     /// `name="value"` from a Content-Disposition line.
     static func dispositionParameter(_ parameter: String, in headers: String) -> String? {
         let lower = headers.lowercased()
-        guard let disposition = lower.range(of: "content-disposition:") else { return nil }
+        guard let disposition = lower.firstRange(of: "content-disposition:") else { return nil }
         let line = headers[disposition.upperBound...].prefix { $0 != "\r" && $0 != "\n" }
         for attribute in line.split(separator: ";") {
             let pair = attribute.split(separator: "=", maxSplits: 1)

@@ -1,6 +1,15 @@
 import CHarrecShims
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A failure to create, load or use the CA. The message is one line and never contains key
 /// material.
@@ -132,6 +141,12 @@ public final class CertificateAuthority: @unchecked Sendable {
         }
     }
 
+    /// The directory part of `path`, or "" for a bare name.
+    private static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
     private static func pathExists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
@@ -145,12 +160,12 @@ public final class CertificateAuthority: @unchecked Sendable {
             }
             return
         }
-        let parent = (directory as NSString).deletingLastPathComponent
+        let parent = Self.parentDirectory(of: directory)
         if !parent.isEmpty, parent != directory, !pathExists(parent) {
             do {
                 try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
             } catch {
-                throw CertificateAuthorityError("cannot create \(parent): \(error.localizedDescription)")
+                throw CertificateAuthorityError("cannot create \(parent): \(error)")
             }
         }
         if mkdir(directory, 0o700) != 0, errno != EEXIST {
@@ -203,7 +218,7 @@ public final class CertificateAuthority: @unchecked Sendable {
             certificateBytes = Array(try Data(contentsOf: URL(fileURLWithPath: certificatePath)))
         } catch {
             EVP_PKEY_free(key)
-            throw CertificateAuthorityError("cannot read CA certificate \(certificatePath): \(error.localizedDescription)")
+            throw CertificateAuthorityError("cannot read CA certificate \(certificatePath): \(error)")
         }
         guard let certificate = certificateBytes.withUnsafeBytes({ raw -> OpaquePointer? in
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
@@ -285,7 +300,11 @@ public final class CertificateAuthority: @unchecked Sendable {
         var seconds = time_t(now)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        let date = String(format: "%04d-%02d-%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday))
+        func padded(_ n: Int, _ width: Int) -> String {
+            let digits = String(n)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        let date = "\(padded(Int(parts.tm_year) + 1900, 4))-\(padded(Int(parts.tm_mon) + 1, 2))-\(padded(Int(parts.tm_mday), 2))"
         let fixed = "harrec CA (, \(date))".count
         host = String(host.prefix(maximumCommonNameLength - fixed))
         return "harrec CA (\(host), \(date))"

@@ -1,5 +1,9 @@
 import CLI
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HAR
 import HARGenerator
 import Recording

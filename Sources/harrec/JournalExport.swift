@@ -1,6 +1,11 @@
 import CHarrecShims
 import CLI
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Glibc
 import ProxyRuntime
 import HAR
@@ -49,7 +54,7 @@ struct JournalExportPlan {
 /// prints progress, and another stops it, leaving the journal for `harrec recover`. Returns the
 /// redaction summary, if any. Exits 1 on failure, naming the journal that is kept.
 func exportJournal(_ contents: any FlowSource, plan: JournalExportPlan, signalsBefore: UInt) -> String? {
-    printErr("harrec: writing the HAR from the \(plan.journaled ? "journal" : "memory") (\(contents.count.formatted()) entries)")
+    printErr("harrec: writing the HAR from the \(plan.journaled ? "journal" : "memory") (\(groupedDigits(contents.count)) entries)")
     let progress = ExportProgress()
     let monitor = SignalMonitor(progress: progress, baseline: signalsBefore,
                                 consequence: plan.journaled ? "the journal is kept" : "nothing is written")
@@ -100,7 +105,7 @@ final class SignalMonitor: @unchecked Sendable {
 
     /// `consequence`: what stopping means, as the progress line says it.
     init(progress: ExportProgress, baseline: UInt, consequence: String) {
-        let thread = Thread { [done, finished] in
+        startDetachedThread(named: "harrec-export-signals") { [done, finished] in
             var seen = baseline
             while done.wait(timeout: .now() + Self.pollInterval) == .timedOut {
                 let now = UInt(harrec_shutdown_signals_received())
@@ -108,7 +113,7 @@ final class SignalMonitor: @unchecked Sendable {
                 if seen == baseline && now == baseline + 1 {
                     let status = progress.status
                     let pass = status.passes > 1 ? " (pass \(status.pass) of \(status.passes))" : ""
-                    printErr("harrec: writing the HAR: \(status.built.formatted()) of \(status.entries.formatted()) entries\(pass)" +
+                    printErr("harrec: writing the HAR: \(groupedDigits(status.built)) of \(groupedDigits(status.entries)) entries\(pass)" +
                              "; press Ctrl-C again to stop, \(consequence)")
                 } else {
                     printErr("harrec: stopping the export; \(consequence)")
@@ -118,7 +123,6 @@ final class SignalMonitor: @unchecked Sendable {
             }
             finished.signal()
         }
-        thread.start()
     }
 
     func stop() {
@@ -206,4 +210,15 @@ func removeDeadExportFiles(of harPath: String) {
             unlink(directory + "/" + name)
         }
     }
+}
+
+/// `2,000` for 2000: counts in messages read as the issue's progress line does, whatever the locale.
+func groupedDigits(_ n: Int) -> String {
+    let digits = String(n.magnitude)
+    var out = ""
+    for (i, c) in digits.enumerated() {
+        if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
+        out.append(c)
+    }
+    return n < 0 ? "-" + out : out
 }

@@ -84,7 +84,19 @@ final class HARScenarioBuilderTests: XCTestCase {
             ("something odd", .unknown),
         ]
         for (text, code) in cases {
-            XCTAssertEqual(HARScenarioBuilder.failureCode(forRecordedError: text), code, text)
+            XCTAssertEqual(HARScenarioBuilder.failureCode(forRecordedError: text).rawValue, code.rawValue, text)
+        }
+        // The Foundation-free codes are URLError's, name for name.
+        let named: [(MockFailureCode, URLError.Code)] = [
+            (.unknown, .unknown), (.timedOut, .timedOut), (.cannotFindHost, .cannotFindHost),
+            (.cannotConnectToHost, .cannotConnectToHost), (.networkConnectionLost, .networkConnectionLost),
+            (.notConnectedToInternet, .notConnectedToInternet), (.secureConnectionFailed, .secureConnectionFailed),
+            (.serverCertificateUntrusted, .serverCertificateUntrusted),
+        ]
+        for (mine, foundation) in named {
+            XCTAssertEqual(mine.rawValue, foundation.rawValue, mine.name ?? "?")
+            XCTAssertEqual(MockResponse.failure(foundation).failure, foundation)
+            XCTAssertEqual(MockResponse.failure(foundation).failureCode, mine)
         }
         // Latency applies to the failure too; an entry with status 0 and no `_error` is still skipped.
         let log = HARFixture.log([

@@ -1,0 +1,20 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension MockResponse {
+    /// When set, the task fails with this `URLError` code (after `delay`) instead of getting a
+    /// response: a transport failure such as `.notConnectedToInternet` or `.timedOut`.
+    public var failure: URLError.Code? {
+        get { failureCode.flatMap { URLError.Code(rawValue: $0.rawValue) } }
+        set { failureCode = newValue.map { MockFailureCode(rawValue: $0.rawValue) } }
+    }
+
+    /// A transport failure: the task fails with `URLError(code)` after `delay` seconds (at once
+    /// when nil), and no response is delivered. `harrec generate` emits these for recorded
+    /// failures (a refused connection, a DNS failure, a timeout, a reset, a TLS trust failure).
+    public static func failure(_ code: URLError.Code, delay: TimeInterval? = nil) -> MockResponse {
+        .failure(code: MockFailureCode(rawValue: code.rawValue), delay: delay)
+    }
+}
