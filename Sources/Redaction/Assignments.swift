@@ -133,6 +133,18 @@ extension RedactionEngine {
     /// `name: value` at the ':' (YAML, HTTP header dumps, JavaScript objects, GraphQL arguments,
     /// JSON that does not parse); the name may be quoted. Also Telegram bot tokens
     /// (`123456789:AA...`), which are found at their colon.
+    /// Whether `redacted-<digit>` occurs in `range`.
+    static func containsNumberedPlaceholder(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+        let prefix: [UInt8] = Array("redacted-".utf8)
+        var i = range.lowerBound
+        while i + prefix.count < range.upperBound {
+            if p[i] == 0x72 && p[i + prefix.count] >= 0x30 && p[i + prefix.count] <= 0x39
+                && prefix.indices.allSatisfy({ p[i + $0] == prefix[$0] }) { return true }
+            i += 1
+        }
+        return false
+    }
+
     func colonAssignment(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
                          _ path: () -> String) -> TextMatch? {
         if let m = telegramToken(at: i, p, lowerBound: lowerBound, location, path) { return m }
@@ -150,6 +162,10 @@ extension RedactionEngine {
             nameStart = nameEnd
             while nameStart > lowerBound && p[nameStart - 1] != quote && nameEnd - nameStart <= 64 { nameStart -= 1 }
             guard nameStart > lowerBound, p[nameStart - 1] == quote else { return nil }
+            // A "name" holding a placeholder is a value an earlier match replaced (quotes paired
+            // across values in text that is not quite JSON): the first run's scan had passed
+            // those bytes, so a second run must not read them as a name either.
+            if Self.containsNumberedPlaceholder(p, nameStart..<nameEnd) { return nil }
         } else {
             while nameStart > lowerBound && Self.isNameByte(p[nameStart - 1]) { nameStart -= 1 }
         }

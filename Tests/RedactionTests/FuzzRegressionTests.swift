@@ -80,4 +80,9 @@ final class FuzzRegressionTests: XCTestCase {
         assertFixedPoint("BTxpbnB1dCB0cGU9eSJoaWRkZW8iIGw9ImM1ZjBhOGUyYjdkOTQJAGZhMyI+PHNjcmlwdD52YXJgY2ZnPXs+dmFyIGNmZz17InQ+AWFwaUtleSI6IkFJemFTeUEtMTIzNDU2Nzg5MGFiY2QBZWZnaGlqa2xtbm9wcSIFPGlucHV0IGFwaXN0dSJ9PC9zY3JpcHR5cGVLZT0iaGlkZGVuIiBuYW1lPSJjc3JmX3Rva2VuIiB2YWx1ZT0iYzVmMGE4ZTJiN2Q5NGUxZmEzIj48c2NyaXB0PnZhciBjZmc9eyJ0PgFhcGlLZXkiOiJBSXphU3lBLTEyMzQ1Njc4OTBhYmNkAWVmZ2hpamtsbW5vcHFyc3R1In08L3NjcmlwdD4BAQ==",
                          absent: ["c5f0a8e2b7d94e1fa3"])
     }
+
+    /// A multipart part (`name="api_token"`) whose value runs into JSON-like text with NULs.
+    func testMultipartTokenRunningIntoBrokenJSON() {
+        assertFixedPoint("Ay0gbmFtZT0iYXBpX3Rva2VuIg0KDQpzZWNyZXQtdG9rZW5hY2Nlc/pzX3Rva2VuIjogImV5SmhiR2NpT2lKSVV6STFOaUo5LmV5SgZ0LXRva2VuYWNjZXP6c190b2tlbiI6ICJleUpoYkdjaU9pSklVekkxTmlKOS5leUoGZFdJaU9pSXhNak0wTlRZM09EpHdJbjAuZG96amdOcnlQNEozalZtLCAidmVycwB7ImFjY2VzcwAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAABkV0lpT2lJeE1qTTBOVFkzT0Skd0luMC5kb3pqZ05yeVA0SjNqVm0sICJ2ZXJzAHsiYWNjZXNzAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAGlvbiI6ICIxNC4AAAAANAAuLXZhbHVlLTEyMw0KLS1YeVotLQ0iaGlkZHUifWJvdW4=")
+    }
 }
