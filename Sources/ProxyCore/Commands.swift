@@ -47,8 +47,21 @@ public enum ProxyCommand: Equatable, Sendable {
     /// One line for the live log. The runtime sanitizes it again before printing.
     case log(String)
     /// Sign a leaf for this host off the event loop (signing costs about a millisecond), then
-    /// call `certificatePrepared()`. The session waits meanwhile; other connections do not.
+    /// call `certificatePrepared(at:)`. The session waits meanwhile; other connections do not.
     case prepareCertificate(String)
+    /// Hand this to the recording (the runtime's `FlowSink`).
+    case record(RecordCommand)
+}
+
+/// What a session asks the recording to keep. Recording is a command like any other effect, so a
+/// transcript shows it in order with the bytes that caused it.
+public enum RecordCommand: Equatable, Sendable {
+    /// A finished exchange (or failed one, with its error), or a WebSocket conversation as it ends.
+    case flow(Flow)
+    /// A WebSocket conversation began; only with `ProxyConfiguration.streamWebSocketMessages`.
+    case webSocketStart(Flow)
+    /// One message of conversation `flowID`; only with `ProxyConfiguration.streamWebSocketMessages`.
+    case webSocketMessage(RecordedWebSocketMessage, flowID: UInt64)
 }
 
 /// Why an upstream connection could not be made or broke.
@@ -130,6 +143,10 @@ public struct ProxyConfiguration: Sendable {
     public var recordWebSocketControlFrames = false
     /// TLS interception; nil relays TLS tunnels opaquely.
     public var interception: TLSInterception?
+    /// WebSocket messages are recorded one by one as they complete (`.webSocketStart`, then
+    /// `.webSocketMessage`), and the flow recorded at the end carries none: what a journal needs
+    /// (`FlowSink.streamsWebSocketMessages`). Otherwise the final flow carries them all.
+    public var streamWebSocketMessages = false
 
     public init() {}
 }

@@ -30,9 +30,10 @@ public final class ProxySession {
     public let id: UInt64
     public let clientAddress: String
     private let configuration: ProxyConfiguration
-    private let clock: () -> Double
-    private let sink: FlowSink
     private let flowIDs: IDSource
+    /// The instant of the event being handled: time arrives with each event (the runtime owns the
+    /// clock), so a transcript replays the same way every time.
+    private var now: Double
 
     private var commands: [ProxyCommand] = []
     /// True once the session has asked to close the client; the runtime drops it after executing.
@@ -135,15 +136,13 @@ public final class ProxySession {
         var lastUpstreamActivity: Double
     }
 
-    public init(id: UInt64, clientAddress: String, configuration: ProxyConfiguration,
-                sink: FlowSink, flowIDs: IDSource, clock: @escaping () -> Double) {
+    /// `now`: when the client connection was accepted.
+    public init(id: UInt64, clientAddress: String, configuration: ProxyConfiguration, flowIDs: IDSource, now: Double) {
         self.id = id
         self.clientAddress = clientAddress
         self.configuration = configuration
-        self.sink = sink
         self.flowIDs = flowIDs
-        self.clock = clock
-        let now = clock()
+        self.now = now
         self.createdAt = now
         self.lastActivity = now
         if let credentials = configuration.credentials {
@@ -201,8 +200,9 @@ public final class ProxySession {
     // MARK: - Client events
 
     /// Bytes arrived from the client.
-    public func clientReceived(_ bytes: UnsafeRawBufferPointer) {
-        lastActivity = clock()
+    public func clientReceived(_ bytes: UnsafeRawBufferPointer, at time: Double) {
+        now = max(now, time)
+        lastActivity = now
         switch mode {
         case .detecting:
             guard let first = bytes.first else { return }
@@ -234,14 +234,15 @@ public final class ProxySession {
         case .relay(let upstreamID):
             guard let plaintext = clientPlaintext(bytes), !plaintext.isEmpty else { return }
             sendUpstream(upstreamID, plaintext)
-            webSocket?.consume(plaintext, from: .clientToServer, at: lastActivity)
+            recordWebSocket(plaintext, from: .clientToServer)
         case .finished:
             break
         }
     }
 
     /// The client closed its write direction (EOF).
-    public func clientClosed() {
+    public func clientClosed(at time: Double) {
+        now = max(now, time)
         clientSentEOF = true
         if let tls = clientTLS, tls.state == .handshaking, exchange == nil {
             // Apps that distrust a certificate often just hang up without an alert.
@@ -276,7 +277,8 @@ public final class ProxySession {
     }
 
     /// The client connection broke (reset, write error).
-    public func clientFailed(_ reason: String) {
+    public func clientFailed(_ reason: String, at time: Double) {
+        now = max(now, time)
         clientSentEOF = true
         if exchange != nil {
             failExchange("client connection failed: \(reason)", respondWith: nil)
@@ -288,13 +290,14 @@ public final class ProxySession {
     // MARK: - Upstream events
 
     /// An upstream connection requested with `openUpstream` is established.
-    public func upstreamConnected(_ upstreamID: UpstreamID, _ connection: UpstreamConnection) {
+    public func upstreamConnected(_ upstreamID: UpstreamID, _ connection: UpstreamConnection, at time: Double) {
+        now = max(now, time)
         guard var current = upstream, current.id == upstreamID else { return }
         current.connected = true
         current.connection = connection
         current.unclaimedConnection = connection
         upstream = current
-        lastActivity = clock()
+        lastActivity = now
         switch mode {
         case .connectingTunnel(let target, let viaSOCKS):
             if viaSOCKS {
@@ -319,7 +322,8 @@ public final class ProxySession {
     }
 
     /// An upstream connection could not be made.
-    public func upstreamConnectFailed(_ upstreamID: UpstreamID, _ failure: UpstreamFailure) {
+    public func upstreamConnectFailed(_ upstreamID: UpstreamID, _ failure: UpstreamFailure, at time: Double) {
+        now = max(now, time)
         guard let current = upstream, current.id == upstreamID else { return }
         upstream = nil
         let reason = "cannot connect to \(current.target): \(failure.message)"
@@ -346,16 +350,16 @@ public final class ProxySession {
     }
 
     /// Bytes arrived from an upstream connection.
-    public func upstreamReceived(_ upstreamID: UpstreamID, _ bytes: UnsafeRawBufferPointer) {
+    public func upstreamReceived(_ upstreamID: UpstreamID, _ bytes: UnsafeRawBufferPointer, at time: Double) {
+        now = max(now, time)
         guard upstream?.id == upstreamID else { return }
-        let now = clock()
         lastActivity = now
         currentUpstreamChunkTime = now
         switch mode {
         case .relay:
             guard let plaintext = upstreamPlaintext(upstreamID, bytes), !plaintext.isEmpty else { return }
             sendClient(plaintext)
-            webSocket?.consume(plaintext, from: .serverToClient, at: now)
+            recordWebSocket(plaintext, from: .serverToClient)
         case .sniffingTunnel:
             // The server spoke first: not HTTP from the client, so relay opaquely.
             startRelay(upstreamID)
@@ -378,7 +382,8 @@ public final class ProxySession {
     }
 
     /// An upstream connection sent EOF.
-    public func upstreamClosed(_ upstreamID: UpstreamID) {
+    public func upstreamClosed(_ upstreamID: UpstreamID, at time: Double) {
+        now = max(now, time)
         guard upstream?.id == upstreamID else { return }
         switch mode {
         case .relay:
@@ -410,7 +415,8 @@ public final class ProxySession {
     }
 
     /// An upstream connection broke after it was established (reset, write error).
-    public func upstreamFailed(_ upstreamID: UpstreamID, _ reason: String) {
+    public func upstreamFailed(_ upstreamID: UpstreamID, _ reason: String, at time: Double) {
+        now = max(now, time)
         guard upstream?.id == upstreamID else { return }
         switch mode {
         case .http where exchange != nil:
@@ -425,7 +431,8 @@ public final class ProxySession {
 
     /// The leaf requested with `prepareCertificate` is ready (or could not be made; the handshake
     /// then reports it).
-    public func certificatePrepared() {
+    public func certificatePrepared(at time: Double) {
+        now = max(now, time)
         guard case .awaitingCertificate(let target, let serverName) = mode, let interception = configuration.interception else { return }
         startInterception(target, serverName: serverName, interception: interception)
     }
@@ -433,8 +440,8 @@ public final class ProxySession {
     // MARK: - Time and shutdown
 
     /// Called by the runtime about once a second; enforces the timeouts.
-    public func tick() {
-        let now = clock()
+    public func tick(at time: Double) {
+        now = max(now, time)
         let timeouts = configuration.timeouts
         switch mode {
         case .detecting, .socksHandshake:
@@ -475,11 +482,12 @@ public final class ProxySession {
         let limit = configuration.timeouts.upstreamConnect
         guard let current = upstream, now - current.connectStartedAt > limit else { return }
         commands.append(.closeUpstream(current.id))
-        upstreamConnectFailed(current.id, UpstreamFailure(.timeout, "connect timed out after \(formatSeconds(limit))"))
+        upstreamConnectFailed(current.id, UpstreamFailure(.timeout, "connect timed out after \(formatSeconds(limit))"), at: now)
     }
 
     /// Graceful shutdown: finish the exchange in flight, accept no new request.
-    public func beginShutdown() {
+    public func beginShutdown(at time: Double) {
+        now = max(now, time)
         shuttingDown = true
         switch mode {
         case .http:
@@ -492,7 +500,8 @@ public final class ProxySession {
     }
 
     /// Hard stop: the exchange in flight is recorded as aborted.
-    public func abort(_ reason: String) {
+    public func abort(_ reason: String, at time: Double) {
+        now = max(now, time)
         if exchange != nil {
             failExchange(reason, respondWith: nil)
         }
@@ -638,7 +647,6 @@ public final class ProxySession {
     }
 
     private func startExchange(_ head: HTTPRequestHead, framing: HTTPBodyFraming) {
-        let now = clock()
         headStartedAt = nil
         // Proxy authentication applies to requests to the proxy, not inside an authorized tunnel.
         if tunnelTarget == nil, let expected = expectedProxyAuthorization {
@@ -748,7 +756,7 @@ public final class ProxySession {
         let upstreamID = nextUpstreamID
         nextUpstreamID += 1
         upstream = Upstream(id: upstreamID, target: target, connectionID: "\(id)-\(upstreamID)",
-                            connectStartedAt: clock())
+                            connectStartedAt: now)
         commands.append(.openUpstream(upstreamID, host: target.host, port: target.port))
     }
 
@@ -759,7 +767,6 @@ public final class ProxySession {
         // one of them would copy it whole.
         var current = exchange.take()!
         var connection = upstream.take()!
-        let now = clock()
         if let claimed = connection.unclaimedConnection {
             current.flow.instants.dnsStart = claimed.dnsStart
             current.flow.instants.dnsEnd = claimed.dnsEnd
@@ -814,8 +821,8 @@ public final class ProxySession {
         current.flow.request.trailers = trailers.fields.map { RecordedField(name: $0.name, value: $0.value) }
         current.endConsumed = true
         current.requestDone = true
-        current.flow.instants.sendEnd = clock()
-        current.lastUpstreamActivity = clock()
+        current.flow.instants.sendEnd = now
+        current.lastUpstreamActivity = now
         exchange = current
         if current.responseDone {
             completeExchange()
@@ -903,7 +910,7 @@ public final class ProxySession {
             }
             sendClient(bytes)
             current.bytesSentToClient = true
-            current.flow.instants.responseEnd = clock()
+            current.flow.instants.responseEnd = now
             exchange = current
             switchToUpgradedRelay()
             return
@@ -965,7 +972,7 @@ public final class ProxySession {
             sendClient(HTTP1Serializer.lastChunk(trailers: trailers.removingHopByHop()))
         }
         current.flow.response?.trailers = trailers.fields.map { RecordedField(name: $0.name, value: $0.value) }
-        current.flow.instants.responseEnd = clock()
+        current.flow.instants.responseEnd = now
         current.responseDone = true
         exchange = current
         if current.requestDone || current.closeClientAfter {
@@ -975,11 +982,11 @@ public final class ProxySession {
 
     private func completeExchange() {
         guard var current = exchange.take() else { return }
-        current.flow.instants.end = clock()
+        current.flow.instants.end = now
         if current.flow.instants.sendEnd == nil {
             current.flow.instants.sendEnd = current.flow.instants.responseStart
         }
-        sink.record(current.flow)
+        commands.append(.record(.flow(current.flow)))
         if configuration.liveLog { commands.append(.log(liveLine(current.flow))) }
         if !current.upstreamReusable || !current.requestDone, let connection = upstream {
             commands.append(.closeUpstream(connection.id))
@@ -996,16 +1003,19 @@ public final class ProxySession {
     /// After a 101: record the upgrade, then relay raw bytes both ways.
     private func switchToUpgradedRelay() {
         guard let connection = upstream, var current = exchange.take() else { return }
-        current.flow.instants.end = clock()
+        current.flow.instants.end = now
         if current.flow.instants.sendEnd == nil { current.flow.instants.sendEnd = current.flow.instants.responseStart }
         if upgradeIsWebSocket {
             // Recorded when the conversation ends, with its messages.
             current.flow.request.url = webSocketURL(current.flow.request.url)
-            webSocket = WebSocketRecorder(flow: current.flow, extensionHeader: webSocketExtensions,
-                                          recordControlFrames: configuration.recordWebSocketControlFrames, sink: sink)
+            let recorder = WebSocketRecorder(flow: current.flow, extensionHeader: webSocketExtensions,
+                                             recordControlFrames: configuration.recordWebSocketControlFrames,
+                                             streamsMessages: configuration.streamWebSocketMessages)
+            if configuration.streamWebSocketMessages { commands.append(.record(.webSocketStart(recorder.flow))) }
+            webSocket = recorder
             commands.append(.log("\(clientAddress) \(current.flow.request.method) \(current.flow.request.url) 101 websocket"))
         } else {
-            sink.record(current.flow)
+            commands.append(.record(.flow(current.flow)))
             if configuration.liveLog { commands.append(.log(liveLine(current.flow))) }
         }
         let fromClient = requestDecoder.takeBufferedBytes()
@@ -1013,15 +1023,22 @@ public final class ProxySession {
         let fromUpstream = responseDecoder.takeBufferedBytes()
         upstream?.decoder = responseDecoder
         mode = .relay(connection.id)
-        let now = clock()
         if !fromUpstream.isEmpty {
             sendClient(fromUpstream)
-            webSocket?.consume(fromUpstream, from: .serverToClient, at: now)
+            recordWebSocket(fromUpstream, from: .serverToClient)
         }
         if !fromClient.isEmpty {
             sendUpstream(connection.id, fromClient)
-            webSocket?.consume(fromClient, from: .clientToServer, at: now)
+            recordWebSocket(fromClient, from: .clientToServer)
         }
+    }
+
+    /// Parses a copy of relayed bytes into the WebSocket recording, if there is one.
+    private func recordWebSocket(_ bytes: [UInt8], from direction: WebSocketDirection) {
+        guard webSocket != nil else { return }
+        webSocket!.consume(bytes, from: direction, at: now)
+        guard let flowID = webSocket?.flow.id, let messages = webSocket?.takeStreamed() else { return }
+        for message in messages { commands.append(.record(.webSocketMessage(message, flowID: flowID))) }
     }
 
     /// Records the WebSocket conversation once, when the session ends.
@@ -1029,8 +1046,9 @@ public final class ProxySession {
         guard var recorder = webSocket else { return }
         webSocket = nil
         let open = shuttingDown && !(recorder.closeFromClient && recorder.closeFromServer)
-        let flow = recorder.finish(at: clock(), open: open)
-        sink.record(flow)
+        let flow = recorder.finish(at: now, open: open)
+        for message in recorder.takeStreamed() { commands.append(.record(.webSocketMessage(message, flowID: flow.id))) }
+        commands.append(.record(.flow(flow)))
         commands.append(.log("\(clientAddress) websocket \(flow.request.url) \(open ? "still open at shutdown" : "closed"): \(recorder.sent) sent, \(recorder.received) received"))
     }
 
@@ -1143,12 +1161,12 @@ public final class ProxySession {
             if !plaintext.isEmpty {
                 if case .relay(let upstreamID) = mode {
                     sendUpstream(upstreamID, plaintext)
-                    webSocket?.consume(plaintext, from: .clientToServer, at: clock())
+                    recordWebSocket(plaintext, from: .clientToServer)
                 } else {
                     requestDecoder.feed(plaintext)
                 }
             }
-            clientClosed()
+            clientClosed(at: now)
             return nil
         }
         return plaintext
@@ -1167,7 +1185,7 @@ public final class ProxySession {
         while let event = tls.next() {
             switch event {
             case .handshakeCompleted:
-                upstream?.tlsEnd = clock()
+                upstream?.tlsEnd = now
                 handshakeJustCompleted = true
             case .plaintext(let chunk):
                 plaintext += chunk
@@ -1198,13 +1216,13 @@ public final class ProxySession {
             if !plaintext.isEmpty {
                 if case .relay = mode {
                     sendClient(plaintext)
-                    webSocket?.consume(plaintext, from: .serverToClient, at: clock())
+                    recordWebSocket(plaintext, from: .serverToClient)
                 } else if exchange != nil {
                     upstream?.decoder.feed(plaintext)
                     advanceResponse()
                 }
             }
-            upstreamClosed(upstreamID)
+            upstreamClosed(upstreamID, at: now)
             return nil
         }
         return plaintext
@@ -1250,7 +1268,7 @@ public final class ProxySession {
             if exchange != nil { failPendingUpstream() }
             return
         }
-        connection.tlsStart = clock()
+        connection.tlsStart = now
         upstream = connection
         flushUpstreamTLS()
     }
@@ -1271,13 +1289,12 @@ public final class ProxySession {
             finish(logLine: nil)
             return
         }
-        let now = clock()
         current.flow.error = sanitizedForLog(reason)
         current.flow.instants.end = now
         if current.flow.response != nil && current.flow.instants.responseEnd == nil {
             current.flow.instants.responseEnd = now
         }
-        sink.record(current.flow)
+        commands.append(.record(.flow(current.flow)))
         if let status, !current.bytesSentToClient {
             sendClient(errorResponse(status: status, reason: reason, close: true))
         }

@@ -9,14 +9,16 @@ struct WebSocketRecorder {
     private var fromClient: WebSocketParser
     private var fromServer: WebSocketParser
     private let recordControlFrames: Bool
-    /// Where messages go one by one, when the sink streams them (the flow then keeps none).
-    private let stream: FlowSink?
+    /// Messages go out one by one (`takeStreamed`) instead of into the flow.
+    private let streamsMessages: Bool
+    /// Messages completed since the last `takeStreamed`.
+    private var streamed: [RecordedWebSocketMessage] = []
     private(set) var sent = 0
     private(set) var received = 0
     private(set) var closeFromClient = false
     private(set) var closeFromServer = false
 
-    init(flow: Flow, extensionHeader: String?, recordControlFrames: Bool, sink: FlowSink? = nil) {
+    init(flow: Flow, extensionHeader: String?, recordControlFrames: Bool, streamsMessages: Bool = false) {
         var flow = flow
         var recording = RecordedWebSocket()
         var deflate: PerMessageDeflate?
@@ -32,8 +34,7 @@ struct WebSocketRecorder {
         fromClient = WebSocketParser(direction: .clientToServer, deflate: deflate)
         fromServer = WebSocketParser(direction: .serverToClient, deflate: deflate)
         self.recordControlFrames = recordControlFrames
-        stream = sink?.streamsWebSocketMessages == true ? sink : nil
-        stream?.recordWebSocketStart(flow)
+        self.streamsMessages = streamsMessages
     }
 
     /// Parses a copy of bytes that were relayed in `direction`.
@@ -47,6 +48,13 @@ struct WebSocketRecorder {
             fromServer.feed(bytes)
             while let event = fromServer.next() { record(event, from: direction, at: time) }
         }
+    }
+
+    /// The messages completed since the last call, when they are streamed.
+    mutating func takeStreamed() -> [RecordedWebSocketMessage] {
+        guard !streamed.isEmpty else { return [] }
+        defer { streamed.removeAll() }
+        return streamed
     }
 
     /// The finished flow. `open` marks a conversation cut short by harrec stopping.
@@ -82,8 +90,8 @@ struct WebSocketRecorder {
         if message.opcode == WebSocketOpcode.text || message.opcode == WebSocketOpcode.binary {
             if side == .send { sent += 1 } else { received += 1 }
         }
-        if let stream {
-            stream.recordWebSocketMessage(message, flowID: flow.id)
+        if streamsMessages {
+            streamed.append(message)
         } else {
             flow.webSocket?.messages.append(message)
         }

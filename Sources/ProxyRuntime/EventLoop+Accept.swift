@@ -58,7 +58,7 @@ extension EventLoop {
     func adopt(fd: Int32, address: SocketAddress) {
         setNoDelay(fd)
         let session = ProxySession(id: shared.sessionIDs.make(), clientAddress: address.description,
-                                   configuration: configuration, sink: sink, flowIDs: flowIDs, clock: wallClock)
+                                   configuration: configuration, flowIDs: flowIDs, now: wallClock())
         let box = SessionBox(session: session)
         let connection = Connection(token: makeToken(), role: .client, state: .open)
         connection.fd = fd
@@ -68,7 +68,7 @@ extension EventLoop {
         sessions[session.id] = box
         updateInterest(connection, .read)
         if shutdownDeadline != nil {
-            session.beginShutdown()
+            session.beginShutdown(at: wallClock())
             process(box)
         }
     }

@@ -12,17 +12,18 @@ extension EventLoop {
     func readOnce(_ connection: Connection) {
         guard let box = connection.box else { return }
         let received = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
+        let now = wallClock()
         if received > 0 {
             let bytes = UnsafeRawBufferPointer(rebasing: readBuffer[0..<received])
             switch connection.role {
-            case .client: box.session.clientReceived(bytes)
-            case .upstream(let id): box.session.upstreamReceived(id, bytes)
+            case .client: box.session.clientReceived(bytes, at: now)
+            case .upstream(let id): box.session.upstreamReceived(id, bytes, at: now)
             }
         } else if received == 0 {
             connection.readEOF = true
             switch connection.role {
-            case .client: box.session.clientClosed()
-            case .upstream(let id): box.session.upstreamClosed(id)
+            case .client: box.session.clientClosed(at: now)
+            case .upstream(let id): box.session.upstreamClosed(id, at: now)
             }
         } else {
             let code = harrec_errno()
@@ -30,8 +31,8 @@ extension EventLoop {
             connection.readEOF = true
             let reason = String(cString: strerror(code))
             switch connection.role {
-            case .client: box.session.clientFailed(reason)
-            case .upstream(let id): box.session.upstreamFailed(id, reason)
+            case .client: box.session.clientFailed(reason, at: now)
+            case .upstream(let id): box.session.upstreamFailed(id, reason, at: now)
             }
         }
     }
@@ -106,6 +107,12 @@ extension EventLoop {
             if !log.quiet { log.line(line) }
         case .prepareCertificate(let host):
             prepareCertificate(host, for: box.session.id)
+        case .record(let record):
+            switch record {
+            case .flow(let flow): sink.record(flow)
+            case .webSocketStart(let flow): sink.recordWebSocketStart(flow)
+            case .webSocketMessage(let message, let flowID): sink.recordWebSocketMessage(message, flowID: flowID)
+            }
         }
     }
 
@@ -142,11 +149,11 @@ extension EventLoop {
             if let box = connection.box {
                 switch connection.role {
                 case .client:
-                    box.session.clientFailed(reason)
+                    box.session.clientFailed(reason, at: wallClock())
                     closeNow(connection)
                     box.client = nil
                 case .upstream(let id):
-                    box.session.upstreamFailed(id, reason)
+                    box.session.upstreamFailed(id, reason, at: wallClock())
                 }
             } else {
                 closeNow(connection)

@@ -50,7 +50,7 @@ extension EventLoop {
     func drainPreparedCertificates() {
         for sessionID in preparedCertificates.takeAll() {
             guard let box = sessions[sessionID] else { continue }
-            box.session.certificatePrepared()
+            box.session.certificatePrepared(at: wallClock())
             process(box)
         }
     }
@@ -68,7 +68,7 @@ extension EventLoop {
                 connections[connection.token] = nil
                 connection.state = .closed
                 box.upstreams[id] = nil
-                box.session.upstreamConnectFailed(id, failure)
+                box.session.upstreamConnectFailed(id, failure, at: wallClock())
             }
             process(box)
         }
@@ -87,7 +87,7 @@ extension EventLoop {
                 box.upstreams[id] = nil
                 let target = address.ipAndPort
                 box.session.upstreamConnectFailed(id, UpstreamFailure(
-                    .other, "\(target.ip):\(target.port) is this proxy's own listener (the request would loop)"))
+                    .other, "\(target.ip):\(target.port) is this proxy's own listener (the request would loop)"), at: wallClock())
                 return
             }
             let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -120,7 +120,7 @@ extension EventLoop {
         connections[connection.token] = nil
         connection.state = .closed
         box.upstreams[id] = nil
-        box.session.upstreamConnectFailed(id, failure(forErrno: lastError))
+        box.session.upstreamConnectFailed(id, failure(forErrno: lastError), at: wallClock())
     }
 
     /// Whether `address` is one of this server's listeners: same port, and the listener's own
@@ -161,7 +161,7 @@ extension EventLoop {
             connections[connection.token] = nil
             connection.state = .closed
             box.upstreams[id] = nil
-            box.session.upstreamConnectFailed(id, failure(forErrno: code))
+            box.session.upstreamConnectFailed(id, failure(forErrno: code), at: wallClock())
         }
         if let box = connection.box { process(box) }
     }
@@ -172,7 +172,7 @@ extension EventLoop {
                                       dnsEnd: connection.dnsEnd, connectStart: connection.connectStart,
                                       connectEnd: wallClock())
         updateInterest(connection, .read)
-        box.session.upstreamConnected(id, info)
+        box.session.upstreamConnected(id, info, at: wallClock())
     }
 }
 

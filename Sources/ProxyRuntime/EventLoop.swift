@@ -96,6 +96,8 @@ final class EventLoop: @unchecked Sendable {
     init(index: Int, shared: LoopGroup, configuration: ProxyConfiguration, sink: FlowSink, log: LogOutput) throws {
         self.index = index
         self.shared = shared
+        var configuration = configuration
+        configuration.streamWebSocketMessages = sink.streamsWebSocketMessages
         self.configuration = configuration
         self.sink = sink
         self.log = log
@@ -196,24 +198,27 @@ final class EventLoop: @unchecked Sendable {
             close(listener.fd)
             listeners[token] = nil
         }
-        shutdownDeadline = wallClock() + Self.shutdownGraceSeconds
+        let now = wallClock()
+        shutdownDeadline = now + Self.shutdownGraceSeconds
         for box in Array(sessions.values) {
-            box.session.beginShutdown()
+            box.session.beginShutdown(at: now)
             process(box)
         }
     }
 
     func abortAll(_ reason: String) {
+        let now = wallClock()
         for box in Array(sessions.values) {
-            box.session.abort(reason)
+            box.session.abort(reason, at: now)
             process(box)
         }
         for connection in Array(connections.values) { closeNow(connection) }
     }
 
     func tick() {
+        let now = wallClock()
         for box in Array(sessions.values) {
-            box.session.tick()
+            box.session.tick(at: now)
             process(box)
         }
         closeLingering(force: false)

@@ -167,8 +167,7 @@ final class InterceptionTests: XCTestCase {
         assertTranscript(p.client(Array(hello.dropFirst(10))), ["prepare certificate fresh.test"])
         XCTAssertNil(authority.cachedLeaf(for: "fresh.test"))
         _ = try authority.issueLeaf(for: "fresh.test")  // what the runtime does on its queue
-        p.session.certificatePrepared()
-        let commands = p.session.takeCommands()
+        let commands = p.certificatePrepared()
         XCTAssertFalse(clientBytes(commands).isEmpty, "the ServerHello goes out once the leaf exists")
         XCTAssertFalse(upstreamBytes(commands, 1).isEmpty, "and TLS to the upstream starts")
         XCTAssertEqual(authority.signingCount, 1, "no second signing in the handshake")

@@ -3,38 +3,65 @@ import HTTP1
 import Recording
 import XCTest
 
-/// Collects recorded flows for assertions.
+/// The flows a playbook's session asked to record (its `.record` commands), for assertions.
 final class CollectingSink: FlowSink, @unchecked Sendable {
     var flows: [Flow] = []
     func record(_ flow: Flow) { flows.append(flow) }
 }
 
 /// A mitmproxy-style playbook: each step is "this event in, exactly these commands out", so a
-/// test reads as a transcript of one connection.
+/// test reads as a transcript of one connection. Time is the playbook's: each event carries `now`.
 final class Playbook {
     let sink = CollectingSink()
     let session: ProxySession
+    /// The instant the next event carries.
+    private(set) var now: Double = 1_800_000_000
 
     init(configuration: ProxyConfiguration = ProxyConfiguration()) {
-        let box = ClockBox()
-        box.now = 1_800_000_000
-        clockBox = box
         session = ProxySession(id: 7, clientAddress: "127.0.0.1:50000", configuration: configuration,
-                               sink: sink, flowIDs: IDSource(), clock: { box.now })
+                               flowIDs: IDSource(), now: now)
     }
 
-    private let clockBox: ClockBox
-    final class ClockBox { var now: Double = 0 }
+    func advance(_ seconds: Double) { now += seconds }
 
-    func advance(_ seconds: Double) { clockBox.now += seconds }
+    /// The session's commands since the last step; recorded flows also go to `sink`.
+    func take() -> [ProxyCommand] {
+        let commands = session.takeCommands()
+        for case .record(.flow(let flow)) in commands { sink.record(flow) }
+        return commands
+    }
+
+    @discardableResult
+    func tick() -> [ProxyCommand] {
+        session.tick(at: now)
+        return take()
+    }
+
+    @discardableResult
+    func beginShutdown() -> [ProxyCommand] {
+        session.beginShutdown(at: now)
+        return take()
+    }
+
+    @discardableResult
+    func abort(_ reason: String) -> [ProxyCommand] {
+        session.abort(reason, at: now)
+        return take()
+    }
+
+    @discardableResult
+    func certificatePrepared() -> [ProxyCommand] {
+        session.certificatePrepared(at: now)
+        return take()
+    }
 
     @discardableResult
     func client(_ text: String) -> [ProxyCommand] { client(Array(text.utf8)) }
 
     @discardableResult
     func client(_ bytes: [UInt8]) -> [ProxyCommand] {
-        bytes.withUnsafeBytes { session.clientReceived($0) }
-        return session.takeCommands()
+        bytes.withUnsafeBytes { session.clientReceived($0, at: now) }
+        return take()
     }
 
     /// Feeds the bytes one at a time and returns every command produced.
@@ -42,8 +69,8 @@ final class Playbook {
     func clientBytewise(_ text: String) -> [ProxyCommand] {
         var all: [ProxyCommand] = []
         for byte in Array(text.utf8) {
-            [byte].withUnsafeBytes { session.clientReceived($0) }
-            all += session.takeCommands()
+            [byte].withUnsafeBytes { session.clientReceived($0, at: now) }
+            all += take()
         }
         return all
     }
@@ -53,33 +80,33 @@ final class Playbook {
 
     @discardableResult
     func upstream(_ id: UpstreamID, _ bytes: [UInt8]) -> [ProxyCommand] {
-        bytes.withUnsafeBytes { session.upstreamReceived(id, $0) }
-        return session.takeCommands()
+        bytes.withUnsafeBytes { session.upstreamReceived(id, $0, at: now) }
+        return take()
     }
 
     @discardableResult
     func connected(_ id: UpstreamID, ip: String = "127.0.0.1") -> [ProxyCommand] {
-        let t = clockBox.now
-        session.upstreamConnected(id, UpstreamConnection(remoteIP: ip, dnsStart: nil, dnsEnd: nil, connectStart: t, connectEnd: t))
-        return session.takeCommands()
+        session.upstreamConnected(id, UpstreamConnection(remoteIP: ip, dnsStart: nil, dnsEnd: nil, connectStart: now, connectEnd: now),
+                                  at: now)
+        return take()
     }
 
     @discardableResult
     func connectFailed(_ id: UpstreamID, _ failure: UpstreamFailure) -> [ProxyCommand] {
-        session.upstreamConnectFailed(id, failure)
-        return session.takeCommands()
+        session.upstreamConnectFailed(id, failure, at: now)
+        return take()
     }
 
     @discardableResult
     func upstreamEOF(_ id: UpstreamID) -> [ProxyCommand] {
-        session.upstreamClosed(id)
-        return session.takeCommands()
+        session.upstreamClosed(id, at: now)
+        return take()
     }
 
     @discardableResult
     func clientEOF() -> [ProxyCommand] {
-        session.clientClosed()
-        return session.takeCommands()
+        session.clientClosed(at: now)
+        return take()
     }
 }
 
@@ -96,6 +123,11 @@ func transcript(_ commands: [ProxyCommand]) -> [String] {
         case .closeUpstream(let id): return "close upstream \(id)"
         case .log: return "log"
         case .prepareCertificate(let host): return "prepare certificate \(host)"
+        case .record(.flow(let flow)):
+            let outcome = flow.error.map { "error: \($0)" } ?? flow.response.map { "\($0.status)" } ?? "no response"
+            return "record \(flow.request.method) \(flow.request.url) \(outcome)"
+        case .record(.webSocketStart(let flow)): return "record websocket start \(flow.request.url)"
+        case .record(.webSocketMessage(let message, _)): return "record websocket \(message.direction) \(visible(message.data))"
         }
     }
 }

@@ -12,7 +12,13 @@ final class ProxySessionTests: XCTestCase {
         let p = Playbook()
         assertTranscript(p.client(simpleGet), ["open 1 example.test:9000"])
         assertTranscript(p.connected(1), ["upstream 1 <- GET /a?x=1 HTTP/1.1\\r\\nHost: example.test:9000\\r\\nAccept: */*\\r\\n\\r\\n"])
+        p.advance(0.25)
         let commands = p.upstream(1, okResponse)
+        // Recording is a command, in order with the bytes: the response goes out, then the flow is
+        // recorded, then the live line.
+        assertTranscript(commands, ["client <- HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nContent-Type: text/plain\\r\\n\\r\\n",
+                                    "client <- hi",
+                                    "record GET http://example.test:9000/a?x=1 200", "log"])
         XCTAssertEqual(text(clientBytes(commands)), "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nhi")
         XCTAssertEqual(p.sink.flows.count, 1)
         let flow = p.sink.flows[0]
@@ -24,6 +30,9 @@ final class ProxySessionTests: XCTestCase {
         XCTAssertEqual(flow.connectionID, "7-1")
         XCTAssertEqual(flow.serverIPAddress, "127.0.0.1")
         XCTAssertNil(flow.error)
+        // Time is the events': the request started at the first event, the response at the last.
+        XCTAssertEqual(flow.instants.requestStart, 1_800_000_000)
+        XCTAssertEqual(flow.instants.end, 1_800_000_000.25)
         XCTAssertFalse(p.session.isFinished, "keep-alive client stays open")
     }
 
@@ -127,8 +136,7 @@ final class ProxySessionTests: XCTestCase {
         let p = Playbook()
         p.client(simpleGet)
         p.advance(ProxyTimeouts().upstreamConnect + 1)
-        p.session.tick()
-        let commands = p.session.takeCommands()
+        let commands = p.tick()
         XCTAssertTrue(text(clientBytes(commands)).hasPrefix("HTTP/1.1 504 Gateway Timeout\r\n"), text(clientBytes(commands)))
         XCTAssertTrue(p.sink.flows[0].error?.contains("timed out") == true)
     }
@@ -142,8 +150,7 @@ final class ProxySessionTests: XCTestCase {
         var commands: [ProxyCommand] = []
         for (second, byte) in "GET http://example.test/ HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".utf8.enumerated() {
             p.client([byte])
-            p.session.tick()
-            commands = p.session.takeCommands()
+            commands = p.tick()
             if !commands.isEmpty || Double(second) > limit + 2 { break }
             p.advance(1)
         }
@@ -156,7 +163,7 @@ final class ProxySessionTests: XCTestCase {
         idle.connected(1)
         idle.upstream(1, okResponse)
         idle.advance(limit + 5)
-        idle.session.tick()
+        idle.tick()
         XCTAssertFalse(idle.session.isFinished, "no head has begun: the idle limit applies, not the head's")
     }
 
@@ -318,9 +325,9 @@ final class ProxySessionTests: XCTestCase {
         let p = Playbook()
         p.client(simpleGet)
         p.connected(1)
-        p.session.beginShutdown()
+        p.beginShutdown()
         XCTAssertFalse(p.session.isFinished, "in-flight exchange may finish")
-        p.session.abort("aborted: harrec stopped")
+        p.abort("aborted: harrec stopped")
         XCTAssertEqual(p.sink.flows.count, 1)
         XCTAssertEqual(p.sink.flows[0].error, "aborted: harrec stopped")
         XCTAssertTrue(p.session.isFinished)
@@ -330,7 +337,7 @@ final class ProxySessionTests: XCTestCase {
         let p = Playbook()
         p.client(simpleGet)
         p.connected(1)
-        p.session.beginShutdown()
+        p.beginShutdown()
         let commands = p.upstream(1, okResponse)
         XCTAssertTrue(text(clientBytes(commands)).contains("Connection: close\r\n"))
         XCTAssertTrue(transcript(commands).contains("close client"))

@@ -51,10 +51,32 @@ final class WebSocketRecordingTests: XCTestCase {
         XCTAssertEqual(HARValidator.validate(bytes: HARExport.log(from: [flow], creatorVersion: "t").serialize()), [])
     }
 
+    /// With a journal, messages are recorded one by one as they complete (commands in the
+    /// transcript), and the conversation's final flow carries none.
+    func testStreamedMessagesAreRecordCommandsAsTheyComplete() {
+        var configuration = ProxyConfiguration()
+        configuration.streamWebSocketMessages = true
+        let p = Playbook(configuration: configuration)
+        p.client(upgrade)
+        p.connected(1)
+        XCTAssertTrue(transcript(p.upstream(1, switching)).contains("record websocket start ws://a.test/chat"))
+        let hello = WebSocketFrameEncoder.frame(opcode: 1, payload: Array("hello".utf8), maskKey: 0x01020304)
+        // Half a frame completes no message; the rest does.
+        XCTAssertFalse(transcript(p.client(Array(hello.prefix(4)))).contains { $0.hasPrefix("record") })
+        XCTAssertEqual(transcript(p.client(Array(hello.dropFirst(4)))).filter { $0.hasPrefix("record") },
+                       ["record websocket send hello"])
+        XCTAssertEqual(transcript(p.upstream(1, WebSocketFrameEncoder.frame(opcode: 1, payload: Array("hi".utf8))))
+                        .filter { $0.hasPrefix("record") }, ["record websocket receive hi"])
+        p.upstreamEOF(1)
+        p.clientEOF()
+        XCTAssertEqual(p.sink.flows.count, 1)
+        XCTAssertEqual(p.sink.flows.first?.webSocket?.messages.count, 0, "the messages went out one by one")
+    }
+
     func testShutdownWritesAnOpenConversation() {
         let p = upgraded()
         p.client(WebSocketFrameEncoder.frame(opcode: 1, payload: Array("still here".utf8), maskKey: 9))
-        p.session.beginShutdown()
+        p.beginShutdown()
         XCTAssertEqual(p.sink.flows.count, 1)
         XCTAssertEqual(p.sink.flows.first?.webSocket?.isOpen, true)
         XCTAssertEqual(p.sink.flows.first?.webSocket?.messages.count, 1)
