@@ -1,0 +1,125 @@
+// The whole ProxySession fed random event sequences: client and upstream bytes, connects and
+// connect failures, EOFs, breaks, ticks that move time, shutdown. It catches state bugs that the
+// parsers' targets cannot: the session must never crash, loop, talk to an upstream it did not open
+// or already closed, record a flow twice, record a proxy credential, act after it finished, or
+// keep running after an abort.
+import ProxyCore
+import Recording
+
+private let password = "fuzz-secret-pw"
+
+/// Reads the input as a program: one op byte, then the op's operands.
+private struct Program {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var at = 0
+    var atEnd: Bool { at >= bytes.count }
+    mutating func byte() -> UInt8 {
+        guard at < bytes.count else { return 0 }
+        defer { at += 1 }
+        return bytes[at]
+    }
+    /// A length byte, then up to that many bytes.
+    mutating func chunk() -> [UInt8] {
+        let count = min(Int(byte()), bytes.count - at)
+        defer { at += count }
+        return Array(bytes[at..<at + count])
+    }
+}
+
+private struct Invariants {
+    var opened: Set<UpstreamID> = []
+    var open: Set<UpstreamID> = []
+    var recorded: Set<UInt64> = []
+    var finishedBefore = false
+
+    mutating func check(_ commands: [ProxyCommand], finished: Bool) {
+        if commands.count > 10_000 { fuzzFail("\(commands.count) commands for one event") }
+        for command in commands {
+            switch command {
+            case .openUpstream(let id, _, _):
+                if finishedBefore { fuzzFail("opened upstream \(id) after the session finished") }
+                if !opened.insert(id).inserted { fuzzFail("upstream id \(id) opened twice") }
+                open.insert(id)
+            case .sendToUpstream(let id, let bytes):
+                if !open.contains(id) { fuzzFail("sent \(bytes.count) bytes to upstream \(id), which is not open") }
+            case .shutdownUpstreamWrite(let id):
+                if !open.contains(id) { fuzzFail("half-closed upstream \(id), which is not open") }
+            case .closeUpstream(let id):
+                if !opened.contains(id) { fuzzFail("closed upstream \(id), which was never opened") }
+                open.remove(id)
+            case .sendToClient(let bytes):
+                if finishedBefore && !bytes.isEmpty { fuzzFail("sent \(bytes.count) bytes to the client after finishing") }
+            case .record(.flow(let flow)):
+                if !recorded.insert(flow.id).inserted { fuzzFail("flow \(flow.id) recorded twice") }
+                if flow.request.fields.contains(where: { $0.name.lowercased() == "proxy-authorization" }) {
+                    fuzzFail("a Proxy-Authorization header was recorded")
+                }
+                if let error = flow.error, error.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                    fuzzFail("control character in a recorded error: \(error.debugDescription)")
+                }
+            case .log(let line):
+                if line.contains(password) { fuzzFail("the proxy password reached the log") }
+            case .closeClient, .shutdownClientWrite, .prepareCertificate, .record:
+                break
+            }
+        }
+        if finished { finishedBefore = true }
+    }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ pointer: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    var program = Program(bytes: UnsafeBufferPointer(start: pointer, count: size))
+    let flags = program.byte()
+    var configuration = ProxyConfiguration()
+    if flags & 1 != 0 { configuration.credentials = ProxyCredentials(username: "user", password: password) }
+    configuration.streamWebSocketMessages = flags & 2 != 0
+    configuration.liveLog = flags & 4 == 0
+    configuration.recordWebSocketControlFrames = flags & 8 != 0
+    configuration.maxRecordedBodyBytes = flags & 16 != 0 ? 16 : 64 << 20
+    var now = 1_800_000_000.0
+    let session = ProxySession(id: 1, clientAddress: "127.0.0.1:40000", configuration: configuration,
+                               flowIDs: IDSource(), now: now)
+    var invariants = Invariants()
+    var steps = 0
+    while !program.atEnd && steps < 400 {
+        steps += 1
+        let op = program.byte()
+        // Upstream ids start at 1; a few beyond the opened ones test stale and unknown ids.
+        let id = UpstreamID(op >> 4) % 6 + 1
+        switch op & 0x0F {
+        case 0, 1, 2:
+            program.chunk().withUnsafeBytes { session.clientReceived($0, at: now) }
+        case 3, 4, 5:
+            program.chunk().withUnsafeBytes { session.upstreamReceived(id, $0, at: now) }
+        case 6:
+            session.upstreamConnected(id, UpstreamConnection(remoteIP: "127.0.0.1", dnsStart: nil, dnsEnd: nil,
+                                                             connectStart: now, connectEnd: now), at: now)
+        case 7:
+            let kinds: [UpstreamFailure.Kind] = [.dns, .refused, .unreachable, .timeout, .reset, .other]
+            session.upstreamConnectFailed(id, UpstreamFailure(kinds[Int(program.byte()) % kinds.count], "fuzz\u{1b}[31m"), at: now)
+        case 8:
+            session.clientClosed(at: now)
+        case 9:
+            session.upstreamClosed(id, at: now)
+        case 10:
+            now += Double(program.byte())
+            session.tick(at: now)
+        case 11:
+            now += Double(program.byte()) / 1000
+        case 12:
+            session.clientFailed("reset\u{7}", at: now)
+        case 13:
+            session.upstreamFailed(id, "reset\u{7}", at: now)
+        case 14:
+            session.beginShutdown(at: now)
+        default:
+            session.certificatePrepared(at: now)
+        }
+        invariants.check(session.takeCommands(), finished: session.isFinished)
+    }
+    session.abort("aborted: fuzz input ended", at: now)
+    invariants.check(session.takeCommands(), finished: session.isFinished)
+    if !session.isFinished { fuzzFail("abort left the session running") }
+    return 0
+}
