@@ -73,7 +73,12 @@ enum SuspectScanner {
         valueKind.withUnsafeBufferPointer { kind in
             var i = 0
             while i < n {
-                if kind[Int(p[i])] == 0 { i += 1; continue }
+                if kind[Int(p[i])] == 0 {
+                    // A JSON escape is no part of a value: `\u0002password` is a control character
+                    // and a word (a redacted nested string is written back with such escapes).
+                    i += p[i] == 0x5C ? escapeLength(p, at: i) : 1
+                    continue
+                }
                 let start = i
                 var letters = 0, digits = 0
                 var j = i
@@ -108,6 +113,18 @@ enum SuspectScanner {
             }
         }
         return found
+    }
+
+    /// The length of the JSON escape at the backslash at `i` (`\n`: 2, `\u00e9`: 6), else 1.
+    static func escapeLength(_ p: UnsafeBufferPointer<UInt8>, at i: Int) -> Int {
+        guard i + 1 < p.count else { return 1 }
+        switch p[i + 1] {
+        case 0x62, 0x66, 0x6E, 0x72, 0x74: return 2  // b f n r t
+        case 0x75:
+            guard i + 6 <= p.count else { return 1 }
+            return p[(i + 2)..<(i + 6)].allSatisfy({ RedactionEngine.isHex($0) }) ? 6 : 1
+        default: return 1
+        }
     }
 
     static func hasCredentialPrefix(_ v: UnsafeBufferPointer<UInt8>) -> Bool {

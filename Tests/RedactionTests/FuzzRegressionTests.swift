@@ -85,4 +85,9 @@ final class FuzzRegressionTests: XCTestCase {
     func testMultipartTokenRunningIntoBrokenJSON() {
         assertFixedPoint("Ay0gbmFtZT0iYXBpX3Rva2VuIg0KDQpzZWNyZXQtdG9rZW5hY2Nlc/pzX3Rva2VuIjogImV5SmhiR2NpT2lKSVV6STFOaUo5LmV5SgZ0LXRva2VuYWNjZXP6c190b2tlbiI6ICJleUpoYkdjaU9pSklVekkxTmlKOS5leUoGZFdJaU9pSXhNak0wTlRZM09EpHdJbjAuZG96amdOcnlQNEozalZtLCAidmVycwB7ImFjY2VzcwAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAABkV0lpT2lJeE1qTTBOVFkzT0Skd0luMC5kb3pqZ05yeVA0SjNqVm0sICJ2ZXJzAHsiYWNjZXNzAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAGlvbiI6ICIxNC4AAAAANAAuLXZhbHVlLTEyMw0KLS1YeVotLQ0iaGlkZHUifWJvdW4=")
     }
+
+    /// A JSON-like body with NULs and a nested `{\"password\"...}` string that is cut short.
+    func testBrokenJSONWithANestedPasswordAndNULs() {
+        assertFixedPoint("AHsiYWNjZXNzX3Rva2VuIjogImV5SmhiR2NpT2hKSVV6STFOaUo5LmV5SnpkV0lpT2lJeE1qTTBOVFkzT0Rrd0luMC5kb3pqZ05yeVA0SjNqVm1OSGwwdzVOX1hnTDBuM0k5UGxGVVAwVEhzWjhVIiwgImVtYWlsIjogImphbmUAAAAJcC5leGFtcGxlLm9yZyIsICJwaG9uZSI6ICIrMSA0MTUgNTU1IDAxMGVkIjogIntcInBhc3N3b3JkAnBhc3N3b3JkPWh1XCI6XCJodW50ZXIyMlwifSIsICJ2ZXJzaW9uIjogIjEwLjQu//8AAAAE//////8xLjcifQEKQ29udGVudC1EaXNwb3NpdGlvbjoiZm9ybS1kYXRhOyBuYW1lIj1hcGlfdG9rZW4MDG50ZQxyDA==")
+    }
 }

@@ -30,6 +30,14 @@ final class SuspectTests: XCTestCase {
         for (text, value) in cases { XCTAssertEqual(suspects(text), [value], text) }
     }
 
+    /// JSON escapes are not part of a value: `\u0002password` is a control character and a word,
+    /// and a value after `\n` is the value without the `n`.
+    func testJSONEscapesAreNoPartOfAValue() {
+        XCTAssertEqual(suspects(#"{\"password\u0002password=x\":1}"#), [])
+        XCTAssertEqual(suspects(#"token:\n9c1fA7b2E4d6F8a0"#), ["9c1fA7b2E4d6F8a0"])
+        XCTAssertEqual(suspects(#"token:\u00e99c1fA7b2E4d6F8a0"#), ["9c1fA7b2E4d6F8a0"])
+    }
+
     func testCredentialPrefixesAnywhere() {
         let jwt = makeJWT(header: #"{"alg":"HS256"}"#, payload: #"{"sub":"42"}"#)
         let cases: [(String, [String])] = [
