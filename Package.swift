@@ -58,7 +58,7 @@ let package = Package(
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "HAR", "HTTP1"]),
         .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "SOCKS5", "Recording", "TLS", "WebSocket"]),
         .testTarget(name: "CLITests", dependencies: ["CLI"]),
-        .testTarget(name: "ProxyRuntimeTests", dependencies: ["ProxyRuntime"]),
+        .testTarget(name: "ProxyRuntimeTests", dependencies: ["ProxyRuntime", "ProxyCore"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "CHarrecShims"]),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "RedactionTests", dependencies: ["Redaction", "HAR"]),

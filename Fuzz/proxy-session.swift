@@ -96,7 +96,7 @@ public func fuzz(_ pointer: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             session.upstreamConnected(id, UpstreamConnection(remoteIP: "127.0.0.1", dnsStart: nil, dnsEnd: nil,
                                                              connectStart: now, connectEnd: now), at: now)
         case 7:
-            let kinds: [UpstreamFailure.Kind] = [.dns, .refused, .unreachable, .timeout, .reset, .other]
+            let kinds: [UpstreamFailure.Kind] = [.dns, .refused, .unreachable, .networkUnreachable, .timeout, .reset, .notAllowed, .addressFamily, .other]
             session.upstreamConnectFailed(id, UpstreamFailure(kinds[Int(program.byte()) % kinds.count], "fuzz\u{1b}[31m"), at: now)
         case 8:
             session.clientClosed(at: now)

@@ -67,7 +67,23 @@ public enum RecordCommand: Equatable, Sendable {
 /// Why an upstream connection could not be made or broke.
 public struct UpstreamFailure: Equatable, Sendable, Error {
     public enum Kind: Sendable, Equatable {
-        case dns, refused, unreachable, timeout, reset, other
+        /// The name did not resolve.
+        case dns
+        /// ECONNREFUSED.
+        case refused
+        /// The host cannot be reached (EHOSTUNREACH, EHOSTDOWN, EADDRNOTAVAIL).
+        case unreachable
+        /// No route to the network (ENETUNREACH, ENETDOWN).
+        case networkUnreachable
+        /// The connect (or DNS plus connect) took longer than its limit (ETIMEDOUT too).
+        case timeout
+        /// ECONNRESET.
+        case reset
+        /// The system forbids the destination (EACCES, EPERM).
+        case notAllowed
+        /// The address family is not available (EAFNOSUPPORT), e.g. IPv6 on an IPv4-only host.
+        case addressFamily
+        case other
     }
 
     public var kind: Kind

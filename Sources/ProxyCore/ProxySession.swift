@@ -52,7 +52,7 @@ public final class ProxySession {
     }
 
     private var mode: Mode = .detecting
-    private var socks: SOCKS5ServerHandshake
+    private var socks: SOCKS5Layer
     private var requestDecoder = HTTP1RequestDecoder()
     /// Client bytes held while a tunnel is being set up or sniffed.
     private var pendingClientBytes: [UInt8] = []
@@ -68,7 +68,7 @@ public final class ProxySession {
     private var lastActivity: Double
     /// Arrival time of the upstream chunk being processed, for the first-byte instant.
     private var currentUpstreamChunkTime: Double = 0
-    private let expectedProxyAuthorization: [UInt8]?
+    private let auth: ProxyAuth
     /// TLS toward the client once a tunnel is intercepted; nil for plain HTTP and opaque tunnels.
     private var clientTLS: TLSEngine?
     /// "https" inside an intercepted tunnel, else "http": the scheme of recorded URLs.
@@ -145,14 +145,8 @@ public final class ProxySession {
         self.now = now
         self.createdAt = now
         self.lastActivity = now
-        if let credentials = configuration.credentials {
-            socks = SOCKS5ServerHandshake(credentials: SOCKS5Credentials(
-                username: credentials.username, password: credentials.password))
-            expectedProxyAuthorization = Array(HARBuild.base64(Array("\(credentials.username):\(credentials.password)".utf8)).utf8)
-        } else {
-            socks = SOCKS5ServerHandshake(credentials: nil)
-            expectedProxyAuthorization = nil
-        }
+        socks = SOCKS5Layer(credentials: configuration.credentials)
+        auth = ProxyAuth(credentials: configuration.credentials)
     }
 
     /// The commands queued since the last call, in order.
@@ -210,16 +204,14 @@ public final class ProxySession {
             // with a reason instead of a confusing HTTP 400.
             if first == 0x05 || first == 0x04 {
                 mode = .socksHandshake
-                socks.feed(bytes)
-                advanceSOCKS()
+                handleSOCKS(socks.receive(bytes))
             } else {
                 mode = .http
                 requestDecoder.feed(bytes)
                 advanceHTTP()
             }
         case .socksHandshake:
-            socks.feed(bytes)
-            advanceSOCKS()
+            handleSOCKS(socks.receive(bytes))
         case .connectingTunnel:
             pendingClientBytes.append(contentsOf: bytes)
         case .sniffingTunnel(let target):
@@ -267,8 +259,7 @@ public final class ProxySession {
                 commands.append(.shutdownUpstreamWrite(upstreamID))
             }
         case .socksHandshake:
-            socks.finish()
-            advanceSOCKS()
+            handleSOCKS(socks.clientClosed())
         case .finished:
             break
         default:
@@ -301,7 +292,7 @@ public final class ProxySession {
         switch mode {
         case .connectingTunnel(let target, let viaSOCKS):
             if viaSOCKS {
-                commands.append(.sendToClient(SOCKS5ServerHandshake.reply(.succeeded)))
+                commands.append(.sendToClient(socks.connected()))
             } else {
                 commands.append(.sendToClient(ErrorResponses.connectionEstablished))
             }
@@ -330,13 +321,7 @@ public final class ProxySession {
         switch mode {
         case .connectingTunnel(_, let viaSOCKS):
             if viaSOCKS {
-                let code: SOCKS5ReplyCode
-                switch failure.kind {
-                case .refused: code = .connectionRefused
-                case .dns, .timeout, .unreachable: code = .hostUnreachable
-                case .reset, .other: code = .generalFailure
-                }
-                commands.append(.sendToClient(SOCKS5ServerHandshake.reply(code)))
+                commands.append(.sendToClient(socks.connectFailed(failure.kind)))
             } else {
                 let status = failure.kind == .timeout ? 504 : 502
                 commands.append(.sendToClient(errorResponse(status: status, reason: reason, close: true)))
@@ -510,17 +495,16 @@ public final class ProxySession {
 
     // MARK: - SOCKS5
 
-    private func advanceSOCKS() {
-        while case .socksHandshake = mode, let event = socks.next() {
-            switch event {
+    private func handleSOCKS(_ outputs: [SOCKS5Layer.Output]) {
+        for output in outputs {
+            switch output {
             case .send(let bytes):
                 commands.append(.sendToClient(bytes))
-            case .fail(let reply, let reason):
+            case .refuse(let reply, let reason):
                 if !reply.isEmpty { commands.append(.sendToClient(reply)) }
                 finish(logLine: "\(clientAddress) SOCKS5 refused: \(reason)")
-            case .connect(let socksTarget):
-                let target = ProxyTarget(host: socksTarget.hostString, port: socksTarget.port)
-                pendingClientBytes = socks.takeBufferedBytes()
+            case .connect(let target, let earlyData):
+                pendingClientBytes = earlyData
                 openTunnel(to: target, viaSOCKS: true)
             }
         }
@@ -649,14 +633,12 @@ public final class ProxySession {
     private func startExchange(_ head: HTTPRequestHead, framing: HTTPBodyFraming) {
         headStartedAt = nil
         // Proxy authentication applies to requests to the proxy, not inside an authorized tunnel.
-        if tunnelTarget == nil, let expected = expectedProxyAuthorization {
-            guard let header = head.fields["Proxy-Authorization"], proxyAuthorizationMatches(header, expected: expected) else {
-                let mustClose = framing != .none
-                sendClient(ErrorResponses.proxyAuthenticationRequired(close: mustClose))
-                commands.append(.log("\(clientAddress) \(head.method) 407 proxy authentication required"))
-                if mustClose || !head.keepAlive { finish(logLine: nil) }
-                return
-            }
+        if tunnelTarget == nil, !auth.admits(head.fields) {
+            let mustClose = framing != .none
+            sendClient(ErrorResponses.proxyAuthenticationRequired(close: mustClose))
+            commands.append(.log("\(clientAddress) \(head.method) 407 proxy authentication required"))
+            if mustClose || !head.keepAlive { finish(logLine: nil) }
+            return
         }
 
         if head.method == "CONNECT" {
@@ -1355,11 +1337,6 @@ public final class ProxySession {
         }
     }
 
-    private func proxyAuthorizationMatches(_ header: String, expected: [UInt8]) -> Bool {
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "basic" else { return false }
-        return constantTimeEqual(Array(parts[1].utf8), expected)
-    }
 }
 
 private func describe(_ error: Error) -> String {
@@ -1373,16 +1350,6 @@ private func stripFragment(_ target: String) -> String {
 }
 
 /// Compares without an early exit, so timing does not reveal how much of a secret matched.
-func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-    var difference: UInt8 = a.count == b.count ? 0 : 1
-    let length = max(a.count, b.count)
-    for index in 0..<length {
-        let x = index < a.count ? a[index] : 0
-        let y = index < b.count ? b[index] : 0
-        difference |= x ^ y
-    }
-    return difference == 0
-}
 
 func formatSize(_ bytes: Int) -> String {
     if bytes < 1024 { return "\(bytes)B" }

@@ -180,9 +180,12 @@ func failure(forErrno code: Int32) -> UpstreamFailure {
     let text = String(cString: strerror(code))
     switch code {
     case ECONNREFUSED: return UpstreamFailure(.refused, "connection refused")
-    case ENETUNREACH, EHOSTUNREACH: return UpstreamFailure(.unreachable, text.lowercased())
+    case EHOSTUNREACH, EHOSTDOWN, EADDRNOTAVAIL: return UpstreamFailure(.unreachable, text.lowercased())
+    case ENETUNREACH, ENETDOWN: return UpstreamFailure(.networkUnreachable, text.lowercased())
     case ETIMEDOUT: return UpstreamFailure(.timeout, "connect timed out")
     case ECONNRESET: return UpstreamFailure(.reset, "connection reset")
+    case EACCES, EPERM: return UpstreamFailure(.notAllowed, text.lowercased())
+    case EAFNOSUPPORT: return UpstreamFailure(.addressFamily, text.lowercased())
     default: return UpstreamFailure(.other, text.lowercased())
     }
 }

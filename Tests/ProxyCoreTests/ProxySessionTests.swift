@@ -405,11 +405,4 @@ final class ProxySessionTests: XCTestCase {
         XCTAssertThrowsError(try parseAuthority("a.test", defaultPort: nil))
         XCTAssertEqual(try parseAuthority("a.test:443", defaultPort: nil), ProxyTarget(host: "a.test", port: 443))
     }
-
-    func testConstantTimeEqual() {
-        XCTAssertTrue(constantTimeEqual([1, 2, 3], [1, 2, 3]))
-        XCTAssertFalse(constantTimeEqual([1, 2, 3], [1, 2, 4]))
-        XCTAssertFalse(constantTimeEqual([1, 2], [1, 2, 0]))
-        XCTAssertFalse(constantTimeEqual([], [0]))
-    }
 }

@@ -365,22 +365,6 @@ final class SOCKS5HandshakeTests: XCTestCase {
         for (i, c) in all.enumerated() { XCTAssertEqual(H.reply(c)[1], UInt8(i)) }
     }
 
-    func testUpstreamFailureMapping() {
-        XCTAssertEqual(SOCKS5ReplyCode(upstreamErrno: ECONNREFUSED), .connectionRefused)
-        XCTAssertEqual(SOCKS5ReplyCode(upstreamErrno: EHOSTUNREACH), .hostUnreachable)
-        XCTAssertEqual(SOCKS5ReplyCode(upstreamErrno: ENETUNREACH), .networkUnreachable)
-        XCTAssertEqual(SOCKS5ReplyCode(upstreamErrno: ENETDOWN), .networkUnreachable)
-        XCTAssertEqual(SOCKS5ReplyCode(upstreamErrno: ETIMEDOUT), .hostUnreachable)
-        XCTAssertEqual(SOCKS5ReplyCode(upstreamErrno: EACCES), .connectionNotAllowed)
-        XCTAssertEqual(SOCKS5ReplyCode(upstreamErrno: EAFNOSUPPORT), .addressTypeNotSupported)
-        XCTAssertEqual(SOCKS5ReplyCode(upstreamErrno: ECONNRESET), .generalFailure)
-        XCTAssertEqual(SOCKS5UpstreamFailure.dnsFailure.replyCode, .hostUnreachable)
-        XCTAssertEqual(SOCKS5UpstreamFailure.timedOut.replyCode, .hostUnreachable)
-        XCTAssertEqual(SOCKS5UpstreamFailure.refused.replyCode, .connectionRefused)
-        XCTAssertEqual(SOCKS5UpstreamFailure.notAllowed.replyCode, .connectionNotAllowed)
-        XCTAssertEqual(SOCKS5UpstreamFailure.other.replyCode, .generalFailure)
-    }
-
     // MARK: Helpers
 
     func testConstantTimeEquals() {
