@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -308,7 +303,7 @@ extension RedactionEngine {
     /// The first 16-bit group of a syntactically valid IPv6 address (RFC 4291 text form, without
     /// an embedded IPv4 part), or nil.
     static func firstIPv6Group(_ text: String) -> Int? {
-        let halves = text.components(separatedBy: "::")
+        let halves = text.split(separator: "::", omittingEmptySubsequences: false).map(String.init)
         guard halves.count <= 2 else { return nil }
         func groups(_ s: String) -> [Int]? {
             if s.isEmpty { return [] }

@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -128,7 +123,7 @@ extension RedactionEngine {
     /// redacted as text or JSON; binary file parts are scanned for printable runs.
     func redactMultipart(_ text: String, boundary: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
         let delimiter = "--" + boundary
-        let pieces = text.components(separatedBy: delimiter)
+        let pieces = text.split(separator: delimiter, omittingEmptySubsequences: false).map(String.init)
         guard pieces.count >= 3 else { return redactTextOrJSON(text, location, path) }
         var changed = false
         var out: [String] = [pieces[0]]
@@ -145,7 +140,11 @@ extension RedactionEngine {
             let lowerHeaders = headers.lowercased()
             let name = Self.dispositionParameter("name", in: headers)
             let isFile = Self.dispositionParameter("filename", in: headers) != nil
-            let partType = lowerHeaders.firstRange(of: "content-type:").map { String(lowerHeaders[$0.upperBound...].prefix { $0 != "\r" && $0 != "\n" }).trimmingSpaces } ?? ""
+            var partType = ""
+            if let typeHeader = lowerHeaders.firstRange(of: "content-type:") {
+                let line = lowerHeaders[typeHeader.upperBound...].prefix { $0 != "\r" && $0 != "\n" }
+                partType = String(line).trimmingSpaces
+            }
             if let r = scanText(headers, location, path) {
                 headers = r
                 changed = true

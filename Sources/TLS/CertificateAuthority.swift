@@ -1,9 +1,4 @@
 import CHarrecShims
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -147,6 +142,36 @@ public final class CertificateAuthority: @unchecked Sendable {
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
+    /// `mkdir -p` (mode 0755 before the umask, as `FileManager` does); the error text, or nil.
+    private static func makeDirectories(_ path: String) -> String? {
+        var info = stat()
+        if stat(path, &info) == 0 { return info.st_mode & S_IFMT == S_IFDIR ? nil : "\(path) is not a directory" }
+        let parent = parentDirectory(of: path)
+        if !parent.isEmpty, parent != path, let failure = makeDirectories(parent) { return failure }
+        if mkdir(path, 0o755) != 0 && errno != EEXIST { return "\(path): \(String(cString: strerror(errno)))" }
+        return nil
+    }
+
+    private struct ReadFailure: Error { let reason: String }
+
+    /// The whole file at `path`.
+    private static func readWholeFile(_ path: String) -> Result<[UInt8], ReadFailure> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(ReadFailure(reason: String(cString: strerror(errno)))) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { return .success(bytes) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return .failure(ReadFailure(reason: String(cString: strerror(errno))))
+            }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+    }
+
     private static func pathExists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
@@ -162,10 +187,8 @@ public final class CertificateAuthority: @unchecked Sendable {
         }
         let parent = Self.parentDirectory(of: directory)
         if !parent.isEmpty, parent != directory, !pathExists(parent) {
-            do {
-                try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
-            } catch {
-                throw CertificateAuthorityError("cannot create \(parent): \(error)")
+            if let failure = makeDirectories(parent) {
+                throw CertificateAuthorityError("cannot create \(parent): \(failure)")
             }
         }
         if mkdir(directory, 0o700) != 0, errno != EEXIST {
@@ -214,11 +237,12 @@ public final class CertificateAuthority: @unchecked Sendable {
             throw CertificateAuthorityError(OpenSSL.errorMessage("cannot read the CA key \(keyPath) (not an unencrypted PEM private key)"))
         }
         let certificateBytes: [UInt8]
-        do {
-            certificateBytes = Array(try Data(contentsOf: URL(fileURLWithPath: certificatePath)))
-        } catch {
+        switch readWholeFile(certificatePath) {
+        case .success(let bytes):
+            certificateBytes = bytes
+        case .failure(let failure):
             EVP_PKEY_free(key)
-            throw CertificateAuthorityError("cannot read CA certificate \(certificatePath): \(error)")
+            throw CertificateAuthorityError("cannot read CA certificate \(certificatePath): \(failure.reason)")
         }
         guard let certificate = certificateBytes.withUnsafeBytes({ raw -> OpaquePointer? in
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }

@@ -31,82 +31,47 @@ final class Playbook {
         return commands
     }
 
-    @discardableResult
-    func tick() -> [ProxyCommand] {
-        session.tick(at: now)
+    /// Delivers one event at `now` and returns the commands it produced.
+    private func step(_ event: (ProxySession, Double) -> Void) -> [ProxyCommand] {
+        event(session, now)
         return take()
     }
 
+    @discardableResult func tick() -> [ProxyCommand] { step { $0.tick(at: $1) } }
+    @discardableResult func beginShutdown() -> [ProxyCommand] { step { $0.beginShutdown(at: $1) } }
+    @discardableResult func abort(_ reason: String) -> [ProxyCommand] { step { $0.abort(reason, at: $1) } }
+    @discardableResult func certificatePrepared() -> [ProxyCommand] { step { $0.certificatePrepared(at: $1) } }
+    @discardableResult func clientEOF() -> [ProxyCommand] { step { $0.clientClosed(at: $1) } }
+    @discardableResult func upstreamEOF(_ id: UpstreamID) -> [ProxyCommand] { step { $0.upstreamClosed(id, at: $1) } }
+
     @discardableResult
-    func beginShutdown() -> [ProxyCommand] {
-        session.beginShutdown(at: now)
-        return take()
+    func connectFailed(_ id: UpstreamID, _ failure: UpstreamFailure) -> [ProxyCommand] {
+        step { $0.upstreamConnectFailed(id, failure, at: $1) }
     }
 
     @discardableResult
-    func abort(_ reason: String) -> [ProxyCommand] {
-        session.abort(reason, at: now)
-        return take()
+    func connected(_ id: UpstreamID, ip: String = "127.0.0.1") -> [ProxyCommand] {
+        step { $0.upstreamConnected(id, UpstreamConnection(remoteIP: ip, dnsStart: nil, dnsEnd: nil, connectStart: $1, connectEnd: $1), at: $1) }
     }
 
-    @discardableResult
-    func certificatePrepared() -> [ProxyCommand] {
-        session.certificatePrepared(at: now)
-        return take()
-    }
-
-    @discardableResult
-    func client(_ text: String) -> [ProxyCommand] { client(Array(text.utf8)) }
+    @discardableResult func client(_ text: String) -> [ProxyCommand] { client(Array(text.utf8)) }
 
     @discardableResult
     func client(_ bytes: [UInt8]) -> [ProxyCommand] {
-        bytes.withUnsafeBytes { session.clientReceived($0, at: now) }
-        return take()
+        step { session, now in bytes.withUnsafeBytes { session.clientReceived($0, at: now) } }
     }
 
     /// Feeds the bytes one at a time and returns every command produced.
     @discardableResult
     func clientBytewise(_ text: String) -> [ProxyCommand] {
-        var all: [ProxyCommand] = []
-        for byte in Array(text.utf8) {
-            [byte].withUnsafeBytes { session.clientReceived($0, at: now) }
-            all += take()
-        }
-        return all
+        Array(text.utf8).flatMap { client([$0]) }
     }
 
-    @discardableResult
-    func upstream(_ id: UpstreamID, _ text: String) -> [ProxyCommand] { upstream(id, Array(text.utf8)) }
+    @discardableResult func upstream(_ id: UpstreamID, _ text: String) -> [ProxyCommand] { upstream(id, Array(text.utf8)) }
 
     @discardableResult
     func upstream(_ id: UpstreamID, _ bytes: [UInt8]) -> [ProxyCommand] {
-        bytes.withUnsafeBytes { session.upstreamReceived(id, $0, at: now) }
-        return take()
-    }
-
-    @discardableResult
-    func connected(_ id: UpstreamID, ip: String = "127.0.0.1") -> [ProxyCommand] {
-        session.upstreamConnected(id, UpstreamConnection(remoteIP: ip, dnsStart: nil, dnsEnd: nil, connectStart: now, connectEnd: now),
-                                  at: now)
-        return take()
-    }
-
-    @discardableResult
-    func connectFailed(_ id: UpstreamID, _ failure: UpstreamFailure) -> [ProxyCommand] {
-        session.upstreamConnectFailed(id, failure, at: now)
-        return take()
-    }
-
-    @discardableResult
-    func upstreamEOF(_ id: UpstreamID) -> [ProxyCommand] {
-        session.upstreamClosed(id, at: now)
-        return take()
-    }
-
-    @discardableResult
-    func clientEOF() -> [ProxyCommand] {
-        session.clientClosed(at: now)
-        return take()
+        step { session, now in bytes.withUnsafeBytes { session.upstreamReceived(id, $0, at: now) } }
     }
 }
 
