@@ -1,89 +1,26 @@
 /// A sans-IO HTTP/1.1 request decoder: feed it bytes, pull events with `next()`.
-///
-/// Pull-based: the caller stops calling `next()` while it is busy (pipelining, CONNECT, Upgrade)
-/// and bytes simply stay buffered; `takeBufferedBytes()` hands them over for a tunnel.
-/// Strict per RFC 9110/9112; every leniency is named where it is implemented.
-public struct HTTP1RequestDecoder: Sendable {
-    var core: MessageCore
+public typealias HTTP1RequestDecoder = HTTP1Decoder<HTTP1RequestRole>
 
-    /// Creates a decoder with the given limits.
-    public init(limits: HTTP1Limits = .default) {
-        core = MessageCore(limits: limits)
-    }
+/// Requests: the request line, Host rules and request framing (RFC 9112 §3, §6.3).
+public struct HTTP1RequestRole: HTTP1DecoderRole {
+    public static let messageName = "request"
+    public static let isRequest = true
+    public init() {}
 
-    /// Appends bytes received from the peer.
-    public mutating func feed(_ bytes: UnsafeRawBufferPointer) { core.feed(bytes) }
-
-    /// Appends bytes received from the peer.
-    public mutating func feed(_ bytes: [UInt8]) { core.feed(bytes) }
-
-    /// Records that the peer sent EOF; later `next()` calls report an incomplete message as
-    /// `.unexpectedEOF`.
-    public mutating func finish() { core.eof = true }
-
-    /// Bytes received and not yet turned into events.
-    public var bufferedByteCount: Int { core.bufferedByteCount }
-
-    /// True when between messages, nothing buffered and `finish()` was called.
-    public var isAtCleanEOF: Bool { core.isIdle && core.eof && core.bufferedByteCount == 0 }
-
-    /// True when between messages (no message in progress). Buffered bytes, if any, belong to the
-    /// next message.
-    public var isIdle: Bool { core.isIdle }
-
-    /// True after `takeBufferedBytes()`.
-    public var hasStopped: Bool {
-        if case .stopped = core.state { return true }
-        return false
-    }
-
-    /// Hands over all buffered, not-yet-parsed bytes and stops the decoder (after CONNECT or a
-    /// 101 upgrade). Later `next()` calls return nil.
-    public mutating func takeBufferedBytes() -> [UInt8] {
-        core.state = .stopped
-        return core.takeAll()
-    }
-
-    /// The next event, or nil when more bytes are needed (or at clean EOF between messages).
-    /// After an error the decoder stays failed and throws the same error again.
-    public mutating func next() throws(HTTP1ParseError) -> HTTP1RequestEvent? {
-        if let failure = core.failure { throw failure }
-        do {
-            return try step()
-        } catch {
-            core.failure = error
-            throw error
+    public mutating func head(_ core: inout MessageCore, length: Int) throws(HTTP1ParseError) -> HTTP1RequestEvent {
+        let base = core.readIndex
+        let limits = core.limits
+        let (head, framing) = try core.buffer.withUnsafeBufferPointer {
+            (p) throws(HTTP1ParseError) -> (HTTPRequestHead, HTTPBodyFraming) in
+            try Self.parseHead(p, base: base, length: length, limits: limits)
         }
+        core.consume(length)
+        core.startBody(framing)
+        return .head(head, framing)
     }
 
-    mutating func step() throws(HTTP1ParseError) -> HTTP1RequestEvent? {
-        switch core.state {
-        case .idle:
-            guard let length = try core.findHead(isRequest: true) else {
-                if core.eof && core.bufferedByteCount > 0 {
-                    throw HTTP1ParseError(kind: .unexpectedEOF, message: "connection closed inside a request head")
-                }
-                return nil
-            }
-            let base = core.readIndex
-            let limits = core.limits
-            let (head, framing) = try core.buffer.withUnsafeBufferPointer {
-                (p) throws(HTTP1ParseError) -> (HTTPRequestHead, HTTPBodyFraming) in
-                try Self.parseHead(p, base: base, length: length, limits: limits)
-            }
-            core.consume(length)
-            core.startBody(framing)
-            return .head(head, framing)
-        case .stopped:
-            return nil
-        default:
-            switch try core.nextBodyStep() {
-            case nil: return nil
-            case .body(let bytes): return .body(bytes)
-            case .end(let trailers): return .end(trailers: trailers)
-            }
-        }
-    }
+    public static func body(_ bytes: [UInt8]) -> HTTP1RequestEvent { .body(bytes) }
+    public static func end(_ trailers: HTTPFields) -> HTTP1RequestEvent { .end(trailers: trailers) }
 
     /// Parses a delimited request head and decides the body framing (RFC 9112 §6.3, requests).
     static func parseHead(_ p: UnsafeBufferPointer<UInt8>, base: Int, length: Int, limits: HTTP1Limits)

@@ -9,22 +9,28 @@
 /// - 101, and 2xx to CONNECT: `.head` + `.end`, then the decoder stops; the caller takes the
 ///   following bytes with `takeBufferedBytes()`.
 /// - Close-delimited bodies end with `.end` once `finish()` is called.
-public struct HTTP1ResponseDecoder: Sendable {
-    var core: MessageCore
+public typealias HTTP1ResponseDecoder = HTTP1Decoder<HTTP1ResponseRole>
+
+extension HTTP1Decoder where Role == HTTP1ResponseRole {
+    /// Must be called before each response with the request method: HEAD and CONNECT change
+    /// framing. Methods are case-sensitive (RFC 9110 §9.1).
+    public mutating func expectResponse(toMethod method: String) { role.expect(method) }
+}
+
+/// Responses: the status line, interim responses, and response framing by request method
+/// (RFC 9112 §4, §6.3).
+public struct HTTP1ResponseRole: HTTP1DecoderRole {
+    public static let messageName = "response"
+    public static let isRequest = false
     /// Methods of requests whose final response has not been decoded yet, oldest first.
     var pendingMethods: [RequestKind] = []
     var pendingStart = 0
 
     enum RequestKind: Sendable { case head, connect, other }
 
-    /// Creates a decoder with the given limits.
-    public init(limits: HTTP1Limits = .default) {
-        core = MessageCore(limits: limits)
-    }
+    public init() {}
 
-    /// Must be called before each response with the request method: HEAD and CONNECT change
-    /// framing. Methods are case-sensitive (RFC 9110 §9.1).
-    public mutating func expectResponse(toMethod method: String) {
+    mutating func expect(_ method: String) {
         let kind: RequestKind = method == "HEAD" ? .head : method == "CONNECT" ? .connect : .other
         if pendingStart > 0 && pendingStart == pendingMethods.count {
             pendingMethods.removeAll(keepingCapacity: true)
@@ -33,85 +39,28 @@ public struct HTTP1ResponseDecoder: Sendable {
         pendingMethods.append(kind)
     }
 
-    /// Appends bytes received from the peer.
-    public mutating func feed(_ bytes: UnsafeRawBufferPointer) { core.feed(bytes) }
-
-    /// Appends bytes received from the peer.
-    public mutating func feed(_ bytes: [UInt8]) { core.feed(bytes) }
-
-    /// Records that the peer sent EOF: ends a close-delimited body, or makes an incomplete
-    /// message `.unexpectedEOF`.
-    public mutating func finish() { core.eof = true }
-
-    /// Bytes received and not yet turned into events.
-    public var bufferedByteCount: Int { core.bufferedByteCount }
-
-    /// True when between messages, nothing buffered and `finish()` was called.
-    public var isAtCleanEOF: Bool { core.isIdle && core.eof && core.bufferedByteCount == 0 }
-
-    /// True when between messages (no message in progress).
-    public var isIdle: Bool { core.isIdle }
-
-    /// True after a 101 or a 2xx answer to CONNECT has ended, or after `takeBufferedBytes()`.
-    public var hasStopped: Bool {
-        if case .stopped = core.state { return true }
-        return false
-    }
-
-    /// Hands over all buffered, not-yet-parsed bytes and stops the decoder.
-    public mutating func takeBufferedBytes() -> [UInt8] {
-        core.state = .stopped
-        return core.takeAll()
-    }
-
-    /// The next event, or nil when more bytes are needed (or at clean EOF between messages).
-    /// After an error the decoder stays failed and throws the same error again.
-    public mutating func next() throws(HTTP1ParseError) -> HTTP1ResponseEvent? {
-        if let failure = core.failure { throw failure }
-        do {
-            return try step()
-        } catch {
-            core.failure = error
-            throw error
+    public mutating func head(_ core: inout MessageCore, length: Int) throws(HTTP1ParseError) -> HTTP1ResponseEvent {
+        let base = core.readIndex
+        let kind = pendingStart < pendingMethods.count ? pendingMethods[pendingStart] : .other
+        let (head, framing, interim) = try core.buffer.withUnsafeBufferPointer {
+            (p) throws(HTTP1ParseError) -> (HTTPResponseHead, HTTPBodyFraming, Bool) in
+            try Self.parseHead(p, base: base, length: length, request: kind)
         }
-    }
-
-    mutating func step() throws(HTTP1ParseError) -> HTTP1ResponseEvent? {
-        switch core.state {
-        case .idle:
-            guard let length = try core.findHead(isRequest: false) else {
-                if core.eof && core.bufferedByteCount > 0 {
-                    throw HTTP1ParseError(kind: .unexpectedEOF, message: "connection closed inside a response head")
-                }
-                return nil
-            }
-            let base = core.readIndex
-            let kind = pendingStart < pendingMethods.count ? pendingMethods[pendingStart] : .other
-            let (head, framing, interim) = try core.buffer.withUnsafeBufferPointer {
-                (p) throws(HTTP1ParseError) -> (HTTPResponseHead, HTTPBodyFraming, Bool) in
-                try Self.parseHead(p, base: base, length: length, request: kind)
-            }
-            core.consume(length)
-            if !interim {
-                if pendingStart < pendingMethods.count { pendingStart += 1 }
-                if head.status == 101 || (kind == .connect && (200...299).contains(head.status)) {
-                    core.stopAfterMessage = true
-                }
-            } else if head.status == 101 {
+        core.consume(length)
+        if !interim {
+            if pendingStart < pendingMethods.count { pendingStart += 1 }
+            if head.status == 101 || (kind == .connect && (200...299).contains(head.status)) {
                 core.stopAfterMessage = true
             }
-            core.startBody(framing)
-            return .head(head, framing)
-        case .stopped:
-            return nil
-        default:
-            switch try core.nextBodyStep() {
-            case nil: return nil
-            case .body(let bytes): return .body(bytes)
-            case .end(let trailers): return .end(trailers: trailers)
-            }
+        } else if head.status == 101 {
+            core.stopAfterMessage = true
         }
+        core.startBody(framing)
+        return .head(head, framing)
     }
+
+    public static func body(_ bytes: [UInt8]) -> HTTP1ResponseEvent { .body(bytes) }
+    public static func end(_ trailers: HTTPFields) -> HTTP1ResponseEvent { .end(trailers: trailers) }
 
     /// Parses a delimited response head and decides the body framing. `interim` is true for 1xx
     /// other than 101 (the request still awaits its final response).

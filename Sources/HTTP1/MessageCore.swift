@@ -35,7 +35,9 @@ enum BodyStep {
     case end(HTTPFields)
 }
 
-struct MessageCore: Sendable {
+/// The buffer, body framing and limits both decoders share. Public as a type only, because
+/// `HTTP1DecoderRole` names it; its members are this module's.
+public struct MessageCore: Sendable {
     var buffer: [UInt8] = []
     var readIndex = 0
     var eof = false

@@ -24,32 +24,26 @@ enum Observed: Equatable {
     case end([String])
 }
 
-extension HTTP1RequestDecoder: VerifiableDecoder {
-    mutating func nextObserved() throws(HTTP1ParseError) -> Observed? {
-        guard let event = try next() else { return nil }
-        switch event {
-        case .head(let head, let framing):
-            var first = "head \(head.method) \(head.target) \(head.version) framing=\(render(framing))"
-            if !head.keepAlive { first += " close" }
-            return .head([first] + head.fields.fields.map { "field " + render($0) })
-        case .body(let bytes):
-            return .body(bytes)
-        case .end(let trailers):
-            return .end(renderEnd(trailers))
-        }
-    }
-
-    mutating func expect(methods: [String]) {}
+/// How the tests see one role's events (the decoders are one generic type, so they conform
+/// once, through their role).
+protocol ObservedRole: HTTP1DecoderRole {
+    static func observed(_ event: Event) -> Observed
+    static func expect(_ methods: [String], in decoder: inout HTTP1Decoder<Self>)
 }
 
-extension HTTP1ResponseDecoder: VerifiableDecoder {
+extension HTTP1Decoder: VerifiableDecoder where Role: ObservedRole {
     mutating func nextObserved() throws(HTTP1ParseError) -> Observed? {
-        guard let event = try next() else { return nil }
+        try next().map(Role.observed)
+    }
+
+    mutating func expect(methods: [String]) { Role.expect(methods, in: &self) }
+}
+
+extension HTTP1RequestRole: ObservedRole {
+    static func observed(_ event: HTTP1RequestEvent) -> Observed {
         switch event {
         case .head(let head, let framing):
-            var first = "head \(head.version) \(head.status) \"\(renderText(head.reason))\" framing=\(render(framing))"
-            if !head.keepAlive { first += " close" }
-            return .head([first] + head.fields.fields.map { "field " + render($0) })
+            return observedHead("head \(head.method) \(head.target) \(head.version)", framing, head.keepAlive, head.fields)
         case .body(let bytes):
             return .body(bytes)
         case .end(let trailers):
@@ -57,9 +51,29 @@ extension HTTP1ResponseDecoder: VerifiableDecoder {
         }
     }
 
-    mutating func expect(methods: [String]) {
-        for m in methods { expectResponse(toMethod: m) }
+    static func expect(_ methods: [String], in decoder: inout HTTP1Decoder<Self>) {}
+}
+
+extension HTTP1ResponseRole: ObservedRole {
+    static func observed(_ event: HTTP1ResponseEvent) -> Observed {
+        switch event {
+        case .head(let head, let framing):
+            return observedHead("head \(head.version) \(head.status) \"\(renderText(head.reason))\"", framing, head.keepAlive, head.fields)
+        case .body(let bytes):
+            return .body(bytes)
+        case .end(let trailers):
+            return .end(renderEnd(trailers))
+        }
     }
+
+    static func expect(_ methods: [String], in decoder: inout HTTP1Decoder<Self>) {
+        for m in methods { decoder.expectResponse(toMethod: m) }
+    }
+}
+
+/// A head as corpus lines: the start line with its framing (and "close"), then one line a field.
+func observedHead(_ start: String, _ framing: HTTPBodyFraming, _ keepAlive: Bool, _ fields: HTTPFields) -> Observed {
+    .head(["\(start) framing=\(render(framing))" + (keepAlive ? "" : " close")] + fields.fields.map { "field " + render($0) })
 }
 
 func render(_ framing: HTTPBodyFraming) -> String {
