@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "HARMocking", dependencies: ["HAR", "HARScenarios"]),
         // `harrec generate`: HAR -> Swift scenarios, WebSocket triggers and JSON fixtures (pure).
         .target(name: "HARMockingTesting", dependencies: ["HARMocking"]),
-        .target(name: "HARGenerator", dependencies: ["HAR", "HARScenarios"]),
+        .target(name: "HARGenerator", dependencies: ["HAR", "HARScenarios", "Recording"]),
         .target(name: "ProxyCore", dependencies: ["HTTP1", "SOCKS5", "Recording", "HAR", "TLS", "WebSocket"]),
         // The only I/O: epoll, non-blocking sockets, timers.
         .target(name: "ProxyRuntime", dependencies: ["ProxyCore", "Recording", "CHarrecShims"]),

@@ -152,10 +152,11 @@ private final class WindowBuild: @unchecked Sendable {
     }
 }
 
-/// Hands a value that the caller guarantees is used safely (disjoint indices) to concurrent code.
-private struct UncheckedSendable<T>: @unchecked Sendable {
-    var value: T
-    init(_ value: T) { self.value = value }
+/// Hands a value that the caller guarantees is used safely (disjoint indices, or immutable once
+/// made) to concurrent code. One for the package: the HAR writer and the generator's host filter.
+package struct UncheckedSendable<Value>: @unchecked Sendable {
+    package var value: Value
+    package init(_ value: Value) { self.value = value }
 }
 
 enum System {

@@ -63,7 +63,7 @@ struct FixturePlanner {
             bytes = Array(text.utf8)
             recordedAsText = true
         case .base64(let encoded):
-            guard let decoded = Base64.decode(encoded) else {
+            guard let decoded = HARBuild.decodeLenientBase64(encoded) else {
                 // Served as recorded; the runtime reports it when it cannot decode it.
                 return (.base64(encoded), "the recorded base64 body does not decode")
             }

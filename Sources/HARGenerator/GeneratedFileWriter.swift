@@ -3,11 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Recording
 
 /// Why writing generated files failed.
 public struct GeneratedFileWriteError: Error, CustomStringConvertible {
@@ -37,6 +33,8 @@ extension Array where Element == GeneratedFile {
 }
 
 enum GeneratedFileWriter {
+    /// Writes through `AtomicFileWriter` (Recording's, the one atomic writer): a temporary file
+    /// beside the target, synced, then renamed over it.
     static func writeIfChanged(_ bytes: [UInt8], to target: URL) throws -> Bool {
         let fm = FileManager.default
         if let existing = fm.contents(atPath: target.path), existing.elementsEqual(bytes) { return false }
@@ -46,14 +44,12 @@ enum GeneratedFileWriter {
         } catch {
             throw GeneratedFileWriteError(path: directory.path, reason: "\(error)")
         }
-        let temporary = directory.appendingPathComponent(".\(target.lastPathComponent).\(getpid()).tmp")
-        guard fm.createFile(atPath: temporary.path, contents: Data(bytes)) else {
-            throw GeneratedFileWriteError(path: temporary.path, reason: "cannot create the file")
-        }
-        if rename(temporary.path, target.path) != 0 {
-            let reason = String(cString: strerror(errno))
-            try? fm.removeItem(at: temporary)
-            throw GeneratedFileWriteError(path: target.path, reason: reason)
+        do {
+            let writer = try AtomicFileWriter(path: target.path)
+            try writer.write(bytes)
+            try writer.commit()
+        } catch let error as FileWriteError {
+            throw GeneratedFileWriteError(path: target.path, reason: error.description)
         }
         return true
     }

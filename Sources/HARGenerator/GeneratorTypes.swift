@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import HAR
 import HARScenarios
 
 /// What `SwiftMockGenerator.generate` produces and how.
@@ -43,15 +44,10 @@ public struct GeneratorOptions: Sendable {
     /// A host filter for `scenario.includeHost` from `--hosts REGEX`: keeps hosts the pattern
     /// matches anywhere, case-insensitively. Throws when the pattern does not compile.
     public static func hostFilter(pattern: String) throws -> @Sendable (String) -> Bool {
+        // A compiled Regex is immutable once made, but not marked Sendable.
         let box = UncheckedSendable(try Regex(pattern).ignoresCase())
         return { host in (try? box.value.firstMatch(in: host)) != nil }
     }
-}
-
-/// A compiled Regex is immutable once made, but not marked Sendable.
-private struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
 
 /// One output file of the generator.

@@ -119,9 +119,9 @@ struct WebSocketPlanner {
         case 1:
             // harrec writes text that is not UTF-8 as base64; only bytes can replay it exactly.
             guard isBase64 else { return .text(data) }
-            return Base64.decode(data).map { .binary(HARBuild.base64($0)) }
+            return HARBuild.decodeLenientBase64(data).map { .binary(HARBuild.base64($0)) }
         case 2:
-            return Base64.decode(data).map { .binary(HARBuild.base64($0)) }
+            return HARBuild.decodeLenientBase64(data).map { .binary(HARBuild.base64($0)) }
         case 8:
             return close(data)
         default:

@@ -5,6 +5,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HAR
 
 final class MockServer: @unchecked Sendable {
     struct Entry {
@@ -303,10 +304,8 @@ extension ResponseBody {
         case .empty: return Data()
         case .text(let text): return Data(text.utf8)
         case .base64(let encoded):
-            guard let data = Data(base64Encoded: encoded, options: .ignoreUnknownCharacters) else {
-                throw InvalidBase64BodyError()
-            }
-            return data
+            guard let bytes = HARBuild.decodeLenientBase64(encoded) else { throw InvalidBase64BodyError() }
+            return Data(bytes)
         case .fixture(let name): return try FixtureLocator.data(named: name)
         }
     }

@@ -109,12 +109,15 @@ func escapedByte(_ b: UInt8) -> String {
     return "\\x" + String(digits[Int(b >> 4)]) + String(digits[Int(b & 0x0F)])
 }
 
-/// Escapes control characters in an arbitrary string (used to sanitize error messages).
-func sanitizedMessage(_ s: String) -> String {
+/// Text safe for a terminal or a log: control characters (C0, DEL, C1) become `\xNN`, so bytes
+/// from the wire can never move the cursor, change colours or forge log lines. The one
+/// implementation (error messages here; `Recording.sanitizedForLog` forwards to it).
+public func sanitizedControlCharacters(_ s: String) -> String {
     if !s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || ($0.value >= 0x80 && $0.value < 0xA0) }) {
         return s
     }
     var out = ""
+    out.reserveCapacity(s.utf8.count + 8)
     for u in s.unicodeScalars {
         if u.value < 0x20 || u.value == 0x7F || (u.value >= 0x80 && u.value < 0xA0) {
             out += escapedByte(UInt8(truncatingIfNeeded: u.value))

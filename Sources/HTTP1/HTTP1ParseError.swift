@@ -53,6 +53,6 @@ public struct HTTP1ParseError: Error, Equatable, CustomStringConvertible, Sendab
     /// Creates an error; control characters in `message` are escaped so it always stays one line.
     public init(kind: Kind, message: String) {
         self.kind = kind
-        self.message = sanitizedMessage(message)
+        self.message = sanitizedControlCharacters(message)
     }
 }

@@ -1,14 +1,11 @@
+import HTTP1
 import Synchronization
 
-/// One header field as it crossed the wire, in wire order.
-public struct RecordedField: Sendable, Equatable {
-    public var name: String
-    public var value: String
-    public init(name: String, value: String) {
-        self.name = name
-        self.value = value
-    }
-}
+/// One header field as it crossed the wire, in wire order: the HTTP/1 parser's own type, so there
+/// is one field type from the wire to the journal. `HARHeader` stays separate on purpose: it is the
+/// file format's type (with HAR's `comment` and `_custom` members) and the HAR module depends on
+/// nothing.
+public typealias RecordedField = HTTPField
 
 /// A body as recorded: the payload bytes after transfer decoding (de-chunked) but before content
 /// decoding, so gzip stays gzip until export. The recorded copy may be capped; the proxied body never is.

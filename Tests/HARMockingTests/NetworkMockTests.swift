@@ -242,8 +242,12 @@ final class NetworkMockTests: XCTestCase {
                                                      body: .base64(bytes.base64EncodedString()))),
             ResponseQueueItem(condition: RequestCondition(method: "GET", scheme: "https", host: "api.example.com", path: "/bad"),
                               response: MockResponse(status: 200, body: .base64("!!!not base64"))),
+            // URL-safe and unpadded, as other recorders write it: served as the generator reads it.
+            ResponseQueueItem(condition: RequestCondition(method: "GET", scheme: "https", host: "api.example.com", path: "/urlsafe"),
+                              response: MockResponse(status: 200, body: .base64("_-8"))),
         ]))
         XCTAssertEqual(HTTP.fetch("GET", "https://api.example.com/bin", session: session).data, bytes)
+        XCTAssertEqual(HTTP.fetch("GET", "https://api.example.com/urlsafe", session: session).data, Data([0xFF, 0xEF]))
         let bad = HTTP.fetch("GET", "https://api.example.com/bad", session: session)
         XCTAssertNil(bad.status)
         XCTAssertTrue(bad.errorText.contains("not valid base64"), bad.errorText)
