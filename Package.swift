@@ -16,23 +16,23 @@ let package = Package(
         .library(name: "HARMockingTesting", targets: ["HARMockingTesting"]),
     ],
     targets: [
-        .target(
-            name: "CHarrecShims",
-            linkerSettings: [
-                .linkedLibrary("ssl"), .linkedLibrary("crypto"), .linkedLibrary("z"),
-                .linkedLibrary("brotlidec"), .linkedLibrary("zstd"), .linkedLibrary("deflate"),
-            ]
-        ),
+        // C shims: the headers Swift's Glibc module lacks and one-line functions for C macros, split
+        // by what they link, so a module links only its own C libraries.
+        .target(name: "CSystemShims"),
+        .target(name: "CCompressionShims", linkerSettings: [
+            .linkedLibrary("z"), .linkedLibrary("brotlidec"), .linkedLibrary("zstd"), .linkedLibrary("deflate"),
+        ]),
+        .target(name: "COpenSSLShims", linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
         // Sans-IO protocol cores: bytes in, events out. No sockets, no runtime.
         .target(name: "HTTP1"),
         .target(name: "SOCKS5"),
         .target(name: "HAR"),
-        .target(name: "Codecs", dependencies: ["CHarrecShims"]),
+        .target(name: "Codecs", dependencies: ["CCompressionShims"]),
         // OpenSSL over memory BIOs, ClientHello sniffing, CA and leaf issuance.
-        .target(name: "TLS", dependencies: ["CHarrecShims"]),
+        .target(name: "TLS", dependencies: ["COpenSSLShims"]),
         // Sans-IO WebSocket frame parser, message assembler, permessage-deflate.
-        .target(name: "WebSocket", dependencies: ["CHarrecShims"]),
-        .target(name: "Recording", dependencies: ["HTTP1", "HAR", "Codecs", "CHarrecShims"]),
+        .target(name: "WebSocket", dependencies: ["CCompressionShims"]),
+        .target(name: "Recording", dependencies: ["HTTP1", "HAR", "Codecs", "CSystemShims", "CCompressionShims"]),
         // Redaction on the typed HAR model: rules, placeholders, format-preserving JSON rewriting.
         .target(name: "Redaction", dependencies: ["HAR"]),
         // The test runtime: scenarios, NetworkMock and HARReplayProtocol (URLProtocol), triggers.
@@ -45,11 +45,11 @@ let package = Package(
         .target(name: "HARGenerator", dependencies: ["HAR", "HARScenarios", "Recording"]),
         .target(name: "ProxyCore", dependencies: ["HTTP1", "SOCKS5", "Recording", "HAR", "TLS", "WebSocket"]),
         // The only I/O: epoll, non-blocking sockets, timers.
-        .target(name: "ProxyRuntime", dependencies: ["ProxyCore", "Recording", "CHarrecShims"]),
+        .target(name: "ProxyRuntime", dependencies: ["ProxyCore", "Recording", "CSystemShims"]),
         .target(name: "CLI"),
         .executableTarget(
             name: "harrec",
-            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "HAR", "TLS", "Redaction", "HARGenerator", "CHarrecShims"]
+            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "HAR", "TLS", "Redaction", "HARGenerator", "CSystemShims"]
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
@@ -59,7 +59,7 @@ let package = Package(
         .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "SOCKS5", "Recording", "TLS", "WebSocket"]),
         .testTarget(name: "CLITests", dependencies: ["CLI"]),
         .testTarget(name: "ProxyRuntimeTests", dependencies: ["ProxyRuntime", "ProxyCore"]),
-        .testTarget(name: "TLSTests", dependencies: ["TLS", "CHarrecShims"]),
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSLShims"]),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
         .testTarget(name: "RedactionTests", dependencies: ["Redaction", "HAR"]),
         .testTarget(name: "HARGeneratorTests", dependencies: ["HARGenerator", "HARMocking", "HAR"]),

@@ -1,6 +1,6 @@
 // Brotli (RFC 7932) and Zstandard (RFC 8878) decoding.
 
-import CHarrecShims
+import CCompressionShims
 
 enum BrotliDecoding {
     /// Decodes one Brotli stream. Data after the end of the stream is an error.

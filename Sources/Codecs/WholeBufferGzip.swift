@@ -1,4 +1,4 @@
-import CHarrecShims
+import CCompressionShims
 
 /// The fast path for the common gzip body: one member whose trailer states its size. libdeflate
 /// decodes a whole buffer two to three times faster than zlib's streaming inflate (and checks the

@@ -1,6 +1,6 @@
 // gzip (RFC 1952), zlib (RFC 1950) and raw DEFLATE (RFC 1951) decoding over zlib.
 
-import CHarrecShims
+import CCompressionShims
 
 /// Largest slice handed to zlib at once: `avail_in` is a 32-bit `uInt`.
 private let maxZlibInputSlice = 1 << 30

@@ -1,4 +1,4 @@
-import CHarrecShims
+import CSystemShims
 import Dispatch
 import Glibc
 import ProxyCore

@@ -1,4 +1,3 @@
-import CHarrecShims
 import Dispatch
 import Glibc
 import ProxyCore

@@ -1,4 +1,4 @@
-import CHarrecShims
+import CSystemShims
 import Glibc
 
 /// What a loop waits for on a descriptor.

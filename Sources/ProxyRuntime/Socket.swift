@@ -1,4 +1,4 @@
-import CHarrecShims
+import CSystemShims
 import Glibc
 
 /// Wall-clock seconds since the Unix epoch with sub-millisecond precision. HAR needs wall-clock

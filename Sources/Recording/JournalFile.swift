@@ -1,4 +1,3 @@
-import CHarrecShims
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

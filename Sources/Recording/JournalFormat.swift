@@ -1,4 +1,4 @@
-import CHarrecShims
+import CCompressionShims
 
 /// The journal's on-disk format: append-only, self-delimiting records, each with a checksum.
 ///

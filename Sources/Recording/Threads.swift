@@ -1,4 +1,4 @@
-import CHarrecShims
+import CSystemShims
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,4 +1,4 @@
-import CHarrecShims
+import COpenSSLShims
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-import CHarrecShims
+import COpenSSLShims
 
 /// Helpers over OpenSSL's per-thread error queue and memory BIOs.
 enum OpenSSL {

@@ -1,4 +1,4 @@
-import CHarrecShims
+import COpenSSLShims
 import Synchronization
 
 /// A TLS failure, as one readable line plus what OpenSSL said.

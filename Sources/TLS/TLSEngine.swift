@@ -1,4 +1,4 @@
-import CHarrecShims
+import COpenSSLShims
 
 /// What a TLS engine reports, in order.
 public enum TLSEvent: Equatable, Sendable {

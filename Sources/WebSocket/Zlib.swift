@@ -4,7 +4,7 @@
 // limit; a recorder needs the prefix of a bomb and a streaming feed per frame chunk, so this
 // module has its own thin zlib wrapper.
 
-import CHarrecShims
+import CCompressionShims
 
 /// Output chunk handed to zlib per inflate call.
 private let inflateChunkSize = 64 << 10
@@ -78,7 +78,7 @@ final class MessageInflater {
             let room = min(inflateChunkSize, left + 1)
             strm.pointee.next_out = chunk
             strm.pointee.avail_out = UInt32(room)
-            let rc = CHarrecShims.inflate(strm, Z_NO_FLUSH)
+            let rc = CCompressionShims.inflate(strm, Z_NO_FLUSH)
             let produced = room - Int(strm.pointee.avail_out)
             if produced > left {
                 if left > 0 { sink(UnsafeRawBufferPointer(start: chunk, count: left)) }

@@ -1,4 +1,4 @@
-import CHarrecShims
+import CSystemShims
 import CLI
 import Dispatch
 #if canImport(FoundationEssentials)

@@ -1,4 +1,4 @@
-import CHarrecShims
+import COpenSSLShims
 import Foundation
 import XCTest
 @testable import TLS
