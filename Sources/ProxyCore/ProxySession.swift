@@ -59,7 +59,7 @@ public final class ProxySession {
     /// Set inside a CONNECT or SOCKS5 tunnel: every request goes to this target.
     private var tunnelTarget: ProxyTarget?
     private var upstream: Upstream?
-    private var exchange: Exchange?
+    private var exchange: HTTP1Exchange?
     private var nextUpstreamID: UpstreamID = 1
     private var clientSentEOF = false
     private var upstreamSentEOF = false
@@ -107,33 +107,6 @@ public final class ProxySession {
         var tlsEnd: Double?
         /// Ready for requests: connected, and the TLS handshake (if any) done.
         var ready: Bool { connected && (tls == nil || tlsEnd != nil) }
-    }
-
-    private struct Exchange {
-        var flow: Flow
-        var target: ProxyTarget
-        var method: String
-        var requestFraming: HTTPBodyFraming
-        /// The serialized head, kept to retry once on a stale keep-alive connection.
-        var forwardedHead: [UInt8]
-        var clientVersion: HTTPVersion
-        var clientKeepAlive: Bool
-        var isUpgradeRequest: Bool
-        var headSent = false
-        /// The decoder delivered the request's end (it may be replayed on a retry).
-        var endConsumed = false
-        /// The last request byte was queued to the upstream.
-        var requestDone = false
-        /// A 1xx head was seen; the decoder's next `.end` closes it, not the exchange.
-        var inInterimResponse = false
-        var finalHeadSeen = false
-        var responseDone = false
-        var bytesSentToClient = false
-        var chunkedToClient = false
-        var closeClientAfter = false
-        var upstreamReusable = true
-        var retried = false
-        var lastUpstreamActivity: Double
     }
 
     /// `now`: when the client connection was accepted.
@@ -576,7 +549,7 @@ public final class ProxySession {
         while case .http = mode {
             if let current = exchange {
                 // Pull body events only while they can be forwarded at once.
-                guard current.headSent, !current.requestDone else { return }
+                guard current.request == .sendingBody else { return }
                 guard let event = nextRequestEvent() else { return }
                 switch event {
                 case .head:
@@ -712,10 +685,10 @@ public final class ProxySession {
         }
         let flow = Flow(id: flowIDs.make(), clientAddress: clientAddress, request: request,
                         instants: FlowInstants(requestStart: now))
-        exchange = Exchange(flow: flow, target: target, method: head.method, requestFraming: framing,
-                            forwardedHead: forwardedHead, clientVersion: head.version,
-                            clientKeepAlive: head.keepAlive, isUpgradeRequest: isUpgrade,
-                            requestDone: false, lastUpstreamActivity: now)
+        exchange = HTTP1Exchange(flow: flow, target: target, method: head.method, requestFraming: framing,
+                                 forwardedHead: forwardedHead, clientVersion: head.version,
+                                 clientKeepAlive: head.keepAlive, isUpgradeRequest: isUpgrade,
+                                 lastUpstreamActivity: now)
 
         if pendingUpstreamFailure != nil {
             failPendingUpstream()
@@ -761,14 +734,15 @@ public final class ProxySession {
         current.flow.serverIPAddress = connection.connection?.remoteIP
         current.flow.connectionID = connection.connectionID
         current.flow.instants.sendStart = now
-        current.headSent = true
         current.lastUpstreamActivity = now
         connection.exchangesCarried += 1
         connection.decoder.expectResponse(toMethod: current.method)
-        if current.endConsumed {
+        if current.request == .awaitingUpstream(bodyComplete: true) {
             // A retry of a bodiless request: the head is the whole request.
-            current.requestDone = true
+            current.request = .sent
             current.flow.instants.sendEnd = now
+        } else {
+            current.request = .sendingBody
         }
         upstream = connection
         exchange = current
@@ -801,12 +775,11 @@ public final class ProxySession {
             sendUpstream(connection.id, HTTP1Serializer.lastChunk(trailers: trailers))
         }
         current.flow.request.trailers = trailers.fields.map { RecordedField(name: $0.name, value: $0.value) }
-        current.endConsumed = true
-        current.requestDone = true
+        current.request = .sent
         current.flow.instants.sendEnd = now
         current.lastUpstreamActivity = now
         exchange = current
-        if current.responseDone {
+        if current.response == .complete {
             completeExchange()
         }
     }
@@ -821,7 +794,7 @@ public final class ProxySession {
             } catch {
                 let reason: String
                 if let eofReason, error.kind == .unexpectedEOF {
-                    reason = exchange!.finalHeadSeen ? "\(eofReason) mid-body" : "\(eofReason) before responding"
+                    reason = exchange!.finalHeadForwarded ? "\(eofReason) mid-body" : "\(eofReason) before responding"
                 } else {
                     reason = "bad response from upstream: \(error)"
                 }
@@ -840,8 +813,8 @@ public final class ProxySession {
             case .body(let bytes):
                 forwardResponseBody(bytes)
             case .end(let trailers):
-                if exchange?.inInterimResponse == true {
-                    exchange?.inInterimResponse = false
+                if exchange?.response == .interim {
+                    exchange?.response = .awaitingHead
                     continue
                 }
                 finishResponse(trailers: trailers)
@@ -854,7 +827,7 @@ public final class ProxySession {
         guard exchange != nil else { return }
         if head.status >= 100 && head.status < 200 && head.status != 101 {
             // Interim responses (100 Continue, 103 Early Hints) go to HTTP/1.1 clients only.
-            exchange!.inInterimResponse = true
+            exchange!.response = .interim
             if exchange!.clientVersion == .http11 {
                 let fields = head.fields.removingHopByHop()
                 if let bytes = try? HTTP1Serializer.responseHead(version: .http11, status: head.status, reason: head.reason, fields: fields) {
@@ -864,7 +837,6 @@ public final class ProxySession {
             return
         }
         var current = exchange.take()!
-        current.finalHeadSeen = true
         current.flow.instants.responseStart = currentUpstreamChunkTime
         current.flow.response = RecordedResponse(
             status: head.status, reason: head.reason, httpVersion: head.version.description,
@@ -891,7 +863,7 @@ public final class ProxySession {
                 return
             }
             sendClient(bytes)
-            current.bytesSentToClient = true
+            current.response = .body(chunked: false)
             current.flow.instants.responseEnd = now
             exchange = current
             switchToUpgradedRelay()
@@ -900,10 +872,11 @@ public final class ProxySession {
 
         var fields = head.fields.removingHopByHop()
         let clientIs11 = current.clientVersion == .http11
+        var chunkedToClient = false
         switch framing {
         case .chunked:
             if clientIs11 {
-                current.chunkedToClient = true
+                chunkedToClient = true
                 fields.append(name: "Transfer-Encoding", value: "chunked")
             } else {
                 current.closeClientAfter = true
@@ -930,7 +903,7 @@ public final class ProxySession {
             return
         }
         sendClient(bytes)
-        current.bytesSentToClient = true
+        current.response = .body(chunked: chunkedToClient)
         exchange = current
     }
 
@@ -955,7 +928,7 @@ public final class ProxySession {
         }
         current.flow.response?.trailers = trailers.fields.map { RecordedField(name: $0.name, value: $0.value) }
         current.flow.instants.responseEnd = now
-        current.responseDone = true
+        current.response = .complete
         exchange = current
         if current.requestDone || current.closeClientAfter {
             completeExchange()
@@ -1039,13 +1012,12 @@ public final class ProxySession {
     private func retryOnFreshConnection() -> Bool {
         guard let current = exchange, let connection = upstream, !current.retried,
               connection.exchangesCarried > 1, current.requestFraming == .none, current.endConsumed,
-              !current.finalHeadSeen, connection.decoder.bufferedByteCount == 0 else { return false }
+              !current.finalHeadForwarded, connection.decoder.bufferedByteCount == 0 else { return false }
         commands.append(.closeUpstream(connection.id))
         upstream = nil
         exchange?.retried = true
-        exchange?.headSent = false
-        exchange?.requestDone = false
-        exchange?.inInterimResponse = false
+        exchange?.request = .awaitingUpstream(bodyComplete: true)
+        exchange?.response = .awaitingHead
         openUpstream(to: current.target)
         return true
     }
@@ -1277,7 +1249,7 @@ public final class ProxySession {
             current.flow.instants.responseEnd = now
         }
         commands.append(.record(.flow(current.flow)))
-        if let status, !current.bytesSentToClient {
+        if let status, !current.finalHeadForwarded {
             sendClient(errorResponse(status: status, reason: reason, close: true))
         }
         if let connection = upstream {
@@ -1287,10 +1259,10 @@ public final class ProxySession {
         // The line says what the client saw: a response it was already receiving was cut (the
         // 502/504 that would describe the failure never reached it).
         let line: String
-        if current.bytesSentToClient, let response = current.flow.response {
+        if current.finalHeadForwarded, let response = current.flow.response {
             let elapsed = formatDuration(now - current.flow.instants.requestStart)
             line = "\(response.status) \(formatSize(response.body.wireSize)) \(elapsed) cut: \(reason)"
-        } else if current.bytesSentToClient {
+        } else if current.finalHeadForwarded {
             line = "cut: \(reason)"
         } else {
             line = "\(status.map(String.init) ?? "-") error: \(reason)"

@@ -229,6 +229,32 @@ final class ProxySessionTests: XCTestCase {
         XCTAssertEqual(p.sink.flows[0].request.body.bytes, Array("ok".utf8))
     }
 
+    /// An interim response is not the response: an upstream that closes after 100 Continue still
+    /// leaves room for a 502, and the flow says it closed before responding.
+    func testUpstreamClosingAfterAnInterimResponseGets502() {
+        let p = Playbook()
+        p.client("POST http://a.test/e HTTP/1.1\r\nHost: a.test\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n")
+        p.connected(1)
+        p.upstream(1, "HTTP/1.1 100 Continue\r\n\r\n")
+        p.client("ok")
+        let commands = p.upstreamEOF(1)
+        XCTAssertTrue(text(clientBytes(commands)).hasPrefix("HTTP/1.1 502 Bad Gateway\r\n"), text(clientBytes(commands)))
+        XCTAssertEqual(p.sink.flows.first?.error, "upstream closed the connection before responding")
+    }
+
+    /// Once the final head went out, a failure can only cut the response: no second status line.
+    func testUpstreamClosingMidBodyCutsTheResponse() {
+        let p = Playbook()
+        p.client(simpleGet)
+        p.connected(1)
+        p.upstream(1, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+        let commands = p.upstreamEOF(1)
+        XCTAssertFalse(text(clientBytes(commands)).contains("HTTP/1.1 502"), text(clientBytes(commands)))
+        XCTAssertEqual(p.sink.flows.first?.error, "upstream closed the connection mid-body")
+        XCTAssertEqual(p.sink.flows.first?.response?.body.bytes, Array("abc".utf8))
+        XCTAssertTrue(p.session.isFinished)
+    }
+
     func testHTTP10ClientGetsCloseDelimitedInsteadOfChunked() {
         let p = Playbook()
         p.client("GET http://a.test/ HTTP/1.0\r\n\r\n")
