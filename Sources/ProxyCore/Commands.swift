@@ -44,8 +44,8 @@ public enum ProxyCommand: Equatable, Sendable {
     case shutdownUpstreamWrite(UpstreamID)
     /// Close the upstream connection now; queued bytes are dropped.
     case closeUpstream(UpstreamID)
-    /// One line for the live log. The runtime sanitizes it again before printing.
-    case log(String)
+    /// Something for the live log; the runtime words it (`LiveLog`) and sanitizes the line.
+    case log(LiveEvent)
     /// Sign a leaf for this host off the event loop (signing costs about a millisecond), then
     /// call `certificatePrepared(at:)`. The session waits meanwhile; other connections do not.
     case prepareCertificate(String)

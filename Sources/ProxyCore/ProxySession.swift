@@ -212,7 +212,7 @@ public final class ProxySession {
         if let tls = clientTLS, tls.state == .handshaking, exchange == nil {
             // Apps that distrust a certificate often just hang up without an alert.
             let host = interceptedServerName ?? tunnelTarget?.host ?? "?"
-            finish(logLine: "\(clientAddress) the client closed the TLS handshake for \(host) before completing it; if it does not trust harrec's CA, install it: harrec ca show")
+            finish(log: .clientAbandonedTLS(host: host))
             return
         }
         switch mode {
@@ -221,7 +221,7 @@ public final class ProxySession {
             advanceHTTP()
         case .relay(let upstreamID):
             if upstreamSentEOF {
-                finish(logLine: nil)
+                finish(log: nil)
             } else {
                 // Over TLS the end of the stream is a close_notify, then the TCP half-close.
                 flushPlaintext()
@@ -236,7 +236,7 @@ public final class ProxySession {
         case .finished:
             break
         default:
-            finish(logLine: nil)
+            finish(log: nil)
         }
     }
 
@@ -247,7 +247,7 @@ public final class ProxySession {
         if exchange != nil {
             failExchange("client connection failed: \(reason)", respondWith: nil)
         } else {
-            finish(logLine: nil)
+            finish(log: nil)
         }
     }
 
@@ -299,11 +299,11 @@ public final class ProxySession {
                 let status = failure.kind == .timeout ? 504 : 502
                 commands.append(.sendToClient(errorResponse(status: status, reason: reason, close: true)))
             }
-            finish(logLine: "\(clientAddress) tunnel to \(current.target) failed: \(failure.message)")
+            finish(log: .tunnelFailed(current.target, reason: failure.message))
         case .http:
             failExchange(reason, respondWith: failure.kind == .timeout ? 504 : 502)
         default:
-            finish(logLine: nil)
+            finish(log: nil)
         }
     }
 
@@ -347,7 +347,7 @@ public final class ProxySession {
         case .relay:
             upstreamSentEOF = true
             if clientSentEOF {
-                finish(logLine: nil)
+                finish(log: nil)
             } else {
                 flushPlaintext()
                 if let tls = clientTLS {
@@ -357,7 +357,7 @@ public final class ProxySession {
                 commands.append(.shutdownClientWrite)
             }
         case .sniffingTunnel:
-            finish(logLine: nil)
+            finish(log: nil)
         case .http:
             guard exchange != nil else {
                 commands.append(.closeUpstream(upstreamID))
@@ -368,7 +368,7 @@ public final class ProxySession {
             upstream?.decoder.finish()
             advanceResponse(eofReason: "upstream closed the connection")
         default:
-            finish(logLine: nil)
+            finish(log: nil)
         }
     }
 
@@ -383,7 +383,7 @@ public final class ProxySession {
         case .http:
             upstream = nil
         default:
-            finish(logLine: nil)
+            finish(log: nil)
         }
     }
 
@@ -404,13 +404,13 @@ public final class ProxySession {
         switch mode {
         case .detecting, .socksHandshake:
             if now - createdAt > timeouts.handshake {
-                finish(logLine: "\(clientAddress) closed: no complete proxy handshake within \(formatSeconds(timeouts.handshake))")
+                finish(log: .handshakeTimeout(seconds: timeouts.handshake))
             }
         case .connectingTunnel:
             failUpstreamConnectIfLate(now)
         case .sniffingTunnel, .relay, .awaitingCertificate:
             if now - lastActivity > timeouts.tunnelIdle {
-                finish(logLine: "\(clientAddress) tunnel closed after \(formatSeconds(timeouts.tunnelIdle)) idle")
+                finish(log: .tunnelIdle(seconds: timeouts.tunnelIdle))
             }
         case .http:
             if let exchange {
@@ -428,7 +428,7 @@ public final class ProxySession {
                 }
             } else {
                 headStartedAt = nil
-                if now - lastActivity > timeouts.clientIdle { finish(logLine: nil) }
+                if now - lastActivity > timeouts.clientIdle { finish(log: nil) }
             }
         case .finished:
             break
@@ -449,11 +449,11 @@ public final class ProxySession {
         shuttingDown = true
         switch mode {
         case .http:
-            if exchange == nil { finish(logLine: nil) }
+            if exchange == nil { finish(log: nil) }
         case .finished:
             break
         default:
-            finish(logLine: nil)
+            finish(log: nil)
         }
     }
 
@@ -463,7 +463,7 @@ public final class ProxySession {
         if exchange != nil {
             failExchange(reason, respondWith: nil)
         }
-        if !isFinished { finish(logLine: nil) }
+        if !isFinished { finish(log: nil) }
     }
 
     // MARK: - SOCKS5
@@ -475,7 +475,7 @@ public final class ProxySession {
                 commands.append(.sendToClient(bytes))
             case .refuse(let reply, let reason):
                 if !reply.isEmpty { commands.append(.sendToClient(reply)) }
-                finish(logLine: "\(clientAddress) SOCKS5 refused: \(reason)")
+                finish(log: .socksRefused(reason: reason))
             case .connect(let target, let earlyData):
                 pendingClientBytes = earlyData
                 openTunnel(to: target, viaSOCKS: true)
@@ -525,7 +525,7 @@ public final class ProxySession {
             advanceHTTP()
         case .other:
             guard let upstreamID = upstream?.id else {
-                finish(logLine: nil)
+                finish(log: nil)
                 return
             }
             startRelay(upstreamID)
@@ -539,7 +539,7 @@ public final class ProxySession {
             pendingClientBytes = []
         }
         if let target = tunnelTarget {
-            commands.append(.log("\(clientAddress) tunnel \(target)"))
+            log(.tunnel(target))
         }
     }
 
@@ -561,11 +561,11 @@ public final class ProxySession {
                 }
             } else {
                 if shuttingDown {
-                    finish(logLine: nil)
+                    finish(log: nil)
                     return
                 }
                 guard let event = nextRequestEvent() else {
-                    if requestDecoder.isAtCleanEOF { finish(logLine: nil) }
+                    if requestDecoder.isAtCleanEOF { finish(log: nil) }
                     return
                 }
                 guard case .head(let head, let framing) = event else { return }
@@ -588,10 +588,10 @@ public final class ProxySession {
                 }
             } else {
                 if clientSentEOF && requestDecoder.bufferedByteCount == 0 {
-                    finish(logLine: nil)
+                    finish(log: nil)
                 } else {
                     sendClient(errorResponse(status: 400, reason: "bad request: \(reason)", close: true))
-                    finish(logLine: "\(clientAddress) 400 bad request: \(reason)")
+                    finish(log: .rejected(status: 400, reason: "bad request: \(reason)"))
                 }
             }
             return nil
@@ -600,7 +600,7 @@ public final class ProxySession {
 
     private func rejectRequest(status: Int, reason: String) {
         sendClient(errorResponse(status: status, reason: reason, close: true))
-        finish(logLine: "\(clientAddress) \(status) \(reason)")
+        finish(log: .rejected(status: status, reason: reason))
     }
 
     private func startExchange(_ head: HTTPRequestHead, framing: HTTPBodyFraming) {
@@ -609,8 +609,8 @@ public final class ProxySession {
         if tunnelTarget == nil, !auth.admits(head.fields) {
             let mustClose = framing != .none
             sendClient(ErrorResponses.proxyAuthenticationRequired(close: mustClose))
-            commands.append(.log("\(clientAddress) \(head.method) 407 proxy authentication required"))
-            if mustClose || !head.keepAlive { finish(logLine: nil) }
+            log(.proxyAuthenticationRequired(method: head.method))
+            if mustClose || !head.keepAlive { finish(log: nil) }
             return
         }
 
@@ -942,14 +942,14 @@ public final class ProxySession {
             current.flow.instants.sendEnd = current.flow.instants.responseStart
         }
         commands.append(.record(.flow(current.flow)))
-        if configuration.liveLog { commands.append(.log(liveLine(current.flow))) }
+        if configuration.liveLog { log(.exchange(current.flow)) }
         if !current.upstreamReusable || !current.requestDone, let connection = upstream {
             commands.append(.closeUpstream(connection.id))
             upstream = nil
         }
         if current.closeClientAfter || !current.clientKeepAlive || shuttingDown
             || (clientSentEOF && requestDecoder.bufferedByteCount == 0) {
-            finish(logLine: nil)
+            finish(log: nil)
             return
         }
         advanceHTTP()
@@ -968,10 +968,10 @@ public final class ProxySession {
                                              streamsMessages: configuration.streamWebSocketMessages)
             if configuration.streamWebSocketMessages { commands.append(.record(.webSocketStart(recorder.flow))) }
             webSocket = recorder
-            commands.append(.log("\(clientAddress) \(current.flow.request.method) \(current.flow.request.url) 101 websocket"))
+            log(.webSocketOpened(current.flow))
         } else {
             commands.append(.record(.flow(current.flow)))
-            if configuration.liveLog { commands.append(.log(liveLine(current.flow))) }
+            if configuration.liveLog { log(.exchange(current.flow)) }
         }
         let fromClient = requestDecoder.takeBufferedBytes()
         var responseDecoder = connection.decoder
@@ -1004,7 +1004,7 @@ public final class ProxySession {
         let flow = recorder.finish(at: now, open: open)
         for message in recorder.takeStreamed() { commands.append(.record(.webSocketMessage(message, flowID: flow.id))) }
         commands.append(.record(.flow(flow)))
-        commands.append(.log("\(clientAddress) websocket \(flow.request.url) \(open ? "still open at shutdown" : "closed"): \(recorder.sent) sent, \(recorder.received) received"))
+        log(.webSocketEnded(flow, stillOpen: open, sent: recorder.sent, received: recorder.received))
     }
 
     /// A reused keep-alive connection that closes before any response byte is retried once on a
@@ -1096,14 +1096,11 @@ public final class ProxySession {
                 flushClientTLS()
                 let host = interceptedServerName ?? tunnelTarget?.host ?? "?"
                 if tls.state == .failed && exchange == nil && requestDecoder.isIdle && !clientHandshakeDone {
-                    let hint = error.kind == .peerAlert
-                        ? "the client rejected harrec's certificate for \(host) (\(error.message)); install the CA: harrec ca show"
-                        : "TLS handshake with the client for \(host) failed: \(error.message); if the client does not trust harrec's CA, install it: harrec ca show"
-                    finish(logLine: "\(clientAddress) \(hint)")
+                    finish(log: .clientTLSFailed(host: host, message: error.message, rejectedCertificate: error.kind == .peerAlert))
                 } else if exchange != nil {
                     failExchange("client TLS failed: \(error.message)", respondWith: nil)
                 } else {
-                    finish(logLine: nil)
+                    finish(log: nil)
                 }
                 return nil
             }
@@ -1190,7 +1187,7 @@ public final class ProxySession {
         do {
             engine = try TLSEngine.server(context: interception.serverContext, fallbackServerName: target.host)
         } catch {
-            finish(logLine: "\(clientAddress) cannot intercept \(target): \(error)")
+            finish(log: .cannotIntercept(target, reason: "\(error)"))
             return
         }
         clientTLS = engine
@@ -1240,7 +1237,7 @@ public final class ProxySession {
     /// closes both sides.
     private func failExchange(_ reason: String, respondWith status: Int?) {
         guard var current = exchange.take() else {
-            finish(logLine: nil)
+            finish(log: nil)
             return
         }
         current.flow.error = sanitizedForLog(reason)
@@ -1256,25 +1253,14 @@ public final class ProxySession {
             commands.append(.closeUpstream(connection.id))
             upstream = nil
         }
-        // The line says what the client saw: a response it was already receiving was cut (the
-        // 502/504 that would describe the failure never reached it).
-        let line: String
-        if current.finalHeadForwarded, let response = current.flow.response {
-            let elapsed = formatDuration(now - current.flow.instants.requestStart)
-            line = "\(response.status) \(formatSize(response.body.wireSize)) \(elapsed) cut: \(reason)"
-        } else if current.finalHeadForwarded {
-            line = "cut: \(reason)"
-        } else {
-            line = "\(status.map(String.init) ?? "-") error: \(reason)"
-        }
-        finish(logLine: "\(clientAddress) \(current.flow.request.method) \(current.flow.request.url) \(line)")
+        finish(log: .exchangeFailed(current.flow, status: status, reason: reason, cut: current.finalHeadForwarded))
     }
 
-    private func finish(logLine: String?) {
+    private func finish(log event: LiveEvent.Kind?) {
         guard !isFinished else { return }
         finishWebSocket()
         flushPlaintext()
-        if let logLine { commands.append(.log(logLine)) }
+        if let event { log(event) }
         if let connection = upstream {
             commands.append(.closeUpstream(connection.id))
             upstream = nil
@@ -1290,12 +1276,8 @@ public final class ProxySession {
         ErrorResponses.plain(status: status, reason: reason, close: close)
     }
 
-    private func liveLine(_ flow: Flow) -> String {
-        let status = flow.response.map { String($0.status) } ?? "-"
-        let size = formatSize(flow.response?.body.wireSize ?? 0)
-        let end = flow.instants.end ?? flow.instants.requestStart
-        let duration = formatDuration(end - flow.instants.requestStart)
-        return "\(flow.clientAddress) \(flow.request.method) \(flow.request.url) \(status) \(size) \(duration)"
+    private func log(_ event: LiveEvent.Kind) {
+        commands.append(.log(LiveEvent(client: clientAddress, event)))
     }
 
     private func setHost(_ fields: inout HTTPFields, _ authority: String, keepClientHost: Bool) {
@@ -1321,20 +1303,6 @@ private func stripFragment(_ target: String) -> String {
     return String(target[..<hash])
 }
 
-/// Compares without an early exit, so timing does not reveal how much of a secret matched.
-
-func formatSize(_ bytes: Int) -> String {
-    if bytes < 1024 { return "\(bytes)B" }
-    if bytes < 1024 * 1024 { return String(format1(Double(bytes) / 1024)) + "kB" }
-    return String(format1(Double(bytes) / (1024 * 1024))) + "MB"
-}
-
-func formatDuration(_ seconds: Double) -> String {
-    let ms = seconds * 1000
-    if ms < 1000 { return format1(ms) + "ms" }
-    return format1(seconds) + "s"
-}
-
 /// The URL of a WebSocket entry: ws:// or wss:// as browsers record it.
 func webSocketURL(_ url: String) -> String {
     if url.hasPrefix("https://") { return "wss://" + url.dropFirst("https://".count) }
@@ -1343,12 +1311,12 @@ func webSocketURL(_ url: String) -> String {
 }
 
 /// "15 s", "0.5 s": whole seconds without a fraction.
-func formatSeconds(_ seconds: Double) -> String {
+package func formatSeconds(_ seconds: Double) -> String {
     seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(format1(seconds)) s"
 }
 
 /// One decimal place without Foundation.
-func format1(_ value: Double) -> String {
+package func format1(_ value: Double) -> String {
     let tenths = Int((value * 10).rounded())
     return "\(tenths / 10).\(tenths % 10)"
 }

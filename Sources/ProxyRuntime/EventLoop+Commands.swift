@@ -103,8 +103,8 @@ extension EventLoop {
             }
         case .closeUpstream(let id):
             if let upstream = box.upstreams.removeValue(forKey: id) { closeNow(upstream) }
-        case .log(let line):
-            if !log.quiet { log.line(line) }
+        case .log(let event):
+            if !log.quiet { log.line(LiveLog.line(event)) }
         case .prepareCertificate(let host):
             prepareCertificate(host, for: box.session.id)
         case .record(let record):

@@ -119,6 +119,11 @@ func assertTranscript(_ commands: [ProxyCommand], _ expected: [String], file: St
     }
 }
 
+/// What the commands asked the live log to report.
+func liveEvents(_ commands: [ProxyCommand]) -> [LiveEvent.Kind] {
+    commands.compactMap { if case .log(let event) = $0 { return event.kind } else { return nil } }
+}
+
 /// Concatenates every byte sent to the client.
 func clientBytes(_ commands: [ProxyCommand]) -> [UInt8] {
     commands.flatMap { if case .sendToClient(let bytes) = $0 { return bytes } else { return [] } }

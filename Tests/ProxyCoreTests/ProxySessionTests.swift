@@ -402,7 +402,9 @@ final class ProxySessionTests: XCTestCase {
         let p = Playbook()
         let commands = p.client([4, 1, 0, 80, 127, 0, 0, 1, 0])
         XCTAssertTrue(p.session.isFinished)
-        XCTAssertTrue(commands.contains { if case .log(let line) = $0 { return line.contains("SOCKS4") } else { return false } })
+        XCTAssertTrue(liveEvents(commands).contains {
+            if case .socksRefused(let reason) = $0 { return reason.contains("SOCKS4") } else { return false }
+        })
     }
 
     func testTunnelSniffer() {

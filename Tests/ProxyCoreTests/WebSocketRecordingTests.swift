@@ -29,7 +29,9 @@ final class WebSocketRecordingTests: XCTestCase {
         p.client(WebSocketFrameEncoder.frame(opcode: 8, payload: WebSocketFrameEncoder.closePayload(code: 1000, reason: "bye"), maskKey: 7))
         p.upstream(1, WebSocketFrameEncoder.frame(opcode: 8, payload: WebSocketFrameEncoder.closePayload(code: 1000, reason: "bye")))
         let log = p.upstreamEOF(1) + p.clientEOF()
-        XCTAssertTrue(log.contains { if case .log(let line) = $0 { return line.contains("closed: 1 sent, 1 received") } else { return false } })
+        XCTAssertTrue(liveEvents(log).contains {
+            if case .webSocketEnded(_, stillOpen: false, sent: 1, received: 1) = $0 { return true } else { return false }
+        })
 
         XCTAssertEqual(p.sink.flows.count, 1)
         let flow = p.sink.flows[0]

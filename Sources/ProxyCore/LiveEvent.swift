@@ -1,0 +1,40 @@
+import Recording
+
+/// What the live log reports, as data: the session says what happened to a connection, and the
+/// runtime's `LiveLog` (the one place with the wording) turns it into a line. Transcripts can then
+/// assert on what happened rather than on sentences.
+public struct LiveEvent: Equatable, Sendable {
+    /// The client connection's address.
+    public var client: String
+    public var kind: Kind
+
+    public enum Kind: Equatable, Sendable {
+        /// An exchange finished (the flow as recorded).
+        case exchange(Flow)
+        /// An exchange failed. `cut`: its response had already started, so the client saw it cut
+        /// rather than `status`.
+        case exchangeFailed(Flow, status: Int?, reason: String, cut: Bool)
+        /// A CONNECT or SOCKS5 tunnel to the target is open.
+        case tunnel(ProxyTarget)
+        case tunnelFailed(ProxyTarget, reason: String)
+        case tunnelIdle(seconds: Double)
+        /// No SOCKS5 handshake or first request within the limit.
+        case handshakeTimeout(seconds: Double)
+        case socksRefused(reason: String)
+        /// A request answered by harrec itself with `status` (400, 408, ...) before it was forwarded.
+        case rejected(status: Int, reason: String)
+        case proxyAuthenticationRequired(method: String)
+        case webSocketOpened(Flow)
+        case webSocketEnded(Flow, stillOpen: Bool, sent: Int, received: Int)
+        /// The client hung up during the TLS handshake (apps that distrust a certificate often do).
+        case clientAbandonedTLS(host: String)
+        /// The client's TLS handshake failed; `rejectedCertificate` when it sent an alert.
+        case clientTLSFailed(host: String, message: String, rejectedCertificate: Bool)
+        case cannotIntercept(ProxyTarget, reason: String)
+    }
+
+    public init(client: String, _ kind: Kind) {
+        self.client = client
+        self.kind = kind
+    }
+}

@@ -1,0 +1,41 @@
+import ProxyCore
+@testable import ProxyRuntime
+import Recording
+import XCTest
+
+/// The live log's wording, which users read and scripts grep: one line per event.
+final class LiveLogTests: XCTestCase {
+    private func flow(status: Int?, body: Int, seconds: Double) -> Flow {
+        var flow = Flow(id: 1, clientAddress: "127.0.0.1:5000",
+                        request: RecordedRequest(method: "GET", url: "http://a.test/x", httpVersion: "HTTP/1.1", fields: [], headSize: 0),
+                        instants: FlowInstants(requestStart: 100))
+        if let status {
+            flow.response = RecordedResponse(status: status, reason: "OK", httpVersion: "HTTP/1.1", fields: [], headSize: 0)
+            flow.response?.body = RecordedBody(bytes: [], wireSize: body)
+        }
+        flow.instants.end = 100 + seconds
+        return flow
+    }
+
+    private func line(_ kind: LiveEvent.Kind) -> String { LiveLog.line(LiveEvent(client: "127.0.0.1:5000", kind)) }
+
+    func testExchangesAndFailures() {
+        XCTAssertEqual(line(.exchange(flow(status: 200, body: 2, seconds: 0.25))), "127.0.0.1:5000 GET http://a.test/x 200 2B 250.0ms")
+        XCTAssertEqual(line(.exchange(flow(status: 200, body: 3 << 20, seconds: 2))), "127.0.0.1:5000 GET http://a.test/x 200 3.0MB 2.0s")
+        XCTAssertEqual(line(.exchangeFailed(flow(status: 200, body: 1536, seconds: 1.5), status: 502, reason: "upstream closed the connection mid-body", cut: true)),
+                       "127.0.0.1:5000 GET http://a.test/x 200 1.5kB 1.5s cut: upstream closed the connection mid-body")
+        XCTAssertEqual(line(.exchangeFailed(flow(status: nil, body: 0, seconds: 1), status: 504, reason: "upstream sent nothing for 120 s", cut: false)),
+                       "127.0.0.1:5000 GET http://a.test/x 504 error: upstream sent nothing for 120 s")
+        XCTAssertEqual(line(.exchangeFailed(flow(status: nil, body: 0, seconds: 1), status: nil, reason: "client connection failed", cut: false)),
+                       "127.0.0.1:5000 GET http://a.test/x - error: client connection failed")
+    }
+
+    func testConnectionEvents() {
+        XCTAssertEqual(line(.tunnel(ProxyTarget(host: "a.test", port: 443))), "127.0.0.1:5000 tunnel a.test:443")
+        XCTAssertEqual(line(.rejected(status: 408, reason: "the request head did not complete within 30 s")),
+                       "127.0.0.1:5000 408 the request head did not complete within 30 s")
+        XCTAssertEqual(line(.handshakeTimeout(seconds: 15)), "127.0.0.1:5000 closed: no complete proxy handshake within 15 s")
+        XCTAssertEqual(line(.proxyAuthenticationRequired(method: "GET")), "127.0.0.1:5000 GET 407 proxy authentication required")
+        XCTAssertTrue(line(.clientTLSFailed(host: "a.test", message: "alert 48", rejectedCertificate: true)).hasSuffix("install the CA: harrec ca show"))
+    }
+}
