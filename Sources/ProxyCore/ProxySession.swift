@@ -47,7 +47,7 @@ public final class ProxySession {
         /// A ClientHello to intercept arrived; its leaf is being signed off the loop.
         case awaitingCertificate(ProxyTarget, serverName: String?)
         case http
-        case relay(UpstreamID)
+        case relay(TunnelRelay)
         case finished
     }
 
@@ -62,7 +62,6 @@ public final class ProxySession {
     private var exchange: HTTP1Exchange?
     private var nextUpstreamID: UpstreamID = 1
     private var clientSentEOF = false
-    private var upstreamSentEOF = false
     private var shuttingDown = false
     private let createdAt: Double
     private var lastActivity: Double
@@ -150,7 +149,7 @@ public final class ProxySession {
         switch mode {
         case .finished: return false
         case .http: return requestDecoder.bufferedByteCount < Self.maxBufferedInputBytes
-        case .relay: return !clientSentEOF
+        case .relay(let relay): return relay.clientToUpstreamOpen
         default: return pendingClientBytes.count < Self.maxBufferedInputBytes
         }
     }
@@ -159,7 +158,7 @@ public final class ProxySession {
     public var wantsUpstreamData: Bool {
         switch mode {
         case .finished: return false
-        case .relay: return !upstreamSentEOF
+        case .relay(let relay): return relay.upstreamToClientOpen
         default: return true
         }
     }
@@ -173,9 +172,7 @@ public final class ProxySession {
         switch mode {
         case .detecting:
             guard let first = bytes.first else { return }
-            // 0x05 is a SOCKS5 greeting; 0x04 (SOCKS4) goes to the same handshake to be refused
-            // with a reason instead of a confusing HTTP 400.
-            if first == 0x05 || first == 0x04 {
+            if NextLayer.connectionProtocol(firstByte: first) == .socks5 {
                 mode = .socksHandshake
                 handleSOCKS(socks.receive(bytes))
             } else {
@@ -196,9 +193,9 @@ public final class ProxySession {
             guard let plaintext = clientPlaintext(bytes) else { return }
             requestDecoder.feed(plaintext)
             advanceHTTP()
-        case .relay(let upstreamID):
+        case .relay(let relay):
             guard let plaintext = clientPlaintext(bytes), !plaintext.isEmpty else { return }
-            sendUpstream(upstreamID, plaintext)
+            sendUpstream(relay.upstreamID, plaintext)
             recordWebSocket(plaintext, from: .clientToServer)
         case .finished:
             break
@@ -219,8 +216,10 @@ public final class ProxySession {
         case .http:
             requestDecoder.finish()
             advanceHTTP()
-        case .relay(let upstreamID):
-            if upstreamSentEOF {
+        case .relay(var relay):
+            let step = relay.clientEnded()
+            mode = .relay(relay)
+            if step == .finish {
                 finish(log: nil)
             } else {
                 // Over TLS the end of the stream is a close_notify, then the TCP half-close.
@@ -229,7 +228,7 @@ public final class ProxySession {
                     tls.close()
                     flushUpstreamTLS()
                 }
-                commands.append(.shutdownUpstreamWrite(upstreamID))
+                commands.append(.shutdownUpstreamWrite(relay.upstreamID))
             }
         case .socksHandshake:
             handleSOCKS(socks.clientClosed())
@@ -344,9 +343,10 @@ public final class ProxySession {
         now = max(now, time)
         guard upstream?.id == upstreamID else { return }
         switch mode {
-        case .relay:
-            upstreamSentEOF = true
-            if clientSentEOF {
+        case .relay(var relay):
+            let step = relay.upstreamEnded()
+            mode = .relay(relay)
+            if step == .finish {
                 finish(log: nil)
             } else {
                 flushPlaintext()
@@ -493,29 +493,16 @@ public final class ProxySession {
     /// Looks at the first tunnel bytes: an HTTP request line means plain HTTP to record; anything
     /// else (TLS, other protocols) is relayed opaquely.
     private func sniffTunnel(_ target: ProxyTarget) {
-        if pendingClientBytes.first == 0x16, let interception = configuration.interception {
-            switch ClientHelloParser.parse(pendingClientBytes) {
-            case .needMoreData:
-                return
-            case .clientHello(let hello):
-                let names = ["\(target)"] + (hello.serverName.map { ["\($0):\(target.port)"] } ?? [])
-                if interception.shouldIntercept(names) {
-                    let name = hello.serverName ?? target.host
-                    if let authority = interception.authority, authority.cachedLeaf(for: name) == nil {
-                        mode = .awaitingCertificate(target, serverName: hello.serverName)
-                        commands.append(.prepareCertificate(name))
-                    } else {
-                        startInterception(target, serverName: hello.serverName, interception: interception)
-                    }
-                    return
-                }
-            case .notTLS, .invalid:
-                break
-            }
-        }
-        switch TunnelSniffer.classify(pendingClientBytes) {
+        switch NextLayer.tunnelContent(pendingClientBytes, target: target, interception: configuration.interception) {
         case .needMoreData:
             return
+        case .intercept(let serverName, let leafToSign):
+            if let leafToSign {
+                mode = .awaitingCertificate(target, serverName: serverName)
+                commands.append(.prepareCertificate(leafToSign))
+            } else if let interception = configuration.interception {
+                startInterception(target, serverName: serverName, interception: interception)
+            }
         case .http:
             mode = .http
             requestDecoder = HTTP1RequestDecoder()
@@ -523,7 +510,7 @@ public final class ProxySession {
             pendingClientBytes = []
             requestDecoder.feed(bytes)
             advanceHTTP()
-        case .other:
+        case .opaque:
             guard let upstreamID = upstream?.id else {
                 finish(log: nil)
                 return
@@ -532,8 +519,15 @@ public final class ProxySession {
         }
     }
 
+    /// A relay to `upstreamID`; a client that already sent EOF has nothing more to relay.
+    private func relay(to upstreamID: UpstreamID) -> TunnelRelay {
+        var relay = TunnelRelay(upstreamID: upstreamID)
+        if clientSentEOF { _ = relay.clientEnded() }
+        return relay
+    }
+
     private func startRelay(_ upstreamID: UpstreamID) {
-        mode = .relay(upstreamID)
+        mode = .relay(relay(to: upstreamID))
         if !pendingClientBytes.isEmpty {
             commands.append(.sendToUpstream(upstreamID, pendingClientBytes))
             pendingClientBytes = []
@@ -977,7 +971,7 @@ public final class ProxySession {
         var responseDecoder = connection.decoder
         let fromUpstream = responseDecoder.takeBufferedBytes()
         upstream?.decoder = responseDecoder
-        mode = .relay(connection.id)
+        mode = .relay(relay(to: connection.id))
         if !fromUpstream.isEmpty {
             sendClient(fromUpstream)
             recordWebSocket(fromUpstream, from: .serverToClient)
@@ -1110,8 +1104,8 @@ public final class ProxySession {
         if closed {
             // close_notify: the client will send nothing more; what came with it still counts.
             if !plaintext.isEmpty {
-                if case .relay(let upstreamID) = mode {
-                    sendUpstream(upstreamID, plaintext)
+                if case .relay(let relay) = mode {
+                    sendUpstream(relay.upstreamID, plaintext)
                     recordWebSocket(plaintext, from: .clientToServer)
                 } else {
                     requestDecoder.feed(plaintext)

@@ -31,6 +31,32 @@ final class InterceptionTests: XCTestCase {
         return Playbook(configuration: configuration)
     }
 
+    /// NextLayer on real ClientHellos: intercepted or relayed by the policy, with the leaf to sign
+    /// first when it is not cached; HTTP and other bytes inside a tunnel.
+    func testNextLayerDecidesWhatATunnelCarries() throws {
+        let hello = try TLSEngine.client(context: TLSClientContext(verification: .none), serverName: "fresh.test")
+            .takeNetworkOutput()
+        let target = ProxyTarget(host: "fresh.test", port: 443)
+        func interception(_ intercept: Bool, authority: CertificateAuthority?) throws -> TLSInterception {
+            TLSInterception(serverContext: try TLSServerContext(source: .authority(self.authority)),
+                            clientContext: try TLSClientContext(verification: .none), authority: authority,
+                            shouldIntercept: { names in intercept && names == ["fresh.test:443", "fresh.test:443"] })
+        }
+        XCTAssertEqual(NextLayer.tunnelContent(hello, target: target, interception: try interception(true, authority: authority)),
+                       .intercept(serverName: "fresh.test", leafToSign: "fresh.test"))
+        XCTAssertEqual(NextLayer.tunnelContent(hello, target: target, interception: try interception(true, authority: nil)),
+                       .intercept(serverName: "fresh.test", leafToSign: nil))
+        XCTAssertEqual(NextLayer.tunnelContent(hello, target: target, interception: try interception(false, authority: authority)), .opaque)
+        XCTAssertEqual(NextLayer.tunnelContent(hello, target: target, interception: nil), .opaque)
+        XCTAssertEqual(NextLayer.tunnelContent(Array(hello.prefix(20)), target: target, interception: try interception(true, authority: nil)),
+                       .needMoreData)
+        XCTAssertEqual(NextLayer.tunnelContent(Array("GET / HTTP/1.1\r\n".utf8), target: target, interception: nil), .http)
+        XCTAssertEqual(NextLayer.tunnelContent(Array("SSH-2.0-x".utf8), target: target, interception: nil), .opaque)
+        XCTAssertEqual(NextLayer.connectionProtocol(firstByte: 0x05), .socks5)
+        XCTAssertEqual(NextLayer.connectionProtocol(firstByte: 0x04), .socks5, "SOCKS4 is refused by the SOCKS5 layer, with a reason")
+        XCTAssertEqual(NextLayer.connectionProtocol(firstByte: UInt8(ascii: "G")), .http)
+    }
+
     /// Moves bytes between the client engine, the session and the origin engine until quiet.
     func pump(_ p: Playbook, client: TLSEngine, origin: TLSEngine, pending: [ProxyCommand]) -> (clientPlain: [UInt8], originPlain: [UInt8]) {
         var queue = pending

@@ -70,3 +70,18 @@ final class SOCKS5LayerTests: XCTestCase {
         XCTAssertEqual(layer.state, .failed)
     }
 }
+
+/// The relay's half-closes: each end is forwarded once, and the relay ends with the second.
+final class TunnelRelayTests: XCTestCase {
+    func testEachDirectionEndsOnItsOwnAndTheSecondEndFinishes() {
+        var relay = TunnelRelay(upstreamID: 3)
+        XCTAssertEqual(relay.clientEnded(), .halfCloseUpstream)
+        XCTAssertFalse(relay.clientToUpstreamOpen)
+        XCTAssertTrue(relay.upstreamToClientOpen)
+        XCTAssertEqual(relay.upstreamEnded(), .finish)
+
+        var other = TunnelRelay(upstreamID: 3)
+        XCTAssertEqual(other.upstreamEnded(), .halfCloseClient)
+        XCTAssertEqual(other.clientEnded(), .finish)
+    }
+}

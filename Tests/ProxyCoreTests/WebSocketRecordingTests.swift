@@ -75,6 +75,20 @@ final class WebSocketRecordingTests: XCTestCase {
         XCTAssertEqual(p.sink.flows.first?.webSocket?.messages.count, 0, "the messages went out one by one")
     }
 
+    /// A client that sent its end before the 101 has nothing left to relay: the upstream's end
+    /// finishes the session at once instead of waiting for the idle limit.
+    func testUpgradeAfterTheClientsEndFinishesOnTheUpstreamsEnd() {
+        let p = Playbook()
+        p.client(upgrade)
+        p.clientEOF()
+        p.connected(1)
+        p.upstream(1, switching)
+        XCTAssertFalse(p.session.isFinished)
+        XCTAssertFalse(p.session.wantsClientData, "the client's direction has ended")
+        p.upstreamEOF(1)
+        XCTAssertTrue(p.session.isFinished)
+    }
+
     func testShutdownWritesAnOpenConversation() {
         let p = upgraded()
         p.client(WebSocketFrameEncoder.frame(opcode: 1, payload: Array("still here".utf8), maskKey: 9))

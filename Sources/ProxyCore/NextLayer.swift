@@ -1,0 +1,52 @@
+import TLS
+
+/// What comes next on a connection, decided from its first bytes without consuming them
+/// (mitmproxy's NextLayer): SOCKS5 or HTTP at the start of a client connection; inside a CONNECT
+/// or SOCKS5 tunnel, TLS to intercept, HTTP to record, or bytes to relay as they are.
+enum NextLayer {
+    enum ConnectionProtocol: Equatable {
+        case socks5
+        case http
+    }
+
+    /// 0x05 is a SOCKS5 greeting; 0x04 (SOCKS4) goes to the SOCKS5 layer too, to be refused with a
+    /// reason instead of a confusing HTTP 400.
+    static func connectionProtocol(firstByte: UInt8) -> ConnectionProtocol {
+        firstByte == 0x05 || firstByte == 0x04 ? .socks5 : .http
+    }
+
+    enum TunnelContent: Equatable {
+        case needMoreData
+        /// A ClientHello for a host harrec intercepts. `leafToSign`: the name whose leaf must be
+        /// signed (off the event loop) before the handshake can be answered; nil when it is cached.
+        case intercept(serverName: String?, leafToSign: String?)
+        /// An HTTP/1.x request line: parse and record it.
+        case http
+        /// Anything else (TLS that is not intercepted, SSH, a binary protocol): relay opaquely.
+        case opaque
+    }
+
+    /// The tunnel's first client bytes, to `target`, under the interception policy.
+    static func tunnelContent(_ bytes: [UInt8], target: ProxyTarget, interception: TLSInterception?) -> TunnelContent {
+        if bytes.first == 0x16, let interception {
+            switch ClientHelloParser.parse(bytes) {
+            case .needMoreData:
+                return .needMoreData
+            case .clientHello(let hello):
+                let names = ["\(target)"] + (hello.serverName.map { ["\($0):\(target.port)"] } ?? [])
+                if interception.shouldIntercept(names) {
+                    let name = hello.serverName ?? target.host
+                    let unsigned = interception.authority.map { $0.cachedLeaf(for: name) == nil } ?? false
+                    return .intercept(serverName: hello.serverName, leafToSign: unsigned ? name : nil)
+                }
+            case .notTLS, .invalid:
+                break
+            }
+        }
+        switch TunnelSniffer.classify(bytes) {
+        case .needMoreData: return .needMoreData
+        case .http: return .http
+        case .other: return .opaque
+        }
+    }
+}
