@@ -67,6 +67,11 @@ def entry(rng, n, token, cookie):
     }
 
 def main():
+    # The output path comes first; anything option-like there (`--help`) gets the usage instead of
+    # a 100 MB file of that name.
+    if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
+        print(__doc__.strip(), file=sys.stderr)
+        sys.exit(0 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help") else 2)
     out = sys.argv[1]
     mb = float(sys.argv[sys.argv.index("--mb") + 1]) if "--mb" in sys.argv else 100
     seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 1
