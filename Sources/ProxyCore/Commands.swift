@@ -45,12 +45,15 @@ public enum ProxyCommand: Equatable, Sendable {
     /// Close the upstream connection now; queued bytes are dropped.
     case closeUpstream(UpstreamID)
     /// Something for the live log; the runtime words it (`LiveLog`) and sanitizes the line.
-    case log(LiveEvent)
+    /// Indirect, like `record`: a flow is hundreds of bytes, and inline it would make every
+    /// command that large (each `sendToClient` copied through a big enum; 7% more instructions
+    /// per small request, measured with scripts/bench-cpu).
+    indirect case log(LiveEvent)
     /// Sign a leaf for this host off the event loop (signing costs about a millisecond), then
     /// call `certificatePrepared(at:)`. The session waits meanwhile; other connections do not.
     case prepareCertificate(String)
     /// Hand this to the recording (the runtime's `FlowSink`).
-    case record(RecordCommand)
+    indirect case record(RecordCommand)
 }
 
 /// What a session asks the recording to keep. Recording is a command like any other effect, so a
