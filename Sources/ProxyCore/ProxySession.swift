@@ -58,9 +58,9 @@ public final class ProxySession {
     private var pendingClientBytes: [UInt8] = []
     /// Set inside a CONNECT or SOCKS5 tunnel: every request goes to this target.
     private var tunnelTarget: ProxyTarget?
-    private var upstream: Upstream?
+    /// The upstream connection in use (one at a time; see `UpstreamPool`).
+    private var upstreams: UpstreamPool
     private var exchange: HTTP1Exchange?
-    private var nextUpstreamID: UpstreamID = 1
     private var clientSentEOF = false
     private var shuttingDown = false
     private let createdAt: Double
@@ -69,44 +69,21 @@ public final class ProxySession {
     private var currentUpstreamChunkTime: Double = 0
     private let auth: ProxyAuth
     /// TLS toward the client once a tunnel is intercepted; nil for plain HTTP and opaque tunnels.
-    private var clientTLS: TLSEngine?
+    private var clientTLS: TLSLayer?
     /// "https" inside an intercepted tunnel, else "http": the scheme of recorded URLs.
     private var scheme = "http"
     /// The name the client asked for (SNI, else the tunnel target): upstream SNI and verification.
     private var interceptedServerName: String?
     /// An upstream TLS failure that happened before any request arrived; the next request gets it.
     private var pendingUpstreamFailure: String?
-    private var clientHandshakeDone = false
-    /// Plaintext for the TLS sides, encrypted once per event (see `flushPlaintext`).
-    private var pendingClientPlaintext: [UInt8] = []
-    private var pendingUpstreamPlaintext: [UInt8] = []
-    private var pendingUpstreamID: UpstreamID?
     /// The WebSocket conversation being recorded after a 101.
-    private var webSocket: WebSocketRecorder?
+    private var webSocket: WebSocketRelay?
     /// When the request head being received began (nil between requests); see `requestHead`.
     private var headStartedAt: Double?
     /// Sec-WebSocket-Extensions of the 101, when the upgrade is to websocket.
     private var webSocketExtensions: String?
     private var upgradeIsWebSocket = false
 
-    private struct Upstream {
-        var id: UpstreamID
-        var target: ProxyTarget
-        var connectionID: String
-        var connected = false
-        var connectStartedAt: Double
-        var connection: UpstreamConnection?
-        /// Connection details not yet attributed to an exchange (the first exchange pays for them).
-        var unclaimedConnection: UpstreamConnection?
-        var decoder = HTTP1ResponseDecoder()
-        var exchangesCarried = 0
-        /// TLS toward the upstream inside an intercepted tunnel.
-        var tls: TLSEngine?
-        var tlsStart: Double?
-        var tlsEnd: Double?
-        /// Ready for requests: connected, and the TLS handshake (if any) done.
-        var ready: Bool { connected && (tls == nil || tlsEnd != nil) }
-    }
 
     /// `now`: when the client connection was accepted.
     public init(id: UInt64, clientAddress: String, configuration: ProxyConfiguration, flowIDs: IDSource, now: Double) {
@@ -119,6 +96,7 @@ public final class ProxySession {
         self.lastActivity = now
         socks = SOCKS5Layer(credentials: configuration.credentials)
         auth = ProxyAuth(credentials: configuration.credentials)
+        upstreams = UpstreamPool(sessionID: id)
     }
 
     /// The commands queued since the last call, in order.
@@ -224,9 +202,8 @@ public final class ProxySession {
             } else {
                 // Over TLS the end of the stream is a close_notify, then the TCP half-close.
                 flushPlaintext()
-                if let tls = upstream?.tls {
-                    tls.close()
-                    flushUpstreamTLS()
+                if upstreams.active?.tls != nil {
+                    sendUpstreamCiphertext(relay.upstreamID, upstreams.active!.tls!.close())
                 }
                 commands.append(.shutdownUpstreamWrite(relay.upstreamID))
             }
@@ -255,11 +232,7 @@ public final class ProxySession {
     /// An upstream connection requested with `openUpstream` is established.
     public func upstreamConnected(_ upstreamID: UpstreamID, _ connection: UpstreamConnection, at time: Double) {
         now = max(now, time)
-        guard var current = upstream, current.id == upstreamID else { return }
-        current.connected = true
-        current.connection = connection
-        current.unclaimedConnection = connection
-        upstream = current
+        guard upstreams.connected(upstreamID, connection) else { return }
         lastActivity = now
         switch mode {
         case .connectingTunnel(let target, let viaSOCKS):
@@ -287,8 +260,8 @@ public final class ProxySession {
     /// An upstream connection could not be made.
     public func upstreamConnectFailed(_ upstreamID: UpstreamID, _ failure: UpstreamFailure, at time: Double) {
         now = max(now, time)
-        guard let current = upstream, current.id == upstreamID else { return }
-        upstream = nil
+        guard let current = upstreams.active, current.id == upstreamID else { return }
+        upstreams.forget()
         let reason = "cannot connect to \(current.target): \(failure.message)"
         switch mode {
         case .connectingTunnel(_, let viaSOCKS):
@@ -309,7 +282,7 @@ public final class ProxySession {
     /// Bytes arrived from an upstream connection.
     public func upstreamReceived(_ upstreamID: UpstreamID, _ bytes: UnsafeRawBufferPointer, at time: Double) {
         now = max(now, time)
-        guard upstream?.id == upstreamID else { return }
+        guard upstreams.active?.id == upstreamID else { return }
         lastActivity = now
         currentUpstreamChunkTime = now
         switch mode {
@@ -323,15 +296,14 @@ public final class ProxySession {
             commands.append(.sendToClient(Array(bytes)))
         case .http:
             guard let plaintext = upstreamPlaintext(upstreamID, bytes), !plaintext.isEmpty,
-                  upstream?.id == upstreamID else { return }
+                  upstreams.active?.id == upstreamID else { return }
             if exchange == nil {
                 // Bytes from an idle upstream are not a response to anything: drop the connection.
-                commands.append(.closeUpstream(upstreamID))
-                upstream = nil
+                closeUpstream()
                 return
             }
             exchange?.lastUpstreamActivity = now
-            upstream?.decoder.feed(plaintext)
+            upstreams.active?.decoder.feed(plaintext)
             advanceResponse()
         default:
             break
@@ -341,7 +313,7 @@ public final class ProxySession {
     /// An upstream connection sent EOF.
     public func upstreamClosed(_ upstreamID: UpstreamID, at time: Double) {
         now = max(now, time)
-        guard upstream?.id == upstreamID else { return }
+        guard upstreams.active?.id == upstreamID else { return }
         switch mode {
         case .relay(var relay):
             let step = relay.upstreamEnded()
@@ -350,9 +322,8 @@ public final class ProxySession {
                 finish(log: nil)
             } else {
                 flushPlaintext()
-                if let tls = clientTLS {
-                    tls.close()
-                    flushClientTLS()
+                if clientTLS != nil {
+                    sendClientCiphertext(clientTLS!.close())
                 }
                 commands.append(.shutdownClientWrite)
             }
@@ -360,12 +331,11 @@ public final class ProxySession {
             finish(log: nil)
         case .http:
             guard exchange != nil else {
-                commands.append(.closeUpstream(upstreamID))
-                upstream = nil
+                closeUpstream()
                 return
             }
             if retryOnFreshConnection() { return }
-            upstream?.decoder.finish()
+            upstreams.active?.decoder.finish()
             advanceResponse(eofReason: "upstream closed the connection")
         default:
             finish(log: nil)
@@ -375,13 +345,13 @@ public final class ProxySession {
     /// An upstream connection broke after it was established (reset, write error).
     public func upstreamFailed(_ upstreamID: UpstreamID, _ reason: String, at time: Double) {
         now = max(now, time)
-        guard upstream?.id == upstreamID else { return }
+        guard upstreams.active?.id == upstreamID else { return }
         switch mode {
         case .http where exchange != nil:
             if retryOnFreshConnection() { return }
             failExchange("upstream connection failed: \(reason)", respondWith: 502)
         case .http:
-            upstream = nil
+            upstreams.forget()
         default:
             finish(log: nil)
         }
@@ -414,7 +384,7 @@ public final class ProxySession {
             }
         case .http:
             if let exchange {
-                if let current = upstream, !current.ready {
+                if upstreams.active?.ready == false {
                     failUpstreamConnectIfLate(now)
                 } else if exchange.requestDone && now - exchange.lastUpstreamActivity > timeouts.upstreamResponse {
                     failExchange("upstream sent nothing for \(formatSeconds(timeouts.upstreamResponse))", respondWith: 504)
@@ -438,7 +408,7 @@ public final class ProxySession {
     /// DNS, TCP connect and (inside an intercepted tunnel) the TLS handshake share one limit.
     private func failUpstreamConnectIfLate(_ now: Double) {
         let limit = configuration.timeouts.upstreamConnect
-        guard let current = upstream, now - current.connectStartedAt > limit else { return }
+        guard let current = upstreams.overdueConnect(at: now, limit: limit) else { return }
         commands.append(.closeUpstream(current.id))
         upstreamConnectFailed(current.id, UpstreamFailure(.timeout, "connect timed out after \(formatSeconds(limit))"), at: now)
     }
@@ -511,7 +481,7 @@ public final class ProxySession {
             requestDecoder.feed(bytes)
             advanceHTTP()
         case .opaque:
-            guard let upstreamID = upstream?.id else {
+            guard let upstreamID = upstreams.active?.id else {
                 finish(log: nil)
                 return
             }
@@ -688,49 +658,37 @@ public final class ProxySession {
             failPendingUpstream()
             return
         }
-        if let current = upstream, current.target == target, current.ready {
+        switch upstreams.reuse(for: target) {
+        case .ready:
             sendRequestHead()
-        } else if let current = upstream, current.target == target, current.connected, current.tls != nil {
-            // The upstream TLS handshake is still running; the head goes out when it completes.
-        } else {
-            if let current = upstream {
-                commands.append(.closeUpstream(current.id))
-                upstream = nil
-            }
+        case .handshaking:
+            break // the head goes out when the upstream TLS handshake completes
+        case .none:
+            closeUpstream()
             openUpstream(to: target)
         }
     }
 
     private func openUpstream(to target: ProxyTarget) {
-        let upstreamID = nextUpstreamID
-        nextUpstreamID += 1
-        upstream = Upstream(id: upstreamID, target: target, connectionID: "\(id)-\(upstreamID)",
-                            connectStartedAt: now)
-        commands.append(.openUpstream(upstreamID, host: target.host, port: target.port))
+        commands.append(upstreams.open(to: target, at: now))
+    }
+
+    /// Closes the upstream connection in use, if any.
+    private func closeUpstream() {
+        if let command = upstreams.close() { commands.append(command) }
     }
 
     /// Sends the request head on the (now connected) upstream and starts streaming the body.
     private func sendRequestHead() {
-        guard exchange?.headSent == false, upstream?.ready == true else { return }
+        guard exchange?.headSent == false, upstreams.active?.ready == true else { return }
         // Taken out, not copied: a copy would share the flow's buffers, and the next append to
         // one of them would copy it whole.
         var current = exchange.take()!
-        var connection = upstream.take()!
-        if let claimed = connection.unclaimedConnection {
-            current.flow.instants.dnsStart = claimed.dnsStart
-            current.flow.instants.dnsEnd = claimed.dnsEnd
-            current.flow.instants.connectStart = claimed.connectStart
-            current.flow.instants.connectEnd = claimed.connectEnd
-            current.flow.instants.tlsStart = connection.tlsStart
-            current.flow.instants.tlsEnd = connection.tlsEnd
-            connection.unclaimedConnection = nil
-        }
-        current.flow.serverIPAddress = connection.connection?.remoteIP
-        current.flow.connectionID = connection.connectionID
+        upstreams.assign(&current.flow)
+        let upstreamID = upstreams.active!.id
         current.flow.instants.sendStart = now
         current.lastUpstreamActivity = now
-        connection.exchangesCarried += 1
-        connection.decoder.expectResponse(toMethod: current.method)
+        upstreams.active!.decoder.expectResponse(toMethod: current.method)
         if current.request == .awaitingUpstream(bodyComplete: true) {
             // A retry of a bodiless request: the head is the whole request.
             current.request = .sent
@@ -738,9 +696,8 @@ public final class ProxySession {
         } else {
             current.request = .sendingBody
         }
-        upstream = connection
         exchange = current
-        sendUpstream(connection.id, current.forwardedHead)
+        sendUpstream(upstreamID, current.forwardedHead)
         if current.requestDone {
             // Pipelined requests wait in the decoder; the response may already be buffered.
             advanceResponse()
@@ -750,23 +707,23 @@ public final class ProxySession {
     }
 
     private func forwardRequestBody(_ bytes: [UInt8]) {
-        guard exchange != nil, let connection = upstream else { return }
+        guard exchange != nil, let upstreamID = upstreams.active?.id else { return }
         // In place: appending to a copy of the exchange would copy the recorded body each time.
         exchange!.flow.request.body.append(bytes, cap: configuration.maxRecordedBodyBytes)
         if exchange!.requestFraming == .chunked {
             var framed: [UInt8] = []
             framed.reserveCapacity(bytes.count + 16)
             HTTP1Serializer.appendChunk(bytes, to: &framed)
-            sendUpstream(connection.id, framed)
+            sendUpstream(upstreamID, framed)
         } else {
-            sendUpstream(connection.id, bytes)
+            sendUpstream(upstreamID, bytes)
         }
     }
 
     private func finishRequest(trailers: HTTPFields) {
-        guard let connection = upstream, var current = exchange.take() else { return }
+        guard let upstreamID = upstreams.active?.id, var current = exchange.take() else { return }
         if current.requestFraming == .chunked {
-            sendUpstream(connection.id, HTTP1Serializer.lastChunk(trailers: trailers))
+            sendUpstream(upstreamID, HTTP1Serializer.lastChunk(trailers: trailers))
         }
         current.flow.request.trailers = trailers.fields.map { RecordedField(name: $0.name, value: $0.value) }
         current.request = .sent
@@ -781,10 +738,10 @@ public final class ProxySession {
     // MARK: - HTTP responses
 
     private func advanceResponse(eofReason: String? = nil) {
-        while case .http = mode, exchange != nil, upstream != nil {
+        while case .http = mode, exchange != nil, upstreams.active != nil {
             let event: HTTP1ResponseEvent?
             do {
-                event = try upstream!.decoder.next()
+                event = try upstreams.active!.decoder.next()
             } catch {
                 let reason: String
                 if let eofReason, error.kind == .unexpectedEOF {
@@ -937,9 +894,8 @@ public final class ProxySession {
         }
         commands.append(.record(.flow(current.flow)))
         if configuration.liveLog { log(.exchange(current.flow)) }
-        if !current.upstreamReusable || !current.requestDone, let connection = upstream {
-            commands.append(.closeUpstream(connection.id))
-            upstream = nil
+        if !current.upstreamReusable || !current.requestDone {
+            closeUpstream()
         }
         if current.closeClientAfter || !current.clientKeepAlive || shuttingDown
             || (clientSentEOF && requestDecoder.bufferedByteCount == 0) {
@@ -951,33 +907,27 @@ public final class ProxySession {
 
     /// After a 101: record the upgrade, then relay raw bytes both ways.
     private func switchToUpgradedRelay() {
-        guard let connection = upstream, var current = exchange.take() else { return }
+        guard let upstreamID = upstreams.active?.id, var current = exchange.take() else { return }
         current.flow.instants.end = now
         if current.flow.instants.sendEnd == nil { current.flow.instants.sendEnd = current.flow.instants.responseStart }
         if upgradeIsWebSocket {
-            // Recorded when the conversation ends, with its messages.
-            current.flow.request.url = webSocketURL(current.flow.request.url)
-            let recorder = WebSocketRecorder(flow: current.flow, extensionHeader: webSocketExtensions,
-                                             recordControlFrames: configuration.recordWebSocketControlFrames,
-                                             streamsMessages: configuration.streamWebSocketMessages)
-            if configuration.streamWebSocketMessages { commands.append(.record(.webSocketStart(recorder.flow))) }
-            webSocket = recorder
-            log(.webSocketOpened(current.flow))
+            let relay = WebSocketRelay(upgrade: current.flow, extensionHeader: webSocketExtensions, configuration: configuration)
+            for record in relay.startRecords { commands.append(.record(record)) }
+            log(.webSocketOpened(relay.flow))
+            webSocket = relay
         } else {
             commands.append(.record(.flow(current.flow)))
             if configuration.liveLog { log(.exchange(current.flow)) }
         }
         let fromClient = requestDecoder.takeBufferedBytes()
-        var responseDecoder = connection.decoder
-        let fromUpstream = responseDecoder.takeBufferedBytes()
-        upstream?.decoder = responseDecoder
-        mode = .relay(relay(to: connection.id))
+        let fromUpstream = upstreams.active!.decoder.takeBufferedBytes()
+        mode = .relay(relay(to: upstreamID))
         if !fromUpstream.isEmpty {
             sendClient(fromUpstream)
             recordWebSocket(fromUpstream, from: .serverToClient)
         }
         if !fromClient.isEmpty {
-            sendUpstream(connection.id, fromClient)
+            sendUpstream(upstreamID, fromClient)
             recordWebSocket(fromClient, from: .clientToServer)
         }
     }
@@ -985,30 +935,25 @@ public final class ProxySession {
     /// Parses a copy of relayed bytes into the WebSocket recording, if there is one.
     private func recordWebSocket(_ bytes: [UInt8], from direction: WebSocketDirection) {
         guard webSocket != nil else { return }
-        webSocket!.consume(bytes, from: direction, at: now)
-        guard let flowID = webSocket?.flow.id, let messages = webSocket?.takeStreamed() else { return }
-        for message in messages { commands.append(.record(.webSocketMessage(message, flowID: flowID))) }
+        for record in webSocket!.relayed(bytes, from: direction, at: now) { commands.append(.record(record)) }
     }
 
     /// Records the WebSocket conversation once, when the session ends.
     private func finishWebSocket() {
-        guard var recorder = webSocket else { return }
+        guard var relay = webSocket else { return }
         webSocket = nil
-        let open = shuttingDown && !(recorder.closeFromClient && recorder.closeFromServer)
-        let flow = recorder.finish(at: now, open: open)
-        for message in recorder.takeStreamed() { commands.append(.record(.webSocketMessage(message, flowID: flow.id))) }
-        commands.append(.record(.flow(flow)))
-        log(.webSocketEnded(flow, stillOpen: open, sent: recorder.sent, received: recorder.received))
+        let (records, event) = relay.finish(at: now, shuttingDown: shuttingDown)
+        for record in records { commands.append(.record(record)) }
+        log(event)
     }
 
     /// A reused keep-alive connection that closes before any response byte is retried once on a
     /// fresh connection, as browsers do, when the request had no body to replay.
     private func retryOnFreshConnection() -> Bool {
-        guard let current = exchange, let connection = upstream, !current.retried,
+        guard let current = exchange, let connection = upstreams.active, !current.retried,
               connection.exchangesCarried > 1, current.requestFraming == .none, current.endConsumed,
               !current.finalHeadForwarded, connection.decoder.bufferedByteCount == 0 else { return false }
-        commands.append(.closeUpstream(connection.id))
-        upstream = nil
+        closeUpstream()
         exchange?.retried = true
         exchange?.request = .awaitingUpstream(bodyComplete: true)
         exchange?.response = .awaitingHead
@@ -1022,169 +967,126 @@ public final class ProxySession {
     /// gathered until the event is handled (`flushPlaintext`), so a response head and body
     /// become one TLS record and one write instead of several.
     private func sendClient(_ bytes: [UInt8]) {
-        guard clientTLS != nil else {
+        if clientTLS != nil {
+            clientTLS!.write(bytes)
+        } else {
             commands.append(.sendToClient(bytes))
-            return
         }
-        pendingClientPlaintext += bytes
+    }
+
+    /// Bytes to an upstream connection, encrypted when it speaks TLS (gathered like the
+    /// client's). Bytes for an upstream that has since been closed or replaced go with it, as the
+    /// runtime drops queued bytes on close.
+    private func sendUpstream(_ upstreamID: UpstreamID, _ bytes: [UInt8]) {
+        if upstreams.active?.id == upstreamID, upstreams.active?.tls != nil {
+            upstreams.active!.tls!.write(bytes)
+        } else {
+            commands.append(.sendToUpstream(upstreamID, bytes))
+        }
     }
 
     /// Encrypts the plaintext gathered during this event, as few records as possible. Runs
     /// before the commands are handed out and before anything that ends a direction.
     private func flushPlaintext() {
-        if !pendingClientPlaintext.isEmpty {
-            if let tls = clientTLS {
-                tls.writePlaintext(pendingClientPlaintext)
-                flushClientTLS()
-            }
-            pendingClientPlaintext.removeAll(keepingCapacity: true)
+        if clientTLS?.hasPendingPlaintext == true {
+            sendClientCiphertext(clientTLS!.flush())
         }
-        if !pendingUpstreamPlaintext.isEmpty {
-            // Bytes for an upstream that has since been closed or replaced are dropped, as the
-            // runtime drops queued bytes on close.
-            if let connection = upstream, connection.id == pendingUpstreamID, let tls = connection.tls {
-                tls.writePlaintext(pendingUpstreamPlaintext)
-                flushUpstreamTLS()
-            }
-            pendingUpstreamPlaintext.removeAll(keepingCapacity: true)
+        if let upstreamID = upstreams.active?.id, upstreams.active?.tls?.hasPendingPlaintext == true {
+            sendUpstreamCiphertext(upstreamID, upstreams.active!.tls!.flush())
         }
     }
 
-    private func flushClientTLS() {
-        guard let tls = clientTLS, tls.hasNetworkOutput else { return }
-        commands.append(.sendToClient(tls.takeNetworkOutput()))
+    private func sendClientCiphertext(_ bytes: [UInt8]) {
+        if !bytes.isEmpty { commands.append(.sendToClient(bytes)) }
     }
 
-    /// Bytes to an upstream connection, encrypted when it speaks TLS.
-    private func sendUpstream(_ upstreamID: UpstreamID, _ bytes: [UInt8]) {
-        guard upstream?.tls != nil, upstream?.id == upstreamID else {
-            commands.append(.sendToUpstream(upstreamID, bytes))
-            return
-        }
-        if pendingUpstreamID != upstreamID { flushPlaintext() }
-        pendingUpstreamID = upstreamID
-        pendingUpstreamPlaintext += bytes
-    }
-
-    private func flushUpstreamTLS() {
-        guard let connection = upstream, let tls = connection.tls, tls.hasNetworkOutput else { return }
-        commands.append(.sendToUpstream(connection.id, tls.takeNetworkOutput()))
+    private func sendUpstreamCiphertext(_ upstreamID: UpstreamID, _ bytes: [UInt8]) {
+        if !bytes.isEmpty { commands.append(.sendToUpstream(upstreamID, bytes)) }
     }
 
     /// Decrypts client bytes when intercepting (else returns them as they are). Handshake
     /// failures and close_notify are handled here; nil means the session ended.
     private func clientPlaintext(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard let tls = clientTLS else { return Array(bytes) }
-        tls.feedNetwork(bytes)
-        var plaintext: [UInt8] = []
-        var closed = false
-        while let event = tls.next() {
-            switch event {
-            case .handshakeCompleted:
-                break
-            case .plaintext(let chunk):
-                plaintext += chunk
-            case .closed:
-                closed = true
-            case .failed(let error):
-                flushClientTLS()
-                let host = interceptedServerName ?? tunnelTarget?.host ?? "?"
-                if tls.state == .failed && exchange == nil && requestDecoder.isIdle && !clientHandshakeDone {
-                    finish(log: .clientTLSFailed(host: host, message: error.message, rejectedCertificate: error.kind == .peerAlert))
-                } else if exchange != nil {
-                    failExchange("client TLS failed: \(error.message)", respondWith: nil)
-                } else {
-                    finish(log: nil)
-                }
-                return nil
+        guard clientTLS != nil else { return Array(bytes) }
+        let received = clientTLS!.receive(bytes, at: now)
+        sendClientCiphertext(received.output)
+        if let error = received.failure {
+            let host = interceptedServerName ?? tunnelTarget?.host ?? "?"
+            if exchange == nil && requestDecoder.isIdle && !clientTLS!.handshakeDone {
+                finish(log: .clientTLSFailed(host: host, message: error.message, rejectedCertificate: error.kind == .peerAlert))
+            } else if exchange != nil {
+                failExchange("client TLS failed: \(error.message)", respondWith: nil)
+            } else {
+                finish(log: nil)
             }
+            return nil
         }
-        if tls.state == .established { clientHandshakeDone = true }
-        flushClientTLS()
-        if closed {
+        if received.closed {
             // close_notify: the client will send nothing more; what came with it still counts.
-            if !plaintext.isEmpty {
+            if !received.plaintext.isEmpty {
                 if case .relay(let relay) = mode {
-                    sendUpstream(relay.upstreamID, plaintext)
-                    recordWebSocket(plaintext, from: .clientToServer)
+                    sendUpstream(relay.upstreamID, received.plaintext)
+                    recordWebSocket(received.plaintext, from: .clientToServer)
                 } else {
-                    requestDecoder.feed(plaintext)
+                    requestDecoder.feed(received.plaintext)
                 }
             }
             clientClosed(at: now)
             return nil
         }
-        return plaintext
+        return received.plaintext
     }
 
     /// Decrypts upstream bytes when that connection speaks TLS. A completed handshake releases
     /// the waiting request; a failed one fails it (or the next one) with the reason.
     private func upstreamPlaintext(_ upstreamID: UpstreamID, _ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard let connection = upstream, connection.id == upstreamID, let tls = connection.tls else {
-            return Array(bytes)
-        }
-        tls.feedNetwork(bytes)
-        var plaintext: [UInt8] = []
-        var handshakeJustCompleted = false
-        var closed = false
-        while let event = tls.next() {
-            switch event {
-            case .handshakeCompleted:
-                upstream?.tlsEnd = now
-                handshakeJustCompleted = true
-            case .plaintext(let chunk):
-                plaintext += chunk
-            case .closed:
-                closed = true
-            case .failed(let error):
-                flushUpstreamTLS()
-                let host = interceptedServerName ?? connection.target.host
-                let reason = connection.tlsEnd == nil
-                    ? "upstream \(error.message) (host \(host))"
-                    : "upstream TLS failed: \(error.message)"
-                commands.append(.closeUpstream(connection.id))
-                if exchange != nil {
-                    failExchange(reason, respondWith: 502)
-                } else {
-                    upstream = nil
-                    if connection.tlsEnd == nil { pendingUpstreamFailure = reason }
-                }
-                return nil
+        guard upstreams.active?.id == upstreamID, upstreams.active?.tls != nil else { return Array(bytes) }
+        let wasEstablished = upstreams.active!.tls!.handshakeDone
+        let received = upstreams.active!.tls!.receive(bytes, at: now)
+        sendUpstreamCiphertext(upstreamID, received.output)
+        if let error = received.failure {
+            let host = interceptedServerName ?? upstreams.active!.target.host
+            let reason = wasEstablished
+                ? "upstream TLS failed: \(error.message)"
+                : "upstream \(error.message) (host \(host))"
+            closeUpstream()
+            if exchange != nil {
+                failExchange(reason, respondWith: 502)
+            } else {
+                if !wasEstablished { pendingUpstreamFailure = reason }
             }
+            return nil
         }
-        flushUpstreamTLS()
-        if handshakeJustCompleted, exchange != nil, exchange?.headSent == false {
+        if received.handshakeCompleted, exchange != nil, exchange?.headSent == false {
             sendRequestHead()
         }
-        if closed {
+        if received.closed {
             // close_notify: relay or parse what came with it before handling the end.
-            if !plaintext.isEmpty {
+            if !received.plaintext.isEmpty {
                 if case .relay = mode {
-                    sendClient(plaintext)
-                    recordWebSocket(plaintext, from: .serverToClient)
+                    sendClient(received.plaintext)
+                    recordWebSocket(received.plaintext, from: .serverToClient)
                 } else if exchange != nil {
-                    upstream?.decoder.feed(plaintext)
+                    upstreams.active?.decoder.feed(received.plaintext)
                     advanceResponse()
                 }
             }
             upstreamClosed(upstreamID, at: now)
             return nil
         }
-        return plaintext
+        return received.plaintext
     }
 
     /// Terminates the client's TLS with a leaf for its server name and starts TLS upstream on
     /// the tunnel's connection, then records the decrypted HTTP like plain HTTP.
     private func startInterception(_ target: ProxyTarget, serverName: String?, interception: TLSInterception) {
         let name = serverName ?? target.host
-        let engine: TLSEngine
         do {
-            engine = try TLSEngine.server(context: interception.serverContext, fallbackServerName: target.host)
+            clientTLS = try TLSLayer.server(context: interception.serverContext, fallbackServerName: target.host, at: now)
         } catch {
             finish(log: .cannotIntercept(target, reason: "\(error)"))
             return
         }
-        clientTLS = engine
         interceptedServerName = name
         scheme = "https"
         mode = .http
@@ -1201,21 +1103,18 @@ public final class ProxySession {
 
     /// Starts the TLS client handshake on the current (connected) upstream connection.
     private func startUpstreamTLS() {
-        guard var connection = upstream, connection.connected, connection.tls == nil,
+        guard let upstreamID = upstreams.active?.id, upstreams.active?.connected == true, upstreams.active?.tls == nil,
               let interception = configuration.interception else { return }
-        let name = interceptedServerName ?? connection.target.host
+        let name = interceptedServerName ?? upstreams.active!.target.host
         do {
-            connection.tls = try TLSEngine.client(context: interception.clientContext, serverName: name)
+            upstreams.active!.tls = try TLSLayer.client(context: interception.clientContext, serverName: name, at: now)
         } catch {
-            commands.append(.closeUpstream(connection.id))
-            upstream = nil
+            closeUpstream()
             pendingUpstreamFailure = "cannot start TLS to \(name): \(error)"
             if exchange != nil { failPendingUpstream() }
             return
         }
-        connection.tlsStart = now
-        upstream = connection
-        flushUpstreamTLS()
+        sendUpstreamCiphertext(upstreamID, upstreams.active!.tls!.flush())
     }
 
     /// Fails the exchange in flight with the upstream failure recorded before it started.
@@ -1243,10 +1142,7 @@ public final class ProxySession {
         if let status, !current.finalHeadForwarded {
             sendClient(errorResponse(status: status, reason: reason, close: true))
         }
-        if let connection = upstream {
-            commands.append(.closeUpstream(connection.id))
-            upstream = nil
-        }
+        closeUpstream()
         finish(log: .exchangeFailed(current.flow, status: status, reason: reason, cut: current.finalHeadForwarded))
     }
 
@@ -1255,10 +1151,7 @@ public final class ProxySession {
         finishWebSocket()
         flushPlaintext()
         if let event { log(event) }
-        if let connection = upstream {
-            commands.append(.closeUpstream(connection.id))
-            upstream = nil
-        }
+        closeUpstream()
         mode = .finished
         isFinished = true
         commands.append(.closeClient)
@@ -1297,12 +1190,6 @@ private func stripFragment(_ target: String) -> String {
     return String(target[..<hash])
 }
 
-/// The URL of a WebSocket entry: ws:// or wss:// as browsers record it.
-func webSocketURL(_ url: String) -> String {
-    if url.hasPrefix("https://") { return "wss://" + url.dropFirst("https://".count) }
-    if url.hasPrefix("http://") { return "ws://" + url.dropFirst("http://".count) }
-    return url
-}
 
 /// "15 s", "0.5 s": whole seconds without a fraction.
 package func formatSeconds(_ seconds: Double) -> String {

@@ -1,0 +1,115 @@
+import HTTP1
+import Recording
+
+/// The upstream connections of one session, with one owner: ids, opening, readiness, reuse,
+/// which exchange pays for the connection's setup, and closing.
+///
+/// HTTP/1.1 carries one exchange at a time per connection, and a client connection's requests
+/// arrive one at a time, so a session needs one upstream connection at a time: `active`, kept
+/// alive for the next request to the same target and replaced for another target. The runtime
+/// only maps ids to sockets; every decision about a connection is made here.
+struct UpstreamPool {
+    /// One upstream connection and what the session knows about it.
+    struct Connection {
+        let id: UpstreamID
+        let target: ProxyTarget
+        /// The HAR `connection` value: session id and upstream id.
+        let connectionID: String
+        let connectStartedAt: Double
+        /// Set once connected.
+        fileprivate(set) var details: UpstreamConnection?
+        /// Connection setup not yet attributed to an exchange (the first exchange pays for it).
+        fileprivate(set) var unclaimed: UpstreamConnection?
+        var decoder = HTTP1ResponseDecoder()
+        fileprivate(set) var exchangesCarried = 0
+        /// TLS toward the upstream inside an intercepted tunnel.
+        var tls: TLSLayer?
+
+        var connected: Bool { details != nil }
+        /// Ready for requests: connected, and the TLS handshake (if any) done.
+        var ready: Bool { connected && (tls == nil || tls!.handshakeDone) }
+    }
+
+    /// What an exchange to a target can do with the active connection.
+    enum Reuse: Equatable {
+        /// Send now: connected to that target and ready.
+        case ready
+        /// Wait: connected to that target, TLS handshake running (the head goes out when it ends).
+        case handshaking
+        /// Open a new connection (after closing the active one, if any).
+        case none
+    }
+
+    private let sessionID: UInt64
+    private var nextID: UpstreamID = 1
+    /// The connection in use, if any.
+    var active: Connection?
+
+    init(sessionID: UInt64) {
+        self.sessionID = sessionID
+    }
+
+    func isActive(_ id: UpstreamID) -> Bool { active?.id == id }
+
+    /// Starts a connection to `target`; it becomes the active one. The caller closes the previous
+    /// one first (`close()`). Returns the command for the runtime.
+    mutating func open(to target: ProxyTarget, at time: Double) -> ProxyCommand {
+        let id = nextID
+        nextID += 1
+        active = Connection(id: id, target: target, connectionID: "\(sessionID)-\(id)", connectStartedAt: time)
+        return .openUpstream(id, host: target.host, port: target.port)
+    }
+
+    /// Closes the active connection: the command for the runtime, or nil when there is none.
+    mutating func close() -> ProxyCommand? {
+        guard let id = active?.id else { return nil }
+        active = nil
+        return .closeUpstream(id)
+    }
+
+    /// Forgets the active connection without a command (the runtime already dropped it: a
+    /// failed connect).
+    mutating func forget() {
+        active = nil
+    }
+
+    /// The runtime connected `id`; false when it is not the active connection (a stale report).
+    mutating func connected(_ id: UpstreamID, _ details: UpstreamConnection) -> Bool {
+        guard active?.id == id else { return false }
+        active!.details = details
+        active!.unclaimed = details
+        return true
+    }
+
+    func reuse(for target: ProxyTarget) -> Reuse {
+        guard let connection = active, connection.target == target else { return .none }
+        if connection.ready { return .ready }
+        if connection.connected && connection.tls != nil { return .handshaking }
+        return .none
+    }
+
+    /// The active connection when it has been connecting (DNS, TCP and TLS) for longer than
+    /// `limit` seconds at `now`.
+    func overdueConnect(at now: Double, limit: Double) -> Connection? {
+        guard let connection = active, !connection.ready, now - connection.connectStartedAt > limit else { return nil }
+        return connection
+    }
+
+    /// The active connection carries `flow` now: its address and HAR connection id, and (for
+    /// the first exchange on it) the DNS, connect and TLS instants of its setup.
+    mutating func assign(_ flow: inout Flow) {
+        guard active != nil else { return }
+        if let setup = active!.unclaimed {
+            flow.instants.dnsStart = setup.dnsStart
+            flow.instants.dnsEnd = setup.dnsEnd
+            flow.instants.connectStart = setup.connectStart
+            flow.instants.connectEnd = setup.connectEnd
+            flow.instants.tlsStart = active!.tls?.startedAt
+            flow.instants.tlsEnd = active!.tls?.establishedAt
+            active!.unclaimed = nil
+        }
+        flow.serverIPAddress = active!.details?.remoteIP
+        flow.connectionID = active!.connectionID
+        active!.exchangesCarried += 1
+    }
+}
