@@ -108,8 +108,9 @@ private func isIPv6LiteralByte(_ byte: UInt8) -> Bool {
 }
 
 /// Parses an absolute-form request target (RFC 9112 §3.2.2). Only `http` is accepted on the proxy
-/// port: clients use CONNECT for https.
-func parseAbsoluteTarget(_ target: String) throws(TargetError) -> AbsoluteTarget {
+/// port (clients use CONNECT for https); inside a tunnel `https` is too (`schemes`), since a
+/// server must accept absolute-form whatever the connection.
+func parseAbsoluteTarget(_ target: String, schemes: [String] = ["http"]) throws(TargetError) -> AbsoluteTarget {
     let bytes = Array(target.utf8)
     // scheme "://"
     var schemeEnd = 0
@@ -119,7 +120,7 @@ func parseAbsoluteTarget(_ target: String) throws(TargetError) -> AbsoluteTarget
         throw .invalid("request target is not absolute-form (expected http://host/path)")
     }
     let scheme = String(decoding: bytes[0..<schemeEnd], as: UTF8.self).lowercased()
-    guard scheme == "http" else {
+    guard schemes.contains(scheme) else {
         throw .invalid("unsupported scheme '\(scheme)' in absolute-form request; use CONNECT for https")
     }
     let authorityStart = schemeEnd + 3
@@ -135,7 +136,8 @@ func parseAbsoluteTarget(_ target: String) throws(TargetError) -> AbsoluteTarget
         hostStart = at + 1
     }
     let authority = String(decoding: bytes[hostStart..<authorityEnd], as: UTF8.self)
-    let proxyTarget = try parseAuthority(Substring(authority), defaultPort: 80)
+    let defaultPort: UInt16 = scheme == "https" ? 443 : 80
+    let proxyTarget = try parseAuthority(Substring(authority), defaultPort: defaultPort)
     var restEnd = bytes.count
     if let hash = bytes[authorityEnd...].firstIndex(of: UInt8(ascii: "#")) {
         restEnd = hash
@@ -144,6 +146,6 @@ func parseAbsoluteTarget(_ target: String) throws(TargetError) -> AbsoluteTarget
     if authorityEnd == restEnd || bytes[authorityEnd] == UInt8(ascii: "?") {
         originForm = "/" + originForm
     }
-    let url = "\(scheme)://\(proxyTarget.authority(defaultPort: 80))\(originForm)"
+    let url = "\(scheme)://\(proxyTarget.authority(defaultPort: defaultPort))\(originForm)"
     return AbsoluteTarget(target: proxyTarget, originForm: originForm, url: url)
 }

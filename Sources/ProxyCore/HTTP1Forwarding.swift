@@ -1,0 +1,161 @@
+import HTTP1
+import Recording
+
+/// The proxy rules for one HTTP/1.1 exchange, as pure functions: where a request goes and the
+/// URL it is recorded under, the head sent upstream, and the response head sent back to the
+/// client (hop-by-hop fields removed per RFC 9110 §7.6.1, framing per RFC 9112 §6-7).
+/// `ProxySession` decides when; this decides what.
+enum HTTP1Forwarding {
+    /// The tunnel a request arrived in (CONNECT or SOCKS5), when it did.
+    struct Tunnel: Equatable {
+        var target: ProxyTarget
+        /// "https" when intercepted, else "http".
+        var scheme: String
+        /// The name the client asked for (SNI), used for the URL when the request has no Host.
+        var serverName: String?
+    }
+
+    /// Where a request goes.
+    struct Route: Equatable {
+        var target: ProxyTarget
+        /// The request target sent upstream (origin-form, or `*`).
+        var originForm: String
+        /// The URL recorded for it.
+        var url: String
+    }
+
+    /// Outside a tunnel the request target must be absolute-form (`http://host/path`); inside
+    /// one, origin-form or absolute, to the tunnel's target, with the URL's authority from Host.
+    /// Throws the reason for a 400.
+    static func route(_ head: HTTPRequestHead, in tunnel: Tunnel?) throws(TargetError) -> Route {
+        guard let tunnel else {
+            let absolute = try parseAbsoluteTarget(head.target)
+            return Route(target: absolute.target, originForm: absolute.originForm, url: absolute.url)
+        }
+        let originForm: String
+        if head.target.hasPrefix("/") || head.target == "*" {
+            originForm = head.target
+        } else if let absolute = try? parseAbsoluteTarget(head.target, schemes: ["http", "https"]) {
+            originForm = absolute.originForm
+        } else {
+            throw .invalid("bad request target in tunnel")
+        }
+        let defaultPort: UInt16 = tunnel.scheme == "https" ? 443 : 80
+        let authority: String
+        if let host = head.fields["Host"], let parsed = try? parseAuthority(Substring(host), defaultPort: defaultPort) {
+            authority = parsed.authority(defaultPort: defaultPort)
+        } else {
+            authority = ProxyTarget(host: tunnel.serverName ?? tunnel.target.host, port: tunnel.target.port)
+                .authority(defaultPort: defaultPort)
+        }
+        let path = stripFragment(originForm == "*" ? "/" : originForm)
+        return Route(target: tunnel.target, originForm: originForm, url: "\(tunnel.scheme)://\(authority)\(path)")
+    }
+
+    /// Whether the request asks to switch protocols (WebSocket): `Connection: upgrade` and an
+    /// `Upgrade` field. Only then are those two forwarded.
+    static func isUpgrade(_ head: HTTPRequestHead) -> Bool {
+        head.fields.connectionTokens.contains("upgrade") && head.fields.contains("Upgrade")
+    }
+
+    /// The head sent upstream: hop-by-hop fields removed (Upgrade kept for an upgrade), Host set
+    /// to the target (a tunnel's client Host stands), and the framing harrec forwards the body
+    /// with. Throws when a field cannot be serialized.
+    static func requestHead(_ head: HTTPRequestHead, framing: HTTPBodyFraming, route: Route, inTunnel: Bool) throws -> [UInt8] {
+        let upgrade = isUpgrade(head)
+        var fields = head.fields.removingHopByHop(keepUpgrade: upgrade)
+        setHost(&fields, route.target.authority(defaultPort: 80), keepClientHost: inTunnel)
+        if upgrade { fields.append(name: "Connection", value: "Upgrade") }
+        if framing == .chunked { fields.append(name: "Transfer-Encoding", value: "chunked") }
+        return try HTTP1Serializer.requestHead(method: head.method, target: route.originForm, version: .http11, fields: fields)
+    }
+
+    /// The request fields as recorded: as received, without the proxy's own credentials.
+    static func recordedFields(_ fields: HTTPFields) -> [RecordedField] {
+        fields.fields
+            .filter { !$0.name.equalsIgnoringASCIICase("Proxy-Authorization") }
+            .map { RecordedField(name: $0.name, value: $0.value) }
+    }
+
+    /// What the client gets for a final (non-1xx) response head, and how the exchange continues.
+    struct ResponsePlan: Equatable {
+        var head: [UInt8]
+        /// The body is re-chunked toward the client (an HTTP/1.1 client of a chunked response).
+        var chunkedToClient: Bool
+        /// The client connection closes after this response.
+        var closeClient: Bool
+    }
+
+    /// The client-side situation a response head is forwarded into.
+    struct ClientState: Equatable {
+        var version: HTTPVersion
+        var keepAlive: Bool
+        /// The whole request body was forwarded.
+        var requestDone: Bool
+        /// harrec is stopping (no further requests on this connection).
+        var shuttingDown: Bool
+    }
+
+    /// A final response head toward the client. A chunked body goes to an HTTP/1.0 client
+    /// delimited by close; a body read until close, an unfinished request body (the rest cannot be
+    /// resynchronized), a client without keep-alive and harrec stopping all close the connection
+    /// after it. Throws when a field cannot be serialized.
+    static func responseHead(_ head: HTTPResponseHead, framing: HTTPBodyFraming, client: ClientState) throws -> ResponsePlan {
+        var fields = head.fields.removingHopByHop()
+        let clientIs11 = client.version == .http11
+        var chunkedToClient = false
+        var closeClient = !client.requestDone || client.shuttingDown
+        switch framing {
+        case .chunked:
+            if clientIs11 {
+                chunkedToClient = true
+                fields.append(name: "Transfer-Encoding", value: "chunked")
+            } else {
+                closeClient = true
+            }
+        case .untilClose:
+            closeClient = true
+        case .none, .contentLength:
+            break
+        }
+        if closeClient || !client.keepAlive {
+            fields.append(name: "Connection", value: "close")
+        } else if !clientIs11 {
+            fields.append(name: "Connection", value: "keep-alive")
+        }
+        let bytes = try HTTP1Serializer.responseHead(version: .http11, status: head.status, reason: head.reason, fields: fields)
+        return ResponsePlan(head: bytes, chunkedToClient: chunkedToClient, closeClient: closeClient)
+    }
+
+    /// An interim response (100 Continue, 103 Early Hints) for an HTTP/1.1 client; nil for an
+    /// HTTP/1.0 client, which must not get one (RFC 9110 §15.2), or an unforwardable head.
+    static func interimHead(_ head: HTTPResponseHead, clientVersion: HTTPVersion) -> [UInt8]? {
+        guard clientVersion == .http11 else { return nil }
+        return try? HTTP1Serializer.responseHead(version: .http11, status: head.status, reason: head.reason,
+                                                 fields: head.fields.removingHopByHop())
+    }
+
+    /// A 101 toward the client: Upgrade and `Connection: Upgrade` kept. Throws when a field
+    /// cannot be serialized.
+    static func switchingProtocolsHead(_ head: HTTPResponseHead) throws -> [UInt8] {
+        var fields = head.fields.removingHopByHop(keepUpgrade: true)
+        fields.append(name: "Connection", value: "Upgrade")
+        return try HTTP1Serializer.responseHead(version: .http11, status: 101, reason: head.reason, fields: fields)
+    }
+
+    /// Absolute-form wins over Host (RFC 9112 §3.2.2); inside a tunnel the client's Host stands.
+    private static func setHost(_ fields: inout HTTPFields, _ authority: String, keepClientHost: Bool) {
+        if let index = fields.fields.firstIndex(where: { $0.name.equalsIgnoringASCIICase("Host") }) {
+            if !keepClientHost {
+                fields.fields[index] = HTTPField(name: fields.fields[index].name, value: authority)
+            }
+        } else {
+            fields.fields.insert(HTTPField(name: "Host", value: authority), at: 0)
+        }
+    }
+
+    private static func stripFragment(_ target: String) -> String {
+        guard let hash = target.utf8.firstIndex(of: UInt8(ascii: "#")) else { return target }
+        return String(target[..<hash])
+    }
+}

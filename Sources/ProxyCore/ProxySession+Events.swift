@@ -1,0 +1,233 @@
+import HTTP1
+import Recording
+import SOCKS5
+import TLS
+import WebSocket
+
+// The events the runtime delivers: bytes, EOFs and failures from the client and the upstream
+// connections, connect results, and the signed leaf. Each dispatches on the session's mode.
+extension ProxySession {
+    // MARK: - Client events
+
+    /// Bytes arrived from the client.
+    public func clientReceived(_ bytes: UnsafeRawBufferPointer, at time: Double) {
+        now = max(now, time)
+        lastActivity = now
+        switch mode {
+        case .detecting:
+            guard let first = bytes.first else { return }
+            if NextLayer.connectionProtocol(firstByte: first) == .socks5 {
+                mode = .socksHandshake
+                handleSOCKS(socks.receive(bytes))
+            } else {
+                mode = .http
+                requestDecoder.feed(bytes)
+                advanceHTTP()
+            }
+        case .socksHandshake:
+            handleSOCKS(socks.receive(bytes))
+        case .connectingTunnel:
+            pendingClientBytes.append(contentsOf: bytes)
+        case .sniffingTunnel(let target):
+            pendingClientBytes.append(contentsOf: bytes)
+            sniffTunnel(target)
+        case .awaitingCertificate:
+            pendingClientBytes.append(contentsOf: bytes)
+        case .http:
+            guard let plaintext = clientPlaintext(bytes) else { return }
+            requestDecoder.feed(plaintext)
+            advanceHTTP()
+        case .relay(let relay):
+            guard let plaintext = clientPlaintext(bytes), !plaintext.isEmpty else { return }
+            sendUpstream(relay.upstreamID, plaintext)
+            recordWebSocket(plaintext, from: .clientToServer)
+        case .finished:
+            break
+        }
+    }
+
+    /// The client closed its write direction (EOF).
+    public func clientClosed(at time: Double) {
+        now = max(now, time)
+        clientSentEOF = true
+        if let tls = clientTLS, tls.state == .handshaking, exchange == nil {
+            // Apps that distrust a certificate often just hang up without an alert.
+            let host = interceptedServerName ?? tunnelTarget?.host ?? "?"
+            finish(log: .clientAbandonedTLS(host: host))
+            return
+        }
+        switch mode {
+        case .http:
+            requestDecoder.finish()
+            advanceHTTP()
+        case .relay(var relay):
+            let step = relay.clientEnded()
+            mode = .relay(relay)
+            if step == .finish {
+                finish(log: nil)
+            } else {
+                // Over TLS the end of the stream is a close_notify, then the TCP half-close.
+                flushPlaintext()
+                if upstreams.active?.tls != nil {
+                    sendUpstreamCiphertext(relay.upstreamID, upstreams.active!.tls!.close())
+                }
+                commands.append(.shutdownUpstreamWrite(relay.upstreamID))
+            }
+        case .socksHandshake:
+            handleSOCKS(socks.clientClosed())
+        case .finished:
+            break
+        default:
+            finish(log: nil)
+        }
+    }
+
+    /// The client connection broke (reset, write error).
+    public func clientFailed(_ reason: String, at time: Double) {
+        now = max(now, time)
+        clientSentEOF = true
+        if exchange != nil {
+            failExchange("client connection failed: \(reason)", respondWith: nil)
+        } else {
+            finish(log: nil)
+        }
+    }
+
+    // MARK: - Upstream events
+
+    /// An upstream connection requested with `openUpstream` is established.
+    public func upstreamConnected(_ upstreamID: UpstreamID, _ connection: UpstreamConnection, at time: Double) {
+        now = max(now, time)
+        guard upstreams.connected(upstreamID, connection) else { return }
+        lastActivity = now
+        switch mode {
+        case .connectingTunnel(let target, let viaSOCKS):
+            if viaSOCKS {
+                commands.append(.sendToClient(socks.connected()))
+            } else {
+                commands.append(.sendToClient(ErrorResponses.connectionEstablished))
+            }
+            tunnelTarget = target
+            mode = .sniffingTunnel(target)
+            if !pendingClientBytes.isEmpty {
+                sniffTunnel(target)
+            }
+        case .http:
+            if scheme == "https" {
+                startUpstreamTLS()
+            } else {
+                sendRequestHead()
+            }
+        default:
+            break
+        }
+    }
+
+    /// An upstream connection could not be made.
+    public func upstreamConnectFailed(_ upstreamID: UpstreamID, _ failure: UpstreamFailure, at time: Double) {
+        now = max(now, time)
+        guard let current = upstreams.active, current.id == upstreamID else { return }
+        upstreams.forget()
+        let reason = "cannot connect to \(current.target): \(failure.message)"
+        switch mode {
+        case .connectingTunnel(_, let viaSOCKS):
+            if viaSOCKS {
+                commands.append(.sendToClient(socks.connectFailed(failure.kind)))
+            } else {
+                let status = failure.kind == .timeout ? 504 : 502
+                commands.append(.sendToClient(errorResponse(status: status, reason: reason, close: true)))
+            }
+            finish(log: .tunnelFailed(current.target, reason: failure.message))
+        case .http:
+            failExchange(reason, respondWith: failure.kind == .timeout ? 504 : 502)
+        default:
+            finish(log: nil)
+        }
+    }
+
+    /// Bytes arrived from an upstream connection.
+    public func upstreamReceived(_ upstreamID: UpstreamID, _ bytes: UnsafeRawBufferPointer, at time: Double) {
+        now = max(now, time)
+        guard upstreams.active?.id == upstreamID else { return }
+        lastActivity = now
+        currentUpstreamChunkTime = now
+        switch mode {
+        case .relay:
+            guard let plaintext = upstreamPlaintext(upstreamID, bytes), !plaintext.isEmpty else { return }
+            sendClient(plaintext)
+            recordWebSocket(plaintext, from: .serverToClient)
+        case .sniffingTunnel:
+            // The server spoke first: not HTTP from the client, so relay opaquely.
+            startRelay(upstreamID)
+            commands.append(.sendToClient(Array(bytes)))
+        case .http:
+            guard let plaintext = upstreamPlaintext(upstreamID, bytes), !plaintext.isEmpty,
+                  upstreams.active?.id == upstreamID else { return }
+            if exchange == nil {
+                // Bytes from an idle upstream are not a response to anything: drop the connection.
+                closeUpstream()
+                return
+            }
+            exchange?.lastUpstreamActivity = now
+            upstreams.active?.decoder.feed(plaintext)
+            advanceResponse()
+        default:
+            break
+        }
+    }
+
+    /// An upstream connection sent EOF.
+    public func upstreamClosed(_ upstreamID: UpstreamID, at time: Double) {
+        now = max(now, time)
+        guard upstreams.active?.id == upstreamID else { return }
+        switch mode {
+        case .relay(var relay):
+            let step = relay.upstreamEnded()
+            mode = .relay(relay)
+            if step == .finish {
+                finish(log: nil)
+            } else {
+                flushPlaintext()
+                if clientTLS != nil {
+                    sendClientCiphertext(clientTLS!.close())
+                }
+                commands.append(.shutdownClientWrite)
+            }
+        case .sniffingTunnel:
+            finish(log: nil)
+        case .http:
+            guard exchange != nil else {
+                closeUpstream()
+                return
+            }
+            if retryOnFreshConnection() { return }
+            upstreams.active?.decoder.finish()
+            advanceResponse(eofReason: "upstream closed the connection")
+        default:
+            finish(log: nil)
+        }
+    }
+
+    /// An upstream connection broke after it was established (reset, write error).
+    public func upstreamFailed(_ upstreamID: UpstreamID, _ reason: String, at time: Double) {
+        now = max(now, time)
+        guard upstreams.active?.id == upstreamID else { return }
+        switch mode {
+        case .http where exchange != nil:
+            if retryOnFreshConnection() { return }
+            failExchange("upstream connection failed: \(reason)", respondWith: 502)
+        case .http:
+            upstreams.forget()
+        default:
+            finish(log: nil)
+        }
+    }
+
+    /// The leaf requested with `prepareCertificate` is ready (or could not be made; the handshake
+    /// then reports it).
+    public func certificatePrepared(at time: Double) {
+        now = max(now, time)
+        guard case .awaitingCertificate(let target, let serverName) = mode, let interception = configuration.interception else { return }
+        startInterception(target, serverName: serverName, interception: interception)
+    }
+}

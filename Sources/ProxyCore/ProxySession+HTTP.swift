@@ -1,0 +1,399 @@
+import HTTP1
+import Recording
+import SOCKS5
+import TLS
+import WebSocket
+
+// HTTP/1 exchanges: requests from the client to the upstream and responses back, with the
+// proxy rules in HTTP1Forwarding and the exchange's state in HTTP1Exchange.
+extension ProxySession {
+    // MARK: - HTTP requests
+
+    func advanceHTTP() {
+        while case .http = mode {
+            if let current = exchange {
+                // Pull body events only while they can be forwarded at once.
+                guard current.request == .sendingBody else { return }
+                guard let event = nextRequestEvent() else { return }
+                switch event {
+                case .head:
+                    return // cannot happen inside a message
+                case .body(let bytes):
+                    forwardRequestBody(bytes)
+                case .end(let trailers):
+                    finishRequest(trailers: trailers)
+                }
+            } else {
+                if shuttingDown {
+                    finish(log: nil)
+                    return
+                }
+                guard let event = nextRequestEvent() else {
+                    if requestDecoder.isAtCleanEOF { finish(log: nil) }
+                    return
+                }
+                guard case .head(let head, let framing) = event else { return }
+                startExchange(head, framing: framing)
+            }
+        }
+    }
+
+    /// The next request event, or nil; a parse error answers 400 and closes.
+    func nextRequestEvent() -> HTTP1RequestEvent? {
+        do {
+            return try requestDecoder.next()
+        } catch {
+            let reason = "\(error)"
+            if exchange != nil {
+                if requestDecoder.isAtCleanEOF || clientSentEOF {
+                    failExchange("client closed the connection mid-request: \(reason)", respondWith: nil)
+                } else {
+                    failExchange("bad request body: \(reason)", respondWith: 400)
+                }
+            } else {
+                if clientSentEOF && requestDecoder.bufferedByteCount == 0 {
+                    finish(log: nil)
+                } else {
+                    sendClient(errorResponse(status: 400, reason: "bad request: \(reason)", close: true))
+                    finish(log: .rejected(status: 400, reason: "bad request: \(reason)"))
+                }
+            }
+            return nil
+        }
+    }
+
+    func rejectRequest(status: Int, reason: String) {
+        sendClient(errorResponse(status: status, reason: reason, close: true))
+        finish(log: .rejected(status: status, reason: reason))
+    }
+
+    func startExchange(_ head: HTTPRequestHead, framing: HTTPBodyFraming) {
+        headStartedAt = nil
+        // Proxy authentication applies to requests to the proxy, not inside an authorized tunnel.
+        if tunnelTarget == nil, !auth.admits(head.fields) {
+            let mustClose = framing != .none
+            sendClient(ErrorResponses.proxyAuthenticationRequired(close: mustClose))
+            log(.proxyAuthenticationRequired(method: head.method))
+            if mustClose || !head.keepAlive { finish(log: nil) }
+            return
+        }
+
+        if head.method == "CONNECT" {
+            guard tunnelTarget == nil else {
+                rejectRequest(status: 400, reason: "CONNECT inside a tunnel is not supported")
+                return
+            }
+            do {
+                let target = try parseAuthority(Substring(head.target), defaultPort: nil)
+                pendingClientBytes = requestDecoder.takeBufferedBytes()
+                openTunnel(to: target, viaSOCKS: false)
+            } catch {
+                rejectRequest(status: 400, reason: "bad CONNECT target: \(describe(error))")
+            }
+            return
+        }
+
+        let route: HTTP1Forwarding.Route
+        let forwardedHead: [UInt8]
+        do {
+            route = try HTTP1Forwarding.route(head, in: tunnelTarget.map {
+                HTTP1Forwarding.Tunnel(target: $0, scheme: scheme, serverName: interceptedServerName)
+            })
+        } catch {
+            rejectRequest(status: 400, reason: describe(error))
+            return
+        }
+        do {
+            forwardedHead = try HTTP1Forwarding.requestHead(head, framing: framing, route: route, inTunnel: tunnelTarget != nil)
+        } catch {
+            rejectRequest(status: 400, reason: "bad request: \(error)")
+            return
+        }
+        var request = RecordedRequest(method: head.method, url: route.url, httpVersion: head.version.description,
+                                      fields: HTTP1Forwarding.recordedFields(head.fields), headSize: head.headSize)
+        if case .contentLength(let length) = framing {
+            request.body.reserve(expected: length, cap: configuration.maxRecordedBodyBytes)
+        }
+        let flow = Flow(id: flowIDs.make(), clientAddress: clientAddress, request: request,
+                        instants: FlowInstants(requestStart: now))
+        exchange = HTTP1Exchange(flow: flow, target: route.target, method: head.method, requestFraming: framing,
+                                 forwardedHead: forwardedHead, clientVersion: head.version,
+                                 clientKeepAlive: head.keepAlive, isUpgradeRequest: HTTP1Forwarding.isUpgrade(head),
+                                 lastUpstreamActivity: now)
+
+        if pendingUpstreamFailure != nil {
+            failPendingUpstream()
+            return
+        }
+        switch upstreams.reuse(for: route.target) {
+        case .ready:
+            sendRequestHead()
+        case .handshaking:
+            break // the head goes out when the upstream TLS handshake completes
+        case .none:
+            closeUpstream()
+            openUpstream(to: route.target)
+        }
+    }
+
+    func openUpstream(to target: ProxyTarget) {
+        commands.append(upstreams.open(to: target, at: now))
+    }
+
+    /// Closes the upstream connection in use, if any.
+    func closeUpstream() {
+        if let command = upstreams.close() { commands.append(command) }
+    }
+
+    /// Sends the request head on the (now connected) upstream and starts streaming the body.
+    func sendRequestHead() {
+        guard exchange?.headSent == false, upstreams.active?.ready == true else { return }
+        // Taken out, not copied: a copy would share the flow's buffers, and the next append to
+        // one of them would copy it whole.
+        var current = exchange.take()!
+        upstreams.assign(&current.flow)
+        let upstreamID = upstreams.active!.id
+        current.flow.instants.sendStart = now
+        current.lastUpstreamActivity = now
+        upstreams.active!.decoder.expectResponse(toMethod: current.method)
+        if current.request == .awaitingUpstream(bodyComplete: true) {
+            // A retry of a bodiless request: the head is the whole request.
+            current.request = .sent
+            current.flow.instants.sendEnd = now
+        } else {
+            current.request = .sendingBody
+        }
+        exchange = current
+        sendUpstream(upstreamID, current.forwardedHead)
+        if current.requestDone {
+            // Pipelined requests wait in the decoder; the response may already be buffered.
+            advanceResponse()
+        } else {
+            advanceHTTP()
+        }
+    }
+
+    func forwardRequestBody(_ bytes: [UInt8]) {
+        guard exchange != nil, let upstreamID = upstreams.active?.id else { return }
+        // In place: appending to a copy of the exchange would copy the recorded body each time.
+        exchange!.flow.request.body.append(bytes, cap: configuration.maxRecordedBodyBytes)
+        if exchange!.requestFraming == .chunked {
+            var framed: [UInt8] = []
+            framed.reserveCapacity(bytes.count + 16)
+            HTTP1Serializer.appendChunk(bytes, to: &framed)
+            sendUpstream(upstreamID, framed)
+        } else {
+            sendUpstream(upstreamID, bytes)
+        }
+    }
+
+    func finishRequest(trailers: HTTPFields) {
+        guard let upstreamID = upstreams.active?.id, var current = exchange.take() else { return }
+        if current.requestFraming == .chunked {
+            sendUpstream(upstreamID, HTTP1Serializer.lastChunk(trailers: trailers))
+        }
+        current.flow.request.trailers = trailers.fields.map { RecordedField(name: $0.name, value: $0.value) }
+        current.request = .sent
+        current.flow.instants.sendEnd = now
+        current.lastUpstreamActivity = now
+        exchange = current
+        if current.response == .complete {
+            completeExchange()
+        }
+    }
+
+    // MARK: - HTTP responses
+
+    func advanceResponse(eofReason: String? = nil) {
+        while case .http = mode, exchange != nil, upstreams.active != nil {
+            let event: HTTP1ResponseEvent?
+            do {
+                event = try upstreams.active!.decoder.next()
+            } catch {
+                let reason: String
+                if let eofReason, error.kind == .unexpectedEOF {
+                    reason = exchange!.finalHeadForwarded ? "\(eofReason) mid-body" : "\(eofReason) before responding"
+                } else {
+                    reason = "bad response from upstream: \(error)"
+                }
+                failExchange(reason, respondWith: 502)
+                return
+            }
+            guard let event else {
+                if eofReason != nil, exchange != nil {
+                    failExchange("\(eofReason!) before responding", respondWith: 502)
+                }
+                return
+            }
+            switch event {
+            case .head(let head, let framing):
+                handleResponseHead(head, framing: framing)
+            case .body(let bytes):
+                forwardResponseBody(bytes)
+            case .end(let trailers):
+                if exchange?.response == .interim {
+                    exchange?.response = .awaitingHead
+                    continue
+                }
+                finishResponse(trailers: trailers)
+                if eofReason != nil { return }
+            }
+        }
+    }
+
+    func handleResponseHead(_ head: HTTPResponseHead, framing: HTTPBodyFraming) {
+        guard exchange != nil else { return }
+        if head.status >= 100 && head.status < 200 && head.status != 101 {
+            // Interim responses (100 Continue, 103 Early Hints) go to HTTP/1.1 clients only.
+            exchange!.response = .interim
+            if let bytes = HTTP1Forwarding.interimHead(head, clientVersion: exchange!.clientVersion) { sendClient(bytes) }
+            return
+        }
+        var current = exchange.take()!
+        current.flow.instants.responseStart = currentUpstreamChunkTime
+        current.flow.response = RecordedResponse(
+            status: head.status, reason: head.reason, httpVersion: head.version.description,
+            fields: head.fields.fields.map { RecordedField(name: $0.name, value: $0.value) },
+            headSize: head.headSize)
+        if case .contentLength(let length) = framing {
+            current.flow.response!.body.reserve(expected: length, cap: configuration.maxRecordedBodyBytes)
+        }
+        current.upstreamReusable = head.keepAlive
+
+        if head.status == 101 {
+            guard current.isUpgradeRequest else {
+                exchange = current
+                failExchange("upstream switched protocols without an Upgrade request", respondWith: 502)
+                return
+            }
+            upgradeIsWebSocket = head.fields["Upgrade"]?.lowercased() == "websocket"
+            webSocketExtensions = head.fields["Sec-WebSocket-Extensions"]
+            guard let bytes = try? HTTP1Forwarding.switchingProtocolsHead(head) else {
+                exchange = current
+                failExchange("upstream sent an unforwardable 101 head", respondWith: 502)
+                return
+            }
+            sendClient(bytes)
+            current.response = .body(chunked: false)
+            current.flow.instants.responseEnd = now
+            exchange = current
+            switchToUpgradedRelay()
+            return
+        }
+
+        let client = HTTP1Forwarding.ClientState(version: current.clientVersion, keepAlive: current.clientKeepAlive,
+                                                 requestDone: current.requestDone, shuttingDown: shuttingDown)
+        guard let plan = try? HTTP1Forwarding.responseHead(head, framing: framing, client: client) else {
+            exchange = current
+            failExchange("upstream response head cannot be forwarded", respondWith: 502)
+            return
+        }
+        sendClient(plan.head)
+        current.closeClientAfter = plan.closeClient
+        current.response = .body(chunked: plan.chunkedToClient)
+        exchange = current
+    }
+
+    func forwardResponseBody(_ bytes: [UInt8]) {
+        guard exchange != nil else { return }
+        // In place: appending to a copy of the exchange would copy the recorded body each time.
+        exchange!.flow.response?.body.append(bytes, cap: configuration.maxRecordedBodyBytes)
+        if exchange!.chunkedToClient {
+            var framed: [UInt8] = []
+            framed.reserveCapacity(bytes.count + 16)
+            HTTP1Serializer.appendChunk(bytes, to: &framed)
+            sendClient(framed)
+        } else {
+            sendClient(bytes)
+        }
+    }
+
+    func finishResponse(trailers: HTTPFields) {
+        guard var current = exchange.take() else { return }
+        if current.chunkedToClient {
+            sendClient(HTTP1Serializer.lastChunk(trailers: trailers.removingHopByHop()))
+        }
+        current.flow.response?.trailers = trailers.fields.map { RecordedField(name: $0.name, value: $0.value) }
+        current.flow.instants.responseEnd = now
+        current.response = .complete
+        exchange = current
+        if current.requestDone || current.closeClientAfter {
+            completeExchange()
+        }
+    }
+
+    func completeExchange() {
+        guard var current = exchange.take() else { return }
+        current.flow.instants.end = now
+        if current.flow.instants.sendEnd == nil {
+            current.flow.instants.sendEnd = current.flow.instants.responseStart
+        }
+        commands.append(.record(.flow(current.flow)))
+        if configuration.liveLog { log(.exchange(current.flow)) }
+        if !current.upstreamReusable || !current.requestDone {
+            closeUpstream()
+        }
+        if current.closeClientAfter || !current.clientKeepAlive || shuttingDown
+            || (clientSentEOF && requestDecoder.bufferedByteCount == 0) {
+            finish(log: nil)
+            return
+        }
+        advanceHTTP()
+    }
+
+    /// After a 101: record the upgrade, then relay raw bytes both ways.
+    func switchToUpgradedRelay() {
+        guard let upstreamID = upstreams.active?.id, var current = exchange.take() else { return }
+        current.flow.instants.end = now
+        if current.flow.instants.sendEnd == nil { current.flow.instants.sendEnd = current.flow.instants.responseStart }
+        if upgradeIsWebSocket {
+            let relay = WebSocketRelay(upgrade: current.flow, extensionHeader: webSocketExtensions, configuration: configuration)
+            for record in relay.startRecords { commands.append(.record(record)) }
+            log(.webSocketOpened(relay.flow))
+            webSocket = relay
+        } else {
+            commands.append(.record(.flow(current.flow)))
+            if configuration.liveLog { log(.exchange(current.flow)) }
+        }
+        let fromClient = requestDecoder.takeBufferedBytes()
+        let fromUpstream = upstreams.active!.decoder.takeBufferedBytes()
+        mode = .relay(relay(to: upstreamID))
+        if !fromUpstream.isEmpty {
+            sendClient(fromUpstream)
+            recordWebSocket(fromUpstream, from: .serverToClient)
+        }
+        if !fromClient.isEmpty {
+            sendUpstream(upstreamID, fromClient)
+            recordWebSocket(fromClient, from: .clientToServer)
+        }
+    }
+
+    /// Parses a copy of relayed bytes into the WebSocket recording, if there is one.
+    func recordWebSocket(_ bytes: [UInt8], from direction: WebSocketDirection) {
+        guard webSocket != nil else { return }
+        for record in webSocket!.relayed(bytes, from: direction, at: now) { commands.append(.record(record)) }
+    }
+
+    /// Records the WebSocket conversation once, when the session ends.
+    func finishWebSocket() {
+        guard var relay = webSocket else { return }
+        webSocket = nil
+        let (records, event) = relay.finish(at: now, shuttingDown: shuttingDown)
+        for record in records { commands.append(.record(record)) }
+        log(event)
+    }
+
+    /// A reused keep-alive connection that closes before any response byte is retried once on a
+    /// fresh connection, as browsers do, when the request had no body to replay.
+    func retryOnFreshConnection() -> Bool {
+        guard let current = exchange, let connection = upstreams.active, !current.retried,
+              connection.exchangesCarried > 1, current.requestFraming == .none, current.endConsumed,
+              !current.finalHeadForwarded, connection.decoder.bufferedByteCount == 0 else { return false }
+        closeUpstream()
+        exchange?.retried = true
+        exchange?.request = .awaitingUpstream(bodyComplete: true)
+        exchange?.response = .awaitingHead
+        openUpstream(to: current.target)
+        return true
+    }
+}

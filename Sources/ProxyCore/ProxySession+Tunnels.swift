@@ -1,0 +1,244 @@
+import HTTP1
+import Recording
+import SOCKS5
+import TLS
+import WebSocket
+
+// SOCKS5, CONNECT tunnels (sniffing what they carry, opaque relays) and TLS interception: the
+// session's side of TLSLayer on both ends.
+extension ProxySession {
+    // MARK: - SOCKS5
+
+    func handleSOCKS(_ outputs: [SOCKS5Layer.Output]) {
+        for output in outputs {
+            switch output {
+            case .send(let bytes):
+                commands.append(.sendToClient(bytes))
+            case .refuse(let reply, let reason):
+                if !reply.isEmpty { commands.append(.sendToClient(reply)) }
+                finish(log: .socksRefused(reason: reason))
+            case .connect(let target, let earlyData):
+                pendingClientBytes = earlyData
+                openTunnel(to: target, viaSOCKS: true)
+            }
+        }
+    }
+
+    func openTunnel(to target: ProxyTarget, viaSOCKS: Bool) {
+        mode = .connectingTunnel(target, viaSOCKS: viaSOCKS)
+        openUpstream(to: target)
+    }
+
+    // MARK: - Tunnels
+
+    /// Looks at the first tunnel bytes: an HTTP request line means plain HTTP to record; anything
+    /// else (TLS, other protocols) is relayed opaquely.
+    func sniffTunnel(_ target: ProxyTarget) {
+        switch NextLayer.tunnelContent(pendingClientBytes, target: target, interception: configuration.interception) {
+        case .needMoreData:
+            return
+        case .intercept(let serverName, let leafToSign):
+            if let leafToSign {
+                mode = .awaitingCertificate(target, serverName: serverName)
+                commands.append(.prepareCertificate(leafToSign))
+            } else if let interception = configuration.interception {
+                startInterception(target, serverName: serverName, interception: interception)
+            }
+        case .http:
+            mode = .http
+            requestDecoder = HTTP1RequestDecoder()
+            let bytes = pendingClientBytes
+            pendingClientBytes = []
+            requestDecoder.feed(bytes)
+            advanceHTTP()
+        case .opaque:
+            guard let upstreamID = upstreams.active?.id else {
+                finish(log: nil)
+                return
+            }
+            startRelay(upstreamID)
+        }
+    }
+
+    /// A relay to `upstreamID`; a client that already sent EOF has nothing more to relay.
+    func relay(to upstreamID: UpstreamID) -> TunnelRelay {
+        var relay = TunnelRelay(upstreamID: upstreamID)
+        if clientSentEOF { _ = relay.clientEnded() }
+        return relay
+    }
+
+    func startRelay(_ upstreamID: UpstreamID) {
+        mode = .relay(relay(to: upstreamID))
+        if !pendingClientBytes.isEmpty {
+            commands.append(.sendToUpstream(upstreamID, pendingClientBytes))
+            pendingClientBytes = []
+        }
+        if let target = tunnelTarget {
+            log(.tunnel(target))
+        }
+    }
+
+
+    // MARK: - TLS interception
+
+    /// Bytes to the client, encrypted when the tunnel is intercepted. Encrypted bytes are
+    /// gathered until the event is handled (`flushPlaintext`), so a response head and body
+    /// become one TLS record and one write instead of several.
+    func sendClient(_ bytes: [UInt8]) {
+        if clientTLS != nil {
+            clientTLS!.write(bytes)
+        } else {
+            commands.append(.sendToClient(bytes))
+        }
+    }
+
+    /// Bytes to an upstream connection, encrypted when it speaks TLS (gathered like the
+    /// client's). Bytes for an upstream that has since been closed or replaced go with it, as the
+    /// runtime drops queued bytes on close.
+    func sendUpstream(_ upstreamID: UpstreamID, _ bytes: [UInt8]) {
+        if upstreams.active?.id == upstreamID, upstreams.active?.tls != nil {
+            upstreams.active!.tls!.write(bytes)
+        } else {
+            commands.append(.sendToUpstream(upstreamID, bytes))
+        }
+    }
+
+    /// Encrypts the plaintext gathered during this event, as few records as possible. Runs
+    /// before the commands are handed out and before anything that ends a direction.
+    func flushPlaintext() {
+        if clientTLS?.hasPendingPlaintext == true {
+            sendClientCiphertext(clientTLS!.flush())
+        }
+        if let upstreamID = upstreams.active?.id, upstreams.active?.tls?.hasPendingPlaintext == true {
+            sendUpstreamCiphertext(upstreamID, upstreams.active!.tls!.flush())
+        }
+    }
+
+    func sendClientCiphertext(_ bytes: [UInt8]) {
+        if !bytes.isEmpty { commands.append(.sendToClient(bytes)) }
+    }
+
+    func sendUpstreamCiphertext(_ upstreamID: UpstreamID, _ bytes: [UInt8]) {
+        if !bytes.isEmpty { commands.append(.sendToUpstream(upstreamID, bytes)) }
+    }
+
+    /// Decrypts client bytes when intercepting (else returns them as they are). Handshake
+    /// failures and close_notify are handled here; nil means the session ended.
+    func clientPlaintext(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard clientTLS != nil else { return Array(bytes) }
+        let received = clientTLS!.receive(bytes, at: now)
+        sendClientCiphertext(received.output)
+        if let error = received.failure {
+            let host = interceptedServerName ?? tunnelTarget?.host ?? "?"
+            if exchange == nil && requestDecoder.isIdle && !clientTLS!.handshakeDone {
+                finish(log: .clientTLSFailed(host: host, message: error.message, rejectedCertificate: error.kind == .peerAlert))
+            } else if exchange != nil {
+                failExchange("client TLS failed: \(error.message)", respondWith: nil)
+            } else {
+                finish(log: nil)
+            }
+            return nil
+        }
+        if received.closed {
+            // close_notify: the client will send nothing more; what came with it still counts.
+            if !received.plaintext.isEmpty {
+                if case .relay(let relay) = mode {
+                    sendUpstream(relay.upstreamID, received.plaintext)
+                    recordWebSocket(received.plaintext, from: .clientToServer)
+                } else {
+                    requestDecoder.feed(received.plaintext)
+                }
+            }
+            clientClosed(at: now)
+            return nil
+        }
+        return received.plaintext
+    }
+
+    /// Decrypts upstream bytes when that connection speaks TLS. A completed handshake releases
+    /// the waiting request; a failed one fails it (or the next one) with the reason.
+    func upstreamPlaintext(_ upstreamID: UpstreamID, _ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard upstreams.active?.id == upstreamID, upstreams.active?.tls != nil else { return Array(bytes) }
+        let wasEstablished = upstreams.active!.tls!.handshakeDone
+        let received = upstreams.active!.tls!.receive(bytes, at: now)
+        sendUpstreamCiphertext(upstreamID, received.output)
+        if let error = received.failure {
+            let host = interceptedServerName ?? upstreams.active!.target.host
+            let reason = wasEstablished
+                ? "upstream TLS failed: \(error.message)"
+                : "upstream \(error.message) (host \(host))"
+            closeUpstream()
+            if exchange != nil {
+                failExchange(reason, respondWith: 502)
+            } else {
+                if !wasEstablished { pendingUpstreamFailure = reason }
+            }
+            return nil
+        }
+        if received.handshakeCompleted, exchange != nil, exchange?.headSent == false {
+            sendRequestHead()
+        }
+        if received.closed {
+            // close_notify: relay or parse what came with it before handling the end.
+            if !received.plaintext.isEmpty {
+                if case .relay = mode {
+                    sendClient(received.plaintext)
+                    recordWebSocket(received.plaintext, from: .serverToClient)
+                } else if exchange != nil {
+                    upstreams.active?.decoder.feed(received.plaintext)
+                    advanceResponse()
+                }
+            }
+            upstreamClosed(upstreamID, at: now)
+            return nil
+        }
+        return received.plaintext
+    }
+
+    /// Terminates the client's TLS with a leaf for its server name and starts TLS upstream on
+    /// the tunnel's connection, then records the decrypted HTTP like plain HTTP.
+    func startInterception(_ target: ProxyTarget, serverName: String?, interception: TLSInterception) {
+        let name = serverName ?? target.host
+        do {
+            clientTLS = try TLSLayer.server(context: interception.serverContext, fallbackServerName: target.host, at: now)
+        } catch {
+            finish(log: .cannotIntercept(target, reason: "\(error)"))
+            return
+        }
+        interceptedServerName = name
+        scheme = "https"
+        mode = .http
+        requestDecoder = HTTP1RequestDecoder()
+        startUpstreamTLS()
+        let hello = pendingClientBytes
+        pendingClientBytes = []
+        guard let plaintext = hello.withUnsafeBytes({ clientPlaintext($0) }) else { return }
+        if !plaintext.isEmpty {
+            requestDecoder.feed(plaintext)
+            advanceHTTP()
+        }
+    }
+
+    /// Starts the TLS client handshake on the current (connected) upstream connection.
+    func startUpstreamTLS() {
+        guard let upstreamID = upstreams.active?.id, upstreams.active?.connected == true, upstreams.active?.tls == nil,
+              let interception = configuration.interception else { return }
+        let name = interceptedServerName ?? upstreams.active!.target.host
+        do {
+            upstreams.active!.tls = try TLSLayer.client(context: interception.clientContext, serverName: name, at: now)
+        } catch {
+            closeUpstream()
+            pendingUpstreamFailure = "cannot start TLS to \(name): \(error)"
+            if exchange != nil { failPendingUpstream() }
+            return
+        }
+        sendUpstreamCiphertext(upstreamID, upstreams.active!.tls!.flush())
+    }
+
+    /// Fails the exchange in flight with the upstream failure recorded before it started.
+    func failPendingUpstream() {
+        guard let reason = pendingUpstreamFailure else { return }
+        pendingUpstreamFailure = nil
+        failExchange(reason, respondWith: 502)
+    }
+}

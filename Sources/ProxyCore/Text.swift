@@ -1,0 +1,31 @@
+// Small text helpers of the proxy core (no Foundation).
+
+/// The message of a target error, else the error as text.
+func describe(_ error: Error) -> String {
+    if case TargetError.invalid(let message) = error { return message }
+    return "\(error)"
+}
+
+/// "15 s", "0.5 s": whole seconds without a fraction.
+package func formatSeconds(_ seconds: Double) -> String {
+    seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(format1(seconds)) s"
+}
+
+/// One decimal place without Foundation.
+package func format1(_ value: Double) -> String {
+    let tenths = Int((value * 10).rounded())
+    return "\(tenths / 10).\(tenths % 10)"
+}
+
+extension String {
+    func equalsIgnoringASCIICase(_ other: String) -> Bool {
+        let a = utf8, b = other.utf8
+        guard a.count == b.count else { return false }
+        for (x, y) in zip(a, b) where x != y {
+            let lx = x >= 65 && x <= 90 ? x + 32 : x
+            let ly = y >= 65 && y <= 90 ? y + 32 : y
+            if lx != ly { return false }
+        }
+        return true
+    }
+}

@@ -1,0 +1,151 @@
+import HTTP1
+@testable import ProxyCore
+import Recording
+import XCTest
+
+/// Transcripts of the session's paths that only end-to-end tests used to reach: timeouts of
+/// every phase, early responses, unexpected upgrades, idle upstreams and broken clients.
+final class SessionEdgeTests: XCTestCase {
+    let get = "GET http://example.test/a HTTP/1.1\r\nHost: example.test\r\n\r\n"
+
+    private func ready(_ request: String? = nil) -> Playbook {
+        let p = Playbook()
+        p.client(request ?? get)
+        _ = p.connected(1)
+        return p
+    }
+
+    /// An upstream that accepts the request and says nothing gets 504 after `upstreamResponse`,
+    /// not before, and the failure is recorded with the limit.
+    func testSilentUpstreamGets504AfterItsLimit() {
+        let p = ready()
+        let limit = ProxyTimeouts().upstreamResponse
+        p.advance(limit - 1)
+        assertTranscript(p.tick(), [])
+        p.advance(2)
+        let commands = p.tick()
+        XCTAssertTrue(text(clientBytes(commands)).hasPrefix("HTTP/1.1 504 Gateway Timeout\r\n"), text(clientBytes(commands)))
+        XCTAssertEqual(transcript(commands).filter { $0.hasPrefix("record") || $0.hasPrefix("close") },
+                       ["record GET http://example.test/a error: upstream sent nothing for 120 s", "close upstream 1", "close client"])
+        XCTAssertTrue(p.session.isFinished)
+    }
+
+    /// Response bytes that keep trickling reset the silence clock: a slow download is not cut.
+    func testTricklingResponseIsNotCut() {
+        let p = ready()
+        let limit = ProxyTimeouts().upstreamResponse
+        p.upstream(1, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n")
+        for byte in ["a", "b"] {
+            p.advance(limit - 1)
+            XCTAssertEqual(clientBytes(p.tick()), [])
+            p.upstream(1, byte)
+        }
+        p.advance(limit - 1)
+        p.upstream(1, "c")
+        XCTAssertEqual(p.sink.flows.first?.response?.body.bytes, Array("abc".utf8))
+        XCTAssertFalse(p.session.isFinished)
+    }
+
+    /// The upstream answers while the request body is still coming: the response is forwarded
+    /// with `Connection: close`, the exchange ends with it, and the client connection closes
+    /// (the rest of the body cannot be told apart from a next request).
+    func testEarlyResponseClosesTheClientAfterIt() {
+        let p = ready("POST http://example.test/upload HTTP/1.1\r\nHost: example.test\r\nContent-Length: 10\r\n\r\n12345")
+        let commands = p.upstream(1, "HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\n\r\n")
+        XCTAssertEqual(text(clientBytes(commands)), "HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        XCTAssertEqual(p.sink.flows.map { $0.response?.status }, [413])
+        XCTAssertEqual(p.sink.flows.first?.request.body.bytes, Array("12345".utf8), "what was sent is recorded")
+        XCTAssertTrue(p.session.isFinished)
+        XCTAssertEqual(transcript(commands).suffix(2), ["close upstream 1", "close client"])
+    }
+
+    /// A 101 to a request that asked for no upgrade is a bad upstream: 502, nothing relayed.
+    func testSwitchingProtocolsWithoutAnUpgradeRequestGets502() {
+        let p = ready()
+        let commands = p.upstream(1, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+        XCTAssertTrue(text(clientBytes(commands)).hasPrefix("HTTP/1.1 502 Bad Gateway\r\n"))
+        XCTAssertEqual(p.sink.flows.first?.error, "upstream switched protocols without an Upgrade request")
+        XCTAssertTrue(p.session.isFinished)
+    }
+
+    /// Bytes from a kept-alive upstream between exchanges answer nothing: that connection is
+    /// dropped, and the next request opens a fresh one.
+    func testBytesFromAnIdleUpstreamDropIt() {
+        let p = ready()
+        p.upstream(1, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        assertTranscript(p.upstream(1, "HTTP/1.1 200 OK\r\n"), ["close upstream 1"])
+        assertTranscript(p.client(get), ["open 2 example.test:80"])
+        XCTAssertFalse(p.session.isFinished)
+    }
+
+    /// An upstream EOF between exchanges only drops that connection.
+    func testIdleUpstreamEOFDropsIt() {
+        let p = ready()
+        p.upstream(1, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        assertTranscript(p.upstreamEOF(1), ["close upstream 1"])
+        XCTAssertFalse(p.session.isFinished)
+    }
+
+    /// Nothing from a new client within `handshake` seconds: the connection ends, logged.
+    func testSilentClientIsDroppedAfterTheHandshakeLimit() {
+        let p = Playbook()
+        p.advance(ProxyTimeouts().handshake - 1)
+        assertTranscript(p.tick(), [])
+        p.advance(2)
+        let commands = p.tick()
+        XCTAssertEqual(liveEvents(commands), [.handshakeTimeout(seconds: ProxyTimeouts().handshake)])
+        XCTAssertTrue(p.session.isFinished)
+    }
+
+    /// An idle keep-alive client is closed after `clientIdle`, without a log line or an entry.
+    func testIdleKeepAliveClientIsClosed() {
+        let p = ready()
+        p.upstream(1, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        p.advance(ProxyTimeouts().clientIdle + 1)
+        let commands = p.tick()
+        XCTAssertEqual(transcript(commands), ["close upstream 1", "close client"])
+        XCTAssertEqual(p.sink.flows.count, 1)
+    }
+
+    /// An opaque tunnel silent both ways for `tunnelIdle` ends, logged.
+    func testIdleTunnelEnds() {
+        let p = Playbook()
+        p.client("CONNECT db.test:5432 HTTP/1.1\r\nHost: db.test:5432\r\n\r\n")
+        _ = p.connected(1)
+        _ = p.client([0x00, 0x01, 0x02])
+        p.advance(ProxyTimeouts().tunnelIdle + 1)
+        let commands = p.tick()
+        XCTAssertEqual(liveEvents(commands), [.tunnelIdle(seconds: ProxyTimeouts().tunnelIdle)])
+        XCTAssertTrue(p.session.isFinished)
+    }
+
+    /// The client connection breaks mid-exchange: the exchange is recorded with the reason,
+    /// nothing is sent to the dead client, and the upstream is closed.
+    func testClientFailureMidExchangeIsRecorded() {
+        let p = ready()
+        let commands = p.clientFailed("Connection reset by peer")
+        XCTAssertEqual(clientBytes(commands), [])
+        XCTAssertEqual(p.sink.flows.first?.error, "client connection failed: Connection reset by peer")
+        XCTAssertEqual(transcript(commands).filter { $0.hasPrefix("close") }, ["close upstream 1", "close client"])
+    }
+
+    /// An upstream that breaks after the head went out and before any response byte: 502.
+    func testUpstreamFailureBeforeTheResponseGets502() {
+        let p = ready()
+        let commands = p.upstreamFailed(1, "Connection reset by peer")
+        XCTAssertTrue(text(clientBytes(commands)).hasPrefix("HTTP/1.1 502 Bad Gateway\r\n"))
+        XCTAssertEqual(p.sink.flows.first?.error, "upstream connection failed: Connection reset by peer")
+    }
+
+    /// Events for an upstream the session no longer uses change nothing.
+    func testStaleUpstreamEventsAreIgnored() {
+        let p = ready()
+        p.client("GET http://other.test/ HTTP/1.1\r\nHost: other.test\r\n\r\n") // pipelined, waits
+        p.upstream(1, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")       // second request opens upstream 2
+        assertTranscript(p.upstream(1, "junk"), [])
+        assertTranscript(p.upstreamEOF(1), [])
+        assertTranscript(p.upstreamFailed(1, "reset"), [])
+        assertTranscript(p.connected(1), [])
+        XCTAssertFalse(p.session.isFinished)
+    }
+}
