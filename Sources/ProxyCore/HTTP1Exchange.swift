@@ -3,7 +3,10 @@ import Recording
 
 /// One HTTP/1 exchange in flight: the request's progress toward the upstream and the response's
 /// toward the client as two state machines, and the connection decisions the response made.
-struct HTTP1Exchange {
+///
+/// A class: the session reads and changes it on every event, and a struct stored in the
+/// session's class is copied out (the flow's buffers retained and released) on each read.
+final class HTTP1Exchange {
     enum RequestState: Equatable {
         /// The head waits for a ready upstream. `bodyComplete`: the request's end was already read
         /// (a bodiless request retried on a fresh connection), so the head is the whole request.
@@ -45,6 +48,19 @@ struct HTTP1Exchange {
     /// Already retried once on a fresh connection.
     var retried = false
     var lastUpstreamActivity: Double
+
+    init(flow: Flow, target: ProxyTarget, method: String, requestFraming: HTTPBodyFraming, forwardedHead: [UInt8],
+         clientVersion: HTTPVersion, clientKeepAlive: Bool, isUpgradeRequest: Bool, lastUpstreamActivity: Double) {
+        self.flow = flow
+        self.target = target
+        self.method = method
+        self.requestFraming = requestFraming
+        self.forwardedHead = forwardedHead
+        self.clientVersion = clientVersion
+        self.clientKeepAlive = clientKeepAlive
+        self.isUpgradeRequest = isUpgradeRequest
+        self.lastUpstreamActivity = lastUpstreamActivity
+    }
 
     var headSent: Bool {
         if case .awaitingUpstream = request { return false }

@@ -148,7 +148,7 @@ extension ProxySession {
     /// Bytes arrived from an upstream connection.
     public func upstreamReceived(_ upstreamID: UpstreamID, _ bytes: UnsafeRawBufferPointer, at time: Double) {
         now = max(now, time)
-        guard upstreams.active?.id == upstreamID else { return }
+        guard upstreams.activeID == upstreamID else { return }
         lastActivity = now
         currentUpstreamChunkTime = now
         switch mode {
@@ -162,7 +162,7 @@ extension ProxySession {
             commands.append(.sendToClient(Array(bytes)))
         case .http:
             guard let plaintext = upstreamPlaintext(upstreamID, bytes), !plaintext.isEmpty,
-                  upstreams.active?.id == upstreamID else { return }
+                  upstreams.activeID == upstreamID else { return }
             if exchange == nil {
                 // Bytes from an idle upstream are not a response to anything: drop the connection.
                 closeUpstream()
@@ -179,7 +179,7 @@ extension ProxySession {
     /// An upstream connection sent EOF.
     public func upstreamClosed(_ upstreamID: UpstreamID, at time: Double) {
         now = max(now, time)
-        guard upstreams.active?.id == upstreamID else { return }
+        guard upstreams.activeID == upstreamID else { return }
         switch mode {
         case .relay(var relay):
             let step = relay.upstreamEnded()
@@ -211,7 +211,7 @@ extension ProxySession {
     /// An upstream connection broke after it was established (reset, write error).
     public func upstreamFailed(_ upstreamID: UpstreamID, _ reason: String, at time: Double) {
         now = max(now, time)
-        guard upstreams.active?.id == upstreamID else { return }
+        guard upstreams.activeID == upstreamID else { return }
         switch mode {
         case .http where exchange != nil:
             if retryOnFreshConnection() { return }

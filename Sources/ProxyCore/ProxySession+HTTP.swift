@@ -150,9 +150,9 @@ extension ProxySession {
         guard exchange?.headSent == false, upstreams.active?.ready == true else { return }
         // Taken out, not copied: a copy would share the flow's buffers, and the next append to
         // one of them would copy it whole.
-        var current = exchange.take()!
+        let current = exchange.take()!
         upstreams.assign(&current.flow)
-        let upstreamID = upstreams.active!.id
+        let upstreamID = upstreams.activeID!
         current.flow.instants.sendStart = now
         current.lastUpstreamActivity = now
         upstreams.active!.decoder.expectResponse(toMethod: current.method)
@@ -174,7 +174,7 @@ extension ProxySession {
     }
 
     func forwardRequestBody(_ bytes: [UInt8]) {
-        guard exchange != nil, let upstreamID = upstreams.active?.id else { return }
+        guard exchange != nil, let upstreamID = upstreams.activeID else { return }
         // In place: appending to a copy of the exchange would copy the recorded body each time.
         exchange!.flow.request.body.append(bytes, cap: configuration.maxRecordedBodyBytes)
         if exchange!.requestFraming == .chunked {
@@ -188,7 +188,7 @@ extension ProxySession {
     }
 
     func finishRequest(trailers: HTTPFields) {
-        guard let upstreamID = upstreams.active?.id, var current = exchange.take() else { return }
+        guard let upstreamID = upstreams.activeID, let current = exchange.take() else { return }
         if current.requestFraming == .chunked {
             sendUpstream(upstreamID, HTTP1Serializer.lastChunk(trailers: trailers))
         }
@@ -249,7 +249,7 @@ extension ProxySession {
             if let bytes = HTTP1Forwarding.interimHead(head, clientVersion: exchange!.clientVersion) { sendClient(bytes) }
             return
         }
-        var current = exchange.take()!
+        let current = exchange.take()!
         current.flow.instants.responseStart = currentUpstreamChunkTime
         current.flow.response = RecordedResponse(
             status: head.status, reason: head.reason, httpVersion: head.version.description,
@@ -309,7 +309,7 @@ extension ProxySession {
     }
 
     func finishResponse(trailers: HTTPFields) {
-        guard var current = exchange.take() else { return }
+        guard let current = exchange.take() else { return }
         if current.chunkedToClient {
             sendClient(HTTP1Serializer.lastChunk(trailers: trailers.removingHopByHop()))
         }
@@ -323,7 +323,7 @@ extension ProxySession {
     }
 
     func completeExchange() {
-        guard var current = exchange.take() else { return }
+        guard let current = exchange.take() else { return }
         current.flow.instants.end = now
         if current.flow.instants.sendEnd == nil {
             current.flow.instants.sendEnd = current.flow.instants.responseStart
@@ -343,7 +343,7 @@ extension ProxySession {
 
     /// After a 101: record the upgrade, then relay raw bytes both ways.
     func switchToUpgradedRelay() {
-        guard let upstreamID = upstreams.active?.id, var current = exchange.take() else { return }
+        guard let upstreamID = upstreams.activeID, let current = exchange.take() else { return }
         current.flow.instants.end = now
         if current.flow.instants.sendEnd == nil { current.flow.instants.sendEnd = current.flow.instants.responseStart }
         if upgradeIsWebSocket {

@@ -52,7 +52,7 @@ extension ProxySession {
             requestDecoder.feed(bytes)
             advanceHTTP()
         case .opaque:
-            guard let upstreamID = upstreams.active?.id else {
+            guard let upstreamID = upstreams.activeID else {
                 finish(log: nil)
                 return
             }
@@ -96,7 +96,7 @@ extension ProxySession {
     /// client's). Bytes for an upstream that has since been closed or replaced go with it, as the
     /// runtime drops queued bytes on close.
     func sendUpstream(_ upstreamID: UpstreamID, _ bytes: [UInt8]) {
-        if upstreams.active?.id == upstreamID, upstreams.active?.tls != nil {
+        if upstreams.activeID == upstreamID, upstreams.active?.tls != nil {
             upstreams.active!.tls!.write(bytes)
         } else {
             commands.append(.sendToUpstream(upstreamID, bytes))
@@ -109,7 +109,7 @@ extension ProxySession {
         if clientTLS?.hasPendingPlaintext == true {
             sendClientCiphertext(clientTLS!.flush())
         }
-        if let upstreamID = upstreams.active?.id, upstreams.active?.tls?.hasPendingPlaintext == true {
+        if let upstreamID = upstreams.activeID, upstreams.active?.tls?.hasPendingPlaintext == true {
             sendUpstreamCiphertext(upstreamID, upstreams.active!.tls!.flush())
         }
     }
@@ -158,7 +158,7 @@ extension ProxySession {
     /// Decrypts upstream bytes when that connection speaks TLS. A completed handshake releases
     /// the waiting request; a failed one fails it (or the next one) with the reason.
     func upstreamPlaintext(_ upstreamID: UpstreamID, _ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard upstreams.active?.id == upstreamID, upstreams.active?.tls != nil else { return Array(bytes) }
+        guard upstreams.activeID == upstreamID, upstreams.active?.tls != nil else { return Array(bytes) }
         let wasEstablished = upstreams.active!.tls!.handshakeDone
         let received = upstreams.active!.tls!.receive(bytes, at: now)
         sendUpstreamCiphertext(upstreamID, received.output)
@@ -221,7 +221,7 @@ extension ProxySession {
 
     /// Starts the TLS client handshake on the current (connected) upstream connection.
     func startUpstreamTLS() {
-        guard let upstreamID = upstreams.active?.id, upstreams.active?.connected == true, upstreams.active?.tls == nil,
+        guard let upstreamID = upstreams.activeID, upstreams.active?.connected == true, upstreams.active?.tls == nil,
               let interception = configuration.interception else { return }
         let name = interceptedServerName ?? upstreams.active!.target.host
         do {

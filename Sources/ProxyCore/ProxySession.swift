@@ -59,7 +59,7 @@ public final class ProxySession {
     /// Set inside a CONNECT or SOCKS5 tunnel: every request goes to this target.
     var tunnelTarget: ProxyTarget?
     /// The upstream connection in use (one at a time; see `UpstreamPool`).
-    var upstreams: UpstreamPool
+    let upstreams: UpstreamPool
     var exchange: HTTP1Exchange?
     var clientSentEOF = false
     var shuttingDown = false
@@ -217,7 +217,7 @@ public final class ProxySession {
     /// Records the exchange in flight as failed, answers the client if nothing was sent yet, and
     /// closes both sides.
     func failExchange(_ reason: String, respondWith status: Int?) {
-        guard var current = exchange.take() else {
+        guard let current = exchange.take() else {
             finish(log: nil)
             return
         }

@@ -158,7 +158,7 @@ final class UpstreamPoolTests: XCTestCase {
     let details = UpstreamConnection(remoteIP: "127.0.0.1", dnsStart: 1, dnsEnd: 2, connectStart: 2, connectEnd: 3)
 
     func testOpenConnectReuseAndClose() {
-        var pool = UpstreamPool(sessionID: 7)
+        let pool = UpstreamPool(sessionID: 7)
         XCTAssertEqual(pool.reuse(for: target), .none)
         XCTAssertNil(pool.close(), "nothing to close")
         XCTAssertEqual(pool.open(to: target, at: 1), .openUpstream(1, host: "api.test", port: 80))
@@ -178,7 +178,7 @@ final class UpstreamPoolTests: XCTestCase {
     /// The first exchange on a connection pays for its setup; later ones carry only its address
     /// and id.
     func testFirstExchangeClaimsTheSetupTimings() {
-        var pool = UpstreamPool(sessionID: 7)
+        let pool = UpstreamPool(sessionID: 7)
         _ = pool.open(to: target, at: 1)
         _ = pool.connected(1, details)
         var first = Flow(id: 1, clientAddress: "c", request: RecordedRequest(method: "GET", url: "http://api.test/", httpVersion: "HTTP/1.1", fields: [], headSize: 0),
@@ -197,7 +197,7 @@ final class UpstreamPoolTests: XCTestCase {
     }
 
     func testOverdueConnect() {
-        var pool = UpstreamPool(sessionID: 1)
+        let pool = UpstreamPool(sessionID: 1)
         _ = pool.open(to: target, at: 10)
         XCTAssertNil(pool.overdueConnect(at: 24, limit: 15))
         XCTAssertEqual(pool.overdueConnect(at: 26, limit: 15)?.id, 1)
