@@ -24,6 +24,10 @@ int harrec_SSL_CTX_set_tlsext_servername_arg(SSL_CTX *ctx, void *arg) {
     return (int)SSL_CTX_set_tlsext_servername_arg(ctx, arg);
 }
 
+int harrec_SSL_add1_chain_cert(SSL *ssl, X509 *certificate) {
+    return (int)SSL_add1_chain_cert(ssl, certificate);
+}
+
 int harrec_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
     return (int)SSL_set_tlsext_host_name(ssl, name);
 }

@@ -354,7 +354,11 @@ public final class TLSEngine {
         }
         do {
             let leaf = try authority.issueLeaf(for: host)
-            guard SSL_use_certificate(ssl, leaf.certificate) == 1, SSL_use_PrivateKey(ssl, leaf.key.pointer) == 1 else {
+            // The CA goes after the leaf: clients that allow by the CA's key (Chrome's
+            // --ignore-certificate-errors-spki-list) or build the chain from what is sent can
+            // then accept it; clients that trust the CA lose nothing.
+            guard SSL_use_certificate(ssl, leaf.certificate) == 1, SSL_use_PrivateKey(ssl, leaf.key.pointer) == 1,
+                  harrec_SSL_add1_chain_cert(ssl, authority.certificate) == 1 else {
                 certificateError = TLSError.configuration("cannot attach the leaf for \(leaf.host)")
                 certificateError?.kind = .certificateUnavailable
                 alert?.pointee = Int32(SSL_AD_INTERNAL_ERROR)

@@ -334,8 +334,13 @@ def test_openssl_s_client_leaf(https_origin, harrec_tls, tmp_path):
     assert "Verify return code: 0 (ok)" in p.stdout, out
     assert re.search(r"New, TLSv1\.[23], Cipher is", p.stdout), out
     assert "ALPN protocol: h2" not in p.stdout, "harrec must not select h2"
-    leaf = pem_certs(p.stdout)[0]
+    certs = pem_certs(p.stdout)
+    leaf = certs[0]
     serial1 = _leaf_checks(leaf, px, "DNS:localhost")
+    # The chain is the leaf, then harrec's CA (for clients that allow by the CA's key, such as
+    # Chrome's --ignore-certificate-errors-spki-list), byte for byte the CA file.
+    assert len(certs) == 2, f"expected leaf + CA, got {len(certs)} certificates"
+    assert certs[1].strip() == open(px.ca_pem).read().strip(), "the second certificate is not harrec's CA"
     _verify_leaf_strictly(leaf, px, tmp_path, "-verify_hostname", "localhost")
     # TLS 1.2 works too, and the leaf is the cached one (same serial) for the same host
     p = s_client(*common, "-tls1_2")

@@ -28,6 +28,10 @@ uint64_t harrec_SSL_CTX_set_proxy_options(SSL_CTX *ctx);
 /// SSL_CTX_set_tlsext_servername_callback is a macro over SSL_CTX_callback_ctrl. Returns 1 on success.
 int harrec_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx, int (*callback)(SSL *ssl, int *alert, void *arg));
 
+/// SSL_add1_chain_cert is a macro over SSL_ctrl: appends `certificate` (reference counted) to the
+/// chain this connection sends after its leaf. Returns 1 on success.
+int harrec_SSL_add1_chain_cert(SSL *ssl, X509 *certificate);
+
 /// SSL_CTX_set_tlsext_servername_arg is a macro over SSL_CTX_ctrl. Returns 1 on success.
 int harrec_SSL_CTX_set_tlsext_servername_arg(SSL_CTX *ctx, void *arg);
 
