@@ -35,7 +35,7 @@ enum HTTP1Forwarding {
         let originForm: String
         if head.target.hasPrefix("/") || head.target == "*" {
             originForm = head.target
-        } else if let absolute = try? parseAbsoluteTarget(head.target, schemes: ["http", "https"]) {
+        } else if let absolute = try? parseAbsoluteTarget(head.target, schemes: ["http", "https", "ws", "wss"]) {
             originForm = absolute.originForm
         } else {
             throw .invalid("bad request target in tunnel")

@@ -107,10 +107,11 @@ private func isIPv6LiteralByte(_ byte: UInt8) -> Bool {
     }
 }
 
-/// Parses an absolute-form request target (RFC 9112 §3.2.2). Only `http` is accepted on the proxy
-/// port (clients use CONNECT for https); inside a tunnel `https` is too (`schemes`), since a
-/// server must accept absolute-form whatever the connection.
-func parseAbsoluteTarget(_ target: String, schemes: [String] = ["http"]) throws(TargetError) -> AbsoluteTarget {
+/// Parses an absolute-form request target (RFC 9112 §3.2.2). On the proxy port `http` and `ws`
+/// are accepted (`GET ws://host/path` with Upgrade, as aiohttp sends it, goes upstream like
+/// http); clients use CONNECT for https and wss. Inside a tunnel `https` is accepted too
+/// (`schemes`), since a server must accept absolute-form whatever the connection.
+func parseAbsoluteTarget(_ target: String, schemes: [String] = ["http", "ws"]) throws(TargetError) -> AbsoluteTarget {
     let bytes = Array(target.utf8)
     // scheme "://"
     var schemeEnd = 0
@@ -121,7 +122,9 @@ func parseAbsoluteTarget(_ target: String, schemes: [String] = ["http"]) throws(
     }
     let scheme = String(decoding: bytes[0..<schemeEnd], as: UTF8.self).lowercased()
     guard schemes.contains(scheme) else {
-        throw .invalid("unsupported scheme '\(scheme)' in absolute-form request; use CONNECT for https")
+        let secure = scheme == "https" || scheme == "wss"
+        throw .invalid("unsupported scheme '\(sanitizedControlCharacters(String(scheme.prefix(16))))' in absolute-form request"
+                       + (secure ? "; use CONNECT for \(scheme)" : "; expected http or ws"))
     }
     let authorityStart = schemeEnd + 3
     var authorityEnd = authorityStart
@@ -136,7 +139,7 @@ func parseAbsoluteTarget(_ target: String, schemes: [String] = ["http"]) throws(
         hostStart = at + 1
     }
     let authority = String(decoding: bytes[hostStart..<authorityEnd], as: UTF8.self)
-    let defaultPort: UInt16 = scheme == "https" ? 443 : 80
+    let defaultPort: UInt16 = scheme == "https" || scheme == "wss" ? 443 : 80
     let proxyTarget = try parseAuthority(Substring(authority), defaultPort: defaultPort)
     var restEnd = bytes.count
     if let hash = bytes[authorityEnd...].firstIndex(of: UInt8(ascii: "#")) {

@@ -18,7 +18,14 @@ final class HTTP1ForwardingTests: XCTestCase {
         XCTAssertEqual(route.originForm, "/v1/items?q=1")
         XCTAssertEqual(route.url, "http://api.test:8080/v1/items?q=1")
         XCTAssertThrowsError(try HTTP1Forwarding.route(request("/v1/items"), in: nil), "origin-form needs a tunnel")
-        XCTAssertThrowsError(try HTTP1Forwarding.route(request("ws://api.test/"), in: nil))
+        let ws = try HTTP1Forwarding.route(request("ws://api.test/chat"), in: nil)
+        XCTAssertEqual(ws.url, "ws://api.test/chat", "ws:// in absolute form goes upstream like http://, recorded as sent")
+        XCTAssertEqual(ws.target, ProxyTarget(host: "api.test", port: 80))
+        for secure in ["https://api.test/", "wss://api.test/"] {
+            XCTAssertThrowsError(try HTTP1Forwarding.route(request(secure), in: nil), "\(secure) needs CONNECT") { error in
+                XCTAssertTrue(describe(error).contains("use CONNECT"), describe(error))
+            }
+        }
     }
 
     func testRoutesInsideATunnelGoToItsTargetWithTheURLFromHost() throws {
