@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "HARGenerator", dependencies: ["HAR", "HARScenarios", "Recording"]),
         .target(name: "ProxyCore", dependencies: ["HTTP1", "SOCKS5", "Recording", "HAR", "TLS", "WebSocket"]),
         // The only I/O: epoll, non-blocking sockets, timers.
-        .target(name: "ProxyRuntime", dependencies: ["ProxyCore", "Recording", "CSystemShims"]),
+        .target(name: "ProxyRuntime", dependencies: ["ProxyCore", "Recording", "Codecs", "CSystemShims"]),
         .target(name: "CLI"),
         .executableTarget(
             name: "harrec",

@@ -1,3 +1,4 @@
+import Codecs
 import ProxyCore
 import Recording
 
@@ -12,12 +13,12 @@ enum LiveLog {
         switch kind {
         case .exchange(let flow):
             let status = flow.response.map { String($0.status) } ?? "-"
-            return "\(request(flow)) \(status) \(size(flow.response?.body.wireSize ?? 0)) \(duration(elapsed(flow)))"
+            return "\(request(flow)) \(status) \(bodySize(flow.response)) \(duration(elapsed(flow)))"
         case .exchangeFailed(let flow, let status, let reason, let cut):
             // The line says what the client saw: a response it was already receiving was cut (the
             // 502/504 that would describe the failure never reached it).
             if cut, let response = flow.response {
-                return "\(request(flow)) \(response.status) \(size(response.body.wireSize)) \(duration(elapsed(flow))) cut: \(reason)"
+                return "\(request(flow)) \(response.status) \(bodySize(response)) \(duration(elapsed(flow))) cut: \(reason)"
             }
             if cut { return "\(request(flow)) cut: \(reason)" }
             return "\(request(flow)) \(status.map(String.init) ?? "-") error: \(reason)"
@@ -55,6 +56,38 @@ enum LiveLog {
 
     private static func elapsed(_ flow: Flow) -> Double {
         (flow.instants.end ?? flow.instants.requestStart) - flow.instants.requestStart
+    }
+
+    /// The body's size on the wire, and its decoded size beside it when a Content-Encoding makes
+    /// them differ: `1.1kB (18.8kB decoded)`.
+    static func bodySize(_ response: RecordedResponse?) -> String {
+        guard let response else { return size(0) }
+        let wire = size(response.body.wireSize)
+        guard let decoded = decodedSize(response), decoded != response.body.wireSize else { return wire }
+        return "\(wire) (\(size(decoded)) decoded)"
+    }
+
+    /// Bodies up to this size on the wire are decoded to learn their decoded size: the line is
+    /// worded on the event loop, and decoding 1 MiB costs a few milliseconds at most.
+    static let maximumDecodedForLog = 1 << 20
+    /// The largest decoded size a line reports (the same guard against decompression bombs the
+    /// export uses).
+    static let decodedLimit = 64 << 20
+
+    /// The decoded size of a complete, encoded body, or nil when it has no (known) coding, was
+    /// cut or truncated, or cannot be learned cheaply. gzip states it in its trailer (ISIZE, the
+    /// size modulo 2^32), so a large gzip body costs nothing.
+    static func decodedSize(_ response: RecordedResponse) -> Int? {
+        guard let field = response.fields.first(where: { $0.name.lowercased() == "content-encoding" }),
+              let codings = parseContentEncoding(field.value), codings.contains(where: { $0 != .identity }),
+              !response.body.isTruncated, !response.body.bytes.isEmpty else { return nil }
+        let bytes = response.body.bytes
+        if bytes.count <= maximumDecodedForLog {
+            return (try? ContentDecoder.decode(bytes, codings: codings, limit: decodedLimit))?.count
+        }
+        guard codings == [.gzip], bytes.count >= 18 else { return nil }
+        let n = bytes.count
+        return Int(bytes[n - 4]) | Int(bytes[n - 3]) << 8 | Int(bytes[n - 2]) << 16 | Int(bytes[n - 1]) << 24
     }
 
     static func size(_ bytes: Int) -> String {

@@ -30,6 +30,36 @@ final class LiveLogTests: XCTestCase {
                        "127.0.0.1:5000 GET http://a.test/x - error: client connection failed")
     }
 
+    private func encoded(_ coding: String, _ bytes: [UInt8], wireSize: Int? = nil) -> Flow {
+        var flow = flow(status: 200, body: 0, seconds: 0.5)
+        flow.response?.fields = [RecordedField(name: "Content-Encoding", value: coding)]
+        flow.response?.body = RecordedBody(bytes: bytes, wireSize: wireSize ?? bytes.count)
+        return flow
+    }
+
+    /// An encoded body shows its decoded size beside the wire size; identity, unknown codings,
+    /// truncated and corrupt bodies show the wire size alone.
+    func testDecodedSizeBesideTheWireSize() {
+        let gzip: [UInt8] = [31, 139, 8, 0, 0, 0, 0, 0, 2, 3, 75, 76, 28, 5, 163, 96, 20, 12, 119, 0, 0, 3, 218, 56, 154, 232, 3, 0, 0] // 1,000 x "a"
+        let brotli: [UInt8] = [27, 207, 7, 248, 37, 196, 194, 177, 64, 32, 113] // 2,000 x "b"
+        XCTAssertEqual(line(.exchange(encoded("gzip", gzip))), "127.0.0.1:5000 GET http://a.test/x 200 29B (1000B decoded) 500.0ms")
+        XCTAssertEqual(line(.exchange(encoded("br", brotli))), "127.0.0.1:5000 GET http://a.test/x 200 11B (2.0kB decoded) 500.0ms")
+        XCTAssertEqual(line(.exchange(encoded("identity", gzip))), "127.0.0.1:5000 GET http://a.test/x 200 29B 500.0ms")
+        XCTAssertEqual(line(.exchange(encoded("compress", gzip))), "127.0.0.1:5000 GET http://a.test/x 200 29B 500.0ms")
+        XCTAssertEqual(line(.exchange(encoded("gzip", Array(gzip.prefix(20))))), "127.0.0.1:5000 GET http://a.test/x 200 20B 500.0ms",
+                       "a corrupt or cut body has no decoded size")
+        XCTAssertEqual(line(.exchange(encoded("gzip", gzip, wireSize: 100))), "127.0.0.1:5000 GET http://a.test/x 200 100B 500.0ms",
+                       "a truncated recording has no decoded size")
+        // Past the decoding limit, gzip's trailer (ISIZE) gives the size without decoding.
+        var big = [UInt8](repeating: 0, count: LiveLog.maximumDecodedForLog + 10)
+        big[0] = 31; big[1] = 139
+        let isize = 5 << 20
+        for i in 0..<4 { big[big.count - 4 + i] = UInt8((isize >> (8 * i)) & 0xFF) }
+        XCTAssertEqual(line(.exchange(encoded("gzip", big))), "127.0.0.1:5000 GET http://a.test/x 200 1.0MB (5.0MB decoded) 500.0ms")
+        XCTAssertEqual(line(.exchange(encoded("br", big))), "127.0.0.1:5000 GET http://a.test/x 200 1.0MB 500.0ms",
+                       "a large body of another coding is not decoded on the loop")
+    }
+
     func testConnectionEvents() {
         XCTAssertEqual(line(.tunnel(ProxyTarget(host: "a.test", port: 443))), "127.0.0.1:5000 tunnel a.test:443")
         XCTAssertEqual(line(.rejected(status: 408, reason: "the request head did not complete within 30 s")),

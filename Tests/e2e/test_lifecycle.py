@@ -115,6 +115,26 @@ def test_live_line_format(origin, harrec):
     px.stop()
 
 
+@pytest.mark.parametrize("coding", ["gzip", "br", "zstd", "deflate"])
+def test_live_line_shows_the_decoded_size(coding, origin, harrec):
+    """An encoded body's line says its decoded size beside the wire size: `4.1kB (24.0kB decoded)`."""
+    px = harrec.start()
+    url = origin.url(f"/{coding}")
+    r = curl("-x", px.http_proxy, "-H", f"Accept-Encoding: {coding}", "-o", "/dev/null", "-w", "%{size_download}", url)
+    assert r.rc == 0
+    line = px.wait_for_stderr(re.escape(url), 5)
+    assert line, px.stderr_text
+    m = re.fullmatch(r"127\.0\.0\.1:\d+ GET " + re.escape(url) +
+                     r" 200 (\d+(?:\.\d+)?)([kM]?)B \((\d+(?:\.\d+)?)([kM]?)B decoded\) \S+", line)
+    assert m, line
+    scale = {"": 1, "k": 1024, "M": 1 << 20}
+    wire = float(m.group(1)) * scale[m.group(2)]
+    decoded = float(m.group(3)) * scale[m.group(4)]
+    assert abs(wire - int(r.out)) <= max(64, wire * 0.05), (line, r.out)
+    assert abs(decoded - len(origin_mod.JSON_DOC)) <= len(origin_mod.JSON_DOC) * 0.05, line
+    px.stop()
+
+
 def test_validate_good_and_bad(harrec, tmp_path):
     px = harrec.start()
     har = px.stop()
