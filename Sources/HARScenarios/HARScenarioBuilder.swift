@@ -103,7 +103,8 @@ public enum HARScenarioBuilder {
     /// One item per HTTP entry, in the log's order (entries sorted by startedDateTime, stable).
     /// Recorded failures (status 0 with an `_error`) become `.failure` items
     /// (`failureCode(forRecordedError:)`). Skipped: other entries without a response, CONNECT,
-    /// WebSocket upgrades (status 101 or `_webSocketMessages`), hosts the filter drops.
+    /// WebSocket upgrades (status 101 or `_webSocketMessages`), requests harrec answered itself
+    /// (`_refused`: its 400s, 407s and failed tunnels are no server's answers), hosts the filter drops.
     /// Condition: method, scheme, host, port (nil when default), path ("/" when empty), every URL
     /// query item as `.equals` except ignored names and placeholder values (`.present`).
     /// Response: status; headers in order minus hop-by-hop ones (Connection, Keep-Alive,
@@ -219,7 +220,9 @@ public enum HARScenarioBuilder {
         guard status > 0 || (status == 0 && recordedError(entry) != nil), status != 101 else { return nil }
         let method = entry.request.method.uppercased()
         guard !method.isEmpty, method != "CONNECT" else { return nil }
-        if entry.custom.contains(where: { $0.key == "_webSocketMessages" }) { return nil }
+        if entry.custom.contains(where: { $0.key == "_webSocketMessages" || ($0.key == "_refused" && $0.value == .bool(true)) }) {
+            return nil
+        }
         guard let url = MockURLParts(entry.request.url), url.scheme == "http" || url.scheme == "https" else {
             return nil
         }

@@ -51,6 +51,9 @@ public struct ProxyConfiguration: Sendable {
     /// `.webSocketMessage`), and the flow recorded at the end carries none: what a journal needs
     /// (`FlowSink.streamsWebSocketMessages`). Otherwise the final flow carries them all.
     public var streamWebSocketMessages = false
+    /// Requests harrec answers itself (400, 407, 408) and tunnels it cannot open are recorded
+    /// as entries with `_error` and `_refused` (`--no-record-errors` turns it off).
+    public var recordRefusals = true
 
     public init() {}
 }

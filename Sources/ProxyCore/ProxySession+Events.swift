@@ -131,12 +131,18 @@ extension ProxySession {
         let reason = "cannot connect to \(current.target): \(failure.message)"
         switch mode {
         case .connectingTunnel(_, let viaSOCKS):
+            var answer: ErrorResponses.Answer?
+            var recordedReason = reason
             if viaSOCKS {
-                commands.append(.sendToClient(socks.connectFailed(failure.kind)))
+                let reply = socks.connectFailed(failure.kind)
+                commands.append(.sendToClient(reply))
+                if reply.count > 1 { recordedReason += " (SOCKS5 reply \(reply[1]))" }
             } else {
-                let status = failure.kind == .timeout ? 504 : 502
-                commands.append(.sendToClient(errorResponse(status: status, reason: reason, close: true)))
+                answer = ErrorResponses.answer(status: failure.kind == .timeout ? 504 : 502, reason: reason, close: true)
+                commands.append(.sendToClient(answer!.bytes))
             }
+            recordRefusal(Refusals.tunnelRequest(current.target, viaSOCKS: viaSOCKS), response: answer?.recorded,
+                          reason: recordedReason, startedAt: current.connectStartedAt)
             finish(log: .tunnelFailed(current.target, reason: failure.message))
         case .http:
             failExchange(reason, respondWith: failure.kind == .timeout ? 504 : 502)

@@ -54,17 +54,37 @@ extension ProxySession {
                 if clientSentEOF && requestDecoder.bufferedByteCount == 0 {
                     finish(log: nil)
                 } else {
-                    sendClient(errorResponse(status: 400, reason: "bad request: \(reason)", close: true))
-                    finish(log: .rejected(status: 400, reason: "bad request: \(reason)"))
+                    rejectRequest(status: 400, reason: "bad request: \(reason)")
                 }
             }
             return nil
         }
     }
 
-    func rejectRequest(status: Int, reason: String) {
-        sendClient(errorResponse(status: status, reason: reason, close: true))
+    /// Answers the request being received with `status` and closes; the refusal is recorded
+    /// with the request as parsed (`head`) or as far as its bytes tell.
+    func rejectRequest(status: Int, reason: String, head: HTTPRequestHead? = nil) {
+        let answer = ErrorResponses.answer(status: status, reason: reason, close: true)
+        sendClient(answer.bytes)
+        if configuration.recordRefusals {
+            let request = head.map { Refusals.request($0, tunnel: tunnelContext) }
+                ?? Refusals.request(unparsed: requestDecoder.takeBufferedBytes(), tunnel: tunnelContext)
+            recordRefusal(request, response: answer.recorded, reason: reason, startedAt: headStartedAt)
+        }
         finish(log: .rejected(status: status, reason: reason))
+    }
+
+    /// Records what harrec refused itself (`Refusals`), unless `recordRefusals` is off.
+    func recordRefusal(_ request: RecordedRequest, response: RecordedResponse?, reason: String, startedAt: Double?) {
+        guard configuration.recordRefusals else { return }
+        commands.append(.record(.flow(Refusals.flow(id: flowIDs.make(), clientAddress: clientAddress, request: request,
+                                                    response: response, reason: reason,
+                                                    startedAt: startedAt ?? now, endedAt: now))))
+    }
+
+    /// The tunnel the session's requests arrive in, if any.
+    var tunnelContext: HTTP1Forwarding.Tunnel? {
+        tunnelTarget.map { HTTP1Forwarding.Tunnel(target: $0, scheme: scheme, serverName: interceptedServerName) }
     }
 
     func startExchange(_ head: HTTPRequestHead, framing: HTTPBodyFraming) {
@@ -72,7 +92,10 @@ extension ProxySession {
         // Proxy authentication applies to requests to the proxy, not inside an authorized tunnel.
         if tunnelTarget == nil, !auth.admits(head.fields) {
             let mustClose = framing != .none
-            sendClient(ErrorResponses.proxyAuthenticationRequired(close: mustClose))
+            let answer = ErrorResponses.proxyAuthenticationRequired(close: mustClose)
+            sendClient(answer.bytes)
+            recordRefusal(Refusals.request(head, tunnel: nil), response: answer.recorded,
+                          reason: "proxy authentication required", startedAt: headStartedAt)
             log(.proxyAuthenticationRequired(method: head.method))
             if mustClose || !head.keepAlive { finish(log: nil) }
             return
@@ -80,7 +103,7 @@ extension ProxySession {
 
         if head.method == "CONNECT" {
             guard tunnelTarget == nil else {
-                rejectRequest(status: 400, reason: "CONNECT inside a tunnel is not supported")
+                rejectRequest(status: 400, reason: "CONNECT inside a tunnel is not supported", head: head)
                 return
             }
             do {
@@ -88,7 +111,7 @@ extension ProxySession {
                 pendingClientBytes = requestDecoder.takeBufferedBytes()
                 openTunnel(to: target, viaSOCKS: false)
             } catch {
-                rejectRequest(status: 400, reason: "bad CONNECT target: \(describe(error))")
+                rejectRequest(status: 400, reason: "bad CONNECT target: \(describe(error))", head: head)
             }
             return
         }
@@ -96,17 +119,15 @@ extension ProxySession {
         let route: HTTP1Forwarding.Route
         let forwardedHead: [UInt8]
         do {
-            route = try HTTP1Forwarding.route(head, in: tunnelTarget.map {
-                HTTP1Forwarding.Tunnel(target: $0, scheme: scheme, serverName: interceptedServerName)
-            })
+            route = try HTTP1Forwarding.route(head, in: tunnelContext)
         } catch {
-            rejectRequest(status: 400, reason: describe(error))
+            rejectRequest(status: 400, reason: describe(error), head: head)
             return
         }
         do {
             forwardedHead = try HTTP1Forwarding.requestHead(head, framing: framing, route: route, inTunnel: tunnelTarget != nil)
         } catch {
-            rejectRequest(status: 400, reason: "bad request: \(error)")
+            rejectRequest(status: 400, reason: "bad request: \(error)", head: head)
             return
         }
         var request = RecordedRequest(method: head.method, url: route.url, httpVersion: head.version.description,

@@ -177,6 +177,9 @@ public struct Flow: Sendable, Equatable {
     public var error: String?
     /// Set for an upgrade to websocket: the messages that followed the 101.
     public var webSocket: RecordedWebSocket?
+    /// harrec answered this request itself, or could not open the tunnel it asked for: the
+    /// response (if any) is what harrec sent, and `error` says why (HAR `_refused: true`).
+    public var refused = false
 
     public init(id: UInt64, clientAddress: String, request: RecordedRequest, instants: FlowInstants) {
         self.id = id

@@ -229,6 +229,8 @@ extension Flow {
             e.uint(UInt64(webSocket.messages.count))
             for message in webSocket.messages { message.encode(into: &e) }
         }
+        // Last, and only when set: journals written before the field existed still decode.
+        if refused { e.bool(true) }
     }
 
     /// Decodes what `encoded()` wrote; the whole payload must be used.
@@ -283,6 +285,7 @@ extension Flow {
             for _ in 0..<messages { webSocket.messages.append(try RecordedWebSocketMessage(decoding: &d)) }
             self.webSocket = webSocket
         }
+        if !d.isAtEnd { refused = try d.bool() }
         guard d.isAtEnd else { throw d.failure("unexpected bytes after the flow") }
     }
 

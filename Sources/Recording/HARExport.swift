@@ -137,6 +137,9 @@ public enum HARExport {
         if let error = flow.error {
             custom.append((key: "_error", value: .string(error)))
         }
+        if flow.refused {
+            custom.append((key: "_refused", value: .bool(true)))
+        }
         if let webSocket = flow.webSocket {
             custom += webSocketFields(webSocket)
         }

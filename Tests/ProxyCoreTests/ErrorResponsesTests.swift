@@ -21,7 +21,14 @@ final class ErrorResponsesTests: XCTestCase {
     }
 
     func testProxyAuthenticationAndConnectReplies() {
-        let auth = String(decoding: ErrorResponses.proxyAuthenticationRequired(close: false), as: UTF8.self)
+        let answer = ErrorResponses.proxyAuthenticationRequired(close: false)
+        let auth = String(decoding: answer.bytes, as: UTF8.self)
+        // The recorded response is the one sent: status, fields in order, sizes and body.
+        XCTAssertEqual(answer.recorded.status, 407)
+        XCTAssertEqual(answer.recorded.reason, "Proxy Authentication Required")
+        XCTAssertEqual(answer.recorded.fields.map(\.name), ["Proxy-Authenticate", "Content-Type", "Content-Length"])
+        XCTAssertEqual(answer.recorded.headSize + answer.recorded.body.bytes.count, answer.bytes.count)
+        XCTAssertEqual(answer.recorded.body.bytes, Array("harrec: proxy authentication required\n".utf8))
         XCTAssertTrue(auth.hasPrefix("HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"harrec\"\r\n"), auth)
         XCTAssertFalse(auth.contains("Connection: close"))
         XCTAssertTrue(auth.hasSuffix("\r\n\r\nharrec: proxy authentication required\n"))

@@ -113,7 +113,22 @@ final class ProxySessionTests: XCTestCase {
         XCTAssertTrue(reply.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), reply)
         XCTAssertTrue(transcript(commands).contains("close client"))
         XCTAssertTrue(p.session.isFinished)
-        XCTAssertTrue(p.sink.flows.isEmpty)
+        // The refusal is an entry: the request as far as it parsed, the 400 the client got.
+        XCTAssertEqual(p.sink.flows.count, 1)
+        let flow = p.sink.flows[0]
+        XCTAssertTrue(flow.refused)
+        XCTAssertEqual(flow.request.method, "GET")
+        XCTAssertEqual(flow.request.url, "http://a.test/")
+        XCTAssertEqual(flow.response?.status, 400)
+        XCTAssertEqual(flow.response.map { $0.headSize + $0.body.bytes.count }, clientBytes(commands).count, "what the client received")
+        XCTAssertTrue(flow.error?.hasPrefix("bad request: ") == true, flow.error ?? "")
+
+        var quiet = ProxyConfiguration()
+        quiet.recordRefusals = false
+        let off = Playbook(configuration: quiet)
+        off.client("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n")
+        XCTAssertTrue(off.session.isFinished)
+        XCTAssertTrue(off.sink.flows.isEmpty, "--no-record-errors")
     }
 
     func testOriginFormToTheProxyIsRejected() {
@@ -156,7 +171,10 @@ final class ProxySessionTests: XCTestCase {
         }
         XCTAssertTrue(text(clientBytes(commands)).hasPrefix("HTTP/1.1 408 Request Timeout\r\n"), text(clientBytes(commands)))
         XCTAssertTrue(p.session.isFinished)
-        XCTAssertEqual(p.sink.flows.count, 0)
+        XCTAssertEqual(p.sink.flows.count, 1, "the refused head is recorded")
+        XCTAssertEqual(p.sink.flows.first?.request.url, "http://example.test/", "from the request line that did arrive")
+        XCTAssertEqual(p.sink.flows.first?.response?.status, 408)
+        XCTAssertEqual(p.sink.flows.first?.refused, true)
 
         let idle = Playbook()
         idle.client(simpleGet)

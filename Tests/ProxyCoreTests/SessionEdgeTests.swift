@@ -148,4 +148,67 @@ final class SessionEdgeTests: XCTestCase {
         assertTranscript(p.connected(1), [])
         XCTAssertFalse(p.session.isFinished)
     }
+
+    // MARK: - Refusals are entries (nothing a client sent is missing from the HAR)
+
+    /// A 407 is recorded with the request as parsed (credentials never) and the 407 sent.
+    func testProxyAuthenticationRequiredIsRecorded() {
+        var configuration = ProxyConfiguration()
+        configuration.credentials = ProxyCredentials(username: "user", password: "pass")
+        let p = Playbook(configuration: configuration)
+        let commands = p.client("GET http://a.test/x HTTP/1.1\r\nHost: a.test\r\nProxy-Authorization: Basic dXNlcjp3cm9uZw==\r\n\r\n")
+        let flow = p.sink.flows.first
+        XCTAssertEqual(flow?.refused, true)
+        XCTAssertEqual(flow?.request.url, "http://a.test/x")
+        XCTAssertEqual(flow?.request.fields.map(\.name), ["Host"], "the proxy credentials are not recorded")
+        XCTAssertEqual(flow?.response?.status, 407)
+        XCTAssertEqual(flow?.error, "proxy authentication required")
+        XCTAssertEqual(flow.map { $0.response!.headSize + $0.response!.body.bytes.count }, clientBytes(commands).count)
+        XCTAssertFalse(p.session.isFinished, "a bodiless keep-alive request may retry with credentials")
+    }
+
+    /// A CONNECT whose target cannot be reached: the 502 sent, as a CONNECT entry.
+    func testFailedConnectTunnelIsRecorded() {
+        let p = Playbook()
+        p.client("CONNECT db.test:5432 HTTP/1.1\r\nHost: db.test:5432\r\n\r\n")
+        p.advance(0.5)
+        let commands = p.connectFailed(1, UpstreamFailure(.dns, "name does not resolve"))
+        XCTAssertTrue(text(clientBytes(commands)).hasPrefix("HTTP/1.1 502 Bad Gateway\r\n"))
+        guard let flow = p.sink.flows.first else { return XCTFail("no entry for the failed tunnel") }
+        XCTAssertEqual(flow.request.method, "CONNECT")
+        XCTAssertEqual(flow.request.url, "http://db.test:5432/")
+        XCTAssertEqual(flow.response?.status, 502)
+        XCTAssertEqual(flow.error, "cannot connect to db.test:5432: name does not resolve")
+        XCTAssertEqual(flow.instants.end! - flow.instants.requestStart, 0.5, "from the CONNECT to the failure")
+        XCTAssertTrue(flow.refused)
+    }
+
+    /// A SOCKS5 CONNECT that fails: no HTTP response (status 0 in the HAR), the reply code in
+    /// the error.
+    func testFailedSOCKS5TunnelIsRecorded() {
+        let p = Playbook()
+        p.client([5, 1, 0, 5, 1, 0, 1, 127, 0, 0, 1, 1, 187])
+        p.connectFailed(1, UpstreamFailure(.refused, "connection refused"))
+        guard let flow = p.sink.flows.first else { return XCTFail("no entry for the failed tunnel") }
+        XCTAssertEqual(flow.request.url, "https://127.0.0.1:443/")
+        XCTAssertEqual(flow.request.httpVersion, "SOCKS5")
+        XCTAssertNil(flow.response)
+        XCTAssertEqual(flow.error, "cannot connect to 127.0.0.1:443: connection refused (SOCKS5 reply 5)")
+    }
+
+    /// URLs of refused requests: as absolute as the request allows, never invalid.
+    func testRefusalURLs() {
+        let tunnel = HTTP1Forwarding.Tunnel(target: ProxyTarget(host: "api.test", port: 8443), scheme: "https")
+        XCTAssertEqual(Refusals.url(target: "http://a.test/p?q#f", host: nil, tunnel: nil), "http://a.test/p?q")
+        XCTAssertEqual(Refusals.url(target: "wss://a.test/p", host: nil, tunnel: nil), "wss://a.test/p")
+        XCTAssertEqual(Refusals.url(target: "/p#f", host: "b.test:8080", tunnel: nil), "http://b.test:8080/p")
+        XCTAssertEqual(Refusals.url(target: "/p", host: nil, tunnel: tunnel), "https://api.test:8443/p")
+        XCTAssertEqual(Refusals.url(target: "/p", host: "bad host", tunnel: nil), "http://unknown.invalid/p")
+        XCTAssertEqual(Refusals.url(target: "*", host: nil, tunnel: nil), "http://unknown.invalid/")
+        let unparsed = Refusals.request(unparsed: Array("G\u{1}T /x HTTP/1.1\r\nHost: a\r\n".utf8), tunnel: nil)
+        XCTAssertEqual(unparsed.method, "-", "a method that is no token is not recorded as one")
+        XCTAssertEqual(unparsed.url, "http://unknown.invalid/")
+        let garbage = Refusals.request(unparsed: [0x16, 0x03, 0x01, 0x00], tunnel: nil)
+        XCTAssertEqual(garbage.method, "-")
+    }
 }

@@ -143,7 +143,8 @@ def test_connect_tunnel_refused(harrec, closed_port):
 
 def test_request_to_the_proxy_itself_is_refused_not_looped(harrec):
     """A request whose target is harrec's own listener would come back in as a new request:
-    it gets one 502 naming the loop, and the HAR holds exactly that one exchange."""
+    it gets one 502 naming the loop, and the HAR holds exactly that one exchange (the CONNECT
+    to the listener as a refused tunnel)."""
     px = harrec.start()
     for port in (px.http_port, px.socks_port):
         url = f"http://127.0.0.1:{port}/self"
@@ -160,7 +161,9 @@ def test_request_to_the_proxy_itself_is_refused_not_looped(harrec):
     for e in mine:
         assert e["response"]["status"] == 0 or e["response"]["status"] == 502
         assert "own listener" in e.get("_error", ""), e.get("_error")
-    assert len(entries(har)) == 2, "the refused requests did not reach the proxy a second time"
+    tunnels = [e for e in entries(har) if e["request"]["method"] == "CONNECT"]
+    assert len(tunnels) == 1 and tunnels[0]["_refused"] is True and "own listener" in tunnels[0]["_error"], tunnels
+    assert len(entries(har)) == 3, "the refused requests did not reach the proxy a second time"
 
 
 # A DNS label longer than 63 bytes fails inside the resolver library before any query is sent, so
