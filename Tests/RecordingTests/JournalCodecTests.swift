@@ -61,6 +61,20 @@ final class JournalCodecTests: XCTestCase {
         }
     }
 
+    /// `refused` is an optional last field: set, it round-trips; unset, the payload is byte for
+    /// byte what journals written before the field existed hold, so those still decode.
+    func testRefusedIsAnOptionalTrailingField() throws {
+        var refused = Self.sampleFlow(7)
+        refused.refused = true
+        let plain = Self.sampleFlow(7)
+        let bytes = refused.encoded()
+        XCTAssertEqual(Array(bytes.dropLast()), plain.encoded(), "one trailing byte, only when set")
+        let decoded = try bytes.withUnsafeBytes { try Flow(decoding: $0) }
+        XCTAssertTrue(decoded.refused)
+        XCTAssertFalse(try plain.encoded().withUnsafeBytes { try Flow(decoding: $0) }.refused)
+        XCTAssertThrowsError(try (bytes + [1]).withUnsafeBytes { try Flow(decoding: $0) }, "nothing may follow it")
+    }
+
     /// Every truncation of a flow's payload, and every single-byte change, either decodes or
     /// throws: never a trap, and a truncation never decodes.
     func testFlowDecodingOfDamagedPayloads() {
