@@ -352,7 +352,12 @@ struct MessageAssembler {
         if let existing = self.inflater {
             inflater = existing
         } else {
-            inflater = MessageInflater(windowBits: deflate.inflateWindowBits(for: direction))
+            // Always the largest window, whatever the sender agreed to: a larger decoder window
+            // decodes every valid stream, and zlib checks distances against its window plus the
+            // output of the current call, so with the agreed window a stream that reaches too far
+            // back decoded when it came in one piece and failed when it came in several (a fuzz
+            // finding). Recording accepts what the peer accepted.
+            inflater = MessageInflater(windowBits: 15)
             self.inflater = inflater
         }
         let cap = limits.maxRecordedMessageBytes

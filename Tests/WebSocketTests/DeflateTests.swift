@@ -247,3 +247,39 @@ func peakResidentBytes() -> Int? {
     }
     return nil
 }
+
+/// Fuzz findings of the websocket target, replayed: whole or split feeding must give the same
+/// events.
+final class DeflateFuzzRegressionTests: XCTestCase {
+    private func events(_ bytes: [UInt8], chunk: Int) -> [WebSocketEvent] {
+        let deflate = PerMessageDeflate(clientNoContextTakeover: false, serverNoContextTakeover: false,
+                                        clientMaxWindowBits: 8, serverMaxWindowBits: 8)
+        var parser = WebSocketParser(direction: .serverToClient, deflate: deflate)
+        var out: [WebSocketEvent] = []
+        var start = 0
+        while start < bytes.count {
+            parser.feed(Array(bytes[start..<min(bytes.count, start + chunk)]))
+            while let event = parser.next() { out.append(event) }
+            start += chunk
+        }
+        if let last = parser.finish() { out.append(last) }
+        return out
+    }
+
+    /// A compressed message whose back-references reach beyond the agreed 8-bit window: zlib
+    /// checks distances against its window plus the current call's output, so with the agreed
+    /// window it decoded when fed whole and failed ("invalid distance too far back") when fed two
+    /// bytes at a time. The inflater now always uses a 15-bit window.
+    func testDistanceBeyondTheAgreedWindowDecodesTheSameWholeOrSplit() throws {
+        let input = Array(Data(base64Encoded: "AhHBQQtKTBwFo2BfFAwOYcELSkwcBaNgFGAUDiHBC0qGAgAA/QWjBQ7BCwAAAAAAAAA8bAAAAAAAAABKTBwFC81i4BgIfGTBEIE=")!)
+        let frames = Array(input.dropFirst(2)) // the fuzz target's flag and seed bytes
+        let whole = events(frames, chunk: frames.count)
+        XCTAssertEqual(whole.count, 2)
+        for chunk in [1, 2, 3, 7] {
+            XCTAssertEqual(events(frames, chunk: chunk), whole, "chunk \(chunk)")
+        }
+        guard case .message(_, let data, _, _, _, let note) = whole[0] else { return XCTFail("\(whole[0])") }
+        XCTAssertGreaterThan(data.count, 1000)
+        XCTAssertEqual(note, "33 bytes after the end of the DEFLATE stream ignored")
+    }
+}
