@@ -23,9 +23,12 @@ let package = Package(
             .linkedLibrary("z"), .linkedLibrary("brotlidec"), .linkedLibrary("zstd"), .linkedLibrary("deflate"),
         ]),
         .target(name: "COpenSSLShims", linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
+        .target(name: "CNghttp2Shims", linkerSettings: [.linkedLibrary("nghttp2")]),
         // Sans-IO protocol cores: bytes in, events out. No sockets, no runtime.
         .target(name: "HTTP1"),
         .target(name: "SOCKS5"),
+        // Sans-IO HTTP/2 connections (RFC 9113) over libnghttp2: frames in, events out.
+        .target(name: "HTTP2", dependencies: ["CNghttp2Shims", "HTTP1"]),
         .target(name: "HAR"),
         .target(name: "Codecs", dependencies: ["CCompressionShims"]),
         // OpenSSL over memory BIOs, ClientHello sniffing, CA and leaf issuance.
@@ -53,6 +56,7 @@ let package = Package(
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
+        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTP1"]),
         .testTarget(name: "HARTests", dependencies: ["HAR"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "HAR", "HTTP1"]),
