@@ -91,6 +91,9 @@ public final class HTTP2Connection {
         }
     }
 
+    /// True when `nextEvent()` has something.
+    public var hasEvents: Bool { eventIndex < events.count }
+
     /// The next event, or nil until more bytes arrive.
     public func nextEvent() -> HTTP2Event? {
         guard eventIndex < events.count else { return nil }
@@ -112,7 +115,8 @@ public final class HTTP2Connection {
 
     // MARK: - Output
 
-    /// Frames to send to the peer (empty when there is nothing to send).
+    /// Frames to send to the peer (empty when there is nothing to send). Sending can close
+    /// streams (their end went out) and so queue `.closed` events: check `nextEvent()` after it.
     public func takeOutput() -> [UInt8] {
         var out: [UInt8] = []
         while true {

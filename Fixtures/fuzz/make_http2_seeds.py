@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Writes the http2 fuzz target's seeds: a client's frames (after the connection preface) made by
+python's `h2` library, an implementation independent of nghttp2. First byte: the harness's flags
+(0x80 = answer each request) and chunking seed."""
+import os
+import sys
+
+import h2.config
+import h2.connection
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "http2")
+
+
+def client():
+    c = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+    c.initiate_connection()
+    return c
+
+
+def frames(c):
+    data = c.data_to_send()
+    assert data.startswith(PREFACE)
+    return data[len(PREFACE):]
+
+
+def request(c, sid, path="/", method="GET", end=True, extra=()):
+    c.send_headers(sid, [(":method", method), (":scheme", "https"), (":authority", "api.test"), (":path", path), *extra],
+                   end_stream=end)
+
+
+seeds = {}
+c = client(); request(c, 1); seeds["get"] = frames(c)
+c = client(); request(c, 1, "/upload", "POST", end=False, extra=[("content-type", "application/json")])
+c.send_data(1, b'{"a":1}'); c.send_data(1, b"x" * 3000, end_stream=False)
+c.send_headers(1, [("grpc-status", "0")], end_stream=True); seeds["post-trailers"] = frames(c)
+c = client()
+for sid in (1, 3, 5, 7):
+    request(c, sid, f"/item/{sid}")
+c.reset_stream(3, 8); c.ping(b"12345678"); c.increment_flow_control_window(65535); seeds["many-reset-ping"] = frames(c)
+c = client(); request(c, 1, extra=[("x-big", "v" * 20000)]); seeds["continuation"] = frames(c)
+c = client(); request(c, 1); c.close_connection(); seeds["goaway"] = frames(c)
+c = client(); request(c, 1, end=False); c.send_data(1, b"abc", pad_length=10); c.end_stream(1); seeds["padded"] = frames(c)
+
+os.makedirs(OUT, exist_ok=True)
+for i, (name, data) in enumerate(sorted(seeds.items())):
+    with open(os.path.join(OUT, f"seed-{name}"), "wb") as f:
+        f.write(bytes([0x80 | (i * 9 % 64)]) + data)
+print(f"wrote {len(seeds)} seeds to {OUT}", file=sys.stderr)
