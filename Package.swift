@@ -56,7 +56,7 @@ let package = Package(
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
-        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTP1"]),
+        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTP1"], exclude: ["Peers"]),
         .testTarget(name: "HARTests", dependencies: ["HAR"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "HAR", "HTTP1"]),
