@@ -79,6 +79,50 @@ extension ProxySession {
     }
 
 
+    // MARK: - Upgrades
+
+    /// After a 101: record the upgrade, then relay raw bytes both ways.
+    func switchToUpgradedRelay() {
+        guard let upstreamID = upstreams.activeID, let current = exchange.take() else { return }
+        current.flow.instants.end = now
+        if current.flow.instants.sendEnd == nil { current.flow.instants.sendEnd = current.flow.instants.responseStart }
+        if upgradeIsWebSocket {
+            let relay = WebSocketRelay(upgrade: current.flow, extensionHeader: webSocketExtensions, configuration: configuration)
+            for record in relay.startRecords { commands.append(.record(record)) }
+            log(.webSocketOpened(relay.flow))
+            webSocket = relay
+        } else {
+            commands.append(.record(.flow(current.flow)))
+            if configuration.liveLog { log(.exchange(current.flow)) }
+        }
+        let fromClient = requestDecoder.takeBufferedBytes()
+        let fromUpstream = upstreams.active!.decoder.takeBufferedBytes()
+        mode = .relay(relay(to: upstreamID))
+        if !fromUpstream.isEmpty {
+            sendClient(fromUpstream)
+            recordWebSocket(fromUpstream, from: .serverToClient)
+        }
+        if !fromClient.isEmpty {
+            sendUpstream(upstreamID, fromClient)
+            recordWebSocket(fromClient, from: .clientToServer)
+        }
+    }
+
+    /// Parses a copy of relayed bytes into the WebSocket recording, if there is one.
+    func recordWebSocket(_ bytes: [UInt8], from direction: WebSocketDirection) {
+        guard webSocket != nil else { return }
+        for record in webSocket!.relayed(bytes, from: direction, at: now) { commands.append(.record(record)) }
+    }
+
+    /// Records the WebSocket conversation once, when the session ends.
+    func finishWebSocket() {
+        guard var relay = webSocket else { return }
+        webSocket = nil
+        let (records, event) = relay.finish(at: now, shuttingDown: shuttingDown)
+        for record in records { commands.append(.record(record)) }
+        log(event)
+    }
+
     // MARK: - TLS interception
 
     /// Bytes to the client, encrypted when the tunnel is intercepted. Encrypted bytes are

@@ -1,4 +1,3 @@
-import HAR
 import HTTP1
 import Recording
 import SOCKS5
