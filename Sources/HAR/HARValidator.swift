@@ -442,7 +442,7 @@ private struct Checker {
         if let encoding = string(f, "encoding", path, required: false) {
             if encoding != "base64" {
                 report(join(path, "encoding"), "must be \"base64\", found \(quoted(encoding))", .encoding)
-            } else if let text, HARBuild.base64DecodedCount(text) == nil {
+            } else if let text, Base64.decodedCount(text) == nil {
                 report(join(path, "text"), "is not valid base64 (RFC 4648 alphabet, padded, no whitespace)", .base64)
             }
         }
@@ -477,7 +477,7 @@ private struct Checker {
             if encoding != "base64" {
                 report(join(path, "encoding"), "must be \"base64\", found \(quoted(encoding))", .encoding)
             } else if let text {
-                if let n = HARBuild.base64DecodedCount(text) {
+                if let n = Base64.decodedCount(text) {
                     decodedLength = n
                 } else {
                     report(join(path, "text"), "is not valid base64 (RFC 4648 alphabet, padded, no whitespace)", .base64)

@@ -63,7 +63,7 @@ struct FixturePlanner {
             bytes = Array(text.utf8)
             recordedAsText = true
         case .base64(let encoded):
-            guard let decoded = HARBuild.decodeLenientBase64(encoded) else {
+            guard let decoded = Base64.decodeLenient(encoded) else {
                 // Served as recorded; the runtime reports it when it cannot decode it.
                 return (.base64(encoded), "the recorded base64 body does not decode")
             }
@@ -84,7 +84,7 @@ struct FixturePlanner {
         }
         if bytes.count <= inlineLimit {
             if recordedAsText, case .text(let text) = body { return (.text(text), note) }
-            return (.base64(HARBuild.base64(bytes)), note)
+            return (.base64(Base64.encode(bytes)), note)
         }
         let ext = FixturePlanner.fileExtension(mime: mime, bytes: bytes, labelledJSONButInvalid: note != nil)
         return (.fixture(addFixture(bytes, ext: ext, path: path)), note)
@@ -116,7 +116,7 @@ struct FixturePlanner {
     /// characters; a file extension is dropped (`/v1/projects/42` → `projects`, `/small.json` →
     /// `small`). `root` for `/` (or only ids), `resource` when no segment has usable characters.
     static func resourceName(path: String) -> String {
-        let segments = path.split(separator: "/").map { HARBuild.percentDecoded(String($0), plusAsSpace: false) }
+        let segments = path.split(separator: "/").map { PercentEncoding.decoded(String($0), plusAsSpace: false) }
         var sawNamedSegment = false
         for segment in segments.reversed() where !isVersion(segment) && !isIdentifier(segment) {
             sawNamedSegment = true

@@ -119,9 +119,9 @@ struct WebSocketPlanner {
         case 1:
             // harrec writes text that is not UTF-8 as base64; only bytes can replay it exactly.
             guard isBase64 else { return .text(data) }
-            return HARBuild.decodeLenientBase64(data).map { .binary(HARBuild.base64($0)) }
+            return Base64.decodeLenient(data).map { .binary(Base64.encode($0)) }
         case 2:
-            return HARBuild.decodeLenientBase64(data).map { .binary(HARBuild.base64($0)) }
+            return Base64.decodeLenient(data).map { .binary(Base64.encode($0)) }
         case 8:
             return close(data)
         default:

@@ -304,7 +304,7 @@ extension ResponseBody {
         case .empty: return Data()
         case .text(let text): return Data(text.utf8)
         case .base64(let encoded):
-            guard let bytes = HARBuild.decodeLenientBase64(encoded) else { throw InvalidBase64BodyError() }
+            guard let bytes = Base64.decodeLenient(encoded) else { throw InvalidBase64BodyError() }
             return Data(bytes)
         case .fixture(let name): return try FixtureLocator.data(named: name)
         }

@@ -90,7 +90,7 @@ package struct MockURLParts: Equatable {
     /// (it is only a space in form bodies, and both sides are decoded the same way anyway).
     package static func percentDecoded(_ s: Substring) -> String {
         guard s.contains("%") else { return String(s) }
-        let bytes = HARBuild.percentDecodedBytes(Array(s.utf8)[...], plusAsSpace: false)
+        let bytes = PercentEncoding.decodedBytes(Array(s.utf8)[...], plusAsSpace: false)
         return String(validating: bytes, as: UTF8.self) ?? String(s)
     }
 }

@@ -9,7 +9,7 @@ struct ProxyAuth {
     private let expected: [UInt8]?
 
     init(credentials: ProxyCredentials?) {
-        expected = credentials.map { Array(HARBuild.base64(Array("\($0.username):\($0.password)".utf8)).utf8) }
+        expected = credentials.map { Array(Base64.encode(Array("\($0.username):\($0.password)".utf8)).utf8) }
     }
 
     /// Whether a request with these fields may use the proxy. The scheme name is

@@ -170,7 +170,7 @@ public enum HARExport {
             if isText, message.textValid, let text = String(validating: message.data, as: UTF8.self) {
                 fields.append((key: "data", value: .string(text)))
             } else {
-                fields.append((key: "data", value: .string(HARBuild.base64(message.data))))
+                fields.append((key: "data", value: .string(Base64.encode(message.data))))
                 if isText {
                     fields.append((key: "_encoding", value: .string("base64")))
                     fields.append((key: "_invalidUTF8", value: .bool(true)))
@@ -241,7 +241,7 @@ public enum HARExport {
             if let utf8 = validUTF8(bytes, allowTrimmingTail: request.body.isTruncated) {
                 text = utf8
             } else {
-                text = HARBuild.base64(bytes)
+                text = Base64.encode(bytes)
                 custom.append((key: "encoding", value: .string("base64")))
             }
             if request.body.isTruncated {
@@ -314,7 +314,7 @@ public enum HARExport {
             return HARContent(size: size, compression: compression, mimeType: mimeType, text: text, custom: custom)
         }
         return HARContent(size: decoded.count, compression: compression, mimeType: mimeType,
-                          text: HARBuild.base64(decoded), encoding: "base64", custom: custom)
+                          text: Base64.encode(decoded), encoding: "base64", custom: custom)
     }
 
     // MARK: - Helpers

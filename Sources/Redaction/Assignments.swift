@@ -29,7 +29,7 @@ extension RedactionEngine {
             return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: String(decoding: r, as: UTF8.self))
         }
         var value = string(p, range)
-        if decode && value.utf8.contains(0x25) { value = HARBuild.percentDecoded(value, plusAsSpace: false) }
+        if decode && value.utf8.contains(0x25) { value = PercentEncoding.decoded(value, plusAsSpace: false) }
         guard let r = replaceNamedValue(value, nameClass, secretRule: secretRule, location, path, length: range.count)
         else { return nil }
         return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: r)
@@ -71,7 +71,14 @@ extension RedactionEngine {
             j += 1
             let valueStart = j
             while j < p.count && p[j] != quote && p[j] != 0x0A { j += 1 }
-            return namedValueMatch(p, valueStart..<j, nameClass, secretRule: rule, decode: false, location, path)
+            // Trailing spaces and commas stay, as for `name: "value"` below: the quote that ends
+            // the value may open the next name in text that is not quite JSON or HTML
+            // (`x="...jVm, "version": "10.4.1.7"`), and a second run must see the same separator.
+            var valueEnd = j
+            while valueEnd > valueStart && (p[valueEnd - 1] == 0x20 || p[valueEnd - 1] == 0x09 || p[valueEnd - 1] == 0x2C) {
+                valueEnd -= 1
+            }
+            return namedValueMatch(p, valueStart..<valueEnd, nameClass, secretRule: rule, decode: false, location, path)
         }
         let valueStart = j
         var encoded = false
@@ -110,7 +117,7 @@ extension RedactionEngine {
     /// decoded, redacted as text (a URL in it gets its query redacted), and encoded again.
     private func encodedValueMatch(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ location: RedactionLocation,
                                    _ path: () -> String) -> TextMatch? {
-        let decoded = Array(HARBuild.percentDecoded(string(p, range), plusAsSpace: false).utf8)
+        let decoded = Array(PercentEncoding.decoded(string(p, range), plusAsSpace: false).utf8)
         guard decoded.count < range.count, !sameLength,
               let inner = decoded.withUnsafeBufferPointer({ redactValueBytes($0, location, path, nestingLevel: 1) }) else { return nil }
         return TextMatch(start: range.lowerBound, end: range.upperBound,

@@ -149,7 +149,7 @@ extension RedactionEngine {
         func flush<Raw: Sequence<UInt8>>(_ raw: Raw, _ content: inout [UInt8], _ pending: inout [UInt8]) {
             pending.append(contentsOf: raw)
             guard !pending.isEmpty else { return }
-            content.append(contentsOf: HARBuild.base64(pending).utf8)
+            content.append(contentsOf: Base64.encode(pending).utf8)
             pending.removeAll(keepingCapacity: true)
         }
         for (run, marked) in edits {

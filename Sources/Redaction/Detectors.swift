@@ -129,14 +129,14 @@ extension RedactionEngine {
         let hasPassword = !(password?.isEmpty ?? true)
         var replacement = user
         if !user.isEmpty && !(Self.serviceUserNames.contains(user.lowercased()) && !hasPassword),
-           let r = replaceSecret(HARBuild.percentDecoded(user, plusAsSpace: false), .urlUserinfo, location, path,
+           let r = replaceSecret(PercentEncoding.decoded(user, plusAsSpace: false), .urlUserinfo, location, path,
                                  length: at - start) {
             replacement = r
         }
         if let password, hasPassword, !isUntouchable(password) {
             note(.urlUserinfo, location, password, path)
             // Dropped here, but chased everywhere else it appears.
-            collector.chase(.secret, HARBuild.percentDecoded(password, plusAsSpace: false))
+            collector.chase(.secret, PercentEncoding.decoded(password, plusAsSpace: false))
         }
         guard replacement != user || hasPassword else {
             // Nothing to replace; the bytes up to '@' are still no email local part.
@@ -180,7 +180,7 @@ extension RedactionEngine {
             return nil
         }
         var value = string(p, start..<j)
-        if encoded || value.utf8.contains(0x25) { value = HARBuild.percentDecoded(value, plusAsSpace: false) }
+        if encoded || value.utf8.contains(0x25) { value = PercentEncoding.decoded(value, plusAsSpace: false) }
         guard Self.isWholeEmail(value) else { return nil }
         if Self.hasSuffixIgnoringCase(value, "@example.com") {
             // A placeholder (or a reserved example address) stays, and its bytes are not up for a

@@ -146,13 +146,13 @@ struct Finalizer {
                 }
                 var k = j
                 while k < w.contentEnd && p[k] != 0xEE { k += 1 }
-                if let chunk = HARBuild.decodeBase64(String(decoding: UnsafeBufferPointer(rebasing: p[j..<k]), as: UTF8.self)) {
+                if let chunk = Base64.decode(String(decoding: UnsafeBufferPointer(rebasing: p[j..<k]), as: UTF8.self)) {
                     assembled += chunk
                 }
                 j = k == j ? j + 1 : k
             }
             let final = assembled.withUnsafeBufferPointer { bytes($0, sameLength: true) } ?? assembled
-            return (w.end, Array(HARBuild.base64(final).utf8))
+            return (w.end, Array(Base64.encode(final).utf8))
         case 0x86:
             guard syntax.matches(MarkerSyntax.percentOpen, p, at: i),
                   let w = syntax.wrapEnd(p, from: i, open: MarkerSyntax.percentOpen, close: MarkerSyntax.percentClose)
@@ -188,7 +188,7 @@ struct Finalizer {
             var end = i
             while end < j && p[end] != 0x2F && p[end] != 0x2B { end += 1 }
             guard end - i >= KnownValueIndex.minimumLength else { return (end, nil) }
-            let decoded = Array(HARBuild.percentDecoded(String(decoding: UnsafeBufferPointer(rebasing: p[i..<end]), as: UTF8.self),
+            let decoded = Array(PercentEncoding.decoded(String(decoding: UnsafeBufferPointer(rebasing: p[i..<end]), as: UTF8.self),
                                                         plusAsSpace: false).utf8)
             guard let inner = decoded.withUnsafeBufferPointer({ bytes($0, sameLength: false) }) else { return (end, nil) }
             return (end, URLParts.percentEncodedQueryValue(inner))
@@ -293,10 +293,10 @@ extension Finalizer {
             if let body = content.text {
                 let isBase64 = content.encoding == "base64"
                 let old = fixups.first { $0.body == .response }?.oldLength
-                    ?? (isBase64 ? (HARBuild.base64DecodedCount(body) ?? content.size) : body.utf8.count)
+                    ?? (isBase64 ? (Base64.decodedCount(body) ?? content.size) : body.utf8.count)
                 if let r = finalizeBody(body, base64: isBase64, mimeType: content.mimeType) { content.text = r }
                 let newText = content.text ?? ""
-                let new = isBase64 ? (HARBuild.base64DecodedCount(newText) ?? newText.utf8.count) : newText.utf8.count
+                let new = isBase64 ? (Base64.decodedCount(newText) ?? newText.utf8.count) : newText.utf8.count
                 if old != new {
                     content.size = new
                     if let compression = content.compression {
@@ -330,10 +330,10 @@ extension Finalizer {
         var copy = body
         let marked = copy.withUTF8 { syntax.containsMarks($0) }
         if marked || !base64 { return text(body) }
-        guard known != nil, let bytes = HARBuild.decodeBase64(body), !bytes.isEmpty else { return nil }
+        guard known != nil, let bytes = Base64.decode(body), !bytes.isEmpty else { return nil }
         let isText = BodyKind.isTextual(mimeType: mimeType) && String(validating: bytes, as: UTF8.self) != nil
         guard let r = bytes.withUnsafeBufferPointer({ self.bytes($0, sameLength: !isText) }) else { return nil }
-        return HARBuild.base64(r)
+        return Base64.encode(r)
     }
 
     private mutating func finalize(_ comment: inout String?) {

@@ -19,7 +19,7 @@ enum FuzzInput {
                                  headers: [HARHeader(name: "X-Fuzz", value: header)],
                                  postData: HARPostData(mimeType: mimeType, text: body))
         let content = HARContent(size: body.utf8.count, mimeType: mimeType,
-                                 text: base64 ? HARBuild.base64(Array(body.utf8)) : body, encoding: base64 ? "base64" : nil)
+                                 text: base64 ? Base64.encode(Array(body.utf8)) : body, encoding: base64 ? "base64" : nil)
         let response = HARResponse(status: 200, statusText: "OK", httpVersion: "HTTP/1.1",
                                    headers: [HARHeader(name: "Content-Type", value: mimeType)], content: content)
         let entry = HAREntry(startedDateTime: "2026-12-01T00:00:00.000Z", time: 1, request: request, response: response,

@@ -83,7 +83,7 @@ extension RedactionEngine {
     }
 
     static func decodedLength(_ text: String, base64: Bool) -> Int {
-        base64 ? (HARBuild.base64DecodedCount(text) ?? text.utf8.count) : text.utf8.count
+        base64 ? (Base64.decodedCount(text) ?? text.utf8.count) : text.utf8.count
     }
 
     // MARK: - Response
@@ -97,7 +97,7 @@ extension RedactionEngine {
         if let r = redactURL(response.redirectURL, .url, { base + ".redirectURL" }) { response.redirectURL = r }
         if let text = response.content.text {
             let isBase64 = response.content.encoding == "base64"
-            let old = isBase64 ? (HARBuild.base64DecodedCount(text) ?? response.content.size) : text.utf8.count
+            let old = isBase64 ? (Base64.decodedCount(text) ?? response.content.size) : text.utf8.count
             if let r = redactBody(text, base64: isBase64, mimeType: response.content.mimeType, .body, { base + ".content.text" }) {
                 response.content.text = r
                 fixups.append(BodyLengthFixup(body: .response, oldLength: old))
@@ -115,7 +115,7 @@ extension RedactionEngine {
                             _ path: () -> String) -> String? {
         guard !text.isEmpty else { return nil }
         guard base64 else { return redactDecodedBody(text, mimeType: mimeType, location, path) }
-        guard let bytes = HARBuild.decodeBase64(text), !bytes.isEmpty else { return nil }
+        guard let bytes = Base64.decode(text), !bytes.isEmpty else { return nil }
         let textual = BodyKind.isTextual(mimeType: mimeType) || bytes.withUnsafeBufferPointer(Self.looksLikeJSON)
         if textual, let decoded = String(validating: bytes, as: UTF8.self) {
             return redactDecodedBody(decoded, mimeType: mimeType, location, path)
@@ -185,7 +185,7 @@ extension RedactionEngine {
         let scheme = trimmed[..<space]
         let credential = trimmed[space...].trimmingSpaces
         guard let r = replaceSecret(credential, .authorizationHeader, .header, path) else { return nil }
-        if scheme.lowercased() == "basic", let decoded = HARBuild.decodeBase64(credential),
+        if scheme.lowercased() == "basic", let decoded = Base64.decode(credential),
            let pair = String(validating: decoded, as: UTF8.self), let colon = pair.firstIndex(of: ":") {
             // The password inside is chased wherever else it appears (a form, a config dump).
             let password = String(pair[pair.index(after: colon)...])
@@ -288,7 +288,7 @@ extension RedactionEngine {
             let isBase64 = fields.contains { ($0.key == "_encoding" || $0.key == "encoding") && $0.value.stringValue == "base64" }
             var redacted: String?
             if opcode == 2 || isBase64 {
-                if let bytes = HARBuild.decodeBase64(data), !bytes.isEmpty { redacted = redactBinary(bytes, .webSocket, path) }
+                if let bytes = Base64.decode(data), !bytes.isEmpty { redacted = redactBinary(bytes, .webSocket, path) }
             } else {
                 redacted = opcode == 1 ? redactTextOrJSON(data, .webSocket, path) : scanText(data, .webSocket, path)
             }

@@ -179,8 +179,8 @@ final class KnownValueIndex: @unchecked Sendable {
             }
             // Base64: the padded form, and the unpadded one as its prefix.
             let p0 = patterns.count, r0 = replacements.count
-            HARBuild.appendBase64(v, to: &patterns)
-            HARBuild.appendBase64(r, to: &replacements)
+            Base64.append(v, to: &patterns)
+            Base64.append(r, to: &replacements)
             let pc = patterns.count - p0, rc = replacements.count - r0
             let padding = (3 - v.count % 3) % 3, paddingR = (3 - r.count % 3) % 3
             if padding > 0 { record(p0, pc, r0, rc) }

@@ -433,7 +433,7 @@ enum Base64URL {
 
     /// base64 of `bytes` in either alphabet, with or without '=' padding.
     static func encode(_ bytes: [UInt8], urlSafe: Bool, padded: Bool) -> String {
-        if !urlSafe && padded { return HARBuild.base64(bytes) }
+        if !urlSafe && padded { return Base64.encode(bytes) }
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         let a62: UInt8 = urlSafe ? 0x2D : 0x2B, a63: UInt8 = urlSafe ? 0x5F : 0x2F

@@ -249,7 +249,7 @@ enum SuspectCheck {
         func checkBody(_ text: String?, base64: Bool, _ path: String) {
             guard let text else { return }
             guard base64 else { return check(text, .body, path) }
-            guard let bytes = HARBuild.decodeBase64(text) else { return }
+            guard let bytes = Base64.decode(text) else { return }
             if let decoded = String(validating: bytes, as: UTF8.self) { return check(decoded, .body, path) }
             // Binary: the printable runs redaction scans.
             bytes.withUnsafeBufferPointer { p in

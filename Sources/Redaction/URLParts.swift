@@ -71,8 +71,8 @@ extension RedactionEngine {
             }
             let name = String(item[..<eq])
             let rawValue = String(item[item.index(after: eq)...])
-            let value = HARBuild.percentDecoded(rawValue, plusAsSpace: plusAsSpace)
-            if let replacement = redactParameterValue(name: HARBuild.percentDecoded(name, plusAsSpace: plusAsSpace),
+            let value = PercentEncoding.decoded(rawValue, plusAsSpace: plusAsSpace)
+            if let replacement = redactParameterValue(name: PercentEncoding.decoded(name, plusAsSpace: plusAsSpace),
                                                       value: value, location, path) {
                 items.append(name + "=" + syntax.queryEncoded(replacement))
                 changed = true

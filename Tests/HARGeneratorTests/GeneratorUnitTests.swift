@@ -43,15 +43,15 @@ final class LiteralTests: XCTestCase {
     func testBase64RoundTripAndLeniency() {
         for n in 0..<8 {
             let bytes = (0..<n).map { UInt8(($0 * 77 + 5) % 256) }
-            XCTAssertEqual(HARBuild.decodeLenientBase64(HARBuild.base64(bytes)), bytes)
+            XCTAssertEqual(Base64.decodeLenient(Base64.encode(bytes)), bytes)
         }
-        XCTAssertEqual(HARBuild.decodeLenientBase64("AAEC"), [0, 1, 2])
-        XCTAssertEqual(HARBuild.decodeLenientBase64("AA E\nC"), [0, 1, 2])
-        XCTAssertEqual(HARBuild.decodeLenientBase64("/w"), [0xFF])
-        XCTAssertEqual(HARBuild.decodeLenientBase64("_w=="), [0xFF])
-        XCTAssertNil(HARBuild.decodeLenientBase64("A"))
-        XCTAssertNil(HARBuild.decodeLenientBase64("AA==AA"))
-        XCTAssertNil(HARBuild.decodeLenientBase64("AA*A"))
+        XCTAssertEqual(Base64.decodeLenient("AAEC"), [0, 1, 2])
+        XCTAssertEqual(Base64.decodeLenient("AA E\nC"), [0, 1, 2])
+        XCTAssertEqual(Base64.decodeLenient("/w"), [0xFF])
+        XCTAssertEqual(Base64.decodeLenient("_w=="), [0xFF])
+        XCTAssertNil(Base64.decodeLenient("A"))
+        XCTAssertNil(Base64.decodeLenient("AA==AA"))
+        XCTAssertNil(Base64.decodeLenient("AA*A"))
     }
 }
 
@@ -131,13 +131,13 @@ final class FixtureRuleTests: XCTestCase {
         let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 7, count: 5000)
         let gif: [UInt8] = Array("GIF89a".utf8) + Array(repeating: 0, count: 5000)
         let (source, fixtures) = try generate([
-            HARFactory.entry("GET", "https://a.example/logo", mimeType: "image/png", text: HARBuild.base64(png), encoding: "base64"),
+            HARFactory.entry("GET", "https://a.example/logo", mimeType: "image/png", text: Base64.encode(png), encoding: "base64"),
             HARFactory.entry("GET", "https://a.example/anim", mimeType: "application/octet-stream",
-                             text: HARBuild.base64(gif), encoding: "base64", second: 1),
+                             text: Base64.encode(gif), encoding: "base64", second: 1),
             HARFactory.entry("GET", "https://a.example/tiny", mimeType: "application/octet-stream",
                              text: "AAEC", encoding: "base64", second: 2),
             HARFactory.entry("GET", "https://a.example/doc", mimeType: "application/pdf",
-                             text: HARBuild.base64(Array("%PDF-1.4".utf8) + Array(repeating: 32, count: 5000)),
+                             text: Base64.encode(Array("%PDF-1.4".utf8) + Array(repeating: 32, count: 5000)),
                              encoding: "base64", second: 3),
         ])
         XCTAssertEqual(fixtures.map(\.relativePath), ["logo-s.png", "anim-s.gif", "doc-s.pdf"])

@@ -81,23 +81,23 @@ final class HARBuildTests: XCTestCase {
         let vectors: [(String, String)] = [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="),
                                            ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")]
         for (plain, encoded) in vectors {
-            XCTAssertEqual(HARBuild.base64(utf8(plain)), encoded)
-            XCTAssertEqual(HARBuild.decodeBase64(encoded), utf8(plain))
-            XCTAssertEqual(HARBuild.base64DecodedCount(encoded), plain.utf8.count)
+            XCTAssertEqual(Base64.encode(utf8(plain)), encoded)
+            XCTAssertEqual(Base64.decode(encoded), utf8(plain))
+            XCTAssertEqual(Base64.decodedCount(encoded), plain.utf8.count)
         }
         let all = (0..<256).map { UInt8($0) }
-        XCTAssertEqual(HARBuild.decodeBase64(HARBuild.base64(all)), all)
-        XCTAssertEqual(HARBuild.base64([0xFB, 0xFF]), "+/8=")
+        XCTAssertEqual(Base64.decode(Base64.encode(all)), all)
+        XCTAssertEqual(Base64.encode([0xFB, 0xFF]), "+/8=")
         for bad in ["Zg", "Zg=", "Zg===", "Z===", "====", "Zm9v\n", "Zm 9v", "Zm9-", "Zm_v", "Zh==", "Zm9=", "Zg==Zg==", "=Zg="] {
-            XCTAssertNil(HARBuild.decodeBase64(bad), bad)
-            XCTAssertNil(HARBuild.base64DecodedCount(bad), bad)
+            XCTAssertNil(Base64.decode(bad), bad)
+            XCTAssertNil(Base64.decodedCount(bad), bad)
         }
         var rng = SplitMix64(seed: 99)
         for n in 0..<300 {
             let bytes = (0..<n).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
-            let encoded = HARBuild.base64(bytes)
+            let encoded = Base64.encode(bytes)
             XCTAssertEqual(encoded.utf8.count, (n + 2) / 3 * 4)
-            XCTAssertEqual(HARBuild.decodeBase64(encoded), bytes)
+            XCTAssertEqual(Base64.decode(encoded), bytes)
         }
     }
 }

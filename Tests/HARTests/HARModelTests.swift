@@ -69,7 +69,7 @@ final class HARModelTests: XCTestCase {
         let form = log.entries[3].request.postData
         XCTAssertEqual(form?.params?.map(\.value), ["1", "abc123", "two words"])
         XCTAssertEqual(log.entries[6].response.content.encoding, "base64")
-        XCTAssertEqual(HARBuild.decodeBase64(log.entries[6].response.content.text ?? "")?.count, 3000)
+        XCTAssertEqual(Base64.decode(log.entries[6].response.content.text ?? "")?.count, 3000)
         let ws = log.entries[7]
         XCTAssertEqual(ws.custom.map(\.key), ["_resourceType", "_webSocketMessages"])
         XCTAssertEqual(ws.custom[1].value.arrayValue?.count, 5)

@@ -50,7 +50,7 @@ func makeSampleLog(entryCount: Int = 3) -> HARLog {
         let bodyBytes: [UInt8] = binary ? (0..<50).map { UInt8(($0 * 37 + i) & 0xFF) } : Array(body.utf8)
         let content = HARContent(size: bodyBytes.count, compression: binary ? nil : 10,
                                  mimeType: binary ? "application/octet-stream" : "application/json",
-                                 text: binary ? HARBuild.base64(bodyBytes) : body,
+                                 text: binary ? Base64.encode(bodyBytes) : body,
                                  encoding: binary ? "base64" : nil)
         let response = HARResponse(
             status: 200, statusText: "OK", httpVersion: "HTTP/1.1",

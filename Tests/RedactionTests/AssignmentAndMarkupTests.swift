@@ -43,7 +43,7 @@ final class AssignmentAndMarkupTests: XCTestCase {
         let engine = RedactionEngine()
         for round in 0..<6000 {
             let bytes = (0..<[16, 17, 20, 32][round % 4]).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
-            let key = HARBuild.base64(bytes)
+            let key = Base64.encode(bytes)
             XCTAssertEqual(scanned(key, engine: engine), key, "bare \(key)")
             XCTAssertEqual(scanned("nonce=\(key)&v=1", engine: engine), "nonce=\(key)&v=1")
             guard round % 20 == 0 else { continue }  // whole entries cost more

@@ -11,13 +11,13 @@ final class BodyAndPropertyTests: XCTestCase {
         let r = redacted([e])
         let content = r.log.entries[0].response.content
         XCTAssertEqual(content.encoding, "base64")
-        let decoded = text(try XCTUnwrap(HARBuild.decodeBase64(content.text!)))
+        let decoded = text(try XCTUnwrap(Base64.decode(content.text!)))
         XCTAssertEqual(decoded, #"{"refresh_token":"redacted-2","user":"user1@example.com","note":"caf\u00e9 ✓"}"#)
         XCTAssertEqual(content.size, decoded.utf8.count)
         XCTAssertEqual(r.log.entries[0].response.bodySize, decoded.utf8.count)
         XCTAssertEqual(header(r.log.entries[0].response.headers, "Content-Length"), String(decoded.utf8.count))
         let post = r.log.entries[0].request.postData!
-        let reqDecoded = text(try XCTUnwrap(HARBuild.decodeBase64(post.text!)))
+        let reqDecoded = text(try XCTUnwrap(Base64.decode(post.text!)))
         XCTAssertEqual(reqDecoded, #"{"password":"redacted-1"}"#)
         XCTAssertEqual(r.log.entries[0].request.bodySize, reqDecoded.utf8.count)
         XCTAssertEqual(r.report.binaryBodies, 0)
@@ -32,12 +32,12 @@ final class BodyAndPropertyTests: XCTestCase {
         var planted = bytes
         planted.replaceSubrange(99..<121, with: [0] + Array("AKIAIOSFODNN7EXAMPLE".utf8) + [0])
         var e = makeEntry(responseBody: ("image/png", "x"))
-        e.response.content = HARContent(size: planted.count, mimeType: "image/png", text: HARBuild.base64(planted), encoding: "base64")
+        e.response.content = HARContent(size: planted.count, mimeType: "image/png", text: Base64.encode(planted), encoding: "base64")
         var e2 = makeEntry(index: 1, responseBody: ("application/json", "x"))
         // JSON-typed but not UTF-8 (mitmproxy's small.bin): binary too, and nothing printable in it.
-        e2.response.content = HARContent(size: bytes.count, mimeType: "application/json", text: HARBuild.base64(bytes), encoding: "base64")
+        e2.response.content = HARContent(size: bytes.count, mimeType: "application/json", text: Base64.encode(bytes), encoding: "base64")
         let r = redacted([e, e2])
-        let out = try XCTUnwrap(HARBuild.decodeBase64(try XCTUnwrap(r.log.entries[0].response.content.text)))
+        let out = try XCTUnwrap(Base64.decode(try XCTUnwrap(r.log.entries[0].response.content.text)))
         XCTAssertEqual(out.count, planted.count)
         XCTAssertEqual(Array(out[..<100]), Array(planted[..<100]))
         XCTAssertEqual(Array(out[120...]), Array(planted[120...]))
@@ -57,7 +57,7 @@ final class BodyAndPropertyTests: XCTestCase {
             .object([(key: "type", value: .string("receive")), (key: "time", value: .double(1.6)), (key: "opcode", value: .integer(1)),
                      (key: "data", value: .string("hello gil@corp.com from 10.9.8.7"))]),
             .object([(key: "type", value: .string("receive")), (key: "time", value: .double(1.7)), (key: "opcode", value: .integer(2)),
-                     (key: "data", value: .string(HARBuild.base64(Array("token=abcdef123".utf8))))]),
+                     (key: "data", value: .string(Base64.encode(Array("token=abcdef123".utf8))))]),
             .object([(key: "type", value: .string("send")), (key: "time", value: .double(1.8)), (key: "opcode", value: .integer(1)),
                      (key: "data", value: .string("/w+/w+/w+/w+AAAA")), (key: "_encoding", value: .string("base64")),
                      (key: "_invalidUTF8", value: .bool(true))]),
@@ -73,7 +73,7 @@ final class BodyAndPropertyTests: XCTestCase {
         XCTAssertEqual(out[1]["data"]?.stringValue, "hello user1@example.com from 192.0.2.1")
         // A binary message keeps its length: "abcdef123" is 9 bytes, too short for a numbered
         // placeholder, so it becomes '*'s.
-        XCTAssertEqual(out[2]["data"]?.stringValue, HARBuild.base64(Array("token=*********".utf8)))
+        XCTAssertEqual(out[2]["data"]?.stringValue, Base64.encode(Array("token=*********".utf8)))
         XCTAssertEqual(out[3], messages[3], "base64-stored text message with nothing printable: untouched")
         XCTAssertEqual(out[4]["data"]?.stringValue, #"{"echo":"{\"password\":\"redacted-3\"}"}"#)
         XCTAssertEqual(out[0]["time"], .double(1.5))
@@ -123,7 +123,7 @@ final class BodyAndPropertyTests: XCTestCase {
         for entry in out.log.entries {
             let content = entry.response.content
             if let t = content.text {
-                let size = content.encoding == "base64" ? HARBuild.base64DecodedCount(t)! : t.utf8.count
+                let size = content.encoding == "base64" ? Base64.decodedCount(t)! : t.utf8.count
                 XCTAssertEqual(content.size, size, entry.request.url)
                 if content.compression == nil {
                     XCTAssertEqual(entry.response.bodySize, size, entry.request.url)
@@ -132,7 +132,7 @@ final class BodyAndPropertyTests: XCTestCase {
             }
             if let post = entry.request.postData, let t = post.text {
                 let b64 = post.custom.contains { $0.key == "encoding" }
-                XCTAssertEqual(entry.request.bodySize, b64 ? HARBuild.base64DecodedCount(t)! : t.utf8.count)
+                XCTAssertEqual(entry.request.bodySize, b64 ? Base64.decodedCount(t)! : t.utf8.count)
             }
         }
     }

@@ -91,14 +91,14 @@ final class BodyFormatTests: XCTestCase {
         XCTAssertEqual(message.bytes[message.key.lowerBound - 1], UInt8(ascii: "7"), "so is the key's")
         var e = makeEntry(method: "POST", url: "https://api.example.com/rpc")
         e.response.content = HARContent(size: message.bytes.count, mimeType: "application/x-protobuf",
-                                        text: HARBuild.base64(message.bytes), encoding: "base64")
-        e.request.postData = HARPostData(mimeType: "application/grpc-web+proto", text: HARBuild.base64([0, 0, 0, 0, UInt8(message.bytes.count)] + message.bytes),
+                                        text: Base64.encode(message.bytes), encoding: "base64")
+        e.request.postData = HARPostData(mimeType: "application/grpc-web+proto", text: Base64.encode([0, 0, 0, 0, UInt8(message.bytes.count)] + message.bytes),
                                          custom: [(key: "encoding", value: .string("base64"))])
         let r = redacted([e])
-        let out = try XCTUnwrap(HARBuild.decodeBase64(try XCTUnwrap(responseText(r))))
+        let out = try XCTUnwrap(Base64.decode(try XCTUnwrap(responseText(r))))
         XCTAssertEqual(out, expectedBinary(message))
         XCTAssertEqual(r.log.entries[0].response.content.size, message.bytes.count)
-        let request = try XCTUnwrap(HARBuild.decodeBase64(try XCTUnwrap(r.log.entries[0].request.postData?.text)))
+        let request = try XCTUnwrap(Base64.decode(try XCTUnwrap(r.log.entries[0].request.postData?.text)))
         XCTAssertEqual(request, [0, 0, 0, 0, UInt8(message.bytes.count)] + expectedBinary(message), "gRPC-web frame intact")
         XCTAssertEqual(r.report.counts[.jwt]?[.body], 2)
         XCTAssertEqual(r.report.counts[.awsAccessKey]?[.body], 2)
@@ -110,15 +110,15 @@ final class BodyFormatTests: XCTestCase {
         let message = protobufMessage()
         let ws: [JSONValue] = [
             .object([(key: "type", value: .string("receive")), (key: "time", value: .double(1.5)), (key: "opcode", value: .integer(2)),
-                     (key: "data", value: .string(HARBuild.base64(message.bytes)))]),
+                     (key: "data", value: .string(Base64.encode(message.bytes)))]),
             .object([(key: "type", value: .string("send")), (key: "time", value: .double(1.6)), (key: "opcode", value: .integer(2)),
-                     (key: "data", value: .string(HARBuild.base64([0x00, 0x01, 0x02, 0xFF])))]),
+                     (key: "data", value: .string(Base64.encode([0x00, 0x01, 0x02, 0xFF])))]),
         ]
         let e = makeEntry(url: "wss://stream.example.com/ws", status: 101,
                           custom: [(key: "_webSocketMessages", value: .array(ws))])
         let r = redacted([e])
         let out = try XCTUnwrap(r.log.entries[0].custom.first { $0.key == "_webSocketMessages" }?.value.arrayValue)
-        let data = try XCTUnwrap(HARBuild.decodeBase64(try XCTUnwrap(out[0]["data"]?.stringValue)))
+        let data = try XCTUnwrap(Base64.decode(try XCTUnwrap(out[0]["data"]?.stringValue)))
         XCTAssertEqual(data, expectedBinary(message))
         XCTAssertEqual(out[0]["opcode"], .integer(2))
         XCTAssertEqual(out[1], ws[1], "nothing printable: untouched")
@@ -130,8 +130,8 @@ final class BodyFormatTests: XCTestCase {
         // A value shorter than its placeholder cannot hold `redacted-N`: all '*', same length.
         let bytes: [UInt8] = [0x0A, 0x0D] + Array("password=hunter2".utf8) + [0x00, 0x10]
         var e = makeEntry()
-        e.response.content = HARContent(size: bytes.count, mimeType: "application/octet-stream", text: HARBuild.base64(bytes), encoding: "base64")
-        let out = try XCTUnwrap(HARBuild.decodeBase64(try XCTUnwrap(responseText(redacted([e])))))
+        e.response.content = HARContent(size: bytes.count, mimeType: "application/octet-stream", text: Base64.encode(bytes), encoding: "base64")
+        let out = try XCTUnwrap(Base64.decode(try XCTUnwrap(responseText(redacted([e])))))
         XCTAssertEqual(out, [0x0A, 0x0D] + Array("password=*******".utf8) + [0x00, 0x10])
     }
 
@@ -148,8 +148,8 @@ final class BodyFormatTests: XCTestCase {
                     bytes.replaceSubrange(offset..<offset + value.count, with: value)
                     var e = makeEntry()
                     e.response.content = HARContent(size: bytes.count, mimeType: "application/octet-stream",
-                                                    text: HARBuild.base64(bytes), encoding: "base64")
-                    let out = try XCTUnwrap(HARBuild.decodeBase64(try XCTUnwrap(responseText(redacted([e])))),
+                                                    text: Base64.encode(bytes), encoding: "base64")
+                    let out = try XCTUnwrap(Base64.decode(try XCTUnwrap(responseText(redacted([e])))),
                                             "total \(total) offset \(offset)")
                     XCTAssertEqual(out.count, total)
                     let name = value.prefix(4)
@@ -169,10 +169,10 @@ final class BodyFormatTests: XCTestCase {
     private let contextRedacted = #"{"user":"user1@example.com","token":"redacted-1","pad":"~~~?>"}"#
 
     func testBase64OfJSONInAHeaderKeepsTheStandardAlphabetAndPadding() {
-        let encoded = HARBuild.base64(utf8(contextJSON))
+        let encoded = Base64.encode(utf8(contextJSON))
         XCTAssertTrue(encoded.contains("+") || encoded.contains("/"))
         let r = redacted([makeEntry(requestHeaders: [("X-Context", encoded)])])
-        XCTAssertEqual(r.log.entries[0].request.headers[0].value, HARBuild.base64(utf8(contextRedacted)))
+        XCTAssertEqual(r.log.entries[0].request.headers[0].value, Base64.encode(utf8(contextRedacted)))
         XCTAssertEqual(r.report.counts[.jsonKeys]?[.header], 1)
         XCTAssertEqual(r.report.counts[.email]?[.header], 1)
     }
@@ -193,7 +193,7 @@ final class BodyFormatTests: XCTestCase {
     }
 
     func testBase64OfJSONInACookie() throws {
-        let encoded = HARBuild.base64(utf8(contextJSON))
+        let encoded = Base64.encode(utf8(contextJSON))
         // With the cookies rule on, the whole value is a placeholder.
         let r = redacted([makeEntry(requestHeaders: [("Cookie", "ctx=\(encoded); theme=dark")])])
         XCTAssertEqual(header(r.log.entries[0].request.headers, "Cookie"), "ctx=redacted-1; theme=redacted-2")
@@ -202,17 +202,17 @@ final class BodyFormatTests: XCTestCase {
         // is decoded, its email and token replaced.
         let off = redacted([makeEntry(requestHeaders: [("Cookie", "ctx=\(encoded)")])],
                            config: try configuration(rules: #"{"disable": ["cookies"]}"#))
-        let expected = HARBuild.base64(utf8(contextRedacted))
+        let expected = Base64.encode(utf8(contextRedacted))
         XCTAssertEqual(header(off.log.entries[0].request.headers, "Cookie"), "ctx=\(expected)")
         XCTAssertEqual(off.log.entries[0].request.cookies.first?.value, expected)
     }
 
     func testBase64OfTextThatIsNotJSON() {
-        let encoded = HARBuild.base64(utf8("user=ann@corp.com;token=abcdef987654"))
+        let encoded = Base64.encode(utf8("user=ann@corp.com;token=abcdef987654"))
         XCTAssertEqual(body(#"{"ctx": "\#(encoded)"}"#),
-                       #"{"ctx": "\#(HARBuild.base64(utf8("user=user1@example.com;token=redacted-1")))"}"#)
+                       #"{"ctx": "\#(Base64.encode(utf8("user=user1@example.com;token=redacted-1")))"}"#)
         // Not base64 of text (a hash, an id): left alone.
-        for value in ["0123456789abcdef0123456789abcdef", "QUFBQUFBQUFBQUFBQUFBQQ", HARBuild.base64(binaryBytes(24, seed: 3))] {
+        for value in ["0123456789abcdef0123456789abcdef", "QUFBQUFBQUFBQUFBQUFBQQ", Base64.encode(binaryBytes(24, seed: 3))] {
             XCTAssertEqual(body(#"{"v": "\#(value)"}"#), #"{"v": "\#(value)"}"#, value)
         }
     }

@@ -90,4 +90,11 @@ final class FuzzRegressionTests: XCTestCase {
     func testBrokenJSONWithANestedPasswordAndNULs() {
         assertFixedPoint("AHsiYWNjZXNzX3Rva2VuIjogImV5SmhiR2NpT2hKSVV6STFOaUo5LmV5SnpkV0lpT2lJeE1qTTBOVFkzT0Rrd0luMC5kb3pqZ05yeVA0SjNqVm1OSGwwdzVOX1hnTDBuM0k5UGxGVVAwVEhzWjhVIiwgImVtYWlsIjogImphbmUAAAAJcC5leGFtcGxlLm9yZyIsICJwaG9uZSI6ICIrMSA0MTUgNTU1IDAxMGVkIjogIntcInBhc3N3b3JkAnBhc3N3b3JkPWh1XCI6XCJodW50ZXIyMlwifSIsICJ2ZXJzaW9uIjogIjEwLjQu//8AAAAE//////8xLjcifQEKQ29udGVudC1EaXNwb3NpdGlvbjoiZm9ybS1kYXRhOyBuYW1lIj1hcGlfdG9rZW4MDG50ZQxyDA==")
     }
+
+    func testQuotedAssignmentKeepsTheSeparatorBeforeTheNextName() {
+        // `csrf_tokame="...yP4J3jVm, "version": "10.4.1.7"`: the quoted value ends at the quote
+        // that opens "version"; replacing its trailing ", " too left `"redacted-3"version"`, where
+        // a second run found no version name and made the version an IP placeholder.
+        assertFixedPoint("BTwHAAAAdCB0cGU9eSJoaWRkZW8iIGxjbWU9ImNzcmZfdG9rYW1lPSJjc3JmX3Rva2UwYThlMmI3ZDk0ZTFmYQJwYXNzDw8PeVA0SjNqVm0sICJ2ZXJzaW9uIjogIjEwLjQuMS43In0BdG9rZW49YWJjMTIzZGVmNDU2Z2hpJnBhZ2U9MiZhcGlfa2V5PXNrLXByb2otQUJDREVGR0hJSktMTU5PUFFSDw8AAAAAAAAAAAAAAAAADw8P//////////////////////8CcGHqc3N3bzYxGAEAAAAzIj48c2NyaWZhMyI+PHNjcmlwdD52YXIgYwkAAGNvcnCuZXhmZz17L3NjcmlwdD4BAT1odQ==")
+    }
 }

@@ -50,10 +50,10 @@ final class GeneratedHARPropertyTests: XCTestCase {
         var out: [String] = []
         if let post = e.request.postData?.text {
             let b64 = e.request.postData!.custom.contains { $0.key == "encoding" }
-            out.append(b64 ? HARBuild.decodeBase64(post).map(text) ?? "" : post)
+            out.append(b64 ? Base64.decode(post).map(text) ?? "" : post)
         }
         if let t = e.response.content.text {
-            out.append(e.response.content.encoding == "base64" ? HARBuild.decodeBase64(t).map(text) ?? "" : t)
+            out.append(e.response.content.encoding == "base64" ? Base64.decode(t).map(text) ?? "" : t)
         }
         for field in e.custom where field.key == "_webSocketMessages" {
             for m in field.value.arrayValue ?? [] where m["opcode"]?.intValue == 1 {
@@ -274,7 +274,7 @@ struct HARGenerator {
                                              (key: "opcode", value: .integer(1)), (key: "data", value: .string(data))]))
                 }
                 messages.append(.object([(key: "type", value: .string("receive")), (key: "time", value: .double(startBase + Double(index) + 0.9)),
-                                         (key: "opcode", value: .integer(2)), (key: "data", value: .string(HARBuild.base64(binaryBytes(40, seed: UInt64(index)))))]))
+                                         (key: "opcode", value: .integer(2)), (key: "data", value: .string(Base64.encode(binaryBytes(40, seed: UInt64(index)))))]))
                 custom = [(key: "_resourceType", value: .string("websocket")), (key: "_webSocketMessages", value: .array(messages))]
             }
             let userinfo = chance(0.2) ? "\(secret("u", length: 6)):\(secret("p", length: 10))@" : ""

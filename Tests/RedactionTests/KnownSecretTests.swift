@@ -63,15 +63,15 @@ final class KnownSecretTests: XCTestCase {
         let entries = [
             makeEntry(index: 0, responseBody: ("application/json", #"{"access_token":"\#(token)"}"#)),
             makeEntry(index: 1, url: "https://api.example.com/v1/a?t=" + URLParts.percentEncodedQueryValue(token),
-                      requestHeaders: [("X-Echo", HARBuild.base64(Array(token.utf8))),
+                      requestHeaders: [("X-Echo", Base64.encode(Array(token.utf8))),
                                        ("X-Echo-Url", Base64URL.encode(Array(token.utf8)))]),
         ]
         let r = redacted(entries)
         let out = text(r.bytes)
         XCTAssertFalse(out.contains(URLParts.percentEncodedQueryValue(token)))
-        XCTAssertFalse(out.contains(HARBuild.base64(Array(token.utf8))))
+        XCTAssertFalse(out.contains(Base64.encode(Array(token.utf8))))
         XCTAssertFalse(out.contains(Base64URL.encode(Array(token.utf8))))
-        XCTAssertEqual(r.log.entries[1].request.headers[0].value, HARBuild.base64(Array("redacted-1".utf8)))
+        XCTAssertEqual(r.log.entries[1].request.headers[0].value, Base64.encode(Array("redacted-1".utf8)))
     }
 
     func testASecretMarkedLaterReachesBack() {

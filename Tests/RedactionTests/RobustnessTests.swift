@@ -134,12 +134,12 @@ final class RobustnessTests: XCTestCase {
             inputs.append(bytes)
             var e = makeEntry(index: index, responseBody: ("application/x-protobuf", "x"))
             e.response.content = HARContent(size: bytes.count, mimeType: "application/x-protobuf",
-                                            text: HARBuild.base64(bytes), encoding: "base64")
+                                            text: Base64.encode(bytes), encoding: "base64")
             entries.append(e)
         }
         let r = redacted(entries)
         for (index, entry) in r.log.entries.enumerated() {
-            let out = try XCTUnwrap(HARBuild.decodeBase64(try XCTUnwrap(entry.response.content.text)), "entry \(index)")
+            let out = try XCTUnwrap(Base64.decode(try XCTUnwrap(entry.response.content.text)), "entry \(index)")
             XCTAssertEqual(out.count, inputs[index].count, "entry \(index): binary length changed")
             XCTAssertEqual(entry.response.content.size, inputs[index].count)
             XCTAssertFalse(out.contains(0xEE) && !inputs[index].contains(0xEE) , "entry \(index): a mark byte appeared")

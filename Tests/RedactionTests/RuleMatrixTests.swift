@@ -44,7 +44,7 @@ final class RuleMatrixTests: XCTestCase {
     }
 
     static let jwt = makeJWT(header: #"{"alg":"RS256"}"#, payload: #"{"sub":"ann"}"#)
-    static let basic = HARBuild.base64(utf8("ann:S3cr3t-Pa55"))
+    static let basic = Base64.encode(utf8("ann:S3cr3t-Pa55"))
     static let pem = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIJ+DYvh6SEqVTm50\n-----END PRIVATE KEY-----"
 
     static let rows: [Row] = [
@@ -77,7 +77,7 @@ final class RuleMatrixTests: XCTestCase {
             gone: ["pw-json-1", "pw-esc-2", "nested-s3", "987654321"],
             negative: [jsonEntry(#"{"password_policy": "min-length-8", "token_type": "bearer", "keyId": "k-1"}"#)]),
         Row(rule: .jwt,
-            positive: [textEntry("t=\(jwt)"), headerEntry([("X-Ctx", HARBuild.base64(utf8(#"{"t":"\#(jwt)"}"#)))])],
+            positive: [textEntry("t=\(jwt)"), headerEntry([("X-Ctx", Base64.encode(utf8(#"{"t":"\#(jwt)"}"#)))])],
             gone: [jwt], negative: [textEntry("eyJub3QganNvbg.abc.def eyJhbGciOiJIUzI1NiJ9.only-two")]),
         Row(rule: .bearerToken,
             positive: [textEntry("got bearer abcdef123456xyz from server"), textEntry("use Basic \(basic) here")],

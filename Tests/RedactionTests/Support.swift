@@ -53,7 +53,7 @@ func makeEntry(index: Int = 0, method: String = "GET", url: String = "https://ap
         var customFields: JSONFields = []
         var bodyText = requestBody.text
         if requestBase64 {
-            bodyText = HARBuild.base64(utf8(requestBody.text))
+            bodyText = Base64.encode(utf8(requestBody.text))
             customFields.append((key: "encoding", value: .string("base64")))
         }
         reqBodySize = requestBody.text.utf8.count
@@ -81,7 +81,7 @@ func makeEntry(index: Int = 0, method: String = "GET", url: String = "https://ap
         respHeaders.append(HARHeader(name: "Content-Type", value: responseBody.mimeType))
         respHeaders.append(HARHeader(name: "Content-Length", value: String(raw.count)))
         content = HARContent(size: raw.count, mimeType: responseBody.mimeType,
-                             text: responseBase64 ? HARBuild.base64(raw) : responseBody.text,
+                             text: responseBase64 ? Base64.encode(raw) : responseBody.text,
                              encoding: responseBase64 ? "base64" : nil)
     }
     let redirect = respHeaders.first { $0.name.lowercased() == "location" }?.value ?? ""

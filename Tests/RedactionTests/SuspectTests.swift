@@ -128,7 +128,7 @@ final class SuspectTests: XCTestCase {
         let config = try configuration(rules: #"{"disable": ["high-entropy", "github-token"]}"#)
         let bytes: [UInt8] = [0x00, 0xFF] + Array("ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".utf8) + [0x01]
         var e = makeEntry()
-        e.response.content = HARContent(size: bytes.count, mimeType: "application/octet-stream", text: HARBuild.base64(bytes), encoding: "base64")
+        e.response.content = HARContent(size: bytes.count, mimeType: "application/octet-stream", text: Base64.encode(bytes), encoding: "base64")
         let found = findings(makeLog([e]), config: config)
         XCTAssertEqual(found.map(\.isSuspect), [true])
         XCTAssertEqual(found.first?.path, "log.entries[0].response.content.text")

@@ -53,21 +53,21 @@ final class TwoPassTests: XCTestCase {
         let secret = "Kx9/Pq2+Lm7Rt4wZ"  // '/' and '+': every encoding differs from the value
         let placeholder = "redacted-1"
         let lowerPercent = "Kx9/Pq2%2bLm7Rt4wZ"
-        let state = HARBuild.base64(utf8(#"{"t":"\#(secret)"}"#))
+        let state = Base64.encode(utf8(#"{"t":"\#(secret)"}"#))
         let entries = [
             makeEntry(index: 0, url: "https://api.example.com/v1/a?t=\(lowerPercent)&u=\(URLParts.percentEncodedQueryValue(secret))",
                       requestHeaders: [("X-State", state)],
                       responseBody: ("application/json",
-                                     #"{"blob":"\#(HARBuild.base64(utf8(secret)))","b64u":"\#(Base64URL.encode(utf8(secret)))","path":"Kx9\/Pq2+Lm7Rt4wZ"}"#)),
+                                     #"{"blob":"\#(Base64.encode(utf8(secret)))","b64u":"\#(Base64URL.encode(utf8(secret)))","path":"Kx9\/Pq2+Lm7Rt4wZ"}"#)),
             makeEntry(index: 1, responseBody: ("application/json", #"{"access_token": "\#(secret)"}"#)),
         ]
         let r = redacted(entries)
         let entry = r.log.entries[0]
         XCTAssertEqual(entry.request.url, "https://api.example.com/v1/a?t=\(placeholder)&u=\(placeholder)")
         XCTAssertEqual(entry.request.queryString.map(\.value), [placeholder, placeholder])
-        XCTAssertEqual(header(entry.request.headers, "X-State"), HARBuild.base64(utf8(#"{"t":"\#(placeholder)"}"#)))
+        XCTAssertEqual(header(entry.request.headers, "X-State"), Base64.encode(utf8(#"{"t":"\#(placeholder)"}"#)))
         XCTAssertEqual(entry.response.content.text,
-                       #"{"blob":"\#(HARBuild.base64(utf8(placeholder)))","b64u":"\#(Base64URL.encode(utf8(placeholder)))","path":"\#(placeholder)"}"#)
+                       #"{"blob":"\#(Base64.encode(utf8(placeholder)))","b64u":"\#(Base64URL.encode(utf8(placeholder)))","path":"\#(placeholder)"}"#)
         XCTAssertTrue(jsonIsValid(try XCTUnwrap(entry.response.content.text)))
     }
 
@@ -173,7 +173,7 @@ final class TwoPassTests: XCTestCase {
     func testRedactingTwiceGivesIdenticalBytes() {
         var entries = richLog().entries
         entries.append(makeEntry(index: 5, url: "https://api.example.com/v1/files/\(token)",
-                                 responseBody: ("application/json", #"{"refresh_token": "\#(token)", "b": "\#(HARBuild.base64(utf8(token)))"}"#)))
+                                 responseBody: ("application/json", #"{"refresh_token": "\#(token)", "b": "\#(Base64.encode(utf8(token)))"}"#)))
         let once = redacted(entries)
         let twice = redacted(once.log)
         XCTAssertEqual(text(twice.bytes), text(once.bytes))
@@ -252,7 +252,7 @@ final class TwoPassTests: XCTestCase {
             entries.append(makeEntry(
                 index: index, url: "https://api.example.com/v1/items/\(tokens[k % 7])?mail=u\(k % 5)%40corp.com",
                 requestHeaders: [("X-Trace", tokens[(k + 3) % 7]), ("X-Forwarded-For", "10.0.\(k % 3).\(k % 4 + 1)")],
-                responseBody: ("application/json", #"{"token": "\#(tokens[(k * 3) % 7])", "owner": "u\#(k % 5)@corp.com", "host": "db\#(k % 2).corp", "b": "\#(HARBuild.base64(utf8(tokens[(k + 1) % 7])))"}"#),
+                responseBody: ("application/json", #"{"token": "\#(tokens[(k * 3) % 7])", "owner": "u\#(k % 5)@corp.com", "host": "db\#(k % 2).corp", "b": "\#(Base64.encode(utf8(tokens[(k + 1) % 7])))"}"#),
                 custom: k % 4 == 0 ? webSocket(["ping \(tokens[(k + 5) % 7])"]) : []))
         }
         return makeLog(entries)
