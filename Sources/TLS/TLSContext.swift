@@ -142,12 +142,15 @@ public final class TLSServerContext: @unchecked Sendable {
         }
 
         if !alpnProtocols.isEmpty {
-            SSL_CTX_set_alpn_select_cb(ctx, { _, out, outLength, input, inputLength, arg in
+            SSL_CTX_set_alpn_select_cb(ctx, { ssl, out, outLength, input, inputLength, arg in
                 guard let arg, let out, let outLength, let input else { return SSL_TLSEXT_ERR_NOACK }
                 let context = Unmanaged<TLSServerContext>.fromOpaque(arg).takeUnretainedValue()
+                // A connection's own list (`TLSEngine.acceptALPN`) wins over the context's.
+                let engine = ssl.flatMap { SSL_get_ex_data($0, 0) }.map { Unmanaged<TLSEngine>.fromOpaque($0).takeUnretainedValue() }
+                let accepted = engine?.alpnOverride ?? context.alpnWire
                 let offered = UnsafeBufferPointer(start: input, count: Int(inputLength))
                 // Server preference order; point into the client's list (valid for the callback).
-                for wanted in context.alpnWire {
+                for wanted in accepted {
                     var index = 0
                     while index < offered.count {
                         let length = Int(offered[index])

@@ -58,6 +58,9 @@ public final class TLSEngine {
     private var events: [TLSEvent] = []
     private var eventIndex = 0
     private var pendingPlaintext: [UInt8] = []
+    /// Server side: the protocols this connection accepts instead of its context's (wire form,
+    /// in preference order); set by `acceptALPN` before the ClientHello arrives.
+    var alpnOverride: [[UInt8]]?
     private var certificateError: TLSError?
 
     private init(ssl: OpaquePointer, server: TLSServerContext?, client: TLSClientContext?,
@@ -108,11 +111,21 @@ public final class TLSEngine {
     /// brackets). SNI is sent for DNS names only; the certificate is checked against the name or
     /// IP unless the context disables verification. The ClientHello is ready in
     /// `takeNetworkOutput()` right away.
-    public static func client(context: TLSClientContext, serverName: String) throws -> TLSEngine {
+    ///
+    /// `alpnProtocols`, when given, replaces the context's offer for this connection (a proxy
+    /// offers upstream what its client offered); empty offers none.
+    public static func client(context: TLSClientContext, serverName: String, alpnProtocols: [String]? = nil) throws -> TLSEngine {
         OpenSSL.clearErrors()
         guard let ssl = SSL_new(context.ctx) else { throw TLSError.configuration("SSL_new failed") }
         let engine = try TLSEngine(ssl: ssl, server: nil, client: context, serverName: serverName, fallbackServerName: nil)
         SSL_set_connect_state(ssl)
+        if let alpnProtocols {
+            let wire = alpnProtocols.isEmpty ? [] : try alpnWireFormat(alpnProtocols)
+            // 0 is success here (unlike most of OpenSSL).
+            guard wire.withUnsafeBufferPointer({ SSL_set_alpn_protos(ssl, $0.baseAddress, UInt32($0.count)) }) == 0 else {
+                throw TLSError.configuration("cannot set the ALPN offer")
+            }
+        }
         context.offerSession(on: ssl, for: serverName)
         var name = serverName
         if name.hasPrefix("["), name.hasSuffix("]"), name.count > 2 { name = String(name.dropFirst().dropLast()) }
@@ -339,6 +352,13 @@ public final class TLSEngine {
         }
         return TLSError(kind: .protocolError, message: context + (texts.isEmpty ? " (SSL error \(code))" : ": " + texts.joined(separator: "; ")),
                         opensslErrors: texts)
+    }
+
+    /// Server side: accept only `protocols` (in preference order) on this connection, instead of
+    /// the context's list: a proxy answers its client with what the upstream chose. Call it
+    /// before the ClientHello is fed; empty accepts none (no ALPN in the answer).
+    public func acceptALPN(_ protocols: [String]) throws {
+        alpnOverride = try protocols.map { Array(try alpnWireFormat([$0]).dropFirst()) }
     }
 
     /// The servername callback (server side, CA source): issue or fetch the leaf for the SNI

@@ -203,7 +203,9 @@ final class TLSEngineTests: XCTestCase {
         let pair = try makePair(client, serverName: "app.example")
         let error = try XCTUnwrap(failure(pair.clientEvents))
         XCTAssertEqual(error.kind, .certificateVerifyFailed)
-        XCTAssertEqual(error.message, "certificate verify failed: unable to get local issuer certificate")
+        // The CA follows the leaf in the chain, so the client finds a self-signed root it does not
+        // trust (not a missing issuer).
+        XCTAssertEqual(error.message, "certificate verify failed: self-signed certificate in certificate chain")
         // The server sees the client's unknown_ca alert: the "install the CA" case.
         let serverError = try XCTUnwrap(failure(pair.serverEvents))
         XCTAssertEqual(serverError.kind, .peerAlert)
@@ -214,7 +216,7 @@ final class TLSEngineTests: XCTestCase {
         // Another CA's anchors only.
         let other = try CertificateAuthority.loadOrCreate(directory: directory + "/other")
         let pair2 = try makePair(try TLSClientContext(verification: .anchorsOnly([other.certificatePath])), serverName: "app.example")
-        XCTAssertEqual(failure(pair2.clientEvents)?.message, "certificate verify failed: unable to get local issuer certificate")
+        XCTAssertEqual(failure(pair2.clientEvents)?.message, "certificate verify failed: self-signed certificate in certificate chain")
     }
 
     func testVerificationOffAcceptsAnything() throws {
@@ -236,6 +238,36 @@ final class TLSEngineTests: XCTestCase {
         let none = try makePair(try trustingClient(alpn: []), serverName: "app.example")
         XCTAssertNotNil(completion(none.serverEvents))
         XCTAssertNil(completion(none.serverEvents)?.alpn ?? nil)
+    }
+
+    /// Per connection: a client engine offers its own list (what a proxy's client offered), and a
+    /// server engine accepts its own list (what the upstream chose), whatever the contexts say.
+    func testPerConnectionALPN() throws {
+        let serverContext = try TLSServerContext(certificateAuthority: ca, alpnProtocols: ["h2", "http/1.1"])
+        func negotiate(offer: [String]?, accept: [String]?) throws -> (client: String?, server: String?) {
+            let client = try TLSEngine.client(context: try trustingClient(alpn: ["http/1.1"]), serverName: "app.example", alpnProtocols: offer)
+            let server = try TLSEngine.server(context: serverContext)
+            if let accept { try server.acceptALPN(accept) }
+            let pair = EnginePair(client: client, server: server)
+            pair.pump()
+            XCTAssertNotNil(completion(pair.clientEvents), "offer \(String(describing: offer)), accept \(String(describing: accept)): \(pair.clientEvents)")
+            return (completion(pair.clientEvents)?.alpn ?? nil, completion(pair.serverEvents)?.alpn ?? nil)
+        }
+        var result = try negotiate(offer: nil, accept: nil)
+        XCTAssertEqual(result.client, "http/1.1", "the context's offer")
+        result = try negotiate(offer: ["h2", "http/1.1"], accept: nil)
+        XCTAssertEqual(result.client, "h2", "the connection's offer, the server context's preference")
+        XCTAssertEqual(result.server, "h2")
+        result = try negotiate(offer: ["h2", "http/1.1"], accept: ["http/1.1"])
+        XCTAssertEqual(result.client, "http/1.1", "the upstream chose HTTP/1.1, so the client gets it")
+        result = try negotiate(offer: ["h2", "http/1.1"], accept: ["h2"])
+        XCTAssertEqual(result.client, "h2")
+        result = try negotiate(offer: ["h2", "http/1.1"], accept: [])
+        XCTAssertNil(result.client, "the upstream chose nothing: no ALPN")
+        result = try negotiate(offer: [], accept: nil)
+        XCTAssertNil(result.client, "an empty offer offers nothing")
+        XCTAssertThrowsError(try TLSEngine.client(context: try trustingClient(), serverName: "app.example",
+                                                  alpnProtocols: [String(repeating: "x", count: 300)]))
     }
 
     func testIPLiteralUsesFallbackHostAndIPSAN() throws {
