@@ -103,6 +103,8 @@ public struct HTTPFields: Sequence, Equatable, Sendable, ExpressibleByDictionary
     static let hopByHopNames: [String] = [
         "connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade",
         "proxy-authorization", "proxy-authenticate",
+        // RFC 9113 §3.1 / RFC 7540 §3.2.1: only meaningful for an h2c upgrade on one connection.
+        "http2-settings",
     ]
 
     /// Fields a Connection option may never remove. Deliberate deviation from RFC 9110 §7.6.1:

@@ -53,9 +53,13 @@ enum HTTP1Forwarding {
     }
 
     /// Whether the request asks to switch protocols (WebSocket): `Connection: upgrade` and an
-    /// `Upgrade` field. Only then are those two forwarded.
+    /// `Upgrade` field. Only then are those two forwarded. An upgrade to `h2c` alone is not
+    /// passed on: it is answered in HTTP/1.1 (the upstream would switch a connection harrec
+    /// records as HTTP/1), with Upgrade and HTTP2-Settings removed (RFC 9113 §3.1 leaves the
+    /// upgrade optional for the server).
     static func isUpgrade(_ head: HTTPRequestHead) -> Bool {
-        head.fields.connectionTokens.contains("upgrade") && head.fields.contains("Upgrade")
+        guard head.fields.connectionTokens.contains("upgrade"), let upgrade = head.fields["Upgrade"] else { return false }
+        return upgrade.split(separator: ",").contains { $0.filter { $0 != " " && $0 != "\t" }.lowercased() != "h2c" }
     }
 
     /// The head sent upstream: hop-by-hop fields removed (Upgrade kept for an upgrade), Host set

@@ -69,6 +69,20 @@ final class HTTP1ForwardingTests: XCTestCase {
         XCTAssertEqual(sent, "GET /ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
     }
 
+    /// An h2c upgrade is not passed on: the request goes upstream as plain HTTP/1.1, without
+    /// Upgrade, HTTP2-Settings or their Connection tokens; a WebSocket upgrade listed beside h2c is.
+    func testH2CUpgradeIsAnsweredInHTTP1() throws {
+        let head = request("http://api.test/x", ["Host": "api.test", "Connection": "Upgrade, HTTP2-Settings", "Upgrade": "h2c",
+                                                  "HTTP2-Settings": "AAMAAABkAARAAAAAAAIAAAAA"])
+        XCTAssertFalse(HTTP1Forwarding.isUpgrade(head))
+        let sent = text(try HTTP1Forwarding.requestHead(head, framing: .none, route: try HTTP1Forwarding.route(head, in: nil), inTunnel: false))
+        XCTAssertEqual(sent, "GET /x HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        let unlisted = request("http://api.test/x", ["Host": "api.test", "Connection": "Upgrade", "Upgrade": "h2c", "HTTP2-Settings": "AAMA"])
+        XCTAssertEqual(text(try HTTP1Forwarding.requestHead(unlisted, framing: .none, route: try HTTP1Forwarding.route(unlisted, in: nil), inTunnel: false)),
+                       "GET /x HTTP/1.1\r\nHost: api.test\r\n\r\n", "HTTP2-Settings goes even when Connection does not list it")
+        XCTAssertTrue(HTTP1Forwarding.isUpgrade(request("http://api.test/", ["Connection": "Upgrade", "Upgrade": "h2c, websocket"])))
+    }
+
     func testResponseHeadFramingAndConnection() throws {
         var fields = HTTPFields()
         fields.append(name: "Content-Type", value: "text/plain")

@@ -8,7 +8,7 @@ import base64
 import aiohttp
 import pytest
 
-from helpers import RawConn
+from helpers import RawConn, curl
 
 
 def run(coro):
@@ -57,3 +57,20 @@ def test_secure_absolute_form_is_refused_with_a_reason(scheme, harrec):
     assert r.status == 400
     assert f"use CONNECT for {scheme}".encode() in body, body
     px.stop()
+
+
+def test_h2c_upgrade_is_answered_in_http11(harrec, origin):
+    """`Upgrade: h2c` (curl --http2 on an http:// URL sends it) is not passed on: the origin sees
+    a plain HTTP/1.1 request without Upgrade or HTTP2-Settings, and the client gets HTTP/1.1."""
+    import json
+    px = harrec.start()
+    r = curl("-sS", "-x", px.http_proxy, "--http2", "-H", "Connection: Upgrade, HTTP2-Settings", "-H", "Upgrade: h2c",
+             "-H", "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA", "-w", "\\n%{http_version}", origin.url("/json"))
+    assert r.rc == 0, r.err
+    body, version = r.out.rsplit(b"\n", 1)
+    assert version == b"1.1"
+    seen = {pair[0].lower() for pair in json.loads(body)["headers"]}
+    assert "upgrade" not in seen and "http2-settings" not in seen, seen
+    har = px.stop()
+    (e,) = har["log"]["entries"]
+    assert e["response"]["status"] == 200 and e["response"]["httpVersion"] == "HTTP/1.1"
