@@ -7,20 +7,11 @@ import XCTest
 /// TLS interception through the sans-IO session, with real OpenSSL engines on both ends in
 /// memory: a client that trusts the harrec CA, and an origin serving a leaf from the same CA.
 final class InterceptionTests: XCTestCase {
-    var directory = ""
-    var authority: CertificateAuthority!
+    var temporary: TemporaryAuthority!
+    var authority: CertificateAuthority { temporary.ca }
 
-    override func setUpWithError() throws {
-        directory = "/tmp/harrec-intercept-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        authority = try CertificateAuthority.loadOrCreate(directory: directory)
-    }
-
-    override func tearDown() {
-        for name in [CertificateAuthority.certificateFileName, CertificateAuthority.keyFileName] {
-            unlink(directory + "/" + name)
-        }
-        rmdir(directory)
-    }
+    override func setUpWithError() throws { temporary = try TemporaryAuthority("intercept") }
+    override func tearDown() { temporary.remove() }
 
     func makePlaybook(intercept: Bool = true) throws -> Playbook {
         var configuration = ProxyConfiguration()
@@ -119,13 +110,9 @@ final class InterceptionTests: XCTestCase {
         let clientEngine = try TLSEngine.client(context: TLSClientContext(verification: .anchorsOnly([authority.certificatePath])),
                                                 serverName: "origin.test")
         // The origin's certificate comes from a different CA than the one harrec trusts.
-        let otherDirectory = directory + "-other"
-        let other = try CertificateAuthority.loadOrCreate(directory: otherDirectory)
-        defer {
-            unlink(otherDirectory + "/" + CertificateAuthority.certificateFileName)
-            unlink(otherDirectory + "/" + CertificateAuthority.keyFileName)
-            rmdir(otherDirectory)
-        }
+        let otherAuthority = try TemporaryAuthority("intercept-other")
+        defer { otherAuthority.remove() }
+        let other = otherAuthority.ca
         let originEngine = try TLSEngine.server(context: TLSServerContext(source: .leaf(other.issueLeaf(for: "origin.test"))))
         _ = pump(p, client: clientEngine, origin: originEngine, pending: p.client(clientEngine.takeNetworkOutput()))
         XCTAssertEqual(clientEngine.state, .established, "the client side still completes")
@@ -143,13 +130,9 @@ final class InterceptionTests: XCTestCase {
         p.client("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
         p.connected(1)
         // This client trusts nothing harrec can present.
-        let otherDirectory = directory + "-client"
-        let other = try CertificateAuthority.loadOrCreate(directory: otherDirectory)
-        defer {
-            unlink(otherDirectory + "/" + CertificateAuthority.certificateFileName)
-            unlink(otherDirectory + "/" + CertificateAuthority.keyFileName)
-            rmdir(otherDirectory)
-        }
+        let otherAuthority = try TemporaryAuthority("intercept-client")
+        defer { otherAuthority.remove() }
+        let other = otherAuthority.ca
         let clientEngine = try TLSEngine.client(context: TLSClientContext(verification: .anchorsOnly([other.certificatePath])),
                                                 serverName: "origin.test")
         let originEngine = try TLSEngine.server(context: TLSServerContext(source: .leaf(authority.issueLeaf(for: "origin.test"))))

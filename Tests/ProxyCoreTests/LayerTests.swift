@@ -7,20 +7,10 @@ import XCTest
 
 /// `TLSLayer` against real OpenSSL peers in memory, and `UpstreamPool`'s decisions.
 final class TLSLayerTests: XCTestCase {
-    var directory = ""
-    var authority: CertificateAuthority!
+    var authority: TemporaryAuthority!
 
-    override func setUpWithError() throws {
-        directory = "/tmp/harrec-tlslayer-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        authority = try CertificateAuthority.loadOrCreate(directory: directory)
-    }
-
-    override func tearDown() {
-        for name in [CertificateAuthority.certificateFileName, CertificateAuthority.keyFileName] {
-            unlink(directory + "/" + name)
-        }
-        rmdir(directory)
-    }
+    override func setUpWithError() throws { authority = try TemporaryAuthority("tlslayer") }
+    override func tearDown() { authority.remove() }
 
     /// A client layer and a server layer: what one sends, fed to the other, until both are quiet.
     /// Returns everything each side received.
@@ -34,34 +24,32 @@ final class TLSLayerTests: XCTestCase {
             into.closed = into.closed || r.closed
             into.failure = into.failure ?? r.failure
         }
+        /// Delivers `bytes` to `layer` in runs of `chunk` (the layer must not care where records
+        /// are split); returns what it sends back.
+        func deliver(_ bytes: [UInt8], to layer: inout TLSLayer, at time: Double, into received: inout TLSLayer.Received) -> [UInt8] {
+            var reply: [UInt8] = []
+            for start in stride(from: 0, to: bytes.count, by: min(chunk, max(bytes.count, 1))) {
+                let r = Array(bytes[start..<min(start + chunk, bytes.count)]).withUnsafeBytes { layer.receive($0, at: time) }
+                reply += r.output
+                merge(&received, r)
+            }
+            return reply
+        }
         var rounds = 0
         while (!forServer.isEmpty || !forClient.isEmpty) && rounds < 1000 {
             rounds += 1
-            // Byte runs of `chunk`: the layer must not care where records are split.
-            for start in stride(from: 0, to: forServer.count, by: min(chunk, max(forServer.count, 1))) {
-                let piece = Array(forServer[start..<min(start + chunk, forServer.count)])
-                let r = piece.withUnsafeBytes { server.receive($0, at: 2) }
-                forClient += r.output
-                merge(&toServer, r)
-            }
-            forServer = []
-            forServer += server.flush()
-            for start in stride(from: 0, to: forClient.count, by: min(chunk, max(forClient.count, 1))) {
-                let piece = Array(forClient[start..<min(start + chunk, forClient.count)])
-                let r = piece.withUnsafeBytes { client.receive($0, at: 3) }
-                forServer += r.output
-                merge(&toClient, r)
-            }
-            forClient = []
-            forClient += client.flush()
+            forClient += deliver(forServer, to: &server, at: 2, into: &toServer)
+            forServer = server.flush()
+            forServer += deliver(forClient, to: &client, at: 3, into: &toClient)
+            forClient = client.flush()
         }
         return (toClient, toServer)
     }
 
     private func layers() throws -> (TLSLayer, TLSLayer) {
-        let server = try TLSLayer.server(context: TLSServerContext(source: .authority(authority)),
+        let server = try TLSLayer.server(context: TLSServerContext(source: .authority(authority.ca)),
                                          fallbackServerName: "api.test", at: 1)
-        let client = try TLSLayer.client(context: TLSClientContext(verification: .anchorsOnly([authority.certificatePath])),
+        let client = try TLSLayer.client(context: TLSClientContext(verification: .anchorsOnly([authority.ca.certificatePath])),
                                          serverName: "api.test", at: 1)
         return (client, server)
     }
@@ -120,15 +108,10 @@ final class TLSLayerTests: XCTestCase {
     /// A client that distrusts the leaf (another CA) fails its side with the reason, and the
     /// server side sees the client's alert as a failure too.
     func testUntrustedLeafFailsBothSides() throws {
-        let otherDirectory = directory + "-other"
-        let other = try CertificateAuthority.loadOrCreate(directory: otherDirectory)
-        defer {
-            for name in [CertificateAuthority.certificateFileName, CertificateAuthority.keyFileName] {
-                unlink(otherDirectory + "/" + name)
-            }
-            rmdir(otherDirectory)
-        }
-        var server = try TLSLayer.server(context: TLSServerContext(source: .authority(authority)),
+        let otherAuthority = try TemporaryAuthority("tlslayer-other")
+        defer { otherAuthority.remove() }
+        let other = otherAuthority.ca
+        var server = try TLSLayer.server(context: TLSServerContext(source: .authority(authority.ca)),
                                          fallbackServerName: "api.test", at: 1)
         var client = try TLSLayer.client(context: TLSClientContext(verification: .anchorsOnly([other.certificatePath])),
                                          serverName: "api.test", at: 1)

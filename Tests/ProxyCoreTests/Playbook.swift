@@ -1,6 +1,8 @@
+import Glibc
 import HTTP1
 @testable import ProxyCore
 import Recording
+import TLS
 import XCTest
 
 /// The flows a playbook's session asked to record (its `.record` commands), for assertions.
@@ -138,3 +140,21 @@ func upstreamBytes(_ commands: [ProxyCommand], _ id: UpstreamID) -> [UInt8] {
 }
 
 func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+/// A harrec CA in a fresh directory under /tmp, for tests that intercept TLS.
+struct TemporaryAuthority {
+    let directory: String
+    let ca: CertificateAuthority
+
+    init(_ tag: String) throws {
+        directory = "/tmp/harrec-\(tag)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        ca = try CertificateAuthority.loadOrCreate(directory: directory)
+    }
+
+    func remove() {
+        for name in [CertificateAuthority.certificateFileName, CertificateAuthority.keyFileName] {
+            unlink(directory + "/" + name)
+        }
+        rmdir(directory)
+    }
+}
