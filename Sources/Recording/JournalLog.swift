@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// The recording log of `harrec record`: every finished exchange and every WebSocket message goes
@@ -15,7 +16,16 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
                 onError: @escaping @Sendable (String) -> Void) throws {
         self.harPath = harPath
         fd = try JournalFile.create(for: harPath)
-        writer = JournalWriter(fd: fd, size: 0, onError: onError)
+        do {
+            writer = try JournalWriter(fd: fd, size: 0, onError: onError)
+        } catch {
+            // Nothing was recorded: leave no journal behind for the next run to refuse.
+            close(fd)
+            let directory = JournalFile.directory(for: harPath)
+            unlink(JournalFile.recordsPath(in: directory))
+            rmdir(directory)
+            throw error
+        }
         let session = JournalSession(harrecVersion: harrecVersion, processID: JournalFile.processID,
                                      started: started, harPath: harPath)
         writer.append(JournalFrame.record(.session, session.encoded()))

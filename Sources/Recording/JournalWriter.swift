@@ -51,13 +51,15 @@ public final class JournalWriter: @unchecked Sendable {
     private let onError: @Sendable (String) -> Void
 
     /// Writes to `fd` (opened for appending), whose current size is `size`. `onError` hears a
-    /// failed write or sync (the writer retries; nothing queued is dropped).
-    init(fd: Int32, size: UInt64, onError: @escaping @Sendable (String) -> Void) {
+    /// failed write or sync (the writer retries; nothing queued is dropped). Throws when its
+    /// thread cannot start (out of threads or memory): harrec then refuses to record rather than
+    /// record into a journal nobody writes.
+    init(fd: Int32, size: UInt64, onError: @escaping @Sendable (String) -> Void) throws {
         self.fd = fd
         queue = Mutex(Queue(nextOffset: size, written: size))
         self.onError = onError
         guard startDetachedThread(named: "harrec-journal", { [self] in run() }) else {
-            fatalError("cannot start the journal writer thread")
+            throw JournalFile.message("cannot start the journal writer thread")
         }
     }
 
