@@ -257,7 +257,15 @@ public enum HARExport {
                           cookies: cookies, headers: headers,
                           queryString: HARBuild.queryString(fromURL: request.url),
                           postData: postData, headersSize: request.headSize,
-                          bodySize: request.body.wireSize)
+                          bodySize: request.body.wireSize, custom: trailerFields(request.trailers))
+    }
+
+    /// `_trailers`: the trailer fields of a chunked (or HTTP/2) message, in the shape of
+    /// `headers`, when there are any. HAR 1.2 has no place for them.
+    static func trailerFields(_ trailers: [RecordedField]) -> JSONFields {
+        guard !trailers.isEmpty else { return [] }
+        let list: [JSONValue] = trailers.map { .object([(key: "name", value: .string($0.name)), (key: "value", value: .string($0.value))]) }
+        return [(key: "_trailers", value: .array(list))]
     }
 
     // MARK: - Response
@@ -273,7 +281,8 @@ public enum HARExport {
                            httpVersion: response.httpVersion, cookies: cookies, headers: headers,
                            content: content(response.body, fields: response.fields, mimeType: mimeType),
                            redirectURL: firstValue(response.fields, "Location") ?? "",
-                           headersSize: response.headSize, bodySize: response.body.wireSize)
+                           headersSize: response.headSize, bodySize: response.body.wireSize,
+                           custom: trailerFields(response.trailers))
     }
 
     /// The entry's response when no response arrived: schema-valid, status 0.

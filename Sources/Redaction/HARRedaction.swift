@@ -106,7 +106,7 @@ extension RedactionEngine {
         redactComment(&response.content.comment, base + ".content")
         response.content.custom = redactCustom(response.content.custom, base + ".content")
         redactComment(&response.comment, base)
-        response.custom = redactCustom(response.custom, base)
+        response.custom = redactCustom(response.custom, base, isResponse: true)
     }
 
     /// A request or response body: base64 bodies of text are decoded, redacted and wrapped to be
@@ -126,11 +126,11 @@ extension RedactionEngine {
 
     // MARK: - Headers and cookies
 
-    private func redactHeaders(_ headers: inout [HARHeader], _ base: String, isResponse: Bool) {
+    private func redactHeaders(_ headers: inout [HARHeader], _ base: String, isResponse: Bool, field: String = "headers") {
         for i in headers.indices {
             let name = headers[i].name.lowercased()
             let value = headers[i].value
-            let path = { "\(base).headers[\(i)].value" }
+            let path = { "\(base).\(field)[\(i)].value" }
             var replacement: String?
             switch name {
             case "authorization", "proxy-authorization":
@@ -145,7 +145,7 @@ extension RedactionEngine {
                 replacement = redactNamedHeader(name, value, path)
             }
             if let replacement { headers[i].value = replacement }
-            redactComment(&headers[i].comment, "\(base).headers[\(i)]")
+            redactComment(&headers[i].comment, "\(base).\(field)[\(i)]")
         }
     }
 
@@ -261,19 +261,46 @@ extension RedactionEngine {
         if let text = comment, let r = redactTextOrJSON(text, .other, { base + ".comment" }) { comment = r }
     }
 
-    /// Custom fields: `_webSocketMessages` message by message, every other string as text.
-    private func redactCustom(_ custom: JSONFields, _ base: String) -> JSONFields {
+    /// Custom fields: `_webSocketMessages` message by message, `_trailers` (request and response
+    /// trailer fields) exactly as headers, every other string as text.
+    private func redactCustom(_ custom: JSONFields, _ base: String, isResponse: Bool = false) -> JSONFields {
         guard !custom.isEmpty else { return custom }
         var result = custom
         for i in result.indices {
             let key = result[i].key
             if key == "_webSocketMessages", case .array(let messages) = result[i].value {
                 result[i].value = .array(redactWebSocketMessages(messages, base + "._webSocketMessages"))
+            } else if key == "_trailers", case .array(let items) = result[i].value {
+                result[i].value = .array(redactTrailers(items, base, isResponse: isResponse))
             } else {
                 result[i].value = redactJSONStrings(result[i].value, .other, base + "." + key)
             }
         }
         return result
+    }
+
+    /// Trailer fields (`{"name", "value"}` objects) get the header rules; anything else in the
+    /// array is scanned as text.
+    private func redactTrailers(_ items: [JSONValue], _ base: String, isResponse: Bool) -> [JSONValue] {
+        var out = items
+        var fields: [(index: Int, header: HARHeader)] = []
+        for (i, item) in items.enumerated() {
+            if case .object(let object) = item, let name = object.first(where: { $0.key == "name" })?.value.stringValue,
+               let value = object.first(where: { $0.key == "value" })?.value.stringValue {
+                fields.append((i, HARHeader(name: name, value: value)))
+            } else {
+                out[i] = redactJSONStrings(item, .header, "\(base)._trailers[\(i)]")
+            }
+        }
+        var headers = fields.map(\.header)
+        redactHeaders(&headers, base, isResponse: isResponse, field: "_trailers")
+        for (k, field) in fields.enumerated() where headers[k].value != field.header.value {
+            guard case .object(var object) = out[field.index],
+                  let valueIndex = object.firstIndex(where: { $0.key == "value" }) else { continue }
+            object[valueIndex].value = .string(headers[k].value)
+            out[field.index] = .object(object)
+        }
+        return out
     }
 
     private func redactWebSocketMessages(_ messages: [JSONValue], _ base: String) -> [JSONValue] {

@@ -19,6 +19,36 @@ final class HeaderAndCookieTests: XCTestCase {
         assertNoOccurrence(["abcDEF123456ghiJKL", "dXNlcjpodW50ZXIy", "6629fae49393a053"], in: r.bytes)
     }
 
+    /// `_trailers` (chunked and HTTP/2 trailer fields) get the header rules: a secret-named
+    /// trailer is replaced, with the same placeholder where the value stands elsewhere, a gRPC
+    /// status stays, and `--check` sees a trailer left as it was.
+    func testTrailersAreRedactedAsHeaders() {
+        func trailers(_ pairs: [(String, String)]) -> JSONFields {
+            [(key: "_trailers", value: .array(pairs.map { .object([(key: "name", value: .string($0.0)), (key: "value", value: .string($0.1))]) }))]
+        }
+        var e = makeEntry(requestHeaders: [("X-Session-Token", "s3cr3t-trailer-value-9f8e7d6c5b4a")])
+        e.request.custom = trailers([("X-Request-Signature", "c2lnbmF0dXJlLW9mLXRoZS1ib2R5")])
+        e.response.custom = trailers([("X-Session-Token", "s3cr3t-trailer-value-9f8e7d6c5b4a"), ("grpc-status", "0"), ("grpc-message", "ok")])
+        let log = makeLog([e])
+        XCTAssertTrue(findings(log).contains { $0.path.contains("_trailers") }, "--check reports the raw trailer")
+        let r = redacted([e])
+        guard case .array(let items)? = r.log.entries[0].response.custom.first(where: { $0.key == "_trailers" })?.value,
+              case .array(let requestItems)? = r.log.entries[0].request.custom.first(where: { $0.key == "_trailers" })?.value else {
+            return XCTFail("the trailers are gone")
+        }
+        let values = items.compactMap { item -> String? in
+            if case .object(let fields) = item { return fields.first { $0.key == "value" }?.value.stringValue }
+            return nil
+        }
+        XCTAssertEqual(values, ["redacted-1", "0", "ok"])
+        XCTAssertEqual(header(r.log.entries[0].request.headers, "X-Session-Token"), "redacted-1", "one value, one placeholder")
+        if case .object(let fields) = requestItems[0] {
+            XCTAssertNotEqual(fields.first { $0.key == "value" }?.value.stringValue, "c2lnbmF0dXJlLW9mLXRoZS1ib2R5")
+        }
+        assertNoOccurrence(["s3cr3t-trailer-value-9f8e7d6c5b4a", "c2lnbmF0dXJlLW9mLXRoZS1ib2R5"], in: r.bytes)
+        XCTAssertTrue(findings(r.log).isEmpty, "\(findings(r.log))")
+    }
+
     func testAuthorizationWithoutSchemeIsReplacedWhole() {
         let r = redacted([makeEntry(requestHeaders: [("Authorization", "sk-some-opaque-token")])])
         XCTAssertEqual(r.log.entries[0].request.headers[0].value, "redacted-1")

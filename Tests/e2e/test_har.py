@@ -286,3 +286,21 @@ def test_live_lines(recorded):
     assert any(rx.match(ln) for ln in px.stderr_lines), "\n".join(px.stderr_lines[-30:])
     assert re.search(r"^harrec: wrote %d entries to " % len(info["expected"]),
                      "\n".join(px.stderr_lines), re.M), px.stderr_lines[-3:]
+
+
+def test_trailers_are_recorded(harrec, origin):
+    """Chunked trailers (a gRPC status travels in them) are in the HAR as `_trailers`, shaped like
+    `headers`, on the response (and the request, when it sends some)."""
+    import hashlib
+    px = harrec.start("--no-redact")
+    url = origin.url("/chunked?n=5000&chunks=3&seed=4&trailer=1")
+    r = curl("-sS", "-x", px.http_proxy, url, "-o", "/dev/null")
+    assert r.rc == 0, r.err
+    har = px.stop()
+    (e,) = har["log"]["entries"]
+    trailers = e["response"]["_trailers"]
+    assert [t["name"].lower() for t in trailers] == ["x-body-sha256"], trailers
+    body = base64.b64decode(e["response"]["content"]["text"]) if e["response"]["content"].get("encoding") == "base64" \
+        else e["response"]["content"]["text"].encode()
+    assert trailers[0]["value"] == hashlib.sha256(body).hexdigest()
+    assert "_trailers" not in e["request"], "a request without trailers has none"
