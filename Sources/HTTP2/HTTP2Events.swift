@@ -67,7 +67,8 @@ extension HTTP2Connection {
             return 0
         }
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, streamID, data, length, userData in
-            guard let connection = HTTP2Connection.connection(userData), let data, length > 0 else { return 0 }
+            guard let connection = HTTP2Connection.connection(userData), let data, length > 0,
+                  connection.delivers(streamID) else { return 0 }
             connection.events.append(.data(streamID: streamID, bytes: Array(UnsafeBufferPointer(start: data, count: length))))
             return 0
         }
@@ -76,9 +77,16 @@ extension HTTP2Connection {
             connection.incomingFields[streamID] = nil
             connection.incomingFieldBytes[streamID] = nil
             connection.outgoing[streamID] = nil
-            connection.events.append(.closed(streamID: streamID, errorCode: errorCode))
+            if connection.delivers(streamID) { connection.events.append(.closed(streamID: streamID, errorCode: errorCode)) }
+            connection.deliveredStreams.remove(streamID)
             return 0
         }
+    }
+
+    /// Whether events of `streamID` are delivered: always, until the peer failed the connection;
+    /// then only for streams whose head was delivered before.
+    func delivers(_ streamID: Int32) -> Bool {
+        !peerFailed || deliveredStreams.contains(streamID)
     }
 
     func frameReceived(_ frame: nghttp2_frame) {
@@ -88,6 +96,11 @@ extension HTTP2Connection {
         case NGHTTP2_HEADERS.rawValue:
             let fields = incomingFields.removeValue(forKey: streamID) ?? []
             incomingFieldBytes[streamID] = nil
+            // A peer that sent GOAWAY with an error is closing the connection: a stream it opens
+            // afterwards is not delivered. (nghttp2 drops such a stream when it comes in the same
+            // read as the GOAWAY and not when it comes in a later one; this makes both the same.)
+            if peerFailed && !deliveredStreams.contains(streamID) { return }
+            deliveredStreams.insert(streamID)
             let isHead = frame.headers.cat != NGHTTP2_HCAT_HEADERS || fields.first?.name.hasPrefix(":") == true
             if isHead {
                 events.append(.headers(streamID: streamID, fields: fields, endStream: endStream))
@@ -96,10 +109,11 @@ extension HTTP2Connection {
             }
             if endStream { events.append(.endStream(streamID: streamID)) }
         case NGHTTP2_DATA.rawValue:
-            if endStream { events.append(.endStream(streamID: streamID)) }
+            if endStream && delivers(streamID) { events.append(.endStream(streamID: streamID)) }
         case NGHTTP2_RST_STREAM.rawValue:
-            events.append(.reset(streamID: streamID, errorCode: frame.rst_stream.error_code))
+            if delivers(streamID) { events.append(.reset(streamID: streamID, errorCode: frame.rst_stream.error_code)) }
         case NGHTTP2_GOAWAY.rawValue:
+            if frame.goaway.error_code != 0 { peerFailed = true }
             events.append(.goAway(lastStreamID: frame.goaway.last_stream_id, errorCode: frame.goaway.error_code))
         default:
             break

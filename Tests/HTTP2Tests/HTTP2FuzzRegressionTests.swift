@@ -94,4 +94,11 @@ final class HTTP2FuzzRegressionTests: XCTestCase {
     func testFinding4() throws {
         try assertSameWholeOrSplit("ZgAAKgQAAAAAAAAAAAAQAAACAAAAAQAEAAD//wAFAABAAAAIAAAAAAADAAAAZAAGAAEAAAAAEQEFAAAAAYKHQYYdZl3//39EhWDJLSwHAAAKAQUAAAADgoe/RIVgyS0sMwAACgEFAAAABYKHwESFYMktLDcAAAoBBQAAAAeCh8FEhWDJLSw7AAAEAwAAAAADAAAAAQAAKgQAAAAAAAAAAAAQAAACAAAAAQAEAAD//wAFAABAAAAIAAAAAAADAAAAZAAGAAEAAAAAEQEFAAAAAYKHQYYdZl3//39EhWDJLSwHAAAKAQUAAAADgoe/RIVgyS0sMwAACgEFAAAABYKHwESFYMktLDcAAAoBBQAAAAeCh8FEhWDJLSw7AAAEAwAAAAADAAAAAQAAAAAAAJ4DADEyMzQ1Njc3AAAECAAAAAAAAAAAAAAAAJ4DADEyMzQ1Njc3AAAECAAAAAAAAAD//g==", answer: false)
     }
+
+    /// A request after the client's GOAWAY with an error code: nghttp2 dropped it when it came in
+    /// the same read as the GOAWAY and delivered it in a later read. A peer that failed the
+    /// connection now gets no new streams delivered either way.
+    func testFinding5() throws {
+        try assertSameWholeOrSplit("dgAAKgQAAAAAAAAAAgAQAP/+//8AASsEAAD//wAFAP///////wBWAABYAAAAAAAAhgEAAAAAEQcAAAAAAAAAxYYdZl0AAABkAAYAAQAAAAALAQQAAAABgodBhh1mXSVCf4QaDgAAAAAAAAEKrQCampqampqa/w==", answer: false)
+    }
 }
