@@ -100,6 +100,26 @@ public func fuzz(_ pointer: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let data = Array(UnsafeBufferPointer(start: pointer + 1, count: size - 1))
     let whole = run([data[...]], answer: answer)
     let split = run(fuzzChunks(data, seed: pointer[0] & 0x7F), answer: answer)
-    if !answer && grouped(whole) != grouped(split) { fuzzFail("whole \(whole.count) events, split \(split.count)") }
+    if !answer && !agree(grouped(whole), grouped(split)) { fuzzFail("whole \(whole.count) events, split \(split.count)") }
     return 0
+}
+
+/// Equal, or, when one feeding ended in a connection error, each stream's events in one a
+/// prefix of the other's: nghttp2 counts some limits per read (a CONTINUATION flood fails when
+/// fed a byte at a time and not when fed whole), so where a failure stops the events may differ,
+/// never what came before it.
+private func agree(_ a: [Int32: [Seen]], _ b: [Int32: [Seen]]) -> Bool {
+    if a == b { return true }
+    let failed = a[0]?.last == .failed || b[0]?.last == .failed
+    guard failed else { return false }
+    for key in Set(a.keys).union(b.keys) {
+        var x = a[key] ?? [], y = b[key] ?? []
+        if key == 0 { x.removeAll { $0 == .failed }; y.removeAll { $0 == .failed } }
+        let (short, long) = x.count <= y.count ? (x, y) : (y, x)
+        // The last body bytes before the failure may be cut anywhere.
+        for (i, item) in short.enumerated() where item != long[i] {
+            guard i == short.count - 1, case .data(let id, let s) = item, case .data(id, let l) = long[i], l.starts(with: s) else { return false }
+        }
+    }
+    return true
 }

@@ -16,6 +16,8 @@ extension HTTP2Connection {
             return nghttp2_submit_request(session, nil, nva, count, &provider, nil)
         }
         guard streamID > 0 else { throw HTTP2Error(.stream, "cannot open a stream: \(Self.text(streamID))") }
+        // Our own streams' events are delivered even after the peer's GOAWAY (its responses).
+        deliveredStreams.insert(streamID)
         if !endStream { outgoing[streamID] = OutgoingBody() }
         return streamID
     }
@@ -66,13 +68,16 @@ extension HTTP2Connection {
         _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, errorCode)
     }
 
-    /// Starts a graceful drain (server side: no new streams after those already begun), or ends
-    /// the connection with an error code.
+    /// Without an error code, a graceful drain: GOAWAY names the last stream the peer opened that
+    /// will be processed, and streams up to it finish (RFC 9113 §6.8). With one, the connection
+    /// ends after the GOAWAY goes out.
     public func goAway(errorCode: UInt32 = 0) {
-        if errorCode == 0 && role == .server {
-            _ = nghttp2_submit_shutdown_notice(session)
+        if errorCode == 0 {
+            _ = nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
+                                      0, nil, 0)
+        } else {
+            _ = nghttp2_session_terminate_session(session, errorCode)
         }
-        _ = nghttp2_session_terminate_session(session, errorCode)
     }
 
     /// The data source of every streamed body: copies what `sendData` queued, defers while the

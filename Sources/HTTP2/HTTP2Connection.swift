@@ -24,9 +24,10 @@ public final class HTTP2Connection {
     var incomingFieldBytes: [Int32: Int] = [:]
     /// Outgoing bodies waiting for the peer's window, per stream.
     var outgoing: [Int32: OutgoingBody] = [:]
-    /// The peer sent GOAWAY with an error code: it is closing the connection.
-    var peerFailed = false
-    /// Streams whose head was delivered (so later frames on them are delivered too).
+    /// The peer sent GOAWAY: it is closing the connection.
+    var peerWentAway = false
+    /// Streams opened here, or whose head was delivered: their later frames are delivered even
+    /// after the peer's GOAWAY.
     var deliveredStreams: Set<Int32> = []
     /// Set when nghttp2 reports a fatal error; the connection is then unusable.
     public private(set) var failure: HTTP2Error?

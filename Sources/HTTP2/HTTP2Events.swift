@@ -83,10 +83,10 @@ extension HTTP2Connection {
         }
     }
 
-    /// Whether events of `streamID` are delivered: always, until the peer failed the connection;
-    /// then only for streams whose head was delivered before.
+    /// Whether events of `streamID` are delivered: always, until the peer sent GOAWAY; then only
+    /// for streams whose head was delivered before.
     func delivers(_ streamID: Int32) -> Bool {
-        !peerFailed || deliveredStreams.contains(streamID)
+        !peerWentAway || deliveredStreams.contains(streamID)
     }
 
     func frameReceived(_ frame: nghttp2_frame) {
@@ -96,10 +96,10 @@ extension HTTP2Connection {
         case NGHTTP2_HEADERS.rawValue:
             let fields = incomingFields.removeValue(forKey: streamID) ?? []
             incomingFieldBytes[streamID] = nil
-            // A peer that sent GOAWAY with an error is closing the connection: a stream it opens
-            // afterwards is not delivered. (nghttp2 drops such a stream when it comes in the same
-            // read as the GOAWAY and not when it comes in a later one; this makes both the same.)
-            if peerFailed && !deliveredStreams.contains(streamID) { return }
+            // A peer that sent GOAWAY is closing the connection: a stream it opens afterwards is
+            // not delivered. (nghttp2 drops such a stream when it comes in the same read as the
+            // GOAWAY and not when it comes in a later one; this makes both the same.)
+            if peerWentAway && !deliveredStreams.contains(streamID) { return }
             deliveredStreams.insert(streamID)
             let isHead = frame.headers.cat != NGHTTP2_HCAT_HEADERS || fields.first?.name.hasPrefix(":") == true
             if isHead {
@@ -113,7 +113,7 @@ extension HTTP2Connection {
         case NGHTTP2_RST_STREAM.rawValue:
             if delivers(streamID) { events.append(.reset(streamID: streamID, errorCode: frame.rst_stream.error_code)) }
         case NGHTTP2_GOAWAY.rawValue:
-            if frame.goaway.error_code != 0 { peerFailed = true }
+            peerWentAway = true
             events.append(.goAway(lastStreamID: frame.goaway.last_stream_id, errorCode: frame.goaway.error_code))
         default:
             break

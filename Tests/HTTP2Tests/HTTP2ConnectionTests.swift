@@ -134,9 +134,16 @@ final class HTTP2ConnectionTests: XCTestCase {
         XCTAssertTrue(seen.contains(.reset(streamID: first, errorCode: 8)), "\(seen)")
         XCTAssertTrue(seen.contains(.closed(streamID: first, errorCode: 8)))
 
+        // A graceful GOAWAY: the stream already open still gets its response; a new one is not
+        // delivered to the server.
+        let second = try client.sendRequest(Array(request.prefix(4)), endStream: true)
+        try pump(client, server)
         server.goAway()
+        try server.sendResponse([HTTPField(name: ":status", value: "204")], on: second, endStream: true)
         let (got, _) = try pump(client, server)
         XCTAssertTrue(got.contains { if case .goAway(_, 0) = $0 { return true }; return false }, "\(got)")
+        XCTAssertTrue(got.contains(.headers(streamID: second, fields: [HTTPField(name: ":status", value: "204")], endStream: true)),
+                      "the response to a stream opened before the GOAWAY arrives: \(got)")
         seen = []
     }
 

@@ -101,4 +101,21 @@ final class HTTP2FuzzRegressionTests: XCTestCase {
     func testFinding5() throws {
         try assertSameWholeOrSplit("dgAAKgQAAAAAAAAAAgAQAP/+//8AASsEAAD//wAFAP///////wBWAABYAAAAAAAAhgEAAAAAEQcAAAAAAAAAxYYdZl0AAABkAAYAAQAAAAALAQQAAAABgodBhh1mXSVCf4QaDgAAAAAAAAEKrQCampqampqa/w==", answer: false)
     }
+
+    /// A flood of CONTINUATION frames: nghttp2 counts them per read, so fed a byte at a time the
+    /// connection fails ("Too many CONTINUATION frames") and fed whole it does not. The target
+    /// now accepts a failure in one feeding when the events before it agree.
+    func testFinding6() throws {
+        let frames = Array(Data(base64Encoded: "AAAAKgQAAAAAAAABAAAQAAACAAAAAQAEAAD//wAFAABAAAADAAAAiKioqKioqKgQPQAAAgAAAAEABB1mXU9wdGlvJUJ/fUB4eIF4eHh4hXh4eCs=")!.dropFirst())
+        let whole = try events(frames, chunk: frames.count + preface.count, answer: false)
+        let bytewise = try events(frames, chunk: 1, answer: false)
+        XCTAssertEqual(whole[0], nil, "fed whole: no events, no failure")
+        XCTAssertEqual(bytewise[0], ["failed"], "fed a byte at a time: the CONTINUATION limit ends the connection")
+        XCTAssertEqual(whole.filter { $0.key != 0 }, bytewise.filter { $0.key != 0 }, "no stream saw anything either way")
+    }
+
+    /// The same with a graceful GOAWAY (NO_ERROR): no stream opened after any GOAWAY is delivered.
+    func testFinding7() throws {
+        try assertSameWholeOrSplit("KwAAKgQAAAAAAAAAAgAQAP/+//8AASsEAAD//wAFAP///////wBWAABYAACAAAAAhgEAAAAAEQcAAAAAAAAAAQAAAAAAAABkAAYAAQAAAAALAQQAAAABgodBhh1mXSVCf4QBEcPDw8OAAAA=", answer: false)
+    }
 }
