@@ -88,6 +88,10 @@ public final class HTTP2Connection {
     public func receive(_ bytes: UnsafeRawBufferPointer) throws(HTTP2Error) {
         if let failure { throw failure }
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        // Once the session wants nothing more (the peer's GOAWAY with no stream left open),
+        // nghttp2 ignores the rest of the read it is in; later reads are ignored the same way,
+        // so what happens does not depend on where the input was split.
+        guard nghttp2_session_want_read(session) != 0 else { return }
         let read = nghttp2_session_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
         if read < 0 {
             let error = HTTP2Error(.connection, "HTTP/2 connection error: \(Self.text(Int32(read)))")
