@@ -18,7 +18,8 @@ public enum HTTP2Event: Equatable, Sendable {
     /// The stream is closed in both directions (after its end, a reset either way, or GOAWAY);
     /// `errorCode` 0 is a clean close.
     case closed(streamID: Int32, errorCode: UInt32)
-    /// The peer will accept no stream above `lastStreamID` (graceful drain or an error).
+    /// The peer will accept no stream above `lastStreamID` (graceful drain or an error). Only the
+    /// first GOAWAY of a connection is reported.
     case goAway(lastStreamID: Int32, errorCode: UInt32)
 }
 
@@ -113,6 +114,9 @@ extension HTTP2Connection {
         case NGHTTP2_RST_STREAM.rawValue:
             if delivers(streamID) { events.append(.reset(streamID: streamID, errorCode: frame.rst_stream.error_code)) }
         case NGHTTP2_GOAWAY.rawValue:
+            // The first GOAWAY says it: later ones only lower the last stream id (RFC 9113
+            // §6.8), and nghttp2 reports them or not depending on where reads split.
+            guard !peerWentAway else { return }
             peerWentAway = true
             events.append(.goAway(lastStreamID: frame.goaway.last_stream_id, errorCode: frame.goaway.error_code))
         default:
