@@ -17,7 +17,7 @@ let BACKSLASH: UInt8 = 0x5C
 /// token = 1*tchar
 /// Encoded as a 128-bit set split into two words (bit n of `low` is byte n, bit n of `high` is byte n+64).
 @inline(__always)
-func isTokenChar(_ b: UInt8) -> Bool {
+package func isTokenChar(_ b: UInt8) -> Bool {
     let low: UInt64 = 0x03FF_6CFA_0000_0000
     let high: UInt64 = 0x57FF_FFFF_C7FF_FFFE
     if b < 64 { return (low >> UInt64(b)) & 1 == 1 }

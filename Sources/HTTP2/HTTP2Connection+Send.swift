@@ -130,8 +130,14 @@ extension HTTP2Connection {
         guard total <= limits.maximumHeaderListSize else {
             throw HTTP2Error(.stream, "header list of \(total) bytes is over the \(limits.maximumHeaderListSize)-byte limit")
         }
+        guard !ranges.isEmpty else {
+            // No fields (an empty trailer or interim list): a valid pointer, a count of 0.
+            var none = nghttp2_nv()
+            return withUnsafePointer(to: &none) { body($0, 0) }
+        }
+        storage.append(0) // so the buffer has an address even when every name and value is empty
         return storage.withUnsafeMutableBufferPointer { bytes in
-            let base = bytes.baseAddress ?? UnsafeMutablePointer<UInt8>.allocate(capacity: 0)
+            let base = bytes.baseAddress!
             let nva = ranges.map { range in
                 nghttp2_nv(name: base + range.name.lowerBound, value: base + range.value.lowerBound,
                            namelen: range.name.count, valuelen: range.value.count,

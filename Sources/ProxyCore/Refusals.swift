@@ -23,7 +23,7 @@ enum Refusals {
                                                             omittingEmptySubsequences: false).first ?? []
         let parts = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: true)
         var method = "-", target = "", version = "HTTP/1.1"
-        if parts.count >= 2, parts[0].count <= 32, parts[0].allSatisfy(isTokenByte) {
+        if parts.count >= 2, parts[0].count <= 32, parts[0].allSatisfy(isTokenChar) {
             method = String(decoding: parts[0], as: UTF8.self)
             target = sanitizedControlCharacters(String(decoding: parts[1].prefix(2048), as: UTF8.self))
             if parts.count >= 3 {
@@ -70,14 +70,5 @@ enum Refusals {
             return "http://\(authority.authority(defaultPort: 80))\(path)"
         }
         return "http://unknown.invalid\(path)"
-    }
-
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
-        }
     }
 }

@@ -165,6 +165,17 @@ final class HTTP2ConnectionTests: XCTestCase {
         XCTAssertTrue(good.isActive, "the connection goes on")
     }
 
+    /// Empty field lists and empty names go to nghttp2 as such (it refuses what is invalid):
+    /// no crash on an empty array.
+    func testEmptyFieldLists() throws {
+        let client = try HTTP2Connection(role: .client), server = try HTTP2Connection(role: .server)
+        let stream = try client.sendRequest(Array(request.prefix(4)), endStream: true)
+        try pump(client, server)
+        try? server.sendInformational([], on: stream)
+        _ = try? client.sendRequest([HTTPField(name: "", value: "")], endStream: true)
+        try pump(client, server)
+    }
+
     /// A header list over the limit resets that stream (the peer learns the limit from SETTINGS,
     /// so a well-behaved one never sends it; a hostile one gets the reset).
     func testOversizedHeaderListIsRefused() throws {
