@@ -46,7 +46,7 @@ let package = Package(
         // `harrec generate`: HAR -> Swift scenarios, WebSocket triggers and JSON fixtures (pure).
         .target(name: "HARMockingTesting", dependencies: ["HARMocking"]),
         .target(name: "HARGenerator", dependencies: ["HAR", "HARScenarios", "Recording"]),
-        .target(name: "ProxyCore", dependencies: ["HTTP1", "SOCKS5", "Recording", "HAR", "TLS", "WebSocket"]),
+        .target(name: "ProxyCore", dependencies: ["HTTP1", "HTTP2", "SOCKS5", "Recording", "HAR", "TLS", "WebSocket"]),
         // The only I/O: epoll, non-blocking sockets, timers.
         .target(name: "ProxyRuntime", dependencies: ["ProxyCore", "Recording", "Codecs", "CSystemShims"]),
         .target(name: "CLI"),
@@ -60,7 +60,7 @@ let package = Package(
         .testTarget(name: "HARTests", dependencies: ["HAR"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "HAR", "HTTP1"]),
-        .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "SOCKS5", "Recording", "TLS", "WebSocket"]),
+        .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "HTTP2", "SOCKS5", "Recording", "TLS", "WebSocket"]),
         .testTarget(name: "CLITests", dependencies: ["CLI"]),
         .testTarget(name: "ProxyRuntimeTests", dependencies: ["ProxyRuntime", "ProxyCore"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSLShims"]),

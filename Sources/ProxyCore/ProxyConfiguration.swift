@@ -54,6 +54,9 @@ public struct ProxyConfiguration: Sendable {
     /// Requests harrec answers itself (400, 407, 408) and tunnels it cannot open are recorded
     /// as entries with `_error` and `_refused` (`--no-record-errors` turns it off).
     public var recordRefusals = true
+    /// Offer HTTP/2 to intercepted TLS clients when their upstream speaks it (`--no-http2`
+    /// turns it off: every intercepted connection then stays on HTTP/1.1).
+    public var http2 = true
 
     public init() {}
 }

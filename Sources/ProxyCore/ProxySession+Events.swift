@@ -31,12 +31,11 @@ extension ProxySession {
         case .sniffingTunnel(let target):
             pendingClientBytes.append(contentsOf: bytes)
             sniffTunnel(target)
-        case .awaitingCertificate:
+        case .awaitingCertificate, .awaitingUpstreamALPN:
             pendingClientBytes.append(contentsOf: bytes)
-        case .http:
+        case .http, .http2:
             guard let plaintext = clientPlaintext(bytes) else { return }
-            requestDecoder.feed(plaintext)
-            advanceHTTP()
+            clientPlaintextArrived(plaintext)
         case .relay(let relay):
             guard let plaintext = clientPlaintext(bytes), !plaintext.isEmpty else { return }
             sendUpstream(relay.upstreamID, plaintext)
@@ -75,6 +74,8 @@ extension ProxySession {
             }
         case .socksHandshake:
             handleSOCKS(socks.clientClosed())
+        case .http2:
+            http2ClientLost("client closed the connection")
         case .finished:
             break
         default:
@@ -86,7 +87,9 @@ extension ProxySession {
     public func clientFailed(_ reason: String, at time: Double) {
         now = max(now, time)
         clientSentEOF = true
-        if exchange != nil {
+        if case .http2 = mode {
+            http2ClientLost("client connection failed: \(reason)")
+        } else if exchange != nil {
             failExchange("client connection failed: \(reason)", respondWith: nil)
         } else {
             finish(log: nil)
@@ -146,6 +149,10 @@ extension ProxySession {
             finish(log: .tunnelFailed(current.target, reason: failure.message))
         case .http:
             failExchange(reason, respondWith: failure.kind == .timeout ? 504 : 502)
+        case .awaitingUpstreamALPN:
+            // The client is answered over HTTP/1.1, and its first request gets the reason.
+            pendingUpstreamFailure = reason
+            resumeClientHandshake()
         default:
             finish(log: nil)
         }
@@ -177,6 +184,15 @@ extension ProxySession {
             exchange?.lastUpstreamActivity = now
             upstreams.active?.decoder.feed(plaintext)
             advanceResponse()
+        case .awaitingUpstreamALPN:
+            guard let plaintext = upstreamPlaintext(upstreamID, bytes) else { return }
+            if upstreams.active?.tls?.handshakeDone == true {
+                resumeClientHandshake()
+                if !plaintext.isEmpty, case .http2 = mode { upstreamPlaintextArrived(plaintext) }
+            }
+        case .http2:
+            guard let plaintext = upstreamPlaintext(upstreamID, bytes), !plaintext.isEmpty else { return }
+            upstreamPlaintextArrived(plaintext)
         default:
             break
         }
@@ -209,6 +225,12 @@ extension ProxySession {
             if retryOnFreshConnection() { return }
             upstreams.active?.decoder.finish()
             advanceResponse(eofReason: "upstream closed the connection")
+        case .http2:
+            http2UpstreamLost("upstream closed the connection")
+        case .awaitingUpstreamALPN:
+            closeUpstream()
+            pendingUpstreamFailure = "upstream closed the connection during the TLS handshake"
+            resumeClientHandshake()
         default:
             finish(log: nil)
         }
@@ -224,6 +246,12 @@ extension ProxySession {
             failExchange("upstream connection failed: \(reason)", respondWith: 502)
         case .http:
             upstreams.forget()
+        case .http2:
+            http2UpstreamLost("upstream connection failed: \(reason)")
+        case .awaitingUpstreamALPN:
+            closeUpstream()
+            pendingUpstreamFailure = "upstream connection failed during the TLS handshake: \(reason)"
+            resumeClientHandshake()
         default:
             finish(log: nil)
         }

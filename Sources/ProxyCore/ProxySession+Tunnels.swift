@@ -189,6 +189,8 @@ extension ProxySession {
                 if case .relay(let relay) = mode {
                     sendUpstream(relay.upstreamID, received.plaintext)
                     recordWebSocket(received.plaintext, from: .clientToServer)
+                } else if case .http2 = mode {
+                    http2?.clientReceived(received.plaintext, at: now)
                 } else {
                     requestDecoder.feed(received.plaintext)
                 }
@@ -211,6 +213,18 @@ extension ProxySession {
             let reason = wasEstablished
                 ? "upstream TLS failed: \(error.message)"
                 : "upstream \(error.message) (host \(host))"
+            switch mode {
+            case .http2:
+                http2UpstreamLost(reason)
+                return nil
+            case .awaitingUpstreamALPN:
+                closeUpstream()
+                pendingUpstreamFailure = reason
+                resumeClientHandshake()
+                return nil
+            default:
+                break
+            }
             closeUpstream()
             if exchange != nil {
                 failExchange(reason, respondWith: 502)
@@ -228,6 +242,8 @@ extension ProxySession {
                 if case .relay = mode {
                     sendClient(received.plaintext)
                     recordWebSocket(received.plaintext, from: .serverToClient)
+                } else if case .http2 = mode {
+                    http2?.upstreamReceived(received.plaintext, at: now)
                 } else if exchange != nil {
                     upstreams.active?.decoder.feed(received.plaintext)
                     advanceResponse()
@@ -251,8 +267,14 @@ extension ProxySession {
         }
         interceptedServerName = name
         scheme = "https"
-        mode = .http
         requestDecoder = HTTP1RequestDecoder()
+        if let offer = upstreamALPNOffer(forHello: pendingClientBytes), upstreams.active?.connected == true {
+            // The hello waits: the client is answered with the protocol the upstream picks.
+            mode = .awaitingUpstreamALPN(target)
+            startUpstreamTLS(alpnProtocols: offer)
+            return
+        }
+        mode = .http
         startUpstreamTLS()
         let hello = pendingClientBytes
         pendingClientBytes = []
@@ -264,16 +286,18 @@ extension ProxySession {
     }
 
     /// Starts the TLS client handshake on the current (connected) upstream connection.
-    func startUpstreamTLS() {
+    func startUpstreamTLS(alpnProtocols: [String]? = nil) {
         guard let upstreamID = upstreams.activeID, upstreams.active?.connected == true, upstreams.active?.tls == nil,
               let interception = configuration.interception else { return }
         let name = interceptedServerName ?? upstreams.active!.target.host
         do {
-            upstreams.active!.tls = try TLSLayer.client(context: interception.clientContext, serverName: name, at: now)
+            upstreams.active!.tls = try TLSLayer.client(context: interception.clientContext, serverName: name,
+                                                        alpnProtocols: alpnProtocols, at: now)
         } catch {
             closeUpstream()
             pendingUpstreamFailure = "cannot start TLS to \(name): \(error)"
             if exchange != nil { failPendingUpstream() }
+            resumeClientHandshake()
             return
         }
         sendUpstreamCiphertext(upstreamID, upstreams.active!.tls!.flush())

@@ -45,7 +45,12 @@ public final class ProxySession {
         case sniffingTunnel(ProxyTarget)
         /// A ClientHello to intercept arrived; its leaf is being signed off the loop.
         case awaitingCertificate(ProxyTarget, serverName: String?)
+        /// The client offered h2: its ClientHello is held until the upstream's handshake says
+        /// which protocol it chose (`resumeClientHandshake`).
+        case awaitingUpstreamALPN(ProxyTarget)
         case http
+        /// HTTP/2 on both sides of an intercepted tunnel (`HTTP2Layer`).
+        case http2
         case relay(TunnelRelay)
         case finished
     }
@@ -82,6 +87,8 @@ public final class ProxySession {
     /// Sec-WebSocket-Extensions of the 101, when the upgrade is to websocket.
     var webSocketExtensions: String?
     var upgradeIsWebSocket = false
+    /// The HTTP/2 streams of an intercepted tunnel whose client and upstream chose h2.
+    var http2: HTTP2Layer?
 
 
     /// `now`: when the client connection was accepted.
@@ -126,6 +133,8 @@ public final class ProxySession {
         switch mode {
         case .finished: return false
         case .http: return requestDecoder.bufferedByteCount < Self.maxBufferedInputBytes
+        // Bounded by the HTTP/2 windows: received bytes are acknowledged only once passed on.
+        case .http2: return true
         case .relay(let relay): return relay.clientToUpstreamOpen
         default: return pendingClientBytes.count < Self.maxBufferedInputBytes
         }
@@ -151,8 +160,10 @@ public final class ProxySession {
             if now - createdAt > timeouts.handshake {
                 finish(log: .handshakeTimeout(seconds: timeouts.handshake))
             }
-        case .connectingTunnel:
+        case .connectingTunnel, .awaitingUpstreamALPN:
             failUpstreamConnectIfLate(now)
+        case .http2:
+            tickHTTP2()
         case .sniffingTunnel, .relay, .awaitingCertificate:
             if now - lastActivity > timeouts.tunnelIdle {
                 finish(log: .tunnelIdle(seconds: timeouts.tunnelIdle))
@@ -195,6 +206,9 @@ public final class ProxySession {
         switch mode {
         case .http:
             if exchange == nil { finish(log: nil) }
+        case .http2:
+            http2?.drain()
+            pumpHTTP2()
         case .finished:
             break
         default:
@@ -208,6 +222,7 @@ public final class ProxySession {
         if exchange != nil {
             failExchange(reason, respondWith: nil)
         }
+        if case .http2 = mode { http2?.clientLost(reason, at: now); pumpHTTP2() }
         if !isFinished { finish(log: nil) }
     }
 
@@ -236,6 +251,11 @@ public final class ProxySession {
     func finish(log event: LiveEvent.Kind?) {
         guard !isFinished else { return }
         finishWebSocket()
+        if let layer = http2.take() {
+            // Streams still in flight when the connection ends are recorded, not lost.
+            layer.clientLost("the connection ended", at: now)
+            emit(layer)
+        }
         flushPlaintext()
         if let event { log(event) }
         closeUpstream()

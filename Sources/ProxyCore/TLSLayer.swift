@@ -45,8 +45,11 @@ struct TLSLayer {
 
     /// The upstream side: a TLS client for `serverName` (SNI and verification). Its ClientHello
     /// is ready in `flush()` at once.
-    static func client(context: TLSClientContext, serverName: String, at time: Double) throws -> TLSLayer {
-        TLSLayer(engine: try TLSEngine.client(context: context, serverName: serverName), at: time)
+    /// `alpnProtocols`, when given, replaces the context's offer (the client's own list, so the
+    /// upstream chooses the protocol before the client is answered).
+    static func client(context: TLSClientContext, serverName: String, alpnProtocols: [String]? = nil,
+                       at time: Double) throws -> TLSLayer {
+        TLSLayer(engine: try TLSEngine.client(context: context, serverName: serverName, alpnProtocols: alpnProtocols), at: time)
     }
 
     private init(engine: TLSEngine, at time: Double) {
@@ -61,6 +64,15 @@ struct TLSLayer {
         case .closing: return .closing
         case .failed: return .failed
         }
+    }
+
+    /// The protocol ALPN chose, once the handshake completed (nil when none was negotiated).
+    var negotiatedALPN: String? { engine.negotiatedALPN }
+
+    /// Server side, before the ClientHello is fed: the protocols this connection accepts, in
+    /// preference order, instead of its context's.
+    func acceptALPN(_ protocols: [String]) throws {
+        try engine.acceptALPN(protocols)
     }
 
     /// True once the handshake completed (even if the connection has closed since).

@@ -31,6 +31,7 @@ let recordSpec = CommandSpec(
         OptionSpec("upstream-ca", .value(placeholder: "<file.pem>"), help: "Extra trust anchors for upstream TLS (repeatable)."),
         OptionSpec("insecure-upstream", .flag, help: "Do not verify upstream TLS certificates (prints a warning)."),
         OptionSpec("record-ws-control", .flag, help: "Also record WebSocket ping and pong frames."),
+        OptionSpec("no-http2", .flag, help: "Keep intercepted connections on HTTP/1.1 (by default a client that offers h2 gets it when its server speaks it)."),
         OptionSpec("no-record-errors", .flag, help: "Do not record requests harrec refuses itself (400, 407, 408) or tunnels it cannot open."),
         OptionSpec("no-redact", .flag, help: "Write the raw HAR, secrets included (prints a warning)."),
         OptionSpec("raw-out", .value(placeholder: "<file.har>"), help: "Also write the raw, unredacted HAR here."),
@@ -86,6 +87,7 @@ struct RecordSettings {
         configuration.liveLog = !quiet
         configuration.recordWebSocketControlFrames = parsed.flag("record-ws-control")
         configuration.recordRefusals = !parsed.flag("no-record-errors")
+        configuration.http2 = !parsed.flag("no-http2")
         if let maxBody = parsed.value("max-body") {
             configuration.maxRecordedBodyBytes = try parseByteCount(maxBody, option: "max-body")
         }

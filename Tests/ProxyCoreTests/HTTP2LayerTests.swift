@@ -1,0 +1,372 @@
+import HTTP1
+import HTTP2
+@testable import ProxyCore
+import Recording
+import XCTest
+
+/// A real nghttp2 client and origin on either side of an `HTTP2Layer`, in memory. Bytes move in
+/// `chunk`-sized pieces until all three are quiet; the test plays the client's and the origin's
+/// applications between runs.
+final class HTTP2LayerHarness {
+    let pool = UpstreamPool(sessionID: 9)
+    let layer: HTTP2Layer
+    let client: HTTP2Connection
+    let origin: HTTP2Connection
+    var clientEvents: [HTTP2Event] = []
+    var originEvents: [HTTP2Event] = []
+    var flows: [Flow] = []
+    var logs: [LiveEvent.Kind] = []
+    /// Streams whose received bytes the client application does not acknowledge (a slow reader).
+    var clientStalls: Set<Int32> = []
+    var now: Double = 1_800_000_000
+    let chunk: Int
+
+    init(chunk: Int = .max, limits: HTTP2Limits = HTTP2Limits()) throws {
+        self.chunk = chunk
+        let command = pool.open(to: ProxyTarget(host: "api.test", port: 443), at: now)
+        guard case .openUpstream(let id, _, _) = command else { fatalError("open gives openUpstream") }
+        _ = pool.connected(id, UpstreamConnection(remoteIP: "127.0.0.1", dnsStart: nil, dnsEnd: nil,
+                                                  connectStart: now, connectEnd: now))
+        let context = HTTP2Layer.Context(clientAddress: "127.0.0.1:50000", scheme: "https", fallbackAuthority: "api.test",
+                                         maxRecordedBodyBytes: 64 << 20, liveLog: true)
+        layer = try HTTP2Layer(context: context, pool: pool, flowIDs: IDSource(), limits: limits, at: now)
+        client = try HTTP2Connection(role: .client, limits: limits)
+        origin = try HTTP2Connection(role: .server, limits: limits)
+    }
+
+    /// Moves bytes until nothing moves.
+    func run() throws {
+        for _ in 0..<100_000 {
+            var moved = false
+            let fromClient = client.takeOutput()
+            if !fromClient.isEmpty { moved = true; pieces(fromClient) { layer.clientReceived($0, at: now) } }
+            let fromOrigin = origin.takeOutput()
+            if !fromOrigin.isEmpty { moved = true; pieces(fromOrigin) { layer.upstreamReceived($0, at: now) } }
+            let (toClient, toOrigin, outputs) = layer.pump(at: now)
+            for output in outputs {
+                switch output {
+                case .record(let flow): flows.append(flow)
+                case .log(let kind): logs.append(kind)
+                }
+            }
+            if !toClient.isEmpty { moved = true; try deliver(toClient, to: client) }
+            if !toOrigin.isEmpty { moved = true; try deliver(toOrigin, to: origin) }
+            while let event = client.nextEvent() {
+                clientEvents.append(event)
+                if case .data(let id, let bytes) = event, !clientStalls.contains(id) { client.consumed(bytes.count, on: id) }
+            }
+            while let event = origin.nextEvent() {
+                originEvents.append(event)
+                if case .data(let id, let bytes) = event { origin.consumed(bytes.count, on: id) }
+            }
+            if !moved { return }
+        }
+        XCTFail("the connections never went quiet")
+    }
+
+    private func pieces(_ bytes: [UInt8], _ body: ([UInt8]) -> Void) {
+        var start = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + chunk)
+            body(Array(bytes[start..<end]))
+            start = end
+        }
+    }
+
+    private func deliver(_ bytes: [UInt8], to connection: HTTP2Connection) throws {
+        var start = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + chunk)
+            try Array(bytes[start..<end]).withUnsafeBytes { try connection.receive($0) }
+            start = end
+        }
+    }
+
+    func request(_ path: String, method: String = "GET", fields: [HTTPField] = [], body: [UInt8]? = nil,
+                 trailers: [HTTPField]? = nil) throws -> Int32 {
+        let head = [HTTPField(name: ":method", value: method), HTTPField(name: ":scheme", value: "https"),
+                    HTTPField(name: ":authority", value: "api.test"), HTTPField(name: ":path", value: path)] + fields
+        let id = try client.sendRequest(head, endStream: body == nil)
+        if let body { client.sendData(body, on: id, end: true, trailers: trailers) }
+        return id
+    }
+
+    /// The origin's stream for the request whose path is `path`.
+    func originStream(_ path: String) -> Int32? {
+        for case .headers(let id, let fields, _) in originEvents where fields.contains(HTTPField(name: ":path", value: path)) {
+            return id
+        }
+        return nil
+    }
+
+    func respond(_ stream: Int32, status: Int = 200, fields: [HTTPField] = [], body: [UInt8] = [],
+                 trailers: [HTTPField]? = nil) throws {
+        let head = [HTTPField(name: ":status", value: "\(status)")] + fields
+        try origin.sendResponse(head, on: stream, endStream: false)
+        origin.sendData(body, on: stream, end: true, trailers: trailers)
+    }
+}
+
+func streamData(_ events: [HTTP2Event], _ stream: Int32) -> [UInt8] {
+    events.flatMap { event -> [UInt8] in
+        if case .data(stream, let bytes) = event { return bytes }
+        return []
+    }
+}
+
+/// HTTP2Layer as transcripts: streams mapped across, each recorded once, resets and GOAWAY carried
+/// over, and the two sides' flow control tied together.
+final class HTTP2LayerTests: XCTestCase {
+    func testAnExchangeWithBodiesAndTrailersIsForwardedAndRecorded() throws {
+        for chunk in [Int.max, 1, 7] {
+            let h = try HTTP2LayerHarness(chunk: chunk)
+            let requestBody = Array("{\"q\":\"item\"}".utf8)
+            let sid = try h.request("/v1/items?x=1", method: "POST", fields: [HTTPField(name: "content-type", value: "application/json")],
+                                    body: requestBody, trailers: [HTTPField(name: "x-checksum", value: "abc")])
+            try h.run()
+            let oid = try XCTUnwrap(h.originStream("/v1/items?x=1"), "chunk \(chunk)")
+            XCTAssertEqual(streamData(h.originEvents, oid), requestBody)
+            XCTAssertTrue(h.originEvents.contains(.trailers(streamID: oid, fields: [HTTPField(name: "x-checksum", value: "abc")])))
+            let responseBody = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            try h.respond(oid, fields: [HTTPField(name: "content-type", value: "application/grpc")], body: responseBody,
+                          trailers: [HTTPField(name: "grpc-status", value: "0")])
+            try h.run()
+
+            XCTAssertTrue(h.clientEvents.contains(.headers(streamID: sid, fields: [
+                HTTPField(name: ":status", value: "200"), HTTPField(name: "content-type", value: "application/grpc")], endStream: false)))
+            XCTAssertEqual(streamData(h.clientEvents, sid), responseBody, "chunk \(chunk)")
+            XCTAssertTrue(h.clientEvents.contains(.trailers(streamID: sid, fields: [HTTPField(name: "grpc-status", value: "0")])))
+            XCTAssertEqual(h.flows.count, 1, "one entry per stream")
+            let flow = h.flows[0]
+            XCTAssertEqual(flow.request.method, "POST")
+            XCTAssertEqual(flow.request.url, "https://api.test/v1/items?x=1")
+            XCTAssertEqual(flow.request.httpVersion, "http/2.0")
+            XCTAssertEqual(flow.request.headSize, -1, "HPACK makes header bytes meaningless")
+            XCTAssertEqual(flow.request.fields, [RecordedField(name: "content-type", value: "application/json")],
+                           "pseudo-headers are not recorded as headers")
+            XCTAssertEqual(flow.request.body.bytes, requestBody)
+            XCTAssertEqual(flow.request.trailers, [RecordedField(name: "x-checksum", value: "abc")])
+            XCTAssertEqual(flow.response?.status, 200)
+            XCTAssertEqual(flow.response?.httpVersion, "http/2.0")
+            XCTAssertEqual(flow.response?.headSize, -1)
+            XCTAssertEqual(flow.response?.body.bytes, responseBody)
+            XCTAssertEqual(flow.response?.trailers, [RecordedField(name: "grpc-status", value: "0")])
+            XCTAssertEqual(flow.connectionID, "9-1")
+            XCTAssertNil(flow.error)
+            XCTAssertTrue(h.layer.streams.isEmpty, "a finished stream is forgotten")
+        }
+    }
+
+    func testConcurrentStreamsAreSeparateEntriesSharingTheConnection() throws {
+        let h = try HTTP2LayerHarness(chunk: 100)
+        var clientStreams: [Int32] = []
+        for index in 0..<20 { clientStreams.append(try h.request("/item/\(index)")) }
+        try h.run()
+        // Answered in reverse order, each with its own body.
+        for index in (0..<20).reversed() {
+            let oid = try XCTUnwrap(h.originStream("/item/\(index)"))
+            try h.respond(oid, body: Array("body \(index) ".utf8) + [UInt8](repeating: UInt8(index), count: index * 1000))
+        }
+        try h.run()
+        XCTAssertEqual(h.flows.count, 20)
+        for (index, sid) in clientStreams.enumerated() {
+            let expected = Array("body \(index) ".utf8) + [UInt8](repeating: UInt8(index), count: index * 1000)
+            XCTAssertEqual(streamData(h.clientEvents, sid), expected)
+            let flow = try XCTUnwrap(h.flows.first { $0.request.url == "https://api.test/item/\(index)" })
+            XCTAssertEqual(flow.response?.body.bytes, expected)
+            XCTAssertEqual(flow.connectionID, "9-1", "every stream shares the connection id")
+        }
+        // Only the first stream pays for the connection's setup.
+        XCTAssertEqual(h.flows.filter { $0.instants.connectStart != nil }.count, 1)
+        XCTAssertEqual(Set(h.flows.map(\.id)).count, 20)
+    }
+
+    func testUpstreamResetIsPassedOnAndRecorded() throws {
+        let h = try HTTP2LayerHarness()
+        let sid = try h.request("/reset")
+        try h.run()
+        let oid = try XCTUnwrap(h.originStream("/reset"))
+        h.origin.reset(oid, errorCode: 0xb) // ENHANCE_YOUR_CALM
+        try h.run()
+        XCTAssertTrue(h.clientEvents.contains(.reset(streamID: sid, errorCode: 0xb)), "\(h.clientEvents)")
+        XCTAssertEqual(h.flows.count, 1)
+        XCTAssertEqual(h.flows[0].error, "upstream reset the stream (ENHANCE_YOUR_CALM)")
+        XCTAssertTrue(h.layer.streams.isEmpty)
+    }
+
+    func testClientResetCancelsTheUpstreamStream() throws {
+        let h = try HTTP2LayerHarness()
+        let sid = try h.request("/upload", method: "POST", fields: [])
+        _ = sid
+        try h.run()
+        let oid = try XCTUnwrap(h.originStream("/upload"))
+        h.client.reset(sid, errorCode: 0x8)
+        try h.run()
+        XCTAssertTrue(h.originEvents.contains(.reset(streamID: oid, errorCode: 0x8)), "\(h.originEvents)")
+        XCTAssertEqual(h.flows.count, 1)
+        XCTAssertEqual(h.flows[0].error, "client reset the stream (CANCEL)")
+        XCTAssertTrue(h.layer.streams.isEmpty)
+    }
+
+    func testUpstreamGoAwayDrainsAndRefusesStreamsAboveItsLastID() throws {
+        let h = try HTTP2LayerHarness()
+        let first = try h.request("/first")
+        try h.run()
+        let oid = try XCTUnwrap(h.originStream("/first"))
+        // The origin says it processes nothing after its first stream, while a second request
+        // is already on its way.
+        h.origin.goAway()
+        let second = try h.request("/second")
+        try h.run()
+        XCTAssertTrue(h.clientEvents.contains { if case .goAway = $0 { return true }; return false },
+                      "the client is told to open new streams elsewhere")
+        XCTAssertTrue(h.clientEvents.contains(.reset(streamID: second, errorCode: 0x7)) ||
+                      h.clientEvents.contains(.closed(streamID: second, errorCode: 0x7)),
+                      "the refused stream may be retried: \(h.clientEvents)")
+        try h.respond(oid, body: Array("done".utf8))
+        try h.run()
+        XCTAssertEqual(streamData(h.clientEvents, first), Array("done".utf8), "the stream in flight finishes")
+        XCTAssertEqual(h.flows.filter { $0.error == nil }.count, 1)
+        XCTAssertTrue(h.layer.isFinished)
+    }
+
+    func testUpstreamLossAnswersWaitingStreamsWith502AndResetsStartedOnes() throws {
+        let h = try HTTP2LayerHarness()
+        let waiting = try h.request("/waiting")
+        let started = try h.request("/started")
+        try h.run()
+        let oid = try XCTUnwrap(h.originStream("/started"))
+        try h.origin.sendResponse([HTTPField(name: ":status", value: "200")], on: oid, endStream: false)
+        h.origin.sendData(Array("part".utf8), on: oid)
+        try h.run()
+        h.layer.upstreamLost("upstream closed the connection", at: h.now)
+        try h.run()
+        XCTAssertTrue(h.clientEvents.contains(.headers(streamID: waiting, fields: [
+            HTTPField(name: ":status", value: "502"), HTTPField(name: "content-type", value: "text/plain; charset=utf-8"),
+            HTTPField(name: "x-harrec-error", value: "1")], endStream: false)), "\(h.clientEvents)")
+        XCTAssertEqual(text(streamData(h.clientEvents, waiting)), "harrec: upstream closed the connection\n")
+        XCTAssertTrue(h.clientEvents.contains(.reset(streamID: started, errorCode: 0x2)) ||
+                      h.clientEvents.contains(.closed(streamID: started, errorCode: 0x2)), "\(h.clientEvents)")
+        XCTAssertEqual(h.flows.count, 2)
+        XCTAssertEqual(Set(h.flows.compactMap(\.error)), ["upstream closed the connection"])
+        XCTAssertEqual(h.flows.first { $0.request.url.hasSuffix("/started") }?.response?.body.bytes, Array("part".utf8))
+        XCTAssertTrue(h.layer.isFinished)
+    }
+
+    /// A client that stops reading one stream: the upstream's window for that stream closes, the
+    /// layer holds at most about one window of it, and another stream still completes.
+    func testSlowReaderOnOneStreamBoundsMemoryAndDoesNotStallOthers() throws {
+        let h = try HTTP2LayerHarness(chunk: 16_384)
+        let slow = try h.request("/slow")
+        let fast = try h.request("/fast")
+        h.clientStalls = [slow]
+        try h.run()
+        let slowOrigin = try XCTUnwrap(h.originStream("/slow"))
+        let fastOrigin = try XCTUnwrap(h.originStream("/fast"))
+        let big = [UInt8](repeating: 0x61, count: 4 << 20)
+        try h.origin.sendResponse([HTTPField(name: ":status", value: "200")], on: slowOrigin, endStream: false)
+        h.origin.sendData(big, on: slowOrigin, end: true)
+        try h.run()
+        try h.respond(fastOrigin, body: Array("quick".utf8))
+        try h.run()
+        XCTAssertEqual(streamData(h.clientEvents, fast), Array("quick".utf8), "the other stream is not stalled")
+        let delivered = streamData(h.clientEvents, slow).count
+        let heldByLayer = h.layer.client.bufferedOutgoingBytes(on: slow)
+        let window = Int(HTTP2Limits().streamWindow)
+        XCTAssertLessThanOrEqual(delivered, window, "the client's window for the slow stream stays closed")
+        XCTAssertLessThanOrEqual(heldByLayer, window, "the layer holds at most one stream window")
+        XCTAssertGreaterThan(h.origin.bufferedOutgoingBytes(on: slowOrigin), big.count - 3 * window,
+                             "the rest waits at the origin, not in the proxy")
+        // The reader catches up: everything arrives, byte for byte.
+        h.clientStalls = []
+        let owed = streamData(h.clientEvents, slow).count
+        h.client.consumed(owed, on: slow)
+        for _ in 0..<200 {
+            try h.run()
+            let now = streamData(h.clientEvents, slow).count
+            if now == big.count { break }
+            h.client.consumed(0, on: slow)
+        }
+        XCTAssertEqual(streamData(h.clientEvents, slow).count, big.count)
+        XCTAssertEqual(h.flows.first { $0.request.url.hasSuffix("/slow") }?.response?.body.bytes.count, big.count)
+    }
+
+    /// Bytes of a reset stream that were never passed on still reopen the connection window, so
+    /// later streams can use all of it.
+    func testResetStreamsGiveBackTheConnectionWindow() throws {
+        let h = try HTTP2LayerHarness(chunk: 16_384)
+        let window = Int(HTTP2Limits().connectionWindow)
+        // Each stream's upload stalls at the origin (it never acknowledges), then the client resets it.
+        for round in 0..<6 {
+            let sid = try h.request("/upload/\(round)", method: "POST", body: [UInt8](repeating: 0x62, count: 200_000))
+            try h.run()
+            h.client.reset(sid, errorCode: 0x8)
+            try h.run()
+        }
+        XCTAssertEqual(h.flows.count, 6)
+        // Over 1 MiB went through resets; a new stream still moves a full window's worth.
+        let sid = try h.request("/after", method: "POST", body: [UInt8](repeating: 0x63, count: window))
+        try h.run()
+        let oid = try XCTUnwrap(h.originStream("/after"))
+        XCTAssertEqual(streamData(h.originEvents, oid).count, window)
+        try h.respond(oid)
+        try h.run()
+        XCTAssertNil(h.flows.last?.error)
+        _ = sid
+    }
+
+    func testConnectInsideHTTP2IsRefusedAndRecorded() throws {
+        let h = try HTTP2LayerHarness()
+        let sid = try h.client.sendRequest([HTTPField(name: ":method", value: "CONNECT"),
+                                            HTTPField(name: ":authority", value: "inner.test:443")], endStream: false)
+        try h.run()
+        XCTAssertTrue(h.clientEvents.contains(.reset(streamID: sid, errorCode: 0xa)) ||
+                      h.clientEvents.contains(.closed(streamID: sid, errorCode: 0xa)), "\(h.clientEvents)")
+        XCTAssertEqual(h.flows.first?.error, "CONNECT inside an HTTP/2 connection is not supported")
+        XCTAssertNil(h.originStream("inner.test:443"))
+    }
+
+    func testSilentUpstreamStreamGets504() throws {
+        let h = try HTTP2LayerHarness()
+        let sid = try h.request("/silent")
+        try h.run()
+        let oid = try XCTUnwrap(h.originStream("/silent"))
+        h.layer.expireSilentStreams(at: h.now + 5, limit: 10)
+        try h.run()
+        XCTAssertTrue(h.flows.isEmpty, "not yet")
+        h.layer.expireSilentStreams(at: h.now + 11, limit: 10)
+        try h.run()
+        XCTAssertTrue(h.clientEvents.contains { if case .headers(sid, let f, _) = $0 { return f.first?.value == "504" }; return false })
+        XCTAssertTrue(h.originEvents.contains(.reset(streamID: oid, errorCode: 0x8)))
+        XCTAssertEqual(h.flows.first?.error, "upstream sent nothing for 10 s")
+    }
+
+    func testClientLossRecordsStreamsInFlight() throws {
+        let h = try HTTP2LayerHarness()
+        _ = try h.request("/one")
+        _ = try h.request("/two")
+        try h.run()
+        h.layer.clientLost("client closed the connection", at: h.now)
+        let (_, _, outputs) = h.layer.pump(at: h.now)
+        let recorded = outputs.compactMap { output -> Flow? in if case .record(let f) = output { return f }; return nil }
+        XCTAssertEqual(recorded.map(\.request.url), ["https://api.test/one", "https://api.test/two"])
+        XCTAssertEqual(Set(recorded.compactMap(\.error)), ["client closed the connection"])
+        XCTAssertTrue(h.layer.isFinished)
+    }
+
+    func testClientGarbageEndsTheConnectionWithGoAway() throws {
+        let h = try HTTP2LayerHarness()
+        h.layer.clientReceived(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), at: h.now)
+        let (toClient, _, _) = h.layer.pump(at: h.now)
+        XCTAssertTrue(h.layer.isFinished)
+        // A GOAWAY frame (type 7) is in what goes back.
+        XCTAssertTrue(toClient.count >= 9)
+        var offset = 0, sawGoAway = false
+        while offset + 9 <= toClient.count {
+            let length = Int(toClient[offset]) << 16 | Int(toClient[offset + 1]) << 8 | Int(toClient[offset + 2])
+            if toClient[offset + 3] == 7 { sawGoAway = true }
+            offset += 9 + length
+        }
+        XCTAssertTrue(sawGoAway)
+    }
+}

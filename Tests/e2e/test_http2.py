@@ -1,0 +1,239 @@
+"""HTTP/2 end to end (issue 16): real clients through harrec's CONNECT and SOCKS5 to a local nginx
+with `http2` on its TLS listener, nginx proxying to origin.py (so every origin endpoint is served
+over h2). A second nginx listener speaks only HTTP/1.1.
+
+For every case: the protocol the client reports, byte-identical bodies, one HAR entry per stream,
+and a HAR that mitmproxy 12's `mitmdump -nr` reads (installed by scripts/install-deps --test).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+import origin as origin_mod
+from helpers import CA_CERT_NAME, content_bytes, curl, entries, need_tool
+
+
+NGINX_CONF = """
+worker_processes 1;
+daemon off;
+{user}
+pid {prefix}/nginx.pid;
+error_log {prefix}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    client_body_temp_path {prefix}/client_body;
+    proxy_temp_path {prefix}/proxy;
+    fastcgi_temp_path {prefix}/fastcgi;
+    uwsgi_temp_path {prefix}/uwsgi;
+    scgi_temp_path {prefix}/scgi;
+    ssl_certificate {cert};
+    ssl_certificate_key {key};
+    client_max_body_size 0;
+    # Bodies stream through both ways, as they do through harrec.
+    proxy_http_version 1.1;
+    proxy_request_buffering off;
+    proxy_buffering off;
+    http2_max_concurrent_streams 128;
+    server {{
+        listen 127.0.0.1:{h2_port} ssl http2;
+        location / {{ proxy_pass http://127.0.0.1:{origin_port}; }}
+    }}
+    server {{
+        listen 127.0.0.1:{h1_port} ssl;
+        location / {{ proxy_pass http://127.0.0.1:{origin_port}; }}
+    }}
+}}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def mitmdump_path() -> str:
+    path = os.environ.get("HARREC_MITMDUMP") or os.path.join(
+        os.environ.get("HARREC_TOOLS", os.path.expanduser("~/.cache/harrec/tools")), "mitmproxy-12", "bin", "mitmdump")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"mitmdump not found at {path}: run scripts/install-deps --test (or set HARREC_MITMDUMP)")
+    return path
+
+
+class NginxH2:
+    def __init__(self, tmp: Path, pki: Path, origin_port: int):
+        self.prefix = tmp / "nginx"
+        self.prefix.mkdir(parents=True, exist_ok=True)
+        self.h2_port, self.h1_port = free_port(), free_port()
+        conf = NGINX_CONF.format(user="user root;" if os.geteuid() == 0 else "", prefix=self.prefix,
+                                 cert=pki / "server.pem", key=pki / "server-key.pem",
+                                 h2_port=self.h2_port, h1_port=self.h1_port, origin_port=origin_port)
+        (self.prefix / "nginx.conf").write_text(conf)
+        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+        if not os.access(nginx, os.X_OK):
+            pytest.fail("nginx not found: run scripts/install-deps --test")
+        self.proc = subprocess.Popen([nginx, "-p", f"{self.prefix}/", "-c", str(self.prefix / "nginx.conf"),
+                                      "-e", str(self.prefix / "error.log")],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        cafile = pki / "ca.pem"
+        deadline = time.time() + 15
+        while True:
+            if self.proc.poll() is not None:
+                pytest.fail(f"nginx exited: {self.proc.stderr.read().decode()}")
+            r = subprocess.run(["curl", "-s", "--http2", "--cacert", str(cafile), "-o", "/dev/null",
+                                "-w", "%{http_version}", f"https://localhost:{self.h2_port}/bytes?n=1"],
+                               capture_output=True, text=True)
+            if r.stdout == "2":
+                break
+            if time.time() > deadline:
+                pytest.fail(f"nginx did not answer over h2: {r.stdout!r} {r.stderr}")
+            time.sleep(0.1)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.fixture(scope="module")
+def nginx_h2(test_pki, tmp_path_factory):
+    origin = origin_mod.OriginServer().start()
+    server = NginxH2(tmp_path_factory.mktemp("nginx-h2"), test_pki, origin.port)
+    yield server
+    server.stop()
+    origin.stop()
+
+
+def proxy_args(mode: str, px) -> list[str]:
+    return ["-x", px.http_proxy] if mode == "connect" else ["--socks5-hostname", f"127.0.0.1:{px.socks_port}"]
+
+
+def check_with_mitmdump(har_path: Path, expected_lines: int):
+    """mitmproxy's HAR reader accepts the file and shows every entry."""
+    r = subprocess.run([mitmdump_path(), "-n", "-r", str(har_path), "--flow-detail", "1"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr + r.stdout
+    requests = [line for line in r.stdout.splitlines() if line.startswith("127.0.0.1:")]
+    assert len(requests) == expected_lines, r.stdout
+    return r.stdout
+
+
+@pytest.mark.parametrize("mode", ["connect", "socks5"])
+def test_curl_http2_through_harrec(harrec_tls, nginx_h2, tmp_path, mode):
+    need_tool("curl")
+    px = harrec_tls.start("--no-redact")
+    ca = str(px.ca_pem)
+    upload = origin_mod.make_bytes(700_000, 17)
+    (tmp_path / "upload.bin").write_bytes(upload)
+    base = f"https://localhost:{nginx_h2.h2_port}"
+    # Two URLs in one curl run share one connection: two streams.
+    r = curl("--http2", *proxy_args(mode, px), "--cacert", ca, "-w", "%{http_version} %{http_code}\\n",
+             "-o", str(tmp_path / "a.bin"), f"{base}/bytes?n=1048576&seed=5",
+             "-o", str(tmp_path / "b.bin"), f"{base}/json?h=user-agent", max_time=30)
+    assert r.rc == 0, r.err
+    assert r.out.decode().split("\n")[:2] == ["2 200", "2 200"], "curl reports HTTP/2 through harrec"
+    assert (tmp_path / "a.bin").read_bytes() == origin_mod.make_bytes(1048576, 5)
+    r = curl("--http2", *proxy_args(mode, px), "--cacert", ca, "-w", "%{http_version} %{http_code}",
+             "--data-binary", f"@{tmp_path / 'upload.bin'}", "-H", "Content-Type: application/octet-stream",
+             "-o", str(tmp_path / "echo.bin"), f"{base}/echo", max_time=30)
+    assert r.rc == 0, r.err + px.stderr_text
+    assert r.out.decode() == "2 200"
+    assert (tmp_path / "echo.bin").read_bytes() == upload, "the upload came back byte for byte"
+
+    har = px.stop()
+    es = entries(har)
+    assert len(es) == 3, [e["request"]["url"] for e in es]
+    for e in es:
+        assert e["request"]["httpVersion"] == "http/2.0"
+        assert e["response"]["httpVersion"] == "http/2.0"
+        assert e["request"]["headersSize"] == -1 and e["response"]["headersSize"] == -1
+        assert not any(h["name"].startswith(":") for h in e["request"]["headers"] + e["response"]["headers"])
+        assert "_error" not in e
+    by_path = {e["request"]["url"].split(str(nginx_h2.h2_port))[1]: e for e in es}
+    big = by_path["/bytes?n=1048576&seed=5"]
+    assert content_bytes(big["response"]["content"]) == origin_mod.make_bytes(1048576, 5)
+    echo = by_path["/echo"]
+    assert content_bytes(echo["response"]["content"]) == upload
+    assert echo["request"]["postData"]["mimeType"] == "application/octet-stream"
+    # The first two were streams of one connection; the first one paid for its setup.
+    assert big["connection"] == by_path["/json?h=user-agent"]["connection"]
+    assert echo["connection"] != big["connection"]
+    setups = [e for e in (big, by_path["/json?h=user-agent"]) if e["timings"]["ssl"] >= 0]
+    assert len(setups) == 1
+    out = check_with_mitmdump(px.har_path, 3)
+    assert "HTTP/2" in out
+
+
+def test_curl_http1_1_stays_http1(harrec_tls, nginx_h2, tmp_path):
+    px = harrec_tls.start("--no-redact")
+    r = curl("--http1.1", "-x", px.http_proxy, "--cacert", str(px.ca_pem), "-w", "%{http_version}",
+             "-o", "/dev/null", f"https://localhost:{nginx_h2.h2_port}/bytes?n=1000")
+    assert r.out.decode() == "1.1"
+    har = px.stop()
+    assert [e["request"]["httpVersion"] for e in entries(har)] == ["HTTP/1.1"]
+
+
+def test_h2_client_and_http1_only_upstream_agree_on_http1(harrec_tls, nginx_h2, tmp_path):
+    """ALPN goes to the upstream first: an h2 client of an HTTP/1.1-only server gets HTTP/1.1,
+    as it would without the proxy."""
+    px = harrec_tls.start("--no-redact")
+    r = curl("--http2", "-x", px.http_proxy, "--cacert", str(px.ca_pem), "-w", "%{http_version}",
+             "-o", str(tmp_path / "x.bin"), f"https://localhost:{nginx_h2.h1_port}/bytes?n=5000&seed=3")
+    assert r.out.decode() == "1.1", r.err
+    assert (tmp_path / "x.bin").read_bytes() == origin_mod.make_bytes(5000, 3)
+    har = px.stop()
+    assert [e["request"]["httpVersion"] for e in entries(har)] == ["HTTP/1.1"]
+
+
+def test_no_http2_flag_keeps_http1(harrec_tls, nginx_h2):
+    px = harrec_tls.start("--no-redact", "--no-http2")
+    r = curl("--http2", "-x", px.http_proxy, "--cacert", str(px.ca_pem), "-w", "%{http_version}",
+             "-o", "/dev/null", f"https://localhost:{nginx_h2.h2_port}/bytes?n=10")
+    assert r.out.decode() == "1.1"
+    px.stop()
+
+
+@pytest.mark.parametrize("proxy_kind", ["http", "socks5"])
+def test_httpx_100_concurrent_streams_on_one_connection(harrec_tls, nginx_h2, proxy_kind):
+    px = harrec_tls.start("--no-redact")
+    proxy = px.http_proxy if proxy_kind == "http" else px.socks_proxy
+    base = f"https://localhost:{nginx_h2.h2_port}"
+
+    async def run():
+        limits = httpx.Limits(max_connections=1)
+        verify = ssl.create_default_context(cafile=str(px.ca_pem))
+        async with httpx.AsyncClient(http2=True, proxy=proxy, verify=verify, limits=limits,
+                                     timeout=60) as client:
+            async def one(i):
+                r = await client.get(f"{base}/bytes?n={1000 + i * 997}&seed={i}")
+                return i, r.http_version, r.status_code, r.content
+            return await asyncio.gather(*(one(i) for i in range(100)))
+
+    results = asyncio.run(run())
+    for i, version, status, body in results:
+        assert version == "HTTP/2" and status == 200
+        assert body == origin_mod.make_bytes(1000 + i * 997, i), f"stream {i}"
+    har = px.stop()
+    es = entries(har)
+    assert len(es) == 100, "one entry per stream"
+    assert len({e["connection"] for e in es}) == 1, "all streams of one connection"
+    for e in es:
+        query = e["request"]["url"].split("?")[1]
+        n, seed = (int(part.split("=")[1]) for part in query.split("&"))
+        assert content_bytes(e["response"]["content"]) == origin_mod.make_bytes(n, seed)
+        assert e["request"]["httpVersion"] == "http/2.0"
+    check_with_mitmdump(px.har_path, 100)
