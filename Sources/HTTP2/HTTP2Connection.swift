@@ -147,6 +147,9 @@ public final class HTTP2Connection {
         failure == nil && (nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0)
     }
 
+    /// True while some stream's body (or its end) waits for the peer's window.
+    public var hasQueuedBodies: Bool { !outgoing.isEmpty }
+
     /// Body bytes of `streamID` queued and not yet sent (the peer's window is closed): the
     /// caller stops reading the body's source past its high-water mark.
     public func bufferedOutgoingBytes(on streamID: Int32) -> Int {

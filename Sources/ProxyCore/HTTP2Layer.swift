@@ -90,6 +90,10 @@ final class HTTP2Layer {
     private var clientIDs: [Int32: Int32] = [:]
     private var outputs: [Output] = []
     private var now: Double
+    /// A graceful GOAWAY is due to the client once the bodies queued for it went out: nghttp2
+    /// sends control frames before DATA, and a client may treat DATA after a GOAWAY as an error
+    /// (python's h2, and so httpx, does), so the order the origin used is kept.
+    private var goAwayOwed = false
 
     init(context: Context, pool: UpstreamPool, flowIDs: IDSource, limits: HTTP2Limits = HTTP2Limits(),
          at time: Double) throws(HTTP2Error) {
@@ -156,6 +160,11 @@ final class HTTP2Layer {
             acknowledgeClient()
             toClient += client.takeOutput()
             if state != .closed { toUpstream += upstream.takeOutput() }
+            if goAwayOwed && !client.hasQueuedBodies {
+                goAwayOwed = false
+                client.goAway()
+                toClient += client.takeOutput()
+            }
         } while client.hasEvents || upstream.hasEvents
         let taken = outputs
         outputs.removeAll()
@@ -168,7 +177,7 @@ final class HTTP2Layer {
     func drain() {
         guard state == .open else { return }
         state = .draining
-        client.goAway()
+        goAwayOwed = true
     }
 
     /// The upstream connection closed or broke: streams still waiting for a head get a 502,
@@ -178,7 +187,7 @@ final class HTTP2Layer {
         guard state != .closed else { return }
         for stream in streams.values { stream.upstreamClosed = true }
         endAll(reason: reason, status: 502, resetCode: ErrorCode.internalError)
-        if state == .open { client.goAway() }
+        if state == .open { goAwayOwed = true }
         state = .closed
     }
 
@@ -373,7 +382,7 @@ final class HTTP2Layer {
             // take new requests elsewhere.
             if state == .open {
                 state = .draining
-                client.goAway()
+                goAwayOwed = true
             }
             if errorCode != ErrorCode.noError {
                 outputs.append(.log(.rejected(status: 502, reason: "upstream sent GOAWAY (\(Self.name(errorCode)))")))

@@ -22,8 +22,21 @@ enum NextLayer {
         case intercept(serverName: String?, leafToSign: String?)
         /// An HTTP/1.x request line: parse and record it.
         case http
+        /// The HTTP/2 preface (h2c with prior knowledge): HTTP/2 on both sides.
+        case http2PriorKnowledge
         /// Anything else (TLS that is not intercepted, SSH, a binary protocol): relay opaquely.
         case opaque
+    }
+
+    /// Whether the first bytes a tunnel's server sent before its client spoke can be an HTTP/2
+    /// SETTINGS frame (an h2c server sends one before reading the client's preface, as Go's
+    /// does). Such bytes are held until the client's first bytes decide; any other server that
+    /// speaks first (an SSH or SMTP banner) is relayed at once, since its client waits for it.
+    static func mayBeHTTP2Settings(_ bytes: [UInt8]) -> Bool {
+        guard let first = bytes.first, first == 0 else { return false }
+        guard bytes.count >= 9 else { return true }
+        let length = Int(bytes[0]) << 16 | Int(bytes[1]) << 8 | Int(bytes[2])
+        return bytes[3] == 0x4 && bytes[4] == 0 && bytes[5..<9].allSatisfy { $0 == 0 } && length % 6 == 0 && length <= 16_384
     }
 
     /// The tunnel's first client bytes, to `target`, under the interception policy.
@@ -46,6 +59,7 @@ enum NextLayer {
         switch TunnelSniffer.classify(bytes) {
         case .needMoreData: return .needMoreData
         case .http: return .http
+        case .http2PriorKnowledge: return .http2PriorKnowledge
         case .other: return .opaque
         }
     }

@@ -170,9 +170,15 @@ extension ProxySession {
             sendClient(plaintext)
             recordWebSocket(plaintext, from: .serverToClient)
         case .sniffingTunnel:
+            let held = pendingUpstreamBytes + Array(bytes)
+            if configuration.http2 && held.count <= 16_384 + 9 && NextLayer.mayBeHTTP2Settings(held) {
+                pendingUpstreamBytes = held
+                return
+            }
             // The server spoke first: not HTTP from the client, so relay opaquely.
+            pendingUpstreamBytes = []
             startRelay(upstreamID)
-            commands.append(.sendToClient(Array(bytes)))
+            commands.append(.sendToClient(held))
         case .http:
             guard let plaintext = upstreamPlaintext(upstreamID, bytes), !plaintext.isEmpty,
                   upstreams.activeID == upstreamID else { return }

@@ -52,8 +52,10 @@ extension ProxySession {
     /// Switches the session to HTTP/2 on both sides; false (and the session finished) when the
     /// layer cannot be made.
     func startHTTP2() -> Bool {
-        let target = tunnelTarget ?? ProxyTarget(host: interceptedServerName ?? "?", port: 443)
-        let authority = target.port == 443 ? (interceptedServerName ?? target.host) : "\(interceptedServerName ?? target.host):\(target.port)"
+        let defaultPort: UInt16 = scheme == "https" ? 443 : 80
+        let target = tunnelTarget ?? ProxyTarget(host: interceptedServerName ?? "?", port: defaultPort)
+        let host = interceptedServerName ?? target.host
+        let authority = target.port == defaultPort ? host : "\(host):\(target.port)"
         let context = HTTP2Layer.Context(clientAddress: clientAddress, scheme: scheme, fallbackAuthority: authority,
                                          maxRecordedBodyBytes: configuration.maxRecordedBodyBytes,
                                          liveLog: configuration.liveLog)

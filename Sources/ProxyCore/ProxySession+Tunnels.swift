@@ -46,12 +46,24 @@ extension ProxySession {
             }
         case .http:
             mode = .http
+            // An h2c-only server's SETTINGS are no answer to HTTP/1; its reply to the request decides.
+            pendingUpstreamBytes = []
             requestDecoder = HTTP1RequestDecoder()
             let bytes = pendingClientBytes
             pendingClientBytes = []
             requestDecoder.feed(bytes)
             advanceHTTP()
-        case .opaque:
+        case .http2PriorKnowledge where configuration.http2 && upstreams.active?.connected == true:
+            // Prior knowledge toward the upstream too, as the client assumed of it.
+            guard startHTTP2() else { return }
+            let bytes = pendingClientBytes
+            pendingClientBytes = []
+            if !pendingUpstreamBytes.isEmpty {
+                http2?.upstreamReceived(pendingUpstreamBytes, at: now)
+                pendingUpstreamBytes = []
+            }
+            clientPlaintextArrived(bytes)
+        case .opaque, .http2PriorKnowledge:
             guard let upstreamID = upstreams.activeID else {
                 finish(log: nil)
                 return
@@ -69,6 +81,10 @@ extension ProxySession {
 
     func startRelay(_ upstreamID: UpstreamID) {
         mode = .relay(relay(to: upstreamID))
+        if !pendingUpstreamBytes.isEmpty {
+            commands.append(.sendToClient(pendingUpstreamBytes))
+            pendingUpstreamBytes = []
+        }
         if !pendingClientBytes.isEmpty {
             commands.append(.sendToUpstream(upstreamID, pendingClientBytes))
             pendingClientBytes = []

@@ -60,6 +60,8 @@ public final class ProxySession {
     var requestDecoder = HTTP1RequestDecoder()
     /// Client bytes held while a tunnel is being set up or sniffed.
     var pendingClientBytes: [UInt8] = []
+    /// An h2c server's SETTINGS, held while the client's first bytes are sniffed.
+    var pendingUpstreamBytes: [UInt8] = []
     /// Set inside a CONNECT or SOCKS5 tunnel: every request goes to this target.
     var tunnelTarget: ProxyTarget?
     /// The upstream connection in use (one at a time; see `UpstreamPool`).

@@ -4,6 +4,8 @@ public enum TunnelSniffer {
         case needMoreData
         /// An HTTP/1.x request line: parse and record it.
         case http
+        /// The HTTP/2 connection preface: cleartext h2 with prior knowledge (RFC 9113 §3.3).
+        case http2PriorKnowledge
         /// Anything else (a TLS ClientHello, SSH, a binary protocol): relay opaquely.
         case other
     }
@@ -12,8 +14,16 @@ public enum TunnelSniffer {
     /// most 17 characters (`VERSION-CONTROL`, `UPDATEREDIRECTREF`); 24 leaves room.
     static let maxMethodLength = 24
 
+    /// The client connection preface of HTTP/2 (RFC 9113 §3.4).
+    public static let http2Preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+
     public static func classify(_ bytes: [UInt8]) -> Verdict {
         guard let first = bytes.first else { return .needMoreData }
+        if bytes.count >= http2Preface.count {
+            if bytes[..<http2Preface.count].elementsEqual(http2Preface) { return .http2PriorKnowledge }
+        } else if http2Preface.starts(with: bytes) {
+            return .needMoreData
+        }
         // A TLS record starts with 0x16 (handshake); methods start with a letter.
         guard isMethodByte(first) else { return .other }
         for (index, byte) in bytes.enumerated() {

@@ -200,4 +200,52 @@ final class HTTP2InterceptionTests: XCTestCase {
         XCTAssertEqual(ends.client.state, .established)
         XCTAssertEqual(ends.client.negotiatedALPN, "http/1.1")
     }
+
+    /// Cleartext h2 with prior knowledge in a tunnel, with an origin that sends its SETTINGS before
+    /// the client speaks (as Go's does): the SETTINGS wait for the client's preface, then both
+    /// sides speak h2 through the layer.
+    func testH2CPriorKnowledgeWithTheServerSpeakingFirst() throws {
+        let p = Playbook()
+        p.client("CONNECT origin.test:8080 HTTP/1.1\r\nHost: origin.test:8080\r\n\r\n")
+        p.connected(1)
+        let client = try HTTP2Connection(role: .client), origin = try HTTP2Connection(role: .server)
+        let early = p.upstream(1, origin.takeOutput())
+        XCTAssertTrue(clientBytes(early).isEmpty, "the origin's SETTINGS are held, not relayed")
+        let sid = try client.sendRequest([HTTPField(name: ":method", value: "GET"), HTTPField(name: ":scheme", value: "http"),
+                                          HTTPField(name: ":authority", value: "origin.test:8080"),
+                                          HTTPField(name: ":path", value: "/plain")], endStream: true)
+        var queue = p.client(client.takeOutput())
+        var clientEvents: [HTTP2Event] = [], answered = false
+        for _ in 0..<50 {
+            for case .sendToUpstream(1, let bytes) in queue { try bytes.withUnsafeBytes { try origin.receive($0) } }
+            for case .sendToClient(let bytes) in queue { try bytes.withUnsafeBytes { try client.receive($0) } }
+            queue = []
+            while let event = origin.nextEvent() {
+                if case .headers(let oid, _, true) = event, !answered {
+                    answered = true
+                    try origin.sendResponse([HTTPField(name: ":status", value: "200")], on: oid, endStream: false)
+                    origin.sendData(Array("cleartext".utf8), on: oid, end: true)
+                }
+            }
+            while let event = client.nextEvent() { clientEvents.append(event) }
+            let toOrigin = origin.takeOutput(), toClient = client.takeOutput()
+            if toOrigin.isEmpty && toClient.isEmpty { break }
+            if !toOrigin.isEmpty { queue += p.upstream(1, toOrigin) }
+            if !toClient.isEmpty { queue += p.client(toClient) }
+        }
+        XCTAssertEqual(streamData(clientEvents, sid), Array("cleartext".utf8))
+        XCTAssertEqual(p.sink.flows.first?.request.url, "http://origin.test:8080/plain")
+        XCTAssertEqual(p.sink.flows.first?.response?.httpVersion, "http/2.0")
+    }
+
+    func testOnlyWhatMayBeAnHTTP2SettingsFrameIsHeld() {
+        XCTAssertTrue(NextLayer.mayBeHTTP2Settings([0, 0, 12, 4, 0, 0, 0, 0, 0]))
+        XCTAssertTrue(NextLayer.mayBeHTTP2Settings([0, 0]), "too short to tell")
+        XCTAssertFalse(NextLayer.mayBeHTTP2Settings(Array("SSH-2.0-OpenSSH\r\n".utf8)), "banners are relayed at once")
+        XCTAssertFalse(NextLayer.mayBeHTTP2Settings([0, 0, 12, 4, 1, 0, 0, 0, 0]), "a SETTINGS ACK is not a server preface")
+        XCTAssertFalse(NextLayer.mayBeHTTP2Settings([0, 0, 7, 4, 0, 0, 0, 0, 0]), "SETTINGS lengths are multiples of 6")
+        XCTAssertEqual(TunnelSniffer.classify(TunnelSniffer.http2Preface), .http2PriorKnowledge)
+        XCTAssertEqual(TunnelSniffer.classify(Array(TunnelSniffer.http2Preface.prefix(10))), .needMoreData)
+        XCTAssertEqual(TunnelSniffer.classify(Array("PRI * HTTP/1.1\r\n\r\n".utf8) + [UInt8](repeating: 0, count: 10)), .http)
+    }
 }
