@@ -47,3 +47,46 @@ for i, (name, data) in enumerate(sorted(seeds.items())):
     with open(os.path.join(OUT, f"seed-{name}"), "wb") as f:
         f.write(bytes([0x80 | (i * 9 % 64)]) + data)
 print(f"wrote {len(seeds)} seeds to {OUT}", file=sys.stderr)
+
+
+# proxy-session seeds: cleartext h2 with prior knowledge inside a CONNECT tunnel, as the program
+# Fuzz/proxy-session.swift reads (flags byte, then ops: 0x00 client chunk, 0x06 upstream 1
+# connected, 0x03 upstream 1 chunk; a chunk is a length byte and up to 255 bytes).
+def program_chunks(op, data):
+    out = b""
+    for start in range(0, len(data), 255):
+        piece = data[start:start + 255]
+        out += bytes([op, len(piece)]) + piece
+    return out
+
+
+def h2c_exchange(server_first):
+    c = client()
+    request(c, 1, "/h2c", "POST", end=False, extra=[("content-type", "text/plain")])
+    c.send_data(1, b"hello", end_stream=True)
+    request(c, 3, "/second")
+    client_bytes = c.data_to_send()
+    s = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
+    s.initiate_connection()
+    server_settings = s.data_to_send()
+    s.receive_data(client_bytes)
+    s.send_headers(1, [(":status", "200"), ("content-type", "text/plain")])
+    s.send_data(1, b"world", end_stream=False)
+    s.send_headers(1, [("grpc-status", "0")], end_stream=True)
+    s.reset_stream(3, 0xB)
+    response = s.data_to_send()
+    connect = b"CONNECT a.test:8080 HTTP/1.1\r\nHost: a.test:8080\r\n\r\n"
+    program = bytes([0x00]) + program_chunks(0x00, connect) + bytes([0x06])
+    if server_first:
+        program += program_chunks(0x03, server_settings)
+    program += program_chunks(0x00, client_bytes)
+    if not server_first:
+        program += program_chunks(0x03, server_settings)
+    return program + program_chunks(0x03, response)
+
+
+SESSION_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "proxy-session")
+for name, server_first in (("h2c-tunnel", False), ("h2c-tunnel-server-first", True)):
+    with open(os.path.join(SESSION_OUT, name), "wb") as f:
+        f.write(h2c_exchange(server_first))
+print(f"wrote 2 h2c seeds to {SESSION_OUT}", file=sys.stderr)
