@@ -31,6 +31,9 @@ final class HTTP1Exchange {
 
     var flow: Flow
     var target: ProxyTarget
+    /// The head as received and its origin-form target: an h2 upstream gets them as a header list.
+    let requestHead: HTTPRequestHead
+    let originForm: String
     var method: String
     var requestFraming: HTTPBodyFraming
     /// The serialized head, kept to retry once on a stale keep-alive connection.
@@ -49,10 +52,13 @@ final class HTTP1Exchange {
     var retried = false
     var lastUpstreamActivity: Double
 
-    init(flow: Flow, target: ProxyTarget, method: String, requestFraming: HTTPBodyFraming, forwardedHead: [UInt8],
-         clientVersion: HTTPVersion, clientKeepAlive: Bool, isUpgradeRequest: Bool, lastUpstreamActivity: Double) {
+    init(flow: Flow, target: ProxyTarget, requestHead: HTTPRequestHead, originForm: String, method: String,
+         requestFraming: HTTPBodyFraming, forwardedHead: [UInt8], clientVersion: HTTPVersion, clientKeepAlive: Bool,
+         isUpgradeRequest: Bool, lastUpstreamActivity: Double) {
         self.flow = flow
         self.target = target
+        self.requestHead = requestHead
+        self.originForm = originForm
         self.method = method
         self.requestFraming = requestFraming
         self.forwardedHead = forwardedHead

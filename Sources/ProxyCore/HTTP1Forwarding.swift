@@ -74,6 +74,58 @@ enum HTTP1Forwarding {
         return try HTTP1Serializer.requestHead(method: head.method, target: route.originForm, version: .http11, fields: fields)
     }
 
+    /// An HTTP/1 request as an HTTP/2 header list (RFC 9113 §8.3.1): pseudo-headers first, Host
+    /// carried as `:authority`, no connection-specific fields (`TE: trailers` is the one TE kept).
+    static func http2RequestFields(_ head: HTTPRequestHead, originForm: String, scheme: String, authority: String) -> [HTTPField] {
+        var fields = [HTTPField(name: ":method", value: head.method), HTTPField(name: ":scheme", value: scheme),
+                      HTTPField(name: ":authority", value: head.fields["Host"] ?? authority),
+                      HTTPField(name: ":path", value: originForm)]
+        for field in head.fields.removingHopByHop() where !field.name.equalsIgnoringASCIICase("Host") {
+            fields.append(field)
+        }
+        if head.fields.values("TE").contains(where: { $0.lowercased().contains("trailers") }) {
+            fields.append(HTTPField(name: "te", value: "trailers"))
+        }
+        return fields
+    }
+
+    /// The usual reason phrase of a status (HTTP/2 has none; HTTP/1.1 clients get this one).
+    static func reasonPhrase(_ status: Int) -> String {
+        switch status {
+        case 100: return "Continue"
+        case 103: return "Early Hints"
+        case 200: return "OK"
+        case 201: return "Created"
+        case 202: return "Accepted"
+        case 204: return "No Content"
+        case 206: return "Partial Content"
+        case 301: return "Moved Permanently"
+        case 302: return "Found"
+        case 303: return "See Other"
+        case 304: return "Not Modified"
+        case 307: return "Temporary Redirect"
+        case 308: return "Permanent Redirect"
+        case 400: return "Bad Request"
+        case 401: return "Unauthorized"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 409: return "Conflict"
+        case 410: return "Gone"
+        case 412: return "Precondition Failed"
+        case 413: return "Content Too Large"
+        case 415: return "Unsupported Media Type"
+        case 422: return "Unprocessable Content"
+        case 429: return "Too Many Requests"
+        case 500: return "Internal Server Error"
+        case 501: return "Not Implemented"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
+        default: return "Status \(status)"
+        }
+    }
+
     /// The request fields as recorded: as received, without the proxy's own credentials.
     static func recordedFields(_ fields: HTTPFields) -> [RecordedField] {
         fields.fields

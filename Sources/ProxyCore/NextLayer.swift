@@ -39,6 +39,13 @@ enum NextLayer {
         return bytes[3] == 0x4 && bytes[4] == 0 && bytes[5..<9].allSatisfy { $0 == 0 } && length % 6 == 0 && length <= 16_384
     }
 
+    /// Whether bytes an HTTP/1 request got back start with an HTTP/2 SETTINGS or GOAWAY frame on
+    /// stream 0: a server that speaks only h2 (an HTTP/1 response starts with "HTTP/").
+    static func isHTTP2ServerFrame(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count >= 9, bytes[0] == 0, bytes[3] == 0x4 || bytes[3] == 0x7 else { return false }
+        return bytes[5..<9].allSatisfy { $0 == 0 }
+    }
+
     /// The tunnel's first client bytes, to `target`, under the interception policy.
     static func tunnelContent(_ bytes: [UInt8], target: ProxyTarget, interception: TLSInterception?) -> TunnelContent {
         if bytes.first == 0x16, let interception {

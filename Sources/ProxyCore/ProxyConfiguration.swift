@@ -1,3 +1,4 @@
+import Synchronization
 import TLS
 
 /// Credentials the proxy requires from its clients (`--proxy-auth user:pass`).
@@ -57,6 +58,8 @@ public struct ProxyConfiguration: Sendable {
     /// Offer HTTP/2 to intercepted TLS clients when their upstream speaks it (`--no-http2`
     /// turns it off: every intercepted connection then stays on HTTP/1.1).
     public var http2 = true
+    /// Upstreams that proved to speak only HTTP/2, learned by any session and used by all.
+    public var http2OnlyUpstreams = HTTP2OnlyUpstreams()
 
     public init() {}
 }
@@ -80,5 +83,22 @@ public struct TLSInterception: Sendable {
         self.clientContext = clientContext
         self.authority = authority
         self.shouldIntercept = shouldIntercept
+    }
+}
+
+/// Upstreams (host and port) that answered an HTTP/1 request in HTTP/2, or refused http/1.1 in
+/// ALPN: HTTP/1 clients' exchanges to them are carried as h2 streams from the first request on,
+/// so a request with a body is not lost to the discovery. Shared by the sessions of one proxy.
+public final class HTTP2OnlyUpstreams: Sendable {
+    /// Entries kept at most; a proxy meets few such servers, and the set must not grow unbounded.
+    static let capacity = 4096
+    private let targets = Mutex<Set<ProxyTarget>>([])
+
+    public init() {}
+
+    func contains(_ target: ProxyTarget) -> Bool { targets.withLock { $0.contains(target) } }
+
+    func insert(_ target: ProxyTarget) {
+        targets.withLock { if $0.count < Self.capacity { $0.insert(target) } }
     }
 }

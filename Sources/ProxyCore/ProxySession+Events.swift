@@ -119,6 +119,8 @@ extension ProxySession {
             if scheme == "https" {
                 startUpstreamTLS()
             } else {
+                // An h2c-only server (learned on an earlier connection): prior knowledge.
+                if upstreamRequiresHTTP2 { startUpstreamHTTP2() }
                 sendRequestHead()
             }
         default:
@@ -182,9 +184,25 @@ extension ProxySession {
         case .http:
             guard let plaintext = upstreamPlaintext(upstreamID, bytes), !plaintext.isEmpty,
                   upstreams.activeID == upstreamID else { return }
+            if upstreams.active?.http2 != nil {
+                // SETTINGS, PING and GOAWAY come on an idle h2 connection too.
+                upstreamHTTP2Received(plaintext)
+                return
+            }
             if exchange == nil {
+                if configuration.http2, upstreams.active?.exchangesCarried == 0, NextLayer.isHTTP2ServerFrame(plaintext) {
+                    // A server that speaks h2 whatever ALPN said sends its SETTINGS at once.
+                    upstreamRequiresHTTP2 = true
+                    startUpstreamHTTP2()
+                    upstreamHTTP2Received(plaintext)
+                    return
+                }
                 // Bytes from an idle upstream are not a response to anything: drop the connection.
                 closeUpstream()
+                return
+            }
+            if exchange!.response == .awaitingHead, upstreams.active?.decoder.bufferedByteCount == 0,
+               switchToHTTP2UpstreamIfItSpeaksIt(plaintext) {
                 return
             }
             exchange?.lastUpstreamActivity = now
@@ -226,6 +244,11 @@ extension ProxySession {
         case .http:
             guard exchange != nil else {
                 closeUpstream()
+                return
+            }
+            if upstreams.active?.http2 != nil {
+                failExchange(exchange!.finalHeadForwarded ? "upstream closed the connection mid-body"
+                                                         : "upstream closed the connection before responding", respondWith: 502)
                 return
             }
             if retryOnFreshConnection() { return }

@@ -12,8 +12,9 @@ extension ProxySession {
     func advanceHTTP() {
         while case .http = mode {
             if let current = exchange {
-                // Pull body events only while they can be forwarded at once.
-                guard current.request == .sendingBody else { return }
+                // Pull body events only while they can be forwarded at once (for an h2 upstream:
+                // while its window takes them, so a slow upstream stops the client's upload).
+                guard current.request == .sendingBody, !upstreamHTTP2Backlogged else { return }
                 guard let event = nextRequestEvent() else { return }
                 switch event {
                 case .head:
@@ -137,7 +138,8 @@ extension ProxySession {
         }
         let flow = Flow(id: flowIDs.make(), clientAddress: clientAddress, request: request,
                         instants: FlowInstants(requestStart: now))
-        exchange = HTTP1Exchange(flow: flow, target: route.target, method: head.method, requestFraming: framing,
+        exchange = HTTP1Exchange(flow: flow, target: route.target, requestHead: head, originForm: route.originForm,
+                                 method: head.method, requestFraming: framing,
                                  forwardedHead: forwardedHead, clientVersion: head.version,
                                  clientKeepAlive: head.keepAlive, isUpgradeRequest: HTTP1Forwarding.isUpgrade(head),
                                  lastUpstreamActivity: now)
@@ -185,7 +187,12 @@ extension ProxySession {
             current.request = .sendingBody
         }
         exchange = current
-        sendUpstream(upstreamID, current.forwardedHead)
+        if let h2 = upstreams.active?.http2 {
+            guard sendHTTP2RequestHead(current, on: h2) else { return }
+            flushUpstreamHTTP2()
+        } else {
+            sendUpstream(upstreamID, current.forwardedHead)
+        }
         if current.requestDone {
             // Pipelined requests wait in the decoder; the response may already be buffered.
             advanceResponse()
@@ -198,7 +205,10 @@ extension ProxySession {
         guard exchange != nil, let upstreamID = upstreams.activeID else { return }
         // In place: appending to a copy of the exchange would copy the recorded body each time.
         exchange!.flow.request.body.append(bytes, cap: configuration.maxRecordedBodyBytes)
-        if exchange!.requestFraming == .chunked {
+        if let h2 = upstreams.active?.http2, let stream = upstreams.active?.http2Stream {
+            h2.sendData(bytes, on: stream)
+            flushUpstreamHTTP2()
+        } else if exchange!.requestFraming == .chunked {
             var framed: [UInt8] = []
             framed.reserveCapacity(bytes.count + 16)
             HTTP1Serializer.appendChunk(bytes, to: &framed)
@@ -210,7 +220,10 @@ extension ProxySession {
 
     func finishRequest(trailers: HTTPFields) {
         guard let upstreamID = upstreams.activeID, let current = exchange.take() else { return }
-        if current.requestFraming == .chunked {
+        if let h2 = upstreams.active?.http2, let stream = upstreams.active?.http2Stream {
+            h2.sendData([], on: stream, end: true, trailers: trailers.fields)
+            flushUpstreamHTTP2()
+        } else if current.requestFraming == .chunked {
             sendUpstream(upstreamID, HTTP1Serializer.lastChunk(trailers: trailers))
         }
         current.flow.request.trailers = trailers.fields.map { RecordedField(name: $0.name, value: $0.value) }

@@ -46,9 +46,15 @@ extension ProxySession {
             }
         case .http:
             mode = .http
-            // An h2c-only server's SETTINGS are no answer to HTTP/1; its reply to the request decides.
-            pendingUpstreamBytes = []
             requestDecoder = HTTP1RequestDecoder()
+            if !pendingUpstreamBytes.isEmpty {
+                // The server spoke HTTP/2 first (h2c only) and the client speaks HTTP/1: translate.
+                upstreamRequiresHTTP2 = true
+                startUpstreamHTTP2()
+                let held = pendingUpstreamBytes
+                pendingUpstreamBytes = []
+                upstreamHTTP2Received(held)
+            }
             let bytes = pendingClientBytes
             pendingClientBytes = []
             requestDecoder.feed(bytes)
@@ -241,6 +247,7 @@ extension ProxySession {
             default:
                 break
             }
+            if !wasEstablished && retryUpstreamWithHTTP2(after: error) { return nil }
             closeUpstream()
             if exchange != nil {
                 failExchange(reason, respondWith: 502)
@@ -248,6 +255,9 @@ extension ProxySession {
                 if !wasEstablished { pendingUpstreamFailure = reason }
             }
             return nil
+        }
+        if received.handshakeCompleted, case .http = mode, upstreams.active?.tls?.negotiatedALPN == "h2" {
+            startUpstreamHTTP2()
         }
         if received.handshakeCompleted, exchange != nil, exchange?.headSent == false {
             sendRequestHead()
@@ -260,6 +270,8 @@ extension ProxySession {
                     recordWebSocket(received.plaintext, from: .serverToClient)
                 } else if case .http2 = mode {
                     http2?.upstreamReceived(received.plaintext, at: now)
+                } else if upstreams.active?.http2 != nil {
+                    upstreamHTTP2Received(received.plaintext)
                 } else if exchange != nil {
                     upstreams.active?.decoder.feed(received.plaintext)
                     advanceResponse()
@@ -303,6 +315,7 @@ extension ProxySession {
 
     /// Starts the TLS client handshake on the current (connected) upstream connection.
     func startUpstreamTLS(alpnProtocols: [String]? = nil) {
+        let alpnProtocols = upstreamRequiresHTTP2 ? ["h2"] : alpnProtocols
         guard let upstreamID = upstreams.activeID, upstreams.active?.connected == true, upstreams.active?.tls == nil,
               let interception = configuration.interception else { return }
         let name = interceptedServerName ?? upstreams.active!.target.host

@@ -91,6 +91,12 @@ public final class ProxySession {
     var upgradeIsWebSocket = false
     /// The HTTP/2 streams of an intercepted tunnel whose client and upstream chose h2.
     var http2: HTTP2Layer?
+    /// The current upstream proved to speak only HTTP/2 (here or in another session): HTTP/1
+    /// exchanges to it are translated. Setting it tells every session of the proxy.
+    var upstreamRequiresHTTP2: Bool {
+        get { (upstreams.active?.target ?? tunnelTarget).map { configuration.http2OnlyUpstreams.contains($0) } ?? false }
+        set { if newValue, let target = upstreams.active?.target ?? tunnelTarget { configuration.http2OnlyUpstreams.insert(target) } }
+    }
 
 
     /// `now`: when the client connection was accepted.

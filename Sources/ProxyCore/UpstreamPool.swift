@@ -1,4 +1,5 @@
 import HTTP1
+import HTTP2
 import Recording
 
 /// The upstream connections of one session, with one owner: ids, opening, readiness, reuse,
@@ -29,6 +30,12 @@ final class UpstreamPool {
         fileprivate(set) var exchangesCarried = 0
         /// TLS toward the upstream inside an intercepted tunnel.
         var tls: TLSLayer?
+        /// HTTP/2 framing when an HTTP/1 client's upstream speaks only h2: one stream at a time.
+        var http2: HTTP2Connection?
+        var http2Stream: Int32?
+        var http2Trailers: [HTTPField]?
+        /// The h2 upstream sent GOAWAY: no new stream goes on it.
+        var http2GoneAway = false
 
         fileprivate init(id: UpstreamID, target: ProxyTarget, connectionID: String, connectStartedAt: Double) {
             self.id = id
@@ -96,7 +103,7 @@ final class UpstreamPool {
     }
 
     func reuse(for target: ProxyTarget) -> Reuse {
-        guard let connection = active, connection.target == target else { return .none }
+        guard let connection = active, connection.target == target, !connection.http2GoneAway else { return .none }
         if connection.ready { return .ready }
         if connection.connected && connection.tls != nil { return .handshaking }
         return .none

@@ -132,4 +132,64 @@ final class HTTP1ForwardingTests: XCTestCase {
         XCTAssertEqual(text(try HTTP1Forwarding.switchingProtocolsHead(HTTPResponseHead(version: .http11, status: 101, reason: "Switching Protocols", fields: fields))),
                        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: abc\r\nConnection: Upgrade\r\n\r\n")
     }
+
+    /// An HTTP/1 request as an h2 header list: pseudo-headers first, Host as :authority, no
+    /// connection-specific fields, TE only as "trailers".
+    func testHTTP2RequestFields() {
+        var fields = HTTPFields()
+        fields.append(name: "Host", value: "api.test:8443")
+        fields.append(name: "Connection", value: "keep-alive, X-Hop")
+        fields.append(name: "X-Hop", value: "1")
+        fields.append(name: "Keep-Alive", value: "timeout=5")
+        fields.append(name: "TE", value: "trailers, deflate")
+        fields.append(name: "Transfer-Encoding", value: "chunked")
+        fields.append(name: "Proxy-Authorization", value: "Basic eDp5")
+        fields.append(name: "Accept", value: "*/*")
+        let head = HTTPRequestHead(method: "POST", target: "/v1/x?y=1", version: .http11, fields: fields)
+        XCTAssertEqual(HTTP1Forwarding.http2RequestFields(head, originForm: "/v1/x?y=1", scheme: "https", authority: "fallback.test"), [
+            HTTPField(name: ":method", value: "POST"), HTTPField(name: ":scheme", value: "https"),
+            HTTPField(name: ":authority", value: "api.test:8443"), HTTPField(name: ":path", value: "/v1/x?y=1"),
+            HTTPField(name: "Accept", value: "*/*"), HTTPField(name: "te", value: "trailers"),
+        ])
+        let bare = HTTPRequestHead(method: "GET", target: "/", version: .http10, fields: HTTPFields())
+        XCTAssertEqual(HTTP1Forwarding.http2RequestFields(bare, originForm: "/", scheme: "http", authority: "fallback.test")[2],
+                       HTTPField(name: ":authority", value: "fallback.test"))
+    }
+
+    /// An h2 response head for an HTTP/1.1 client: framing from Content-Length, chunked without
+    /// one, and an explicit zero length when the stream ended with the head.
+    func testHTTP1ResponseHeadFromHTTP2() {
+        let (withLength, framing) = ProxySession.http1ResponseHead(
+            [HTTPField(name: ":status", value: "200"), HTTPField(name: "content-length", value: "5")], endStream: false)
+        XCTAssertEqual(withLength.status, 200)
+        XCTAssertEqual(withLength.reason, "OK")
+        XCTAssertEqual(withLength.fields.fields, [HTTPField(name: "content-length", value: "5")])
+        XCTAssertEqual(framing, .contentLength(5))
+        XCTAssertEqual(ProxySession.http1ResponseHead([HTTPField(name: ":status", value: "404")], endStream: false).1, .chunked)
+        let (empty, emptyFraming) = ProxySession.http1ResponseHead([HTTPField(name: ":status", value: "201")], endStream: true)
+        XCTAssertEqual(emptyFraming, .contentLength(0))
+        XCTAssertEqual(empty.fields["content-length"], "0", "an HTTP/1.1 client needs a length")
+        let (notModified, _) = ProxySession.http1ResponseHead([HTTPField(name: ":status", value: "304")], endStream: true)
+        XCTAssertNil(notModified.fields["content-length"])
+        XCTAssertEqual(ProxySession.http1ResponseHead([HTTPField(name: ":status", value: "599")], endStream: true).0.reason, "Status 599")
+    }
+
+    func testHTTP2ServerFramesAreToldFromHTTP1Responses() {
+        XCTAssertTrue(NextLayer.isHTTP2ServerFrame([0, 0, 18, 4, 0, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 18)))
+        XCTAssertTrue(NextLayer.isHTTP2ServerFrame([0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]), "GOAWAY")
+        XCTAssertFalse(NextLayer.isHTTP2ServerFrame(Array("HTTP/1.1 200 OK\r\n".utf8)))
+        XCTAssertFalse(NextLayer.isHTTP2ServerFrame([0, 0, 4, 1, 4, 0, 0, 0, 1]), "HEADERS on a stream is no first frame")
+        XCTAssertFalse(NextLayer.isHTTP2ServerFrame([0, 0, 0, 4]), "too short")
+    }
+
+    func testHTTP2OnlyUpstreamsAreSharedAndBounded() {
+        let known = HTTP2OnlyUpstreams()
+        let target = ProxyTarget(host: "grpc.test", port: 443)
+        XCTAssertFalse(known.contains(target))
+        known.insert(target)
+        XCTAssertTrue(known.contains(target))
+        XCTAssertFalse(known.contains(ProxyTarget(host: "grpc.test", port: 8443)))
+        for index in 0..<(HTTP2OnlyUpstreams.capacity + 10) { known.insert(ProxyTarget(host: "h\(index).test", port: 443)) }
+        XCTAssertFalse(known.contains(ProxyTarget(host: "h\(HTTP2OnlyUpstreams.capacity + 5).test", port: 443)), "the set stops growing")
+    }
 }

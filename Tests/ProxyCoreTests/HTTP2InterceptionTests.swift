@@ -248,4 +248,38 @@ final class HTTP2InterceptionTests: XCTestCase {
         XCTAssertEqual(TunnelSniffer.classify(Array(TunnelSniffer.http2Preface.prefix(10))), .needMoreData)
         XCTAssertEqual(TunnelSniffer.classify(Array("PRI * HTTP/1.1\r\n\r\n".utf8) + [UInt8](repeating: 0, count: 10)), .http)
     }
+
+    /// An HTTP/1.1 client of an origin that speaks only h2 (it accepts the handshake without ALPN
+    /// and sends its SETTINGS at once, as gRPC servers do): the request goes out as an h2 stream
+    /// and the response comes back as HTTP/1.1, chunked since it has no length.
+    func testHTTP1ClientOfAnH2OnlyOriginIsTranslated() throws {
+        let p = try makePlaybook()
+        connect(p)
+        let ends = try makeEnds(clientOffers: ["http/1.1"], originAccepts: ["h2"])
+        ends.h2Origin = try HTTP2Connection(role: .server)
+        try pump(p, ends, pending: p.client(ends.client.takeNetworkOutput()))
+        XCTAssertEqual(ends.client.negotiatedALPN, "http/1.1")
+        XCTAssertNil(ends.origin.negotiatedALPN, "no protocol in common; the origin speaks h2 anyway")
+        ends.client.writePlaintext(Array("POST /rpc HTTP/1.1\r\nHost: origin.test\r\nContent-Length: 5\r\nTE: trailers\r\n\r\nhello".utf8))
+        try pump(p, ends, pending: p.client(ends.client.takeNetworkOutput()))
+        guard case .headers(let oid, let fields, false)? = ends.originEvents.first(where: { if case .headers = $0 { return true }; return false }) else {
+            return XCTFail("no h2 request at the origin: \(ends.originEvents)")
+        }
+        XCTAssertEqual(fields, [HTTPField(name: ":method", value: "POST"), HTTPField(name: ":scheme", value: "https"),
+                                HTTPField(name: ":authority", value: "origin.test"), HTTPField(name: ":path", value: "/rpc"),
+                                HTTPField(name: "content-length", value: "5"), HTTPField(name: "te", value: "trailers")])
+        XCTAssertEqual(streamData(ends.originEvents, oid), Array("hello".utf8))
+        try ends.h2Origin!.sendResponse([HTTPField(name: ":status", value: "200"), HTTPField(name: "content-type", value: "application/grpc")],
+                                        on: oid, endStream: false)
+        ends.h2Origin!.sendData(Array("world".utf8), on: oid, end: true, trailers: [HTTPField(name: "grpc-status", value: "0")])
+        try pump(p, ends)
+        XCTAssertEqual(text(ends.clientPlain),
+                       "HTTP/1.1 200 OK\r\ncontent-type: application/grpc\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nworld\r\n0\r\ngrpc-status: 0\r\n\r\n")
+        let flow = try XCTUnwrap(p.sink.flows.first)
+        XCTAssertEqual(flow.request.httpVersion, "HTTP/1.1")
+        XCTAssertEqual(flow.response?.httpVersion, "http/2.0")
+        XCTAssertEqual(flow.response?.headSize, -1)
+        XCTAssertEqual(flow.response?.trailers, [RecordedField(name: "grpc-status", value: "0")])
+        XCTAssertNil(flow.error)
+    }
 }

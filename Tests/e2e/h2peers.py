@@ -33,8 +33,13 @@ import origin as origin_mod
 
 
 class H2Server:
-    def __init__(self, tls_context: ssl.SSLContext | None = None):
+    def __init__(self, tls_context: ssl.SSLContext | None = None, require_alpn: bool = True, speak_first: bool = True):
+        """`require_alpn=False`: speak h2 even when the handshake chose no protocol, as gRPC
+        servers do (python's ssl accepts a client that offers only http/1.1 without ALPN).
+        `speak_first=False`: send SETTINGS only after the client's first bytes arrived."""
         self.tls_context = tls_context
+        self.require_alpn = require_alpn
+        self.speak_first = speak_first
         if tls_context is not None:
             tls_context.set_alpn_protocols(["h2"])
         self.sock = socket.socket()
@@ -44,6 +49,7 @@ class H2Server:
         self.port = self.sock.getsockname()[1]
         self.stopping = False
         self.connections = 0
+        self.rejected_http1 = 0
         self.errors: list[str] = []
 
     def start(self) -> "H2Server":
@@ -75,12 +81,13 @@ class H2Server:
         sock = raw
         if self.tls_context is not None:
             sock = self.tls_context.wrap_socket(raw, server_side=True)
-            if sock.selected_alpn_protocol() != "h2":
+            if sock.selected_alpn_protocol() != "h2" and self.require_alpn:
                 self.errors.append(f"ALPN {sock.selected_alpn_protocol()!r}")
                 return
         h2conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
         h2conn.initiate_connection()
-        sock.sendall(h2conn.data_to_send())
+        if self.speak_first:
+            sock.sendall(h2conn.data_to_send())
         requests: dict[int, dict] = {}
         pending: dict[int, dict] = {}  # stream -> {"data": bytes, "trailers": list | None}
         closing = False
@@ -100,8 +107,13 @@ class H2Server:
             try:
                 events = h2conn.receive_data(data)
             except h2.exceptions.ProtocolError as error:
-                self.errors.append(repr(error))
+                if data[:4] == b"PRI ":
+                    self.errors.append(repr(error))
+                else:
+                    # HTTP/1 bytes to an h2-only server: rejected, as such a server does.
+                    self.rejected_http1 += 1
                 sock.sendall(h2conn.data_to_send())
+                time.sleep(0.2)  # let the peer read the frames before the close resets them
                 return
             for event in events:
                 if isinstance(event, h2.events.RequestReceived):

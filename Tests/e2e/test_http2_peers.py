@@ -139,3 +139,60 @@ def test_h2c_prior_knowledge_in_a_tunnel(harrec_tls, h2c_origin, kind):
     assert all(e["request"]["httpVersion"] == "http/2.0" for e in es.values())
     assert es["/echo"]["request"]["_trailers"] == [{"name": "x-t", "value": "1"}]
     check_with_mitmdump(px.har_path, len(es))
+
+
+@pytest.fixture(params=["speaks-first", "answers-first"])
+def h2_only_origin(test_pki, request):
+    """An h2-only origin that either sends its SETTINGS right after the handshake or only once
+    the client's first bytes (here: an HTTP/1 request) arrived."""
+    server = H2Server(origin_mod.server_tls_context(test_pki / "server.pem", test_pki / "server-key.pem"),
+                      require_alpn=False, speak_first=request.param == "speaks-first").start()
+    yield server
+    server.stop()
+    assert not server.errors, server.errors
+
+
+def test_http1_client_of_an_h2_only_server_is_translated(harrec_tls, h2_only_origin, tmp_path):
+    """curl --http1.1 offers only http/1.1; the server accepts the handshake without ALPN and then
+    speaks only h2 (as gRPC servers do). harrec learns it from the first bytes it gets back,
+    reconnects offering h2, and translates: the client gets HTTP/1.1, the origin HTTP/2."""
+    px = harrec_tls.start("--no-redact")
+    base = f"https://localhost:{h2_only_origin.port}"
+    r = curl("--http1.1", "-x", px.http_proxy, "--cacert", str(px.ca_pem), "-w", "%{http_version} %{http_code}",
+             "-o", str(tmp_path / "a.bin"), f"{base}/bytes?n=200000&seed=6",
+             "-o", str(tmp_path / "b.bin"), f"{base}/trailers")
+    assert r.rc == 0, r.err + px.stderr_text
+    assert r.out.decode() == "1.1 2001.1 200"
+    assert (tmp_path / "a.bin").read_bytes() == origin_mod.make_bytes(200_000, 6)
+    assert (tmp_path / "b.bin").read_bytes() == b"payload"
+    upload = origin_mod.make_bytes(100_000, 2)
+    (tmp_path / "up.bin").write_bytes(upload)
+    r = curl("--http1.1", "-x", px.http_proxy, "--cacert", str(px.ca_pem), "--data-binary", f"@{tmp_path / 'up.bin'}",
+             "-o", str(tmp_path / "echo.bin"), "-w", "%{http_code}", f"{base}/echo")
+    assert r.out.decode() == "200", r.err
+    assert (tmp_path / "echo.bin").read_bytes() == upload
+    if not h2_only_origin.speak_first:
+        assert h2_only_origin.rejected_http1 == 1, "one HTTP/1 request taught harrec; the rest went as h2"
+    har = px.stop()
+    es = by_path(har)
+    big = es["/bytes?n=200000&seed=6"]
+    assert big["request"]["httpVersion"] == "HTTP/1.1" and big["response"]["httpVersion"] == "http/2.0"
+    assert content_bytes(big["response"]["content"]) == origin_mod.make_bytes(200_000, 6)
+    assert es["/trailers"]["response"]["_trailers"] == [{"name": "grpc-status", "value": "0"},
+                                                       {"name": "grpc-message", "value": "ok"}]
+    assert content_bytes(es["/echo"]["response"]["content"]) == upload
+    assert all("_error" not in e for e in es.values())
+
+
+def test_http1_client_of_an_h2c_only_server_in_a_tunnel(harrec_tls, h2c_origin, tmp_path):
+    """The h2c server sends its SETTINGS first; the client's first bytes are HTTP/1.1: harrec
+    speaks h2 with prior knowledge upstream and HTTP/1.1 to the client."""
+    px = harrec_tls.start("--no-redact")
+    r = curl("--http1.1", "--proxytunnel", "-x", px.http_proxy, "-w", "%{http_version} %{http_code}",
+             "-o", str(tmp_path / "a.bin"), f"http://127.0.0.1:{h2c_origin.port}/bytes?n=50000&seed=9")
+    assert r.rc == 0, r.err + px.stderr_text
+    assert r.out.decode() == "1.1 200"
+    assert (tmp_path / "a.bin").read_bytes() == origin_mod.make_bytes(50_000, 9)
+    har = px.stop()
+    (entry,) = entries(har)
+    assert entry["response"]["httpVersion"] == "http/2.0"
