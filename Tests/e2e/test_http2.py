@@ -9,6 +9,8 @@ and a HAR that mitmproxy 12's `mitmdump -nr` reads (installed by scripts/install
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import os
 import shutil
 import socket
@@ -237,3 +239,91 @@ def test_httpx_100_concurrent_streams_on_one_connection(harrec_tls, nginx_h2, pr
         assert content_bytes(e["response"]["content"]) == origin_mod.make_bytes(n, seed)
         assert e["request"]["httpVersion"] == "http/2.0"
     check_with_mitmdump(px.har_path, 100)
+
+
+# ---------------------------------------------------------------- Go's net/http (golang-go)
+
+GOPEER_DIR = Path(__file__).resolve().parent / "gopeer"
+
+
+@pytest.fixture(scope="session")
+def gopeer(tmp_path_factory) -> str:
+    """gopeer/main.go built once per session with Debian's Go (standard library only)."""
+    go = shutil.which("go")
+    if go is None:
+        pytest.fail("go not found: run scripts/install-deps --test")
+    out = tmp_path_factory.mktemp("gopeer") / "gopeer"
+    env = dict(os.environ, GOCACHE=str(out.parent / "cache"), GOPATH=str(out.parent / "gopath"),
+               GO111MODULE="off", CGO_ENABLED="0")
+    r = subprocess.run([go, "build", "-o", str(out), str(GOPEER_DIR / "main.go")], capture_output=True, text=True,
+                       env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return str(out)
+
+
+def pattern(n: int, seed: int) -> bytes:
+    """gopeer server's /bytes body."""
+    return bytes((i * 31 + seed) % 251 for i in range(n))
+
+
+def go_client(gopeer: str, proxy: str, ca: Path, *urls, n=1, post: Path | None = None) -> list[dict]:
+    args = [gopeer, "client", "-proxy", proxy, "-ca", str(ca), "-n", str(n)]
+    if post is not None:
+        args += ["-post", str(post)]
+    r = subprocess.run([*args, *urls], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return [json.loads(line) for line in r.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("proxy_kind", ["http", "socks5"])
+def test_go_client_speaks_h2_through_harrec(harrec_tls, nginx_h2, gopeer, proxy_kind):
+    px = harrec_tls.start("--no-redact")
+    proxy = px.http_proxy if proxy_kind == "http" else px.socks_proxy
+    url = f"https://localhost:{nginx_h2.h2_port}/bytes?n=100000&seed=7"
+    results = go_client(gopeer, proxy, px.ca_pem, url, n=20)
+    assert len(results) == 20
+    expected = hashlib.sha256(origin_mod.make_bytes(100_000, 7)).hexdigest()
+    for result in results:
+        assert result["proto"] == "HTTP/2.0" and result["status"] == 200
+        assert result["sha256"] == expected
+    har = px.stop()
+    es = entries(har)
+    assert len(es) == 20
+    assert {e["request"]["httpVersion"] for e in es} == {"http/2.0"}
+    assert len({e["connection"] for e in es}) == 1, "Go multiplexed its 20 requests on one connection"
+
+
+def test_go_server_and_client_through_harrec(harrec_tls, test_pki, gopeer, tmp_path):
+    """Go on both ends: Go's h2 server (it answers h2 only, and serves http/1.1 clients without
+    ALPN) and Go's client, plus curl --http1.1 to the same server."""
+    server = subprocess.Popen([gopeer, "server", "-cert", str(test_pki / "server.pem"), "-key", str(test_pki / "server-key.pem")],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline()
+        assert line.startswith("PORT "), server.stderr.read()
+        port = int(line.split()[1])
+        px = harrec_tls.start("--no-redact")
+        base = f"https://localhost:{port}"
+        upload = tmp_path / "upload.bin"
+        upload.write_bytes(origin_mod.make_bytes(400_000, 12))
+        got = go_client(gopeer, px.http_proxy, px.ca_pem, f"{base}/bytes?n=300000&seed=3", n=3)
+        assert [(g["proto"], g["len"]) for g in got] == [("HTTP/2.0", 300_000)] * 3
+        assert {g["sha256"] for g in got} == {hashlib.sha256(pattern(300_000, 3)).hexdigest()}
+        (echo,) = go_client(gopeer, px.http_proxy, px.ca_pem, f"{base}/echo", post=upload)
+        assert echo["proto"] == "HTTP/2.0" and echo["sha256"] == hashlib.sha256(upload.read_bytes()).hexdigest()
+        r = curl("--http1.1", "-x", px.http_proxy, "--cacert", str(px.ca_pem), "-w", "%{http_version}",
+                 "-o", str(tmp_path / "c.bin"), f"{base}/bytes?n=1000&seed=1")
+        assert r.rc == 0 and r.out.decode() == "1.1", r.err
+        assert (tmp_path / "c.bin").read_bytes() == pattern(1000, 1)
+        har = px.stop()
+    finally:
+        server.terminate()
+        server.wait(5)
+    es = entries(har)
+    assert len(es) == 5
+    versions = sorted(e["response"]["httpVersion"] for e in es)
+    assert versions.count("http/2.0") == 4, versions
+    echo_entry = next(e for e in es if e["request"]["url"].endswith("/echo"))
+    assert content_bytes(echo_entry["request"]["postData"]) == upload.read_bytes()
+    assert content_bytes(echo_entry["response"]["content"]) == upload.read_bytes()
+    check_with_mitmdump(px.har_path, 5)
