@@ -51,6 +51,7 @@ http {{
     server {{
         listen 127.0.0.1:{h2_port} ssl http2;
         location / {{ proxy_pass http://127.0.0.1:{origin_port}; }}
+        location /static/ {{ alias {static}/; }}
     }}
     server {{
         listen 127.0.0.1:{h1_port} ssl;
@@ -78,10 +79,13 @@ class NginxH2:
     def __init__(self, tmp: Path, pki: Path, origin_port: int):
         self.prefix = tmp / "nginx"
         self.prefix.mkdir(parents=True, exist_ok=True)
+        self.static_dir = tmp / "static"
+        self.static_dir.mkdir(exist_ok=True)
         self.h2_port, self.h1_port = free_port(), free_port()
         conf = NGINX_CONF.format(user="user root;" if os.geteuid() == 0 else "", prefix=self.prefix,
                                  cert=pki / "server.pem", key=pki / "server-key.pem",
-                                 h2_port=self.h2_port, h1_port=self.h1_port, origin_port=origin_port)
+                                 h2_port=self.h2_port, h1_port=self.h1_port, origin_port=origin_port,
+                                 static=self.static_dir)
         (self.prefix / "nginx.conf").write_text(conf)
         nginx = shutil.which("nginx") or "/usr/sbin/nginx"
         if not os.access(nginx, os.X_OK):

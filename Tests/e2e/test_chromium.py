@@ -1,0 +1,198 @@
+"""Chromium through harrec (issue 16), headless, with harrec as its proxy for loopback too.
+
+Chromium trusts nothing but the harrec CA's key (`--ignore-certificate-errors-spki-list`, which it
+checks against the certificates the server sends): the page loading proves the CA goes out after
+the leaf. The page comes from nginx with `http2`, so Chromium speaks h2 through harrec; its script
+fetches a body and opens a WebSocket to a python `websockets` server over TLS, which must stay on
+HTTP/1.1 (harrec never advertises RFC 8441's extended CONNECT) and be recorded with its messages.
+
+Chromium makes background requests to Google hosts that no flag fully stops, and harrec would
+look those names up. So the whole scenario (origin, nginx, the WebSocket server, harrec and
+Chromium) runs in a network namespace of its own with only loopback (`unshare -n`, run as this
+file's `__main__`): nothing can leave the machine, and the test checks what did reach harrec.
+The browser is driven over the DevTools protocol, so the page's asynchronous results are read
+when they are there rather than at a fixed time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+PAGE = """<!doctype html>
+<html><head><title>loading</title></head><body><div id="ws">pending</div><script>
+const port = new URLSearchParams(location.search).get("ws");
+fetch("/bytes?n=150000&seed=21").then(r => r.arrayBuffer()).then(b => {
+  document.title = "fetched " + b.byteLength;
+});
+const ws = new WebSocket("wss://localhost:" + port + "/chat");
+ws.onopen = () => ws.send("hello from chromium");
+ws.onmessage = (event) => { document.getElementById("ws").textContent = "echo:" + event.data; ws.close(1000, "done"); };
+ws.onerror = () => { document.getElementById("ws").textContent = "ws error"; };
+</script></body></html>
+"""
+
+
+def chromium_path() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def spki_sha256(pem_path: Path) -> str:
+    """base64(SHA-256(SubjectPublicKeyInfo)), the form --ignore-certificate-errors-spki-list takes."""
+    pubkey = subprocess.run(["openssl", "x509", "-in", str(pem_path), "-pubkey", "-noout"],
+                            capture_output=True, check=True).stdout
+    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=pubkey,
+                         capture_output=True, check=True).stdout
+    return base64.b64encode(hashlib.sha256(der).digest()).decode()
+
+
+# ------------------------------------------------------------------ the scenario (in the namespace)
+
+async def _drive(debug_port: int, url: str, timeout: float) -> dict:
+    import websockets
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{debug_port}/json/list", timeout=10) as response:
+        targets = json.load(response)
+    page = next(t for t in targets if t.get("type") == "page")
+    async with websockets.connect(page["webSocketDebuggerUrl"], max_size=None) as cdp:
+        ids = iter(range(1, 1_000_000))
+
+        async def call(method, **params):
+            message_id = next(ids)
+            await cdp.send(json.dumps({"id": message_id, "method": method, "params": params}))
+            while True:
+                reply = json.loads(await cdp.recv())
+                if reply.get("id") == message_id:
+                    return reply
+
+        await call("Page.navigate", url=url)
+        deadline = time.time() + timeout
+        state = {}
+        while time.time() < deadline:
+            reply = await call("Runtime.evaluate", returnByValue=True,
+                               expression="JSON.stringify({title: document.title, "
+                                          "ws: (document.getElementById('ws') || {}).textContent || ''})")
+            value = reply.get("result", {}).get("result", {}).get("value")
+            state = json.loads(value) if value else {}
+            if state.get("title", "").startswith("fetched") and state.get("ws", "").startswith("echo:"):
+                break
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(0.5)  # let the WebSocket close go through
+        return state
+
+
+def scenario(workdir: Path, pki: Path, harrec_bin: str) -> dict:
+    """Runs inside the namespace; returns what the test checks."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    import origin as origin_mod
+    from conftest import Harrec
+    from helpers import WSServer
+    from test_http2 import NginxH2
+
+    origin = origin_mod.OriginServer().start()
+    nginx = NginxH2(workdir / "nginx", pki, origin.port)
+    (nginx.static_dir / "page.html").write_text(PAGE)
+    ws_tls = origin_mod.server_tls_context(pki / "server.pem", pki / "server-key.pem", alpn=None)
+    ws = WSServer(tls=ws_tls, compression=None).start()
+    (workdir / "harrec").mkdir()
+    px = Harrec(workdir / "harrec", harrec_bin)
+    px.start("--no-redact", "--ca-dir", str(workdir / "ca"), "--upstream-ca", str(pki / "ca.pem"))
+    while not (workdir / "ca" / "harrec-ca.pem").exists():
+        time.sleep(0.05)
+    chrome = subprocess.Popen(
+        [chromium_path(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+         f"--proxy-server=http://127.0.0.1:{px.http_port}",
+         "--proxy-bypass-list=<-loopback>",  # Chromium bypasses proxies for loopback unless told
+         f"--ignore-certificate-errors-spki-list={spki_sha256(workdir / 'ca' / 'harrec-ca.pem')}",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-default-apps", "--no-first-run", "--disable-extensions",
+         "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
+         f"--user-data-dir={workdir / 'profile'}", "about:blank"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    debug_port = None
+    for line in chrome.stderr:
+        if "DevTools listening on ws://" in line:
+            debug_port = int(line.split("ws://127.0.0.1:")[1].split("/")[0])
+            break
+    try:
+        url = f"https://localhost:{nginx.h2_port}/static/page.html?ws={ws.port}"
+        state = asyncio.run(_drive(debug_port, url, timeout=30)) if debug_port else {"error": "no DevTools port"}
+    finally:
+        chrome.send_signal(signal.SIGTERM)
+        try:
+            chrome.wait(10)
+        except subprocess.TimeoutExpired:
+            chrome.kill()
+    har = px.stop(validate=False)
+    ws.stop()
+    nginx.stop()
+    origin.stop()
+    return {"state": state, "har_path": str(px.har_path), "entries": len(har["log"]["entries"]),
+            "stderr": px.stderr_text[-4000:]}
+
+
+# ------------------------------------------------------------------ the test (outside)
+
+def test_chromium_speaks_h2_through_harrec_and_keeps_websockets_on_http1(test_pki, tmp_path):
+    import pytest
+
+    import origin as origin_mod
+    from conftest import HARREC_BIN, validate_har_file
+    from helpers import content_bytes, entries
+    from test_http2 import check_with_mitmdump
+
+    if chromium_path() is None:
+        pytest.fail("chromium not found: run scripts/install-deps --test")
+    if subprocess.run(["unshare", "-n", "true"]).returncode != 0:
+        pytest.fail("`unshare -n` is not permitted here; the Chromium test needs a network namespace of its own")
+    r = subprocess.run(["unshare", "-n", sys.executable, __file__, str(tmp_path), str(test_pki), HARREC_BIN],
+                       capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    result = json.loads(r.stdout.splitlines()[-1])
+    state = result["state"]
+    assert state.get("title") == "fetched 150000", f"{state}\n{result['stderr']}"
+    assert state.get("ws") == "echo:hello from chromium", f"{state}\n{result['stderr']}"
+
+    har = validate_har_file(Path(result["har_path"]))
+    es = entries(har)
+    hosts = {e["request"]["url"].split("/")[2].rsplit(":", 1)[0] for e in es}
+    outside = hosts - {"localhost", "127.0.0.1", "[::1]"}
+    # Only Chromium's own background requests may name other hosts, and none of them got out.
+    for e in es:
+        if e["request"]["url"].split("/")[2].rsplit(":", 1)[0] in outside:
+            assert e.get("_error"), e["request"]["url"]
+    by_path = {e["request"]["url"].split("/", 3)[3].split("?")[0]: e for e in es
+               if e["request"]["url"].split("/")[2].startswith("localhost")}
+    page = by_path["static/page.html"]
+    assert page["request"]["httpVersion"] == "http/2.0", "Chromium chose h2 through harrec"
+    fetched = by_path["bytes"]
+    assert fetched["request"]["httpVersion"] == "http/2.0"
+    assert content_bytes(fetched["response"]["content"]) == origin_mod.make_bytes(150_000, 21)
+    assert fetched["connection"] == page["connection"], "one h2 connection for the page and its fetch"
+    chat = by_path["chat"]
+    assert chat["request"]["httpVersion"] == "HTTP/1.1", "WebSockets stay on HTTP/1.1"
+    assert chat["response"]["status"] == 101
+    messages = [(m["type"], m["data"]) for m in chat["_webSocketMessages"] if m["opcode"] == 1]
+    assert messages == [("send", "hello from chromium"), ("receive", "hello from chromium")]
+    check_with_mitmdump(Path(result["har_path"]), len(es))
+
+
+if __name__ == "__main__":
+    work = Path(tempfile.mkdtemp(dir=sys.argv[1]))
+    print(json.dumps(scenario(work, Path(sys.argv[2]), sys.argv[3])))
