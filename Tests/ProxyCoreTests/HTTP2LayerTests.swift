@@ -369,4 +369,18 @@ final class HTTP2LayerTests: XCTestCase {
         }
         XCTAssertTrue(sawGoAway)
     }
+
+    /// PING is answered by each side's own connection, never forwarded.
+    func testPingIsAnsweredLocally() throws {
+        let h = try HTTP2LayerHarness()
+        try h.run()
+        let before = h.originEvents.count
+        // A PING frame from the client: type 6, 8 bytes of opaque data.
+        let ping: [UInt8] = [0, 0, 8, 6, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8]
+        h.layer.clientReceived(ping, at: h.now)
+        let (toClient, toUpstream, _) = h.layer.pump(at: h.now)
+        XCTAssertEqual(Array(toClient.prefix(17)), [0, 0, 8, 6, 1, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8], "a PING ACK with the same data")
+        XCTAssertTrue(toUpstream.isEmpty, "nothing goes to the origin")
+        XCTAssertEqual(h.originEvents.count, before)
+    }
 }

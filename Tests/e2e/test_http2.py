@@ -331,3 +331,21 @@ def test_go_server_and_client_through_harrec(harrec_tls, test_pki, gopeer, tmp_p
     assert content_bytes(echo_entry["request"]["postData"]) == upload.read_bytes()
     assert content_bytes(echo_entry["response"]["content"]) == upload.read_bytes()
     check_with_mitmdump(px.har_path, 5)
+
+
+def test_h2_entries_are_redacted_like_any_other(harrec_tls, nginx_h2, tmp_path):
+    """Default redaction on h2 entries: lowercase header names (HTTP/2 requires them), the token in
+    the query and the cookie are replaced; the raw values appear nowhere in the file."""
+    px = harrec_tls.start()
+    token = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJoMi11c2VyLTQyIn0.c2lnbmF0dXJlLWgyLXRlc3Q"
+    secret = "h2SessionSecretValue981273"
+    r = curl("--http2", "-x", px.http_proxy, "--cacert", str(px.ca_pem), "-o", "/dev/null", "-w", "%{http_version}",
+             "-H", f"Authorization: Bearer {token}", "-H", f"Cookie: session={secret}",
+             f"https://localhost:{nginx_h2.h2_port}/json?access_token={secret}")
+    assert r.out.decode() == "2", r.err
+    har = px.stop()
+    (entry,) = entries(har)
+    assert entry["request"]["httpVersion"] == "http/2.0"
+    assert token not in px.har_text and secret not in px.har_text
+    auth = next(h["value"] for h in entry["request"]["headers"] if h["name"] == "authorization")
+    assert auth.startswith("Bearer ") and token not in auth
