@@ -96,6 +96,31 @@ async def _drive(debug_port: int, url: str, timeout: float) -> dict:
         return state
 
 
+async def _import_in_devtools(debug_port: int, har_text: str) -> list:
+    """Chromium's own DevTools HAR importer (the Network panel's "Import HAR", bundled in the
+    browser) run on the file: the requests it builds, with the protocol it shows."""
+    import websockets
+
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{debug_port}/json/new?devtools://devtools/bundled/devtools_app.html", method="PUT")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        target = json.load(response)
+    async with websockets.connect(target["webSocketDebuggerUrl"], max_size=None) as cdp:
+        await cdp.send(json.dumps({"id": 1, "method": "Runtime.evaluate", "params": {
+            "awaitPromise": True, "returnByValue": True,
+            "expression": "(async () => { const har = await import('./models/har/har.js');"
+                          f" const log = new har.HARFormat.HARRoot(JSON.parse({json.dumps(har_text)})).log;"
+                          " return har.Importer.Importer.requestsFromHARLog(log).map(r =>"
+                          " [r.url(), r.protocol, r.statusCode, r.resourceSize]); })()"}}))
+        while True:
+            reply = json.loads(await cdp.recv())
+            if reply.get("id") == 1:
+                result = reply.get("result", {})
+                if "exceptionDetails" in result:
+                    return [["exception", json.dumps(result["exceptionDetails"])[:500]]]
+                return result.get("result", {}).get("value") or []
+
+
 def scenario(workdir: Path, pki: Path, harrec_bin: str) -> dict:
     """Runs inside the namespace; returns what the test checks."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -130,20 +155,23 @@ def scenario(workdir: Path, pki: Path, harrec_bin: str) -> dict:
         if "DevTools listening on ws://" in line:
             debug_port = int(line.split("ws://127.0.0.1:")[1].split("/")[0])
             break
+    imported = []
     try:
         url = f"https://localhost:{nginx.h2_port}/static/page.html?ws={ws.port}"
         state = asyncio.run(_drive(debug_port, url, timeout=30)) if debug_port else {"error": "no DevTools port"}
+        har = px.stop(validate=False)
+        if debug_port:
+            imported = asyncio.run(_import_in_devtools(debug_port, px.har_path.read_text()))
     finally:
         chrome.send_signal(signal.SIGTERM)
         try:
             chrome.wait(10)
         except subprocess.TimeoutExpired:
             chrome.kill()
-    har = px.stop(validate=False)
     ws.stop()
     nginx.stop()
     origin.stop()
-    return {"state": state, "har_path": str(px.har_path), "entries": len(har["log"]["entries"]),
+    return {"state": state, "har_path": str(px.har_path), "entries": len(har["log"]["entries"]), "imported": imported,
             "stderr": px.stderr_text[-4000:]}
 
 
@@ -191,6 +219,13 @@ def test_chromium_speaks_h2_through_harrec_and_keeps_websockets_on_http1(test_pk
     messages = [(m["type"], m["data"]) for m in chat["_webSocketMessages"] if m["opcode"] == 1]
     assert messages == [("send", "hello from chromium"), ("receive", "hello from chromium")]
     check_with_mitmdump(Path(result["har_path"]), len(es))
+    # Chromium's DevTools imports the same file and shows the h2 entries as h2.
+    imported = {row[0]: row for row in result["imported"]}
+    assert len(imported) == len(es), result["imported"]
+    page_url = page["request"]["url"]
+    assert imported[page_url][1] == "h2" and imported[page_url][2] == 200
+    assert imported[fetched["request"]["url"]][3] == 150_000
+    assert imported[chat["request"]["url"]][1] == "http/1.1"
 
 
 if __name__ == "__main__":
