@@ -383,4 +383,23 @@ final class HTTP2LayerTests: XCTestCase {
         XCTAssertTrue(toUpstream.isEmpty, "nothing goes to the origin")
         XCTAssertEqual(h.originEvents.count, before)
     }
+
+    /// A graceful stop (harrec shutting down): the stream in flight finishes, the client gets a
+    /// GOAWAY after the bodies queued before it, and the layer is finished once it is done.
+    func testDrainLetsTheStreamInFlightFinish() throws {
+        let h = try HTTP2LayerHarness()
+        let sid = try h.request("/slow")
+        try h.run()
+        let oid = try XCTUnwrap(h.originStream("/slow"))
+        h.layer.drain()
+        try h.run()
+        XCTAssertTrue(h.clientEvents.contains { if case .goAway = $0 { return true }; return false })
+        XCTAssertFalse(h.layer.isFinished, "a stream is still in flight")
+        try h.respond(oid, body: Array("late but whole".utf8))
+        try h.run()
+        XCTAssertEqual(streamData(h.clientEvents, sid), Array("late but whole".utf8))
+        XCTAssertEqual(h.flows.count, 1)
+        XCTAssertNil(h.flows[0].error)
+        XCTAssertTrue(h.layer.isFinished)
+    }
 }
