@@ -42,6 +42,8 @@ public enum RecordCommand: Equatable, Sendable {
     case webSocketStart(Flow)
     /// One message of conversation `flowID`; only with `ProxyConfiguration.streamWebSocketMessages`.
     case webSocketMessage(RecordedWebSocketMessage, flowID: UInt64)
+    /// A scenario marker: requests from now on belong to a new HAR page.
+    case pageMark(PageMark)
 }
 
 /// Why an upstream connection could not be made or broke.

@@ -31,6 +31,8 @@ public struct LiveEvent: Equatable, Sendable {
         /// The client's TLS handshake failed; `rejectedCertificate` when it sent an alert.
         case clientTLSFailed(host: String, message: String, rejectedCertificate: Bool)
         case cannotIntercept(ProxyTarget, reason: String)
+        /// A scenario marker: a new HAR page starts (a separator line in the live log).
+        case pageMark(name: String)
     }
 
     public init(client: String, _ kind: Kind) {

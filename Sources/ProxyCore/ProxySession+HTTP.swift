@@ -125,6 +125,10 @@ extension ProxySession {
             rejectRequest(status: 400, reason: describe(error), head: head)
             return
         }
+        if tunnelTarget == nil, ReservedHost.isReserved(route.target) {
+            answerReservedHost(head, framing: framing, route: route)
+            return
+        }
         do {
             forwardedHead = try HTTP1Forwarding.requestHead(head, framing: framing, route: route, inTunnel: tunnelTarget != nil)
         } catch {

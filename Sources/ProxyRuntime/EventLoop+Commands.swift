@@ -112,6 +112,7 @@ extension EventLoop {
             case .flow(let flow): sink.record(flow)
             case .webSocketStart(let flow): sink.recordWebSocketStart(flow)
             case .webSocketMessage(let message, let flowID): sink.recordWebSocketMessage(message, flowID: flowID)
+            case .pageMark(let mark): sink.recordPageMark(mark)
             }
         }
     }

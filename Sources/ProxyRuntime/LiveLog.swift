@@ -49,6 +49,8 @@ enum LiveLog {
             return "TLS handshake with the client for \(host) failed: \(message); if the client does not trust harrec's CA, install it: harrec ca show"
         case .cannotIntercept(let target, let reason):
             return "cannot intercept \(target): \(reason)"
+        case .pageMark(let name):
+            return "==================== scenario: \(name) ===================="
         }
     }
 

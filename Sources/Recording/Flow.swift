@@ -190,8 +190,22 @@ public struct Flow: Sendable, Equatable {
 }
 
 /// Receives finished flows. The proxy core hands every exchange to a sink exactly once.
+/// A scenario marker: from `time` on, new requests belong to the HAR page named `name`
+/// (`harrec mark NAME`, or a request to `http://harrec/mark?name=NAME` through the proxy).
+public struct PageMark: Sendable, Equatable {
+    public var name: String
+    public var time: Double
+
+    public init(name: String, time: Double) {
+        self.name = name
+        self.time = time
+    }
+}
+
 public protocol FlowSink: AnyObject, Sendable {
     func record(_ flow: Flow)
+    /// A scenario marker; the export turns marks into HAR pages.
+    func recordPageMark(_ mark: PageMark)
     /// True when the sink takes WebSocket messages one by one as they complete: it then hears
     /// `recordWebSocketStart` at the upgrade and `recordWebSocketMessage` per message, and the flow
     /// recorded when the conversation ends carries no messages. A journal needs this, so that a
@@ -204,6 +218,7 @@ public protocol FlowSink: AnyObject, Sendable {
 }
 
 extension FlowSink {
+    public func recordPageMark(_ mark: PageMark) {}
     public var streamsWebSocketMessages: Bool { false }
     public func recordWebSocketStart(_ flow: Flow) {}
     public func recordWebSocketMessage(_ message: RecordedWebSocketMessage, flowID: UInt64) {}
@@ -239,8 +254,16 @@ public final class FlowLog: FlowSink, @unchecked Sendable {
 
     private let storage = Mutex(Storage())
     private let observers = Mutex<[@Sendable (Flow) -> Void]>([])
+    private let marks = Mutex<[PageMark]>([])
 
     public init() {}
+
+    public func recordPageMark(_ mark: PageMark) {
+        marks.withLock { $0.append(mark) }
+    }
+
+    /// The scenario markers recorded so far, in the order they came.
+    public var pageMarks: [PageMark] { marks.withLock { $0 } }
 
     public func record(_ flow: Flow) {
         storage.withLock { storage in

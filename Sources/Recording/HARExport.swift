@@ -15,10 +15,52 @@ public enum HARExport {
     /// bomb stops here instead of exhausting memory.
     public static let maxDecodedBodyBytes = 256 << 20
 
-    /// Builds the HAR log: entries sorted by start time (ties by arrival order).
-    public static func log(from flows: [Flow], creatorVersion: String) -> HARLog {
-        HARLog(creator: HARCreator(name: "harrec", version: creatorVersion),
-               entries: inStartOrder(flows).map(entry(from:)))
+    /// Builds the HAR log: entries sorted by start time (ties by arrival order), with a page
+    /// per scenario marker.
+    public static func log(from flows: [Flow], creatorVersion: String, pageMarks: [PageMark] = []) -> HARLog {
+        let pages = Pages(pageMarks)
+        return HARLog(creator: HARCreator(name: "harrec", version: creatorVersion), pages: pages.harPages,
+                      entries: inStartOrder(flows).map { pages.entry(from: $0) })
+    }
+
+    /// HAR pages from scenario markers: `page_1`, `page_2`, ... in time order, titled with the
+    /// marker's name. An entry belongs to the page that was current when its request started;
+    /// entries before the first marker belong to no page (HAR 1.2 makes `pageref` optional), so a
+    /// recording without markers stays exactly as it was.
+    public struct Pages: Sendable {
+        let marks: [PageMark]
+
+        public init(_ marks: [PageMark]) {
+            self.marks = marks.enumerated().sorted { a, b in
+                a.element.time != b.element.time ? a.element.time < b.element.time : a.offset < b.offset
+            }.map(\.element)
+        }
+
+        /// nil without markers: the log then has no `pages` at all.
+        public var harPages: [HARPage]? {
+            marks.isEmpty ? nil : marks.enumerated().map { index, mark in
+                HARPage(startedDateTime: HARDate.format(epochSeconds: mark.time), id: Self.id(index),
+                        title: mark.name, pageTimings: HARPageTimings(onContentLoad: -1, onLoad: -1))
+            }
+        }
+
+        static func id(_ index: Int) -> String { "page_\(index + 1)" }
+
+        /// The id of the page current at `time`, if a marker came before it.
+        public func pageref(at time: Double) -> String? {
+            var low = 0, high = marks.count
+            while low < high {
+                let middle = (low + high) / 2
+                if marks[middle].time <= time { low = middle + 1 } else { high = middle }
+            }
+            return low == 0 ? nil : Self.id(low - 1)
+        }
+
+        func entry(from flow: Flow) -> HAREntry {
+            var built = HARExport.entry(from: flow)
+            built.pageref = pageref(at: flow.instants.requestStart)
+            return built
+        }
     }
 
     /// Entries kept in memory between the two passes of a transform, by the bytes of their
@@ -69,12 +111,13 @@ public enum HARExport {
     public static func write(_ source: some FlowSource, to path: String, creatorVersion: String,
                              transform: TwoPass? = nil, keptBytes: Int = keptBetweenPassesBytes,
                              mode: mode_t = 0o644, progress: ExportProgress? = nil) throws {
-        let header = HARLog(creator: HARCreator(name: "harrec", version: creatorVersion), entries: [])
+        let pages = Pages(source.pageMarks)
+        let header = HARLog(creator: HARCreator(name: "harrec", version: creatorVersion), pages: pages.harPages, entries: [])
         let count = source.count
         let readFailure = Mutex<(any Error)?>(nil)
         let build = { @Sendable (i: Int) -> HAREntry in
             do {
-                return entry(from: try source.flow(at: i))
+                return pages.entry(from: try source.flow(at: i))
             } catch {
                 readFailure.withLock { if $0 == nil { $0 = error } }
                 return entry(from: Flow(id: 0, clientAddress: "", request: RecordedRequest(method: "", url: "", httpVersion: "",
@@ -370,12 +413,22 @@ public protocol FlowSource: Sendable {
     var count: Int { get }
     /// Flow `i` in HAR order (by start, ties by arrival). Called from many threads at once.
     func flow(at i: Int) throws -> Flow
+    /// Scenario markers: each starts a HAR page.
+    var pageMarks: [PageMark] { get }
+}
+
+extension FlowSource {
+    public var pageMarks: [PageMark] { [] }
 }
 
 /// Flows held in memory, sorted into HAR order.
 public struct FlowArray: FlowSource {
     public let flows: [Flow]
-    public init(_ flows: [Flow]) { self.flows = HARExport.inStartOrder(flows) }
+    public let pageMarks: [PageMark]
+    public init(_ flows: [Flow], pageMarks: [PageMark] = []) {
+        self.flows = HARExport.inStartOrder(flows)
+        self.pageMarks = pageMarks
+    }
     public var count: Int { flows.count }
     public func flow(at i: Int) -> Flow { flows[i] }
 }

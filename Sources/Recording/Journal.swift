@@ -26,6 +26,8 @@ struct JournalIndex: Sendable {
     /// Flow id to the index of its WebSocket records, while its conversation may still add some.
     var webSocketByFlow: [UInt64: Int32] = [:]
     var failures = 0
+    /// Scenario markers, in the order they came (few: kept whole, not as offsets).
+    var pageMarks: [PageMark] = []
 
     mutating func addFlow(id: UInt64, requestStart: Double, offset: UInt64, failed: Bool) {
         entries.append(JournalIndexEntry(requestStart: requestStart, id: id, offset: offset, failed: failed))
@@ -114,6 +116,25 @@ enum WebSocketMessageRecord {
         let message = try RecordedWebSocketMessage(decoding: &d)
         guard d.isAtEnd else { throw d.failure("unexpected bytes after the message") }
         return (id, message)
+    }
+}
+
+enum PageMarkRecord {
+    static func encode(_ mark: PageMark) -> [UInt8] {
+        var e = FlowEncoder()
+        e.bytes = JournalFrame.open(capacity: 16 + mark.name.utf8.count)
+        e.double(mark.time)
+        e.string(mark.name)
+        JournalFrame.seal(&e.bytes, kind: .pageMark)
+        return e.bytes
+    }
+
+    static func decode(_ payload: UnsafeRawBufferPointer) throws(FlowDecodeError) -> PageMark {
+        var d = FlowDecoder(payload)
+        let time = try d.double()
+        let name = try d.string()
+        guard d.isAtEnd else { throw d.failure("unexpected bytes after the page mark") }
+        return PageMark(name: name, time: time)
     }
 }
 

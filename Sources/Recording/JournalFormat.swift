@@ -101,6 +101,8 @@ public enum JournalRecordKind: UInt8, Sendable {
     case webSocketMessage = 4
     /// The end of a WebSocket conversation: its flow (problems, open flag, end), without messages.
     case webSocketEnd = 5
+    /// A scenario marker (`PageMark`): its time, then its name.
+    case pageMark = 6
 }
 
 /// Decodes a journal from bytes fed in pieces of any size (sans-IO): whole records out, damaged

@@ -46,6 +46,11 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
                                     failed: flow.error != nil) }
     }
 
+    public func recordPageMark(_ mark: PageMark) {
+        writer.append(PageMarkRecord.encode(mark))
+        index.withLock { $0.pageMarks.append(mark) }
+    }
+
     public func recordWebSocketStart(_ flow: Flow) {
         let offset = writer.append(flow.journalRecord(.webSocketStart))
         index.withLock { $0.addWebSocketStart(id: flow.id, requestStart: flow.instants.requestStart, offset: offset) }
@@ -80,12 +85,14 @@ public final class JournalContents: FlowSource, @unchecked Sendable {
     private let webSockets: [JournalWebSocketRecords]
     /// Exchanges that ended in an error.
     public let failures: Int
+    public let pageMarks: [PageMark]
 
     init(fd: Int32, index: JournalIndex) {
         self.fd = fd
         ordered = index.inStartOrder()
         webSockets = index.webSockets
         failures = index.failures
+        pageMarks = index.pageMarks
     }
 
     deinit { JournalFile.closeFile(fd) }
@@ -187,6 +194,8 @@ extension JournalContents {
                             return index.addWebSocketMessage(flowID: try WebSocketMessageRecord.decode(raw).flowID, offset: offset)
                         case .webSocketEnd:
                             return index.addWebSocketEnd(flowID: try Flow(decoding: raw).id, offset: offset)
+                        case .pageMark:
+                            index.pageMarks.append(try PageMarkRecord.decode(raw))
                         case nil:
                             return false
                         }

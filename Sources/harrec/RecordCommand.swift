@@ -132,6 +132,8 @@ struct RecordSettings {
         }
         if !parsed.flag("no-intercept") {
             configuration.interception = try makeInterception(parsed)
+            // The public certificate only, for http://harrec/ca.pem.
+            configuration.caCertificatePEM = configuration.interception?.authority.map { Array($0.certificatePEM.utf8) }
         }
     }
 }
@@ -206,7 +208,7 @@ func runRecord(_ arguments: [String]) -> Int32 {
                 fail("\(error); the journal is kept: harrec recover \(out)", code: 1)
             }
         } else {
-            let flows = FlowArray(memory!.takeAll())
+            let flows = FlowArray(memory!.takeAll(), pageMarks: memory!.pageMarks)
             contents = flows
             failures = flows.flows.filter { $0.error != nil }.count
         }

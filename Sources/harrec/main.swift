@@ -27,7 +27,7 @@ let mainSpec = CommandSpec(
     usage: "harrec <subcommand> [options]   (no subcommand means 'record')",
     options: recordSpec.options)
 
-let subcommands = [recordSpec, redactSpec, recoverSpec, generateSpec, caSpec, validateSpec, helpSpec]
+let subcommands = [recordSpec, markSpec, redactSpec, recoverSpec, generateSpec, caSpec, validateSpec, helpSpec]
 
 func printErr(_ text: String) {
     var line = text
@@ -88,6 +88,8 @@ case "record":
     exit(runRecord(Array(arguments.dropFirst())))
 case "validate":
     exit(runValidate(Array(arguments.dropFirst())))
+case "mark":
+    exit(runMark(Array(arguments.dropFirst())))
 case "redact":
     exit(runRedact(Array(arguments.dropFirst())))
 case "recover":

@@ -99,6 +99,7 @@ func transcript(_ commands: [ProxyCommand]) -> [String] {
             return "record \(flow.request.method) \(flow.request.url) \(outcome)"
         case .record(.webSocketStart(let flow)): return "record websocket start \(flow.request.url)"
         case .record(.webSocketMessage(let message, _)): return "record websocket \(message.direction) \(visible(message.data))"
+        case .record(.pageMark(let mark)): return "record page mark \(mark.name)"
         }
     }
 }

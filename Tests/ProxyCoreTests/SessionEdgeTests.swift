@@ -212,3 +212,61 @@ final class SessionEdgeTests: XCTestCase {
         XCTAssertEqual(garbage.method, "-")
     }
 }
+
+/// http://harrec/ through the proxy: answered by harrec, never forwarded, never an entry.
+final class ReservedHostTests: XCTestCase {
+    func testMarkIsAnsweredLocallyAndRecordedAsAPageMark() {
+        var configuration = ProxyConfiguration()
+        configuration.caCertificatePEM = Array("-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n".utf8)
+        let p = Playbook(configuration: configuration)
+        let commands = p.client("GET http://harrec/mark?name=send+an%20attachment HTTP/1.1\r\nHost: harrec\r\n\r\n")
+        XCTAssertFalse(commands.contains { if case .openUpstream = $0 { return true }; return false }, "never forwarded")
+        XCTAssertTrue(commands.contains(.record(.pageMark(PageMark(name: "send an attachment", time: p.now)))))
+        XCTAssertTrue(liveEvents(commands).contains(.pageMark(name: "send an attachment")))
+        XCTAssertTrue(text(clientBytes(commands)).hasPrefix("HTTP/1.1 200 OK\r\n"))
+        XCTAssertTrue(text(clientBytes(commands)).hasSuffix("harrec: scenario \"send an attachment\" starts now\n"))
+        XCTAssertTrue(p.sink.flows.isEmpty, "not an entry")
+        // The connection stays: the CA, then an ordinary request on the same connection.
+        let ca = p.client("GET http://harrec/ca.pem HTTP/1.1\r\nHost: harrec\r\n\r\n")
+        XCTAssertTrue(text(clientBytes(ca)).hasSuffix("-----END CERTIFICATE-----\n"))
+        XCTAssertTrue(text(clientBytes(ca)).contains("Content-Type: application/x-pem-file\r\n"))
+        let next = p.client("GET http://origin.test/x HTTP/1.1\r\nHost: origin.test\r\n\r\n")
+        XCTAssertTrue(next.contains(.openUpstream(1, host: "origin.test", port: 80)))
+    }
+
+    func testBadMarksAndOtherPaths() {
+        func status(_ target: String, method: String = "GET", pem: [UInt8]? = nil) -> Int {
+            ReservedHost.answer(method: method, originForm: target, caCertificatePEM: pem).status
+        }
+        XCTAssertEqual(status("/mark"), 400, "a name is required")
+        XCTAssertEqual(status("/mark?name=%20%20"), 400, "blank")
+        XCTAssertEqual(status("/mark?name=a%0Ab"), 400, "control characters")
+        XCTAssertEqual(status("/mark?name=" + String(repeating: "x", count: 201)), 400)
+        XCTAssertEqual(status("/mark?name=ok", method: "POST"), 405)
+        XCTAssertEqual(status("/ca.pem"), 404, "no CA without interception")
+        XCTAssertEqual(status("/"), 200)
+        XCTAssertEqual(status("/other"), 404)
+        XCTAssertNil(ReservedHost.answer(method: "GET", originForm: "/mark", caCertificatePEM: nil).mark)
+        XCTAssertTrue(ReservedHost.isReserved(ProxyTarget(host: "HARREC", port: 80)))
+        XCTAssertFalse(ReservedHost.isReserved(ProxyTarget(host: "harrec", port: 8080)))
+        XCTAssertFalse(ReservedHost.isReserved(ProxyTarget(host: "harrec.example", port: 80)))
+    }
+
+    /// Proxy credentials apply to the reserved host too: a mark is a request to the proxy.
+    func testMarkNeedsTheProxyCredentials() {
+        var configuration = ProxyConfiguration()
+        configuration.credentials = ProxyCredentials(username: "u", password: "p")
+        let p = Playbook(configuration: configuration)
+        let commands = p.client("GET http://harrec/mark?name=x HTTP/1.1\r\nHost: harrec\r\n\r\n")
+        XCTAssertTrue(text(clientBytes(commands)).hasPrefix("HTTP/1.1 407 "))
+        XCTAssertFalse(commands.contains { if case .record(.pageMark) = $0 { return true }; return false })
+    }
+
+    /// A request with a body is answered, then the connection closes (the body is not read).
+    func testABodyClosesTheConnection() {
+        let p = Playbook()
+        let commands = p.client("GET http://harrec/ HTTP/1.1\r\nHost: harrec\r\nContent-Length: 3\r\n\r\nabc")
+        XCTAssertTrue(text(clientBytes(commands)).contains("Connection: close\r\n"))
+        XCTAssertTrue(commands.contains(.closeClient))
+    }
+}

@@ -202,4 +202,26 @@ final class HARExportTests: XCTestCase {
         XCTAssertEqual(sanitizedForLog("a\u{1b}[31mb\r\n"), "a\\x1b[31mb\\x0d\\x0a")
         XCTAssertEqual(sanitizedForLog("\u{85}é"), "\\x85é")
     }
+
+    /// Markers become pages in time order; an entry belongs to the page current when its request
+    /// started, entries before the first marker to none, and without markers there are no pages.
+    func testPageMarksBecomePagesAndPagerefs() {
+        func flow(_ id: UInt64, _ start: Double) -> Flow {
+            Flow(id: id, clientAddress: "127.0.0.1:1",
+                 request: RecordedRequest(method: "GET", url: "http://a.test/\(id)", httpVersion: "HTTP/1.1", fields: [], headSize: 0),
+                 instants: FlowInstants(requestStart: start))
+        }
+        let flows = [flow(1, 100), flow(2, 101), flow(3, 102.5), flow(4, 103), flow(5, 104)]
+        // Given out of order (two loops), the second one at the very instant of flow 4's start.
+        let marks = [PageMark(name: "chat", time: 103), PageMark(name: "log in", time: 101)]
+        let log = HARExport.log(from: flows, creatorVersion: "t", pageMarks: marks)
+        XCTAssertEqual(log.pages?.map(\.id), ["page_1", "page_2"])
+        XCTAssertEqual(log.pages?.map(\.title), ["log in", "chat"])
+        XCTAssertEqual(log.pages?.first?.startedDateTime, HARDate.format(epochSeconds: 101))
+        XCTAssertEqual(log.pages?.first?.pageTimings, HARPageTimings(onContentLoad: -1, onLoad: -1))
+        XCTAssertEqual(log.entries.map(\.pageref), [nil, "page_1", "page_1", "page_2", "page_2"])
+        XCTAssertNil(HARExport.log(from: flows, creatorVersion: "t").pages, "no markers, no pages")
+        XCTAssertTrue(HARExport.log(from: flows, creatorVersion: "t").entries.allSatisfy { $0.pageref == nil })
+        XCTAssertEqual(HARValidator.validate(bytes: log.serialize()), [])
+    }
 }

@@ -120,6 +120,24 @@ final class JournalLogTests: XCTestCase {
         _ = try journal.finish()
     }
 
+    /// Scenario markers go to the journal like flows: kept by `finish`, and by recovery after a
+    /// crash, so a killed recorder's HAR still has its pages.
+    func testPageMarksSurviveFinishAndRecovery() throws {
+        let journal = try log()
+        journal.record(flow(1, start: 10))
+        journal.recordPageMark(PageMark(name: "log in", time: 11))
+        journal.record(flow(2, start: 12))
+        journal.recordPageMark(PageMark(name: "chat \u{1F4AC}", time: 13))
+        waitUntilWritten(journal)
+        let copy = directory + "/crashed-marks.har"
+        try FileManager.default.createDirectory(atPath: JournalFile.directory(for: copy), withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: JournalFile.recordsPath(in: JournalFile.directory(for: journal.harPath)),
+                                         toPath: JournalFile.recordsPath(in: JournalFile.directory(for: copy)))
+        let expected = [PageMark(name: "log in", time: 11), PageMark(name: "chat \u{1F4AC}", time: 13)]
+        XCTAssertEqual(try JournalContents.recover(harPath: copy).contents.pageMarks, expected)
+        XCTAssertEqual(try journal.finish().pageMarks, expected)
+    }
+
     /// Truncated anywhere: every record that ended before the cut is recovered and the cut one
     /// is reported torn.
     func testRecoveryOfATruncatedJournal() throws {

@@ -1,0 +1,19 @@
+import HTTP1
+import Recording
+
+// Requests to http://harrec/ (ReservedHost): answered here, a scenario marker recorded, nothing
+// forwarded and no entry recorded.
+extension ProxySession {
+    func answerReservedHost(_ head: HTTPRequestHead, framing: HTTPBodyFraming, route: HTTP1Forwarding.Route) {
+        let answer = ReservedHost.answer(method: head.method, originForm: route.originForm,
+                                         caCertificatePEM: configuration.caCertificatePEM)
+        // A request body is not read: the connection ends after the answer instead.
+        let close = framing != .none || !head.keepAlive || shuttingDown
+        sendClient(ReservedHost.response(answer, headOnly: head.method == "HEAD", close: close))
+        if let name = answer.mark {
+            commands.append(.record(.pageMark(PageMark(name: name, time: now))))
+            log(.pageMark(name: name))
+        }
+        if close { finish(log: nil) }
+    }
+}
