@@ -81,16 +81,24 @@ public enum HARExport {
         public var secondAgain: @Sendable (inout HAREntry, Int) -> Void
         /// Entry `index` was not kept after pass 1 (it will come to `secondAgain`).
         public var released: @Sendable (Int) -> Void
+        /// Pass 1 and pass 2 of the log's own fields (page titles): before the entries' pass 1,
+        /// and after `between`.
+        public var firstHead: @Sendable (inout HARLog) -> Void
+        public var secondHead: @Sendable (inout HARLog) -> Void
 
         public init(first: @escaping @Sendable (inout HAREntry, Int) -> Void, between: @escaping @Sendable () -> Void,
                     second: @escaping @Sendable (inout HAREntry, Int) -> Void,
                     secondAgain: @escaping @Sendable (inout HAREntry, Int) -> Void,
-                    released: @escaping @Sendable (Int) -> Void = { _ in }) {
+                    released: @escaping @Sendable (Int) -> Void = { _ in },
+                    firstHead: @escaping @Sendable (inout HARLog) -> Void = { _ in },
+                    secondHead: @escaping @Sendable (inout HARLog) -> Void = { _ in }) {
             self.first = first
             self.between = between
             self.second = second
             self.secondAgain = secondAgain
             self.released = released
+            self.firstHead = firstHead
+            self.secondHead = secondHead
         }
     }
 
@@ -112,7 +120,7 @@ public enum HARExport {
                              transform: TwoPass? = nil, keptBytes: Int = keptBetweenPassesBytes,
                              mode: mode_t = 0o644, progress: ExportProgress? = nil) throws {
         let pages = Pages(source.pageMarks)
-        let header = HARLog(creator: HARCreator(name: "harrec", version: creatorVersion), pages: pages.harPages, entries: [])
+        var header = HARLog(creator: HARCreator(name: "harrec", version: creatorVersion), pages: pages.harPages, entries: [])
         let count = source.count
         let readFailure = Mutex<(any Error)?>(nil)
         let build = { @Sendable (i: Int) -> HAREntry in
@@ -128,6 +136,7 @@ public enum HARExport {
         let kept = transform == nil ? nil : KeptEntries(count: count, budget: keptBytes)
         progress?.begin(total: count, passes: transform == nil ? 1 : 2)
         if let transform, let kept {
+            transform.firstHead(&header)
             let batch = HARLog.parallelBatchSize
             DispatchQueue.concurrentPerform(iterations: (count + batch - 1) / batch) { b in
                 guard progress?.isStopped != true else { return }
@@ -141,6 +150,7 @@ public enum HARExport {
             try progress?.check()
             if let error = readFailure.withLock({ $0 }) { throw error }
             transform.between()
+            transform.secondHead(&header)
         }
         let file = try AtomicFileWriter(path: path, mode: mode)
         do {

@@ -14,7 +14,9 @@ let generateSpec = CommandSpec(
     abstract: "Turn a HAR into Swift mock scenarios, WebSocket triggers and JSON fixtures for HARMocking.",
     usage: "harrec generate <session.har> --scenario <name> [--out <dir>] [--fixtures <dir>] [--hosts <regex>] [--inline-limit <bytes>] [--latency recorded|none] [--keep-header <name>]",
     options: [
-        OptionSpec("scenario", .value(placeholder: "<name>"), help: "Scenario name, e.g. sendingAttachments (required); types are <Name>HttpScenario, <Name>WebSocketEvents."),
+        OptionSpec("scenario", .value(placeholder: "<name>"), help: "Scenario name, e.g. sendingAttachments (required unless --scenario-per-page); types are <Name>HttpScenario, <Name>WebSocketEvents."),
+        OptionSpec("page", .value(placeholder: "<title>"), help: "Only the exchanges of this HAR page (its title, or its id): one scenario marked with `harrec mark`, or one Chrome navigation; the scenario is named after it unless --scenario is given."),
+        OptionSpec("scenario-per-page", .flag, help: "One scenario per HAR page, named after its title in lowerCamelCase (\"log in\" -> logIn)."),
         OptionSpec("out", short: "o", .value(placeholder: "<dir>"), help: "Where the Swift files go (default: the current directory)."),
         OptionSpec("fixtures", .value(placeholder: "<dir>"), help: "Where fixture files go (default Fixtures/API/v1)."),
         OptionSpec("hosts", .value(placeholder: "<regex>"), help: "Only exchanges whose host matches (case-insensitive)."),
@@ -36,8 +38,14 @@ let generateSpec = CommandSpec(
 func runGenerate(_ arguments: [String]) -> Int32 {
     let parsed = parseOrExit(generateSpec, arguments)
     let input = parsed.positionals[0]
-    guard let scenario = parsed.value("scenario"), !scenario.isEmpty else {
-        fail("--scenario <name> is required, e.g. harrec generate \(input) --scenario login")
+    let perPage = parsed.flag("scenario-per-page")
+    if perPage && (parsed.value("scenario") != nil || parsed.value("page") != nil) {
+        fail("--scenario-per-page names each scenario after its page; leave out --scenario and --page")
+    }
+    // --page alone names the scenario after the page, as --scenario-per-page does.
+    let scenario = parsed.value("scenario") ?? parsed.value("page").map { HARPages.scenarioName($0, fallback: "page") } ?? ""
+    guard perPage || !scenario.isEmpty else {
+        fail("--scenario <name> is required, e.g. harrec generate \(input) --scenario login (or --scenario-per-page)")
     }
     var options = GeneratorOptions(scenarioName: scenario,
                                    inlineLimit: GeneratorOptions.defaultInlineLimit,
@@ -96,6 +104,33 @@ func runGenerate(_ arguments: [String]) -> Int32 {
 
     let outDirectory = URL(fileURLWithPath: parsed.value("out") ?? ".")
     let fixturesDirectory = URL(fileURLWithPath: parsed.value("fixtures") ?? GeneratorOptions.defaultFixturesDirectory)
+    var jobs: [(options: GeneratorOptions, log: HARLog)] = []
+    do {
+        if perPage {
+            let scenarios = HARPages.scenarios(log)
+            guard !scenarios.isEmpty else { throw HARPages.PageError(description: "the HAR has no pages (record with `harrec mark NAME` between scenarios)") }
+            for page in scenarios {
+                var pageOptions = options
+                pageOptions.scenarioName = page.name
+                jobs.append((pageOptions, page.log))
+                printErr(sanitizedForLog("harrec: page \"\(page.title)\" -> scenario \(page.name) (\(page.log.entries.count) exchange\(page.log.entries.count == 1 ? "" : "s"))"))
+            }
+        } else if let page = parsed.value("page") {
+            jobs = [(options, try HARPages.select(log, page: page))]
+        } else {
+            jobs = [(options, log)]
+        }
+    } catch {
+        fail(sanitizedForLog("\(input): \(error)"), code: 1)
+    }
+    for (options, log) in jobs {
+        generate(log, options: options, outDirectory: outDirectory, fixturesDirectory: fixturesDirectory)
+    }
+    return 0
+}
+
+/// Writes one scenario's files and reports what changed.
+private func generate(_ log: HARLog, options: GeneratorOptions, outDirectory: URL, fixturesDirectory: URL) {
     do {
         let files = try SwiftMockGenerator.generate(log, options: options)
         let written = Set(try files.write(to: outDirectory, fixturesDirectory: fixturesDirectory).map(\.path))
@@ -112,5 +147,4 @@ func runGenerate(_ arguments: [String]) -> Int32 {
     } catch {
         fail("\(error)", code: 1)
     }
-    return 0
 }

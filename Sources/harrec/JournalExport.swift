@@ -73,7 +73,9 @@ func exportJournal(_ contents: any FlowSource, plan: JournalExportPlan, signalsB
                                            between: { file.freeze() },
                                            second: { entry, index in file.finalize(&entry, index: index) },
                                            secondAgain: { entry, index in file.redactAgain(&entry, index: index) },
-                                           released: { index in file.release(index) })
+                                           released: { index in file.release(index) },
+                                           firstHead: { log in file.collectHead(&log) },
+                                           secondHead: { log in file.finalizeHead(&log) })
             try HARExport.write(contents, to: plan.out, creatorVersion: harrecVersion, transform: passes,
                                 keptBytes: journalExportKeptBytes, progress: progress)
             summary = redactionSummary(file.report, written: plan.out)

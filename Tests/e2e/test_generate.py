@@ -323,6 +323,8 @@ def record_session(harrec, tmp_path) -> Path:
         px = harrec.start()
         base = f"http://127.0.0.1:{origin.server_address[1]}"
         proxy = ["-x", px.http_proxy]
+        # Two marked scenarios (HAR pages), for --scenario-per-page.
+        assert curl(*proxy, "http://harrec/mark?name=browse").rc == 0
         for _ in range(3):
             assert curl(*proxy, base + "/v1/feed").rc == 0
         assert curl(*proxy, base + "/v1/projects/42").rc == 0
@@ -330,6 +332,7 @@ def record_session(harrec, tmp_path) -> Path:
             assert curl(*proxy, base + path).rc == 0
         # Nothing listens on port 1: harrec records the refused connection (and answers 502).
         assert curl(*proxy, "http://127.0.0.1:1/v1/down").rc == 0
+        assert curl(*proxy, "http://harrec/mark?name=log%20in").rc == 0
         assert curl(*proxy, "-X", "POST", "-H", "Content-Type: application/json",
                     "-H", f"Authorization: Bearer {SECRET_TOKEN}",
                     "--data", '{"user":"jane"}', base + "/v1/login").rc == 0
@@ -383,6 +386,17 @@ def test_generated_code_builds_and_replays(harrec, tmp_path):
     assert again.returncode == 0, again.stderr
     assert "harrec: unchanged " in again.stderr and "harrec: wrote" not in again.stderr, again.stderr
     assert {p: p.read_bytes() for p in before} == before
+
+    # One scenario per page, into the same package: they must compile against HARMocking too.
+    per_page = subprocess.run([HARREC_BIN, "generate", str(har), "--scenario-per-page",
+                               "--out", str(sources), "--fixtures", str(fixtures)],
+                              capture_output=True, text=True, timeout=60)
+    assert per_page.returncode == 0, per_page.stderr
+    assert 'page "browse" -> scenario browse (9 exchanges)' in per_page.stderr, per_page.stderr
+    assert 'page "log in" -> scenario logIn (2 exchanges)' in per_page.stderr, per_page.stderr
+    added = sorted(p.name for p in sources.iterdir() if p.name not in names)
+    assert added == ["BrowseHttpScenario.swift", "LogInHttpScenario.swift", "LogInWebSocketEvents.swift"], added
+    assert "(9 responses)" in (sources / "BrowseHttpScenario.swift").read_text()
 
     package_name = REPO.name
     (pkg / "Package.swift").write_text(PACKAGE_SWIFT.format(repo=REPO, package=package_name))

@@ -88,3 +88,14 @@ def test_pages_survive_kill_9(harrec_tls, origin):
     har = json.loads(px.har_path.read_text())
     assert [p["title"] for p in har["log"]["pages"]] == ["first", "second"]
     assert by_url_tail(har) == [("page_1", "json?k=1"), ("page_2", "json?k=2")]
+
+
+def test_page_titles_are_redacted_like_any_other_text(harrec_tls, origin):
+    """Default redaction covers page titles: an email in a scenario name does not survive."""
+    px = harrec_tls.start()
+    assert mark(px, "support chat with ann.lee@acmemail.io").returncode == 0
+    assert curl("-x", px.http_proxy, "-o", "/dev/null", f"{origin.base_url}/json").rc == 0
+    har = px.stop()
+    (page,) = har["log"]["pages"]
+    assert "ann.lee@acmemail.io" not in px.har_text
+    assert page["title"].startswith("support chat with ") and page["title"] != "support chat with ann.lee@acmemail.io"
