@@ -99,3 +99,24 @@ def test_page_titles_are_redacted_like_any_other_text(harrec_tls, origin):
     (page,) = har["log"]["pages"]
     assert "ann.lee@acmemail.io" not in px.har_text
     assert page["title"].startswith("support chat with ") and page["title"] != "support chat with ann.lee@acmemail.io"
+
+
+def test_generate_one_page(harrec_tls, origin, tmp_path):
+    px = harrec_tls.start()
+    assert curl("-x", px.http_proxy, "-o", "/dev/null", f"{origin.base_url}/json?s=0").rc == 0
+    assert mark(px, "browse feed").returncode == 0
+    for i in (1, 2):
+        assert curl("-x", px.http_proxy, "-o", "/dev/null", f"{origin.base_url}/json?s={i}").rc == 0
+    assert mark(px, "log in").returncode == 0
+    assert curl("-x", px.http_proxy, "-o", "/dev/null", f"{origin.base_url}/json?s=3").rc == 0
+    px.stop()
+    out = tmp_path / "gen"
+    r = subprocess.run([HARREC_BIN, "generate", str(px.har_path), "--page", "browse feed", "--out", str(out),
+                        "--fixtures", str(out / "fx")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    source = (out / "BrowseFeedHttpScenario.swift").read_text()
+    assert "(2 responses)" in source
+    assert '.equals("s", "1")' in source and '.equals("s", "2")' in source and '.equals("s", "3")' not in source
+    r = subprocess.run([HARREC_BIN, "generate", str(px.har_path), "--page", "checkout", "--out", str(out)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and 'no page titled "checkout"' in r.stderr and '"log in" (page_2)' in r.stderr
