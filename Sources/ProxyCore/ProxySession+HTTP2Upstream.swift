@@ -32,7 +32,8 @@ extension ProxySession {
     /// later connections speak h2; a bodiless request is sent again on a fresh connection, one
     /// whose body already went out gets a 502 saying why. False when the bytes are HTTP/1.
     func switchToHTTP2UpstreamIfItSpeaksIt(_ plaintext: [UInt8]) -> Bool {
-        guard configuration.http2, !upstreamRequiresHTTP2, NextLayer.isHTTP2ServerFrame(plaintext),
+        // The frame test first: it is the cheap one, and this runs on every response's first bytes.
+        guard NextLayer.isHTTP2ServerFrame(plaintext), configuration.http2, !upstreamRequiresHTTP2,
               let current = exchange else { return false }
         upstreamRequiresHTTP2 = true
         guard !current.retried, current.requestFraming == .none, current.endConsumed else {
