@@ -105,16 +105,7 @@ extension ProxySession {
         lastActivity = now
         switch mode {
         case .connectingTunnel(let target, let viaSOCKS):
-            if viaSOCKS {
-                commands.append(.sendToClient(socks.connected()))
-            } else {
-                commands.append(.sendToClient(ErrorResponses.connectionEstablished))
-            }
-            tunnelTarget = target
-            mode = .sniffingTunnel(target)
-            if !pendingClientBytes.isEmpty {
-                sniffTunnel(target)
-            }
+            tunnelEstablished(target, viaSOCKS: viaSOCKS)
         case .http:
             if scheme == "https" {
                 startUpstreamTLS()

@@ -125,7 +125,7 @@ extension ProxySession {
             rejectRequest(status: 400, reason: describe(error), head: head)
             return
         }
-        if tunnelTarget == nil, ReservedHost.isReserved(route.target) {
+        if ReservedHost.isReserved(route.target) {
             answerReservedHost(head, framing: framing, route: route)
             return
         }

@@ -26,7 +26,28 @@ extension ProxySession {
 
     func openTunnel(to target: ProxyTarget, viaSOCKS: Bool) {
         mode = .connectingTunnel(target, viaSOCKS: viaSOCKS)
+        if ReservedHost.isReserved(target) {
+            // harrec:80 through SOCKS5 or CONNECT (how a SOCKS client sends http://harrec/):
+            // nothing to connect to; its requests are answered here.
+            tunnelEstablished(target, viaSOCKS: viaSOCKS)
+            return
+        }
         openUpstream(to: target)
+    }
+
+    /// The tunnel's upstream is there (or it is harrec's own host): the client gets its
+    /// CONNECT or SOCKS5 success, and its first bytes decide what the tunnel carries.
+    func tunnelEstablished(_ target: ProxyTarget, viaSOCKS: Bool) {
+        if viaSOCKS {
+            commands.append(.sendToClient(socks.connected()))
+        } else {
+            commands.append(.sendToClient(ErrorResponses.connectionEstablished))
+        }
+        tunnelTarget = target
+        mode = .sniffingTunnel(target)
+        if !pendingClientBytes.isEmpty {
+            sniffTunnel(target)
+        }
     }
 
     // MARK: - Tunnels

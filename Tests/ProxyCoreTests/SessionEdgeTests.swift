@@ -269,4 +269,23 @@ final class ReservedHostTests: XCTestCase {
         XCTAssertTrue(text(clientBytes(commands)).contains("Connection: close\r\n"))
         XCTAssertTrue(commands.contains(.closeClient))
     }
+
+    /// A SOCKS5 client (or a CONNECT) reaches harrec:80 as a tunnel: nothing is connected, and
+    /// the requests inside are answered here.
+    func testMarksThroughSOCKS5AndCONNECTTunnels() {
+        let socks = Playbook()
+        socks.client([5, 1, 0])
+        let name = Array("harrec".utf8)
+        let reply = socks.client([5, 1, 0, 3, UInt8(name.count)] + name + [0, 80])
+        XCTAssertEqual(clientBytes(reply).prefix(2), [5, 0], "SOCKS5 success")
+        let marked = socks.client("GET /mark?name=via%20socks HTTP/1.1\r\nHost: harrec\r\n\r\n")
+        XCTAssertTrue(marked.contains(.record(.pageMark(PageMark(name: "via socks", time: socks.now)))))
+        XCTAssertFalse((reply + marked).contains { if case .openUpstream = $0 { return true }; return false })
+
+        let connect = Playbook()
+        let established = connect.client("CONNECT harrec:80 HTTP/1.1\r\nHost: harrec:80\r\n\r\nGET /mark?name=tunnel HTTP/1.1\r\nHost: harrec\r\n\r\n")
+        XCTAssertTrue(text(clientBytes(established)).hasPrefix("HTTP/1.1 200 Connection established\r\n\r\nHTTP/1.1 200 OK\r\n"))
+        XCTAssertTrue(established.contains(.record(.pageMark(PageMark(name: "tunnel", time: connect.now)))))
+        XCTAssertFalse(established.contains { if case .openUpstream = $0 { return true }; return false })
+    }
 }

@@ -120,3 +120,14 @@ def test_generate_one_page(harrec_tls, origin, tmp_path):
     r = subprocess.run([HARREC_BIN, "generate", str(px.har_path), "--page", "checkout", "--out", str(out)],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and 'no page titled "checkout"' in r.stderr and '"log in" (page_2)' in r.stderr
+
+
+def test_mark_through_socks5(harrec_tls, origin):
+    """A SOCKS5 client reaches http://harrec/ too (curl resolves nothing: the proxy gets the name)."""
+    px = harrec_tls.start("--no-redact")
+    r = curl("--socks5-hostname", f"127.0.0.1:{px.socks_port}", "http://harrec/mark?name=from%20socks")
+    assert r.rc == 0 and "starts now" in r.out.decode(), r.err
+    assert curl("--socks5-hostname", f"127.0.0.1:{px.socks_port}", "-o", "/dev/null", f"{origin.base_url}/json").rc == 0
+    har = px.stop()
+    assert [p["title"] for p in har["log"]["pages"]] == ["from socks"]
+    assert [e.get("pageref") for e in entries(har)] == ["page_1"]
