@@ -91,6 +91,10 @@ func asciiLowercased(_ s: String) -> String {
 
 /// Renders bytes for an error message: printable ASCII as is, everything else as `\xNN`, at most
 /// `limit` input bytes (then "..."). Keeps messages on one line with no raw control characters.
+/// The most bytes of a line that may hold anything (a glued or folded header, a credential) an
+/// error message quotes: enough to show what went wrong ("HTTP/1.1er"), too few for a secret.
+let quotedWireBytes = 10
+
 func escapedForMessage<C: Collection>(_ bytes: C, limit: Int = 48) -> String where C.Element == UInt8 {
     var out = ""
     var n = 0

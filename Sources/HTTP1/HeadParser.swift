@@ -63,7 +63,7 @@ enum HeadParser {
         let version = try parseVersion(buf, i, e, context: "request line")
         guard i + 8 == e else {
             throw HTTP1ParseError(kind: .malformedStartLine,
-                                  message: "unexpected bytes after HTTP version in request line \"\(escapedForMessage(UnsafeBufferPointer(rebasing: buf[s..<e])))\"")
+                                  message: "unexpected bytes after HTTP version in request line: \"\(escapedForMessage(UnsafeBufferPointer(rebasing: buf[(i + 8)..<e]), limit: quotedWireBytes))\"")
         }
         let method = String(decoding: UnsafeBufferPointer(rebasing: buf[s..<methodEnd]), as: UTF8.self)
         let target = String(decoding: UnsafeBufferPointer(rebasing: buf[targetStart..<targetEnd]), as: UTF8.self)
@@ -81,7 +81,7 @@ enum HeadParser {
               i + 8 == e || buf[i + 8] == SP
         else {
             throw HTTP1ParseError(kind: .malformedStartLine,
-                                  message: "malformed HTTP version in \(context): \"\(escapedForMessage(UnsafeBufferPointer(rebasing: buf[i..<e])))\"")
+                                  message: "malformed HTTP version in \(context): \"\(escapedForMessage(UnsafeBufferPointer(rebasing: buf[i..<e]), limit: quotedWireBytes))\"")
         }
         let major = Int(buf[i + 5] &- 0x30), minor = Int(buf[i + 7] &- 0x30)
         guard major == 1, minor <= 1 else {
@@ -161,19 +161,19 @@ enum HeadParser {
     ) throws(HTTP1ParseError) -> HTTPField {
         if isWhitespace(buf[s]) {
             throw HTTP1ParseError(kind: .obsFold,
-                                  message: "field line starts with whitespace (obs-fold is not accepted): \"\(escapedForMessage(UnsafeBufferPointer(rebasing: buf[s..<e])))\"")
+                                  message: "field line starts with whitespace (obs-fold is not accepted; \(e - s) bytes)")
         }
         var i = s
         while i < e && isTokenChar(buf[i]) { i += 1 }
         guard i < e else {
             throw HTTP1ParseError(kind: .malformedField,
-                                  message: "field line without colon: \"\(escapedForMessage(UnsafeBufferPointer(rebasing: buf[s..<e])))\"")
+                                  message: "field line without colon: \"\(escapedForMessage(UnsafeBufferPointer(rebasing: buf[s..<e]), limit: quotedWireBytes))\"")
         }
         let c = buf[i]
         if c != COLON {
             if isWhitespace(c) {
                 throw HTTP1ParseError(kind: .malformedField,
-                                      message: "whitespace between field name and colon in \"\(escapedForMessage(UnsafeBufferPointer(rebasing: buf[s..<e])))\"")
+                                      message: "whitespace between field name and colon after \"\(escapedForMessage(UnsafeBufferPointer(rebasing: buf[s..<i])))\"")
             }
             throw HTTP1ParseError(kind: .malformedField,
                                   message: "invalid byte \(escapedByte(c)) in field name \"\(escapedForMessage(UnsafeBufferPointer(rebasing: buf[s..<i])))\"")

@@ -289,3 +289,29 @@ final class ReservedHostTests: XCTestCase {
         XCTAssertFalse(established.contains { if case .openUpstream = $0 { return true }; return false })
     }
 }
+
+/// Malformed heads are answered with a reason that says what went wrong without echoing what may
+/// be a credential (found by the proxy-session fuzz target: a header glued onto the request line
+/// put its value into the 400's reason, the live log and the entry's `_error`).
+final class MalformedHeadEchoTests: XCTestCase {
+    func testReasonsDoNotEchoCredentials() {
+        let secret = "c2VjcmV0LXRva2VuLXZhbHVl"
+        let heads = [
+            "GET http://a.test/ HTTP/1.1Proxy-Authorization: Basic \(secret)\r\n\r\n",
+            "GET http://a.test/ HTTP/1.1 Authorization: Bearer \(secret)\r\n\r\n",
+            "GET http://a.test/ HTTP/1.1\r\nAuthorization Bearer \(secret)\r\n\r\n",
+            "GET http://a.test/ HTTP/1.1\r\nX-A: 1\r\n Bearer \(secret)\r\n\r\n",
+            "GET http://a.test/ HTTP/1.1\r\nAuthorization\(secret)\r\n\r\n",
+        ]
+        for head in heads {
+            let p = Playbook()
+            let commands = p.client(head)
+            let response = text(clientBytes(commands))
+            XCTAssertTrue(response.hasPrefix("HTTP/1.1 400 "), response)
+            let logged = liveEvents(commands).map { "\($0)" }.joined()
+            XCTAssertFalse(logged.contains(secret), logged)
+            XCTAssertFalse(response.contains(secret), response)
+            XCTAssertFalse(p.sink.flows.contains { $0.error?.contains(secret) == true }, "\(p.sink.flows.map(\.error))")
+        }
+    }
+}
