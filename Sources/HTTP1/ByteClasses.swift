@@ -92,10 +92,11 @@ func asciiLowercased(_ s: String) -> String {
 /// Renders bytes for an error message: printable ASCII as is, everything else as `\xNN`, at most
 /// `limit` input bytes (then "..."). Keeps messages on one line with no raw control characters.
 /// The most bytes of a line that may hold anything (a glued or folded header, a credential) an
-/// error message quotes: enough to show what went wrong ("HTTP/1.1er"), too few for a secret.
+/// error message quotes: enough to show where it went wrong ("HTTP/1.1er"), too few to carry a
+/// secret into the live log and `_error` (the proxy-session fuzz target checks this).
 let quotedWireBytes = 10
 
-func escapedForMessage<C: Collection>(_ bytes: C, limit: Int = 48) -> String where C.Element == UInt8 {
+func escapedForMessage<C: Collection>(_ bytes: C, limit: Int = quotedWireBytes) -> String where C.Element == UInt8 {
     var out = ""
     var n = 0
     for b in bytes {

@@ -302,6 +302,9 @@ final class MalformedHeadEchoTests: XCTestCase {
             "GET http://a.test/ HTTP/1.1\r\nAuthorization Bearer \(secret)\r\n\r\n",
             "GET http://a.test/ HTTP/1.1\r\nX-A: 1\r\n Bearer \(secret)\r\n\r\n",
             "GET http://a.test/ HTTP/1.1\r\nAuthorization\(secret)\r\n\r\n",
+            "GET\u{E0}http://a.test/ HTTP/1.1 Authorization: Bearer \(secret)\r\n\r\n",
+            "\u{1}GET / HTTP/1.1 Authorization: Bearer \(secret)\r\n\r\n",
+            "GET /a\u{7F}b HTTP/1.1 Authorization: Bearer \(secret)\r\n\r\n",
         ]
         for head in heads {
             let p = Playbook()
