@@ -18,13 +18,10 @@ final class MockServer: @unchecked Sendable {
 
     struct State {
         var active = false
-        /// Names what is being served in messages: `scenario "login"`, `HAR file x.har`.
-        var source = ""
-        var entries: [Entry] = []
-        /// Times each entry was served since the last activation or `reset`, parallel to `entries`.
-        var served: [Int] = []
-        /// Whether each entry was ever served since activation (`reset` keeps these).
-        var everServed: [Bool] = []
+        /// The items, their use counts and what was ever served (shared with `harrec replay`).
+        var queue = ServingQueue()
+        /// Per entry, parallel to `queue.entries`: the stub responder, if any.
+        var responders: [(@Sendable (URLRequest) -> MockResponse)?] = []
         var calls: [MockCall] = []
         /// One readable text per request that an item answered without meeting its expectations.
         var expectationFailures: [String] = []
@@ -51,8 +48,9 @@ final class MockServer: @unchecked Sendable {
 
     func activate(_ entries: [Entry], source: String) {
         state.withLock {
-            $0 = State(active: true, source: source, entries: entries, served: Array(repeating: 0, count: entries.count),
-                       everServed: Array(repeating: false, count: entries.count), calls: [], remaps: $0.remaps)
+            $0 = State(active: true, queue: ServingQueue(entries: entries.map { QueueEntry(item: $0.item, headers: $0.headers) },
+                                                         source: source),
+                       responders: entries.map(\.responder), calls: [], remaps: $0.remaps)
         }
     }
 
@@ -63,16 +61,15 @@ final class MockServer: @unchecked Sendable {
     /// Puts a stub first in the queue.
     func addStub(_ entry: Entry) {
         state.withLock { s in
-            s.entries.insert(entry, at: 0)
-            s.served.insert(0, at: 0)
-            s.everServed.insert(false, at: 0)
+            s.queue.insertFirst(QueueEntry(item: entry.item, headers: entry.headers))
+            s.responders.insert(entry.responder, at: 0)
             for i in s.calls.indices { s.calls[i].itemIndex = s.calls[i].itemIndex.map { $0 + 1 } }
         }
     }
 
     /// Every queue back to its first item; what was ever served and the calls are kept.
     func reset() {
-        state.withLock { $0.served = Array(repeating: 0, count: $0.entries.count) }
+        state.withLock { $0.queue.reset() }
     }
 
     var calls: [MockCall] { state.withLock { $0.calls } }
@@ -89,26 +86,12 @@ final class MockServer: @unchecked Sendable {
         }
     }
 
-    var items: [ResponseQueueItem] { state.withLock { $0.entries.map(\.item) } }
+    var items: [ResponseQueueItem] { state.withLock { $0.queue.entries.map(\.item) } }
 
     /// Items never served since activation, whatever their repeatability, then `.once`/`.times`
     /// items with uses left in the current round; in queue order, each once.
     func unusedItems() -> [ResponseQueueItem] {
-        state.withLock { s in
-            s.entries.indices.compactMap { i in
-                if !s.everServed[i] { return s.entries[i].item }
-                if case .always = s.entries[i].item.repeatability { return nil }
-                return MockServer.usesLeft(s.entries[i].item.repeatability, served: s.served[i]) > 0 ? s.entries[i].item : nil
-            }
-        }
-    }
-
-    static func usesLeft(_ r: Repeatability, served: Int) -> Int {
-        switch r {
-        case .once: return max(0, 1 - served)
-        case .times(let n): return max(0, n - served)
-        case .always: return Int.max
-        }
+        state.withLock { s in s.queue.unusedIndices().map { s.queue.entries[$0].item } }
     }
 
     enum Decision {
@@ -124,36 +107,32 @@ final class MockServer: @unchecked Sendable {
         var responder: (@Sendable (URLRequest) -> MockResponse)?
         var callIndex = -1
         let decision = state.withLock { s -> Decision in
-            if let remap = s.remaps.first(where: { $0.applies(to: snapshot) }) { remap.apply(to: &snapshot) }
-            var reports: [MatchReport] = []
-            if s.active {
-                reports.reserveCapacity(s.entries.count)
-                for i in s.entries.indices {
-                    let report = RequestMatcher.evaluate(s.entries[i].item.condition, headers: s.entries[i].headers,
-                                                         against: snapshot)
-                    if report.matches, MockServer.usesLeft(s.entries[i].item.repeatability, served: s.served[i]) > 0 {
-                        s.served[i] += 1
-                        s.everServed[i] = true
-                        let response = s.entries[i].item.response
-                        responder = s.entries[i].responder
-                        let unmet = RequestMatcher.unmet(s.entries[i].item.expectations, by: snapshot)
-                        if !unmet.isEmpty {
-                            let label = s.entries[i].item.label ?? "#\(i + 1) \(s.entries[i].item.condition.method) \(s.entries[i].item.condition.path)"
-                            s.expectationFailures.append("\(owner): \(label) answered \(snapshot.requestLine), but the request is not what was expected:\n"
-                                                         + unmet.map { "  " + $0 }.joined(separator: "\n"))
-                        }
-                        if !s.orphaned {
-                            callIndex = s.calls.count
-                            s.calls.append(MockCall(request: whole, itemIndex: i, item: s.entries[i].item, response: response))
-                        }
-                        return .serve(index: i, response: response)
-                    }
-                    reports.append(report)
-                }
+            if let remap = s.remaps.first(where: { $0.applies(to: snapshot.input) }) { remap.apply(to: &snapshot.input) }
+            guard s.active else {
+                if !s.orphaned { s.calls.append(MockCall(request: whole, itemIndex: nil, item: nil, response: nil)) }
+                return .fail(UnmatchedRequestError(request: snapshot, state: s, reports: [], owner: owner,
+                                                   activation: activation, presenceAdvice: presenceAdvice))
             }
-            if !s.orphaned { s.calls.append(MockCall(request: whole, itemIndex: nil, item: nil, response: nil)) }
-            return .fail(UnmatchedRequestError(request: snapshot, state: s, reports: reports, owner: owner,
-                                               activation: activation, presenceAdvice: presenceAdvice))
+            switch s.queue.pick(for: snapshot.input) {
+            case .served(let i):
+                let item = s.queue.entries[i].item
+                let response = item.response
+                responder = s.responders[i]
+                let unmet = RequestMatcher.unmet(item.expectations, by: snapshot)
+                if !unmet.isEmpty {
+                    s.expectationFailures.append("\(owner): \(s.queue.label(i)) answered \(snapshot.requestLine), but the request is not what was expected:\n"
+                                                 + unmet.map { "  " + $0 }.joined(separator: "\n"))
+                }
+                if !s.orphaned {
+                    callIndex = s.calls.count
+                    s.calls.append(MockCall(request: whole, itemIndex: i, item: item, response: response))
+                }
+                return .serve(index: i, response: response)
+            case .unmatched(let reports):
+                if !s.orphaned { s.calls.append(MockCall(request: whole, itemIndex: nil, item: nil, response: nil)) }
+                return .fail(UnmatchedRequestError(request: snapshot, state: s, reports: reports, owner: owner,
+                                                   activation: activation, presenceAdvice: presenceAdvice))
+            }
         }
         // A stub's response is made outside the lock: its code may look at the mock.
         guard let responder, case .serve(let index, _) = decision else { return decision }

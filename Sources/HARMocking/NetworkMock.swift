@@ -118,7 +118,7 @@ open class NetworkMock: URLProtocol {
     /// against `api.example.com` serves an app pointed at `http://127.0.0.1:8080` or at a staging
     /// host. `calls` keep the URLs the app used.
     public func remap(host: String, to target: URL) {
-        guard let remap = HostRemap(recordedHost: host, target: target) else {
+        guard let remap = HostRemap(recordedHost: host, target: target.absoluteString) else {
             preconditionFailure("NetworkMock.remap: \(target) is not an absolute http or https URL")
         }
         mockServer.state.withLock { s in

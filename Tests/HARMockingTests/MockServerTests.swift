@@ -26,7 +26,7 @@ final class MockServerTests: XCTestCase {
         XCTAssertEqual(all.filter { $0 == nil }.count, 100, "used up after 500 serves")
         XCTAssertEqual(server.calls.count, 600)
         XCTAssertEqual(server.unusedItems(), [])
-        XCTAssertEqual(server.state.withLock { $0.served }, Array(repeating: 1, count: 200) + [300])
+        XCTAssertEqual(server.state.withLock { $0.queue.served }, Array(repeating: 1, count: 200) + [300])
     }
 
     func testNearestCandidatesPreferTheClosestPathAndSkipRepeats() {

@@ -1,0 +1,112 @@
+// How a HAR becomes a serving queue for replay (HARReplayProtocol and `harrec replay`): the
+// generator's items, minus dropped query items, plus header conditions.
+
+import HAR
+
+/// Which recorded request headers an item also requires. Generated scenarios match no headers;
+/// replay can, for APIs that vary responses by a header (`Accept`, `X-Api-Version`, ...).
+public enum HeaderMatching: Sendable, Equatable {
+    /// Headers take no part in matching (the default).
+    case none
+    /// These headers (case-insensitive names), where the recorded request had them, must have the
+    /// recorded value. Headers the recorded request lacked are not required to be absent.
+    case named([String])
+    /// Every recorded request header except these names and `HARReplayOptions.neverMatchedHeaders`.
+    case allExcept(Set<String>)
+}
+
+/// Options for `HARReplayProtocol.load` (and how `harrec replay` builds its queue).
+public struct HARReplayOptions: Sendable {
+    /// How entries become items (host filter, presence-only query items, body matching, latency).
+    public var scenario: HARScenarioOptions
+    /// Query item names left out of conditions entirely: the request may carry them or not.
+    /// Compared lowercased. (`scenario.ignoredQueryItems` still requires the item to be present.)
+    public var droppedQueryItems: Set<String>
+    /// Request headers that take part in matching.
+    public var headers: HeaderMatching
+
+    /// Headers `.allExcept` never considers: hop-by-hop ones, those the URL or the body already
+    /// determine, and those URLSession or the platform set on its own. HTTP/2 pseudo-headers
+    /// (`:authority`, ...) are never considered either.
+    public static let neverMatchedHeaders: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
+        "host", "content-length", "accept-encoding", "accept-language", "user-agent", "cookie", "date",
+        "if-none-match", "if-modified-since", "cache-control", "pragma",
+    ]
+
+    /// Creates replay options; by default entries become items exactly as `harrec generate` would
+    /// make them.
+    public init(scenario: HARScenarioOptions = HARScenarioOptions(), droppedQueryItems: Set<String> = [],
+                headers: HeaderMatching = .none) {
+        self.scenario = scenario; self.droppedQueryItems = droppedQueryItems; self.headers = headers
+    }
+}
+
+/// The queue entries of a replayed HAR.
+package enum HARReplayEntries {
+    /// The queue entries for `log`: HARScenarioBuilder's items, minus dropped query items, plus
+    /// header conditions. Repeatability is recomputed when either changes which conditions are equal.
+    package static func make(from log: HARLog, options: HARReplayOptions) -> [QueueEntry] {
+        let dropped = Set(options.droppedQueryItems.map { $0.lowercased() })
+        let headerConditions: (HAREntry) -> [HeaderCondition] = { entry in
+            let recorded = entry.request.headers.filter { !$0.name.hasPrefix(":") }
+            let chosen: [HARHeader]
+            switch options.headers {
+            case .none:
+                return []
+            case .named(let names):
+                let wanted = Set(names.map { $0.lowercased() })
+                chosen = recorded.filter { wanted.contains($0.name.lowercased()) }
+            case .allExcept(let names):
+                let excluded = Set(names.map { $0.lowercased() }).union(HARReplayOptions.neverMatchedHeaders)
+                chosen = recorded.filter { !excluded.contains($0.name.lowercased()) }
+            }
+            // One condition per name; repeated headers are compared joined, as URLRequest joins them.
+            var order: [String] = []
+            var values: [String: (name: String, value: String)] = [:]
+            for h in chosen {
+                let key = h.name.lowercased()
+                if let existing = values[key] { values[key] = (existing.name, existing.value + "," + h.value) } else {
+                    order.append(key); values[key] = (h.name, h.value)
+                }
+            }
+            return order.map { key in
+                let (name, value) = values[key]!
+                return HeaderCondition(name: name, value: isRedactedHeaderValue(value) ? nil : value)
+            }
+        }
+        func strip(_ condition: inout RequestCondition) {
+            guard !dropped.isEmpty else { return }
+            condition.query.removeAll { q in
+                switch q {
+                case .equals(let n, _), .present(let n): return dropped.contains(n.lowercased())
+                }
+            }
+        }
+        let needsRegrouping = !dropped.isEmpty || options.headers != .none
+        var built = HARScenarioBuilder.builtItems(from: log, options: options.scenario)
+        if needsRegrouping {
+            // Recompute "equal conditions" over what is actually matched.
+            for i in built.indices { strip(&built[i].item.condition) }
+            var last: [String: Int] = [:]
+            var keys: [String] = []
+            for (i, b) in built.enumerated() {
+                let headerKey = headerConditions(b.entry).map { "\($0.name.lowercased())=\($0.value ?? "\u{0}")" }
+                    .joined(separator: "\u{1}")
+                let key = HARScenarioBuilder.conditionKey(b.item.condition) + "\u{2}" + headerKey
+                keys.append(key)
+                last[key] = i
+            }
+            for i in built.indices { built[i].item.repeatability = last[keys[i]] == i ? .always : .once }
+        }
+        return built.map { QueueEntry(item: $0.item, headers: headerConditions($0.entry)) }
+    }
+
+    /// A placeholder, or a placeholder credential after a scheme ("Bearer redacted-1"): the
+    /// header then only has to be present.
+    package static func isRedactedHeaderValue(_ value: String) -> Bool {
+        if HARScenarioBuilder.isRedactionPlaceholder(value) { return true }
+        guard let last = value.split(separator: " ").last else { return false }
+        return HARScenarioBuilder.isRedactionPlaceholder(String(last))
+    }
+}

@@ -1,0 +1,169 @@
+// The serving queue shared by NetworkMock, HARReplayProtocol and `harrec replay`: which item answers
+// a request, how often items were used, `reset`, and what was never served. Pure and unlocked;
+// each owner holds it under its own lock so a `.once` item is never served twice.
+
+/// One item of a serving queue and the request headers it also requires (HAR replay only).
+package struct QueueEntry: Sendable {
+    package var item: ResponseQueueItem
+    package var headers: [HeaderCondition]
+
+    package init(item: ResponseQueueItem, headers: [HeaderCondition] = []) {
+        self.item = item
+        self.headers = headers
+    }
+}
+
+/// Items in queue order with their use counts. The first item in queue order that matches a
+/// request and has uses left answers it; that is the whole ordering rule of HARMocking and replay.
+package struct ServingQueue: Sendable {
+    /// Names what is being served in messages: `scenario "login"`, `HAR file x.har`.
+    package var source: String
+    package private(set) var entries: [QueueEntry]
+    /// Times each entry was served since the queue was made or last `reset`, parallel to `entries`.
+    package private(set) var served: [Int]
+    /// Whether each entry was ever served since the queue was made (`reset` keeps these).
+    package private(set) var everServed: [Bool]
+    /// Entry indices by "METHOD path", in queue order, for conditions with a plain method and
+    /// path; the others (wildcard method, path patterns) are in `unindexed`. A request can only
+    /// match entries under its own key or unindexed ones, so a 1,000-item HAR costs a few matches
+    /// per request instead of a thousand.
+    private var index: [String: [Int]] = [:]
+    private var unindexed: [Int] = []
+
+    package init(entries: [QueueEntry] = [], source: String = "") {
+        self.source = source
+        self.entries = entries
+        served = Array(repeating: 0, count: entries.count)
+        everServed = Array(repeating: false, count: entries.count)
+        rebuildIndex()
+    }
+
+    /// Puts an entry first in the queue (a stub); indices of the others move up by one.
+    package mutating func insertFirst(_ entry: QueueEntry) {
+        entries.insert(entry, at: 0)
+        served.insert(0, at: 0)
+        everServed.insert(false, at: 0)
+        rebuildIndex()
+    }
+
+    /// Every queue back to its first item; what was ever served is kept.
+    package mutating func reset() {
+        served = Array(repeating: 0, count: entries.count)
+    }
+
+    package static func usesLeft(_ r: Repeatability, served: Int) -> Int {
+        switch r {
+        case .once: return max(0, 1 - served)
+        case .times(let n): return max(0, n - served)
+        case .always: return Int.max
+        }
+    }
+
+    /// Items never served, whatever their repeatability, then `.once`/`.times` items with uses
+    /// left in the current round; in queue order, each once.
+    package func unusedIndices() -> [Int] {
+        entries.indices.filter { i in
+            if !everServed[i] { return true }
+            if case .always = entries[i].item.repeatability { return false }
+            return ServingQueue.usesLeft(entries[i].item.repeatability, served: served[i]) > 0
+        }
+    }
+
+    package enum Pick {
+        /// Entry `index` answers; its use is counted.
+        case served(index: Int)
+        /// Nothing answers; one report per entry, in queue order, for the diagnosis.
+        case unmatched(reports: [MatchReport])
+    }
+
+    /// The first entry in queue order that matches `request` and has uses left, counted as used.
+    package mutating func pick(for request: MatchInput) -> Pick {
+        let key = ServingQueue.key(method: request.method, path: request.parts?.path ?? "")
+        let keyed = index[key] ?? []
+        // Both lists are in queue order; walk them merged.
+        var a = 0, b = 0
+        while a < keyed.count || b < unindexed.count {
+            let i: Int
+            if b >= unindexed.count || (a < keyed.count && keyed[a] < unindexed[b]) {
+                i = keyed[a]; a += 1
+            } else {
+                i = unindexed[b]; b += 1
+            }
+            guard ServingQueue.usesLeft(entries[i].item.repeatability, served: served[i]) > 0 else { continue }
+            if RequestMatcher.evaluate(entries[i].item.condition, headers: entries[i].headers, against: request).matches {
+                served[i] += 1
+                everServed[i] = true
+                return .served(index: i)
+            }
+        }
+        return .unmatched(reports: entries.map {
+            RequestMatcher.evaluate($0.item.condition, headers: $0.headers, against: request)
+        })
+    }
+
+    /// "#3 GET /v1/feed" unless the item has a label.
+    package func label(_ i: Int) -> String {
+        let item = entries[i].item
+        return item.label ?? "#\(i + 1) \(item.condition.method) \(item.condition.path)"
+    }
+
+    private static func key(method: String, path: String) -> String { method + " " + path }
+
+    private mutating func rebuildIndex() {
+        index = [:]
+        unindexed = []
+        for (i, entry) in entries.enumerated() {
+            let condition = entry.item.condition
+            if condition.method == "*" || condition.pathPattern != nil {
+                unindexed.append(i)
+            } else {
+                index[ServingQueue.key(method: condition.method.uppercased(), path: condition.path), default: []].append(i)
+            }
+        }
+    }
+}
+
+/// Requests sent to one address (scheme, host, port and a path prefix) answered from the items
+/// recorded for another host, whatever their scheme and port: a scenario recorded against
+/// `api.example.com` serves an app pointed at `http://127.0.0.1:8080` or at a staging host.
+package struct HostRemap: Sendable, Equatable {
+    /// Lowercased.
+    package var recordedHost: String
+    package var scheme: String
+    package var host: String
+    package var port: Int?
+    /// "" or a path without a trailing "/" ("/api").
+    package var pathPrefix: String
+
+    /// `target`: an absolute http or https URL.
+    package init?(recordedHost: String, target: String) {
+        guard let parts = MockURLParts(target), parts.scheme == "http" || parts.scheme == "https",
+              !parts.host.isEmpty else { return nil }
+        self.recordedHost = recordedHost.lowercased()
+        scheme = parts.scheme
+        host = parts.host
+        port = parts.effectivePort
+        var prefix = parts.path
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        pathPrefix = prefix
+    }
+
+    package func applies(to request: MatchInput) -> Bool {
+        guard let parts = request.parts, parts.scheme == scheme, parts.host == host, parts.effectivePort == port else {
+            return false
+        }
+        if pathPrefix.isEmpty { return true }
+        return parts.path == pathPrefix || parts.path.hasPrefix(pathPrefix + "/")
+    }
+
+    package func apply(to request: inout MatchInput) {
+        guard var parts = request.parts else { return }
+        parts.host = recordedHost
+        if !pathPrefix.isEmpty {
+            let rest = String(parts.path.dropFirst(pathPrefix.count))
+            parts.path = rest.isEmpty ? "/" : rest
+        }
+        request.parts = parts
+        request.remappedHost = recordedHost
+    }
+}
