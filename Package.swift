@@ -46,13 +46,13 @@ let package = Package(
         // `harrec generate`: HAR -> Swift scenarios, WebSocket triggers and JSON fixtures (pure).
         .target(name: "HARMockingTesting", dependencies: ["HARMocking"]),
         .target(name: "HARGenerator", dependencies: ["HAR", "HARScenarios", "Recording"]),
-        .target(name: "ProxyCore", dependencies: ["HTTP1", "HTTP2", "SOCKS5", "Recording", "HAR", "TLS", "WebSocket"]),
+        .target(name: "ProxyCore", dependencies: ["HTTP1", "HTTP2", "SOCKS5", "Recording", "HAR", "TLS", "WebSocket", "HARScenarios"]),
         // The only I/O: epoll, non-blocking sockets, timers.
         .target(name: "ProxyRuntime", dependencies: ["ProxyCore", "Recording", "Codecs", "CSystemShims"]),
         .target(name: "CLI"),
         .executableTarget(
             name: "harrec",
-            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "HAR", "TLS", "Redaction", "HARGenerator", "CSystemShims"]
+            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "HAR", "TLS", "Redaction", "HARGenerator", "HARScenarios", "CSystemShims"]
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
@@ -60,7 +60,7 @@ let package = Package(
         .testTarget(name: "HARTests", dependencies: ["HAR"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "HAR", "HTTP1"]),
-        .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "HTTP2", "SOCKS5", "Recording", "TLS", "WebSocket"]),
+        .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "HTTP2", "SOCKS5", "Recording", "TLS", "WebSocket", "HARScenarios", "HAR"]),
         .testTarget(name: "CLITests", dependencies: ["CLI"]),
         .testTarget(name: "ProxyRuntimeTests", dependencies: ["ProxyRuntime", "ProxyCore"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSLShims"]),

@@ -2,7 +2,8 @@
 // connect failures, EOFs, breaks, ticks that move time, shutdown. It catches state bugs that the
 // parsers' targets cannot: the session must never crash, loop, talk to an upstream it did not open
 // or already closed, record a flow twice, record a proxy credential, act after it finished, or
-// keep running after an abort.
+// keep running after an abort. With the replay flag it is `harrec replay`: it must never connect.
+import HARScenarios
 import ProxyCore
 import Recording
 
@@ -31,12 +32,14 @@ private struct Invariants {
     var open: Set<UpstreamID> = []
     var recorded: Set<UInt64> = []
     var finishedBefore = false
+    var replaying = false
 
     mutating func check(_ commands: [ProxyCommand], finished: Bool) {
         if commands.count > 10_000 { fuzzFail("\(commands.count) commands for one event") }
         for command in commands {
             switch command {
             case .openUpstream(let id, _, _):
+                if replaying { fuzzFail("harrec replay opened upstream \(id)") }
                 if finishedBefore { fuzzFail("opened upstream \(id) after the session finished") }
                 if !opened.insert(id).inserted { fuzzFail("upstream id \(id) opened twice") }
                 open.insert(id)
@@ -59,13 +62,30 @@ private struct Invariants {
                 }
             case .log(let event):
                 if "\(event)".contains(password) { fuzzFail("the proxy password reached the log") }
-            case .closeClient, .shutdownClientWrite, .prepareCertificate, .record:
+            case .closeClient, .shutdownClientWrite, .prepareCertificate, .record, .wake:
                 break
             }
         }
         if finished { finishedBefore = true }
     }
 }
+
+/// A small recording to replay: repeats, a JSON body condition, a recorded latency and a failure.
+private let replayService: ReplayService = {
+    func entry(_ method: String, _ path: String, _ response: MockResponse, _ r: Repeatability = .always,
+               body: BodyMatch? = nil) -> QueueEntry {
+        QueueEntry(item: ResponseQueueItem(condition: RequestCondition(method: method, scheme: "http", host: "a.test",
+                                                                       path: path, body: body),
+                                           response: response, repeatability: r))
+    }
+    return ReplayService(entries: [
+        entry("GET", "/", MockResponse(status: 200, body: .text("one")), .once),
+        entry("GET", "/", MockResponse(status: 200, body: .text("two"))),
+        entry("POST", "/j", MockResponse(status: 201, body: .base64("AAEC")), body: .json(#"{"a":1}"#)),
+        entry("GET", "/slow", MockResponse(status: 204, delay: 0.05)),
+        entry("GET", "/down", .failure(code: .networkConnectionLost)),
+    ], source: "fuzz", resetOn: [ReplayResetTrigger("/reset-on")!])
+}()
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ pointer: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -77,10 +97,12 @@ public func fuzz(_ pointer: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     configuration.liveLog = flags & 4 == 0
     configuration.recordWebSocketControlFrames = flags & 8 != 0
     configuration.maxRecordedBodyBytes = flags & 16 != 0 ? 16 : 64 << 20
+    if flags & 32 != 0 { configuration.replay = replayService }
     var now = 1_800_000_000.0
     let session = ProxySession(id: 1, clientAddress: "127.0.0.1:40000", configuration: configuration,
                                flowIDs: IDSource(), now: now)
     var invariants = Invariants()
+    invariants.replaying = configuration.replay != nil
     var steps = 0
     while !program.atEnd && steps < 400 {
         steps += 1

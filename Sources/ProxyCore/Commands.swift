@@ -29,6 +29,9 @@ public enum ProxyCommand: Equatable, Sendable {
     /// Sign a leaf for this host off the event loop (signing costs about a millisecond), then
     /// call `certificatePrepared(at:)`. The session waits meanwhile; other connections do not.
     case prepareCertificate(String)
+    /// Call `tick(at:)` at this instant (or soon after): an answer is due then (`harrec replay`'s
+    /// recorded latency). The regular ticks still come.
+    case wake(at: Double)
     /// Hand this to the recording (the runtime's `FlowSink`).
     indirect case record(RecordCommand)
 }

@@ -33,6 +33,12 @@ public struct LiveEvent: Equatable, Sendable {
         case cannotIntercept(ProxyTarget, reason: String)
         /// A scenario marker: a new HAR page starts (a separator line in the live log).
         case pageMark(name: String)
+        /// `harrec replay` answered from item `label`; `status` nil: a recorded failure (closed).
+        case replayed(method: String, url: String, status: Int?, label: String)
+        /// `harrec replay` had no item for a request and answered 599 with `diagnosis`.
+        case replayUnmatched(method: String, url: String, diagnosis: String)
+        /// `harrec replay`'s queues restarted (`trigger`: the request or command that did it).
+        case replayReset(trigger: String)
     }
 
     public init(client: String, _ kind: Kind) {

@@ -11,7 +11,9 @@ extension ProxySession {
 
     func advanceHTTP() {
         while case .http = mode {
-            if let current = exchange {
+            if let current = replayExchange, let service = configuration.replay {
+                guard advanceReplay(current, service: service) else { return }
+            } else if let current = exchange {
                 // Pull body events only while they can be forwarded at once (for an h2 upstream:
                 // while its window takes them, so a slow upstream stops the client's upload).
                 guard current.request == .sendingBody, !upstreamHTTP2Backlogged else { return }
@@ -127,6 +129,10 @@ extension ProxySession {
         }
         if ReservedHost.isReserved(route.target) {
             answerReservedHost(head, framing: framing, route: route)
+            return
+        }
+        if configuration.replay != nil {
+            startReplayExchange(head, route: route)
             return
         }
         do {

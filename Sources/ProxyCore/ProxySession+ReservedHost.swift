@@ -6,13 +6,18 @@ import Recording
 extension ProxySession {
     func answerReservedHost(_ head: HTTPRequestHead, framing: HTTPBodyFraming, route: HTTP1Forwarding.Route) {
         let answer = ReservedHost.answer(method: head.method, originForm: route.originForm,
-                                         caCertificatePEM: configuration.caCertificatePEM)
+                                         caCertificatePEM: configuration.caCertificatePEM,
+                                         replaying: configuration.replay != nil)
         // A request body is not read: the connection ends after the answer instead.
         let close = framing != .none || !head.keepAlive || shuttingDown
         sendClient(ReservedHost.response(answer, headOnly: head.method == "HEAD", close: close))
         if let name = answer.mark {
             commands.append(.record(.pageMark(PageMark(name: name, time: now))))
             log(.pageMark(name: name))
+        }
+        if answer.reset, let replay = configuration.replay {
+            replay.reset()
+            log(.replayReset(trigger: "http://harrec/reset"))
         }
         if close { finish(log: nil) }
     }

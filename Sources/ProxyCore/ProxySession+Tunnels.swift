@@ -26,9 +26,9 @@ extension ProxySession {
 
     func openTunnel(to target: ProxyTarget, viaSOCKS: Bool) {
         mode = .connectingTunnel(target, viaSOCKS: viaSOCKS)
-        if ReservedHost.isReserved(target) {
+        if ReservedHost.isReserved(target) || configuration.replay != nil {
             // harrec:80 through SOCKS5 or CONNECT (how a SOCKS client sends http://harrec/):
-            // nothing to connect to; its requests are answered here.
+            // nothing to connect to; its requests are answered here. So are a replay's.
             tunnelEstablished(target, viaSOCKS: viaSOCKS)
             return
         }

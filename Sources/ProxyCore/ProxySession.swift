@@ -67,6 +67,8 @@ public final class ProxySession {
     /// The upstream connection in use (one at a time; see `UpstreamPool`).
     let upstreams: UpstreamPool
     var exchange: HTTP1Exchange?
+    /// The request being answered from the HAR (`harrec replay`, `ProxySession+Replay`).
+    var replayExchange: ReplayExchange?
     var clientSentEOF = false
     var shuttingDown = false
     let createdAt: Double
@@ -177,7 +179,9 @@ public final class ProxySession {
                 finish(log: .tunnelIdle(seconds: timeouts.tunnelIdle))
             }
         case .http:
-            if let exchange {
+            if replayExchange != nil {
+                replayDue()
+            } else if let exchange {
                 if upstreams.active?.ready == false {
                     failUpstreamConnectIfLate(now)
                 } else if exchange.requestDone && now - exchange.lastUpstreamActivity > timeouts.upstreamResponse {
@@ -213,7 +217,7 @@ public final class ProxySession {
         shuttingDown = true
         switch mode {
         case .http:
-            if exchange == nil { finish(log: nil) }
+            if exchange == nil && replayExchange == nil { finish(log: nil) }
         case .http2:
             http2?.drain()
             pumpHTTP2()

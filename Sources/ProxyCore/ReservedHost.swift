@@ -8,6 +8,7 @@ import Recording
 /// - `/mark?name=NAME`: a scenario marker; requests from now on belong to a new HAR page.
 ///   `harrec mark NAME` sends this, and so can a UI-test runner between steps.
 /// - `/ca.pem`: the CA certificate, so a device can install it from its browser.
+/// - `/reset`: `harrec replay` only: every queue back to its first item (between tests).
 /// - `/`: what the host offers.
 ///
 /// Pure: the request head in, the answer and what to record out.
@@ -23,6 +24,8 @@ enum ReservedHost {
         var body: [UInt8]
         /// The marker this request set, if any.
         var mark: String?
+        /// The request asks a replay to restart its queues.
+        var reset = false
     }
 
     /// Whether a request is for the reserved host (absolute-form `http://harrec[:80]/...`).
@@ -30,12 +33,20 @@ enum ReservedHost {
         target.host.lowercased() == name && target.port == 80
     }
 
-    static func answer(method: String, originForm: String, caCertificatePEM: [UInt8]?) -> Answer {
+    /// `replaying`: the proxy is `harrec replay` (marks are not taken; `/reset` is).
+    static func answer(method: String, originForm: String, caCertificatePEM: [UInt8]?, replaying: Bool = false) -> Answer {
         let (path, query) = split(originForm)
         guard method == "GET" || method == "HEAD" else {
             return Answer(status: 405, body: text("harrec: use GET for http://harrec\(path)"))
         }
         switch path {
+        case "/reset":
+            guard replaying else {
+                return Answer(status: 404, body: text("harrec: /reset restarts a replay's queues; this harrec is recording"))
+            }
+            return Answer(status: 200, body: text("harrec: replay queues restarted"), reset: true)
+        case "/mark" where replaying:
+            return Answer(status: 404, body: text("harrec: this harrec is replaying; marks are for recording"))
         case "/mark":
             let name = trimmed(query.first { $0.name == "name" }?.value ?? "")
             guard !name.isEmpty else {
@@ -53,6 +64,12 @@ enum ReservedHost {
                 return Answer(status: 404, body: text("harrec: no CA (TLS interception is off)"))
             }
             return Answer(status: 200, contentType: "application/x-pem-file", body: pem)
+        case "/" where replaying:
+            return Answer(status: 200, body: text("""
+                harrec replay, serving a recording
+                  http://harrec/reset            restart every queue (between tests)
+                  http://harrec/ca.pem           harrec's CA certificate, to install on a device
+                """))
         case "/":
             return Answer(status: 200, body: text("""
                 harrec, the recording proxy

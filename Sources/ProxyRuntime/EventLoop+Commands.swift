@@ -105,6 +105,8 @@ extension EventLoop {
             if let upstream = box.upstreams.removeValue(forKey: id) { closeNow(upstream) }
         case .log(let event):
             if !log.quiet { log.line(LiveLog.line(event)) }
+        case .wake(let at):
+            scheduleWake(at: at, session: box.session.id)
         case .prepareCertificate(let host):
             prepareCertificate(host, for: box.session.id)
         case .record(let record):

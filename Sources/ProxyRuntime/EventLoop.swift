@@ -42,6 +42,8 @@ final class EventLoop: @unchecked Sendable {
     var deferredOpens: [(connection: Connection, host: String, port: UInt16)] = []
 
     var shutdownDeadline: Double?
+    /// Sessions that asked to be ticked at an instant (`ProxyCommand.wake`), earliest first.
+    var wakeups: [(at: Double, session: UInt64)] = []
     /// Accepting paused for want of descriptors (see `AcceptBackoff`).
     var acceptBackoff = AcceptBackoff()
     let resolved = Mutex<[(token: UInt64, result: Result<[SocketAddress], UpstreamFailure>, start: Double, end: Double)]>([])
@@ -158,8 +160,8 @@ final class EventLoop: @unchecked Sendable {
         while true {
             let now = wallClock()
             if acceptBackoff.shouldResume(at: now) { resumeAccepting() }
-            let wakeAt = min(nextTick, acceptBackoff.pausedUntil ?? nextTick)
-            let timeout = max(0, Int32((wakeAt - now) * 1000))
+            let wakeAt = min(nextTick, acceptBackoff.pausedUntil ?? nextTick, wakeups.first?.at ?? nextTick)
+            let timeout = max(0, Int32(((wakeAt - now) * 1000).rounded(.up)))
             guard poller.wait(milliseconds: min(timeout, 500), { handle(token: $0, readiness: $1) }) else { break }
             let requests = shared.shutdownRequests.load(ordering: .sequentiallyConsistent)
             if requests > handledShutdownRequests {
@@ -172,6 +174,7 @@ final class EventLoop: @unchecked Sendable {
                     return
                 }
             }
+            if let first = wakeups.first, wallClock() >= first.at { fireWakeups() }
             if wallClock() >= nextTick {
                 nextTick = wallClock() + Self.tickInterval
                 tick()
@@ -221,6 +224,22 @@ final class EventLoop: @unchecked Sendable {
             process(box)
         }
         closeLingering(force: false)
+    }
+
+    func scheduleWake(at instant: Double, session: UInt64) {
+        let index = wakeups.firstIndex { $0.at > instant } ?? wakeups.count
+        wakeups.insert((instant, session), at: index)
+    }
+
+    /// Ticks the sessions whose wake-up instant has come (sessions gone since are skipped).
+    func fireWakeups() {
+        let now = wallClock()
+        while let first = wakeups.first, first.at <= now {
+            wakeups.removeFirst()
+            guard let box = sessions[first.session] else { continue }
+            box.session.tick(at: now)
+            process(box)
+        }
     }
 
     func closeLingering(force: Bool) {

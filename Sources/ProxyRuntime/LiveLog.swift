@@ -51,6 +51,15 @@ enum LiveLog {
             return "cannot intercept \(target): \(reason)"
         case .pageMark(let name):
             return "==================== scenario: \(name) ===================="
+        case .replayed(let method, let url, let status, let label):
+            guard let status else { return "\(method) \(url) closed (a recorded failure, item \(label))" }
+            return "\(method) \(url) \(status) replayed (item \(label))"
+        case .replayUnmatched(let method, let url, let diagnosis):
+            // The diagnosis' lines after the first: nearest candidates and what differed.
+            let detail = diagnosis.split(separator: "\n").dropFirst().prefix(4).joined(separator: " | ")
+            return "\(method) \(url) 599 no recorded response" + (detail.isEmpty ? "" : ": \(detail)")
+        case .replayReset(let trigger):
+            return "-------------------- replay queues restarted (\(trigger)) --------------------"
         }
     }
 

@@ -23,14 +23,20 @@ let markTimeoutSeconds = 5
 func runMark(_ arguments: [String]) -> Int32 {
     let parsed = parseOrExit(markSpec, arguments)
     guard let name = parsed.positionals.first, !name.isEmpty else { fail("give the scenario a name: harrec mark login") }
-    let address = parsed.value("proxy") ?? "127.0.0.1:8888"
+    return askReservedHost("/mark?name=\(percentEncoded(name))", proxy: parsed.value("proxy") ?? "127.0.0.1:8888",
+                           peer: "recorder", hint: "is 'harrec record' running? --proxy chooses the address")
+}
+
+/// Sends `GET http://harrec<path>` through the proxy at `proxy` (host:port) and prints the answer;
+/// 0 when harrec answered 200. `peer` names the harrec expected there, for messages.
+func askReservedHost(_ path: String, proxy address: String, peer: String, hint: String) -> Int32 {
     guard let colon = address.lastIndex(of: ":"), let port = UInt16(address[address.index(after: colon)...]) else {
         fail("--proxy needs host:port, not '\(address)'")
     }
     var host = String(address[..<colon])
     if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
 
-    var request = "GET http://harrec/mark?name=\(percentEncoded(name)) HTTP/1.1\r\nHost: harrec\r\nConnection: close\r\n"
+    var request = "GET http://harrec\(path) HTTP/1.1\r\nHost: harrec\r\nConnection: close\r\n"
     if let credentials = getenv("HARREC_PROXY_AUTH").map({ String(cString: $0) }), !credentials.isEmpty {
         request += "Proxy-Authorization: Basic \(Base64.encode(Array(credentials.utf8)))\r\n"
     }
@@ -40,7 +46,7 @@ func runMark(_ arguments: [String]) -> Int32 {
     switch connectTCP(host: host, port: port) {
     case .success(let connected): fd = connected
     case .failure(let message):
-        printErr("harrec: error: no recorder at \(address): \(message) (is 'harrec record' running? --proxy chooses the address)")
+        printErr("harrec: error: no \(peer) at \(address): \(message) (\(hint))")
         return 1
     }
     defer { close(fd) }
@@ -69,7 +75,7 @@ func runMark(_ arguments: [String]) -> Int32 {
         print(body)
         return 0
     }
-    printErr("harrec: error: the recorder at \(address) answered \(statusLine.isEmpty ? "nothing" : statusLine)"
+    printErr("harrec: error: the \(peer) at \(address) answered \(statusLine.isEmpty ? "nothing" : statusLine)"
              + (body.isEmpty ? "" : ": \(body)"))
     return 1
 }

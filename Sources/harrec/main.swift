@@ -27,7 +27,7 @@ let mainSpec = CommandSpec(
     usage: "harrec <subcommand> [options]   (no subcommand means 'record')",
     options: recordSpec.options)
 
-let subcommands = [recordSpec, markSpec, redactSpec, recoverSpec, generateSpec, caSpec, validateSpec, helpSpec]
+let subcommands = [recordSpec, markSpec, replaySpec, redactSpec, recoverSpec, generateSpec, caSpec, validateSpec, helpSpec]
 
 func printErr(_ text: String) {
     var line = text
@@ -90,6 +90,8 @@ case "validate":
     exit(runValidate(Array(arguments.dropFirst())))
 case "mark":
     exit(runMark(Array(arguments.dropFirst())))
+case "replay":
+    exit(runReplay(Array(arguments.dropFirst())))
 case "redact":
     exit(runRedact(Array(arguments.dropFirst())))
 case "recover":

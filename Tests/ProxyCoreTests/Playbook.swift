@@ -94,6 +94,7 @@ func transcript(_ commands: [ProxyCommand]) -> [String] {
         case .closeUpstream(let id): return "close upstream \(id)"
         case .log: return "log"
         case .prepareCertificate(let host): return "prepare certificate \(host)"
+        case .wake(let at): return "wake at \(at)"
         case .record(.flow(let flow)):
             let outcome = flow.error.map { "error: \($0)" } ?? flow.response.map { "\($0.status)" } ?? "no response"
             return "record \(flow.request.method) \(flow.request.url) \(outcome)"

@@ -89,13 +89,17 @@ class Harrec:
         self.args: list[str] = []
 
     # ---- start ----
-    def start(self, *args, ports=("--http", "0", "--socks", "0"), out=None) -> "Harrec":
+    def start(self, *args, ports=("--http", "0", "--socks", "0"), out=None, replay=None) -> "Harrec":
         if not os.path.isfile(self.binary) or not os.access(self.binary, os.X_OK):
             pytest.fail(f"harrec binary not found at {self.binary}: run `swift build` or set "
                         f"HARREC_BIN")
         if out is not None:
             self.har_path = Path(out)
-        self.args = ["record", *ports, "--out", str(self.har_path), *map(str, args)]
+        if replay is not None:
+            # `harrec replay FILE`: the same front end, serving FILE; `finish()` stops it.
+            self.args = ["replay", str(replay), *ports, *map(str, args)]
+        else:
+            self.args = ["record", *ports, "--out", str(self.har_path), *map(str, args)]
         self.proc = subprocess.Popen([self.binary, *self.args], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      cwd=self.workdir)
@@ -194,6 +198,19 @@ class Harrec:
         self.har = validate_har_file(self.har_path, self.binary) if validate \
             else json.loads(self.har_text)
         return self.har
+
+    def finish(self, sig=signal.SIGINT, timeout: float = STOP_TIMEOUT) -> int:
+        """Stops a process that writes no HAR (`harrec replay`); returns its exit status."""
+        assert self.proc is not None and self.proc.poll() is None, \
+            f"harrec died before finish(); stderr:\n{self.stderr_text}"
+        self.proc.send_signal(sig)
+        try:
+            self.returncode = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            pytest.fail(f"harrec did not exit within {timeout:.0f} s of {sig.name}; stderr:\n{self.stderr_text}")
+        self._join_readers()
+        return self.returncode
 
     def _join_readers(self, timeout=5.0):
         deadline = time.time() + timeout

@@ -524,6 +524,7 @@ class OriginServer:
         self.listeners: list[socket.socket] = []
         self.stopping = threading.Event()
         self.lock = threading.Lock()
+        self.counters: dict[str, int] = {}
         self._stats = {"connections": 0, "requests": 0, "bad_requests": 0, "open": 0}
         if tls is not None:
             self._stats.update(tls_handshakes=0, tls_errors=0)
@@ -776,6 +777,14 @@ class OriginServer:
         headers = [("ETag", '"e2e-etag"')] if code == 304 else []
         return c.respond(req, code, status_body(code), headers=headers)
 
+    def h_counter(self, c, req):
+        """How many times this origin answered /counter with this `k`: repeats differ."""
+        key = req.arg("k", "")
+        with self.lock:
+            self.counters[key] = self.counters.get(key, 0) + 1
+            n = self.counters[key]
+        return c.respond(req, 200, json.dumps({"k": key, "n": n}).encode() + b"\n", "application/json")
+
     def h_head(self, c, req):
         return c.respond(req, 200, make_bytes(HEAD_LEN, 7), "application/octet-stream")
 
@@ -843,6 +852,7 @@ ROUTES = {
     "/slow": OriginServer.h_slow,
     "/close-delimited": OriginServer.h_close_delimited,
     "/head": OriginServer.h_head,
+    "/counter": OriginServer.h_counter,
     "/echo": OriginServer.h_echo,
     "/set-cookie": OriginServer.h_set_cookie,
     "/redirect": OriginServer.h_redirect,

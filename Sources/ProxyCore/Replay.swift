@@ -1,0 +1,204 @@
+import HAR
+import HARScenarios
+import HTTP1
+import Synchronization
+
+/// A response `harrec replay` serves, made once when the HAR is loaded.
+package struct ReplayResponse: Sendable {
+    package var status: Int
+    /// The recorded headers without framing or hop-by-hop ones (HARScenarioBuilder drops them).
+    package var fields: HTTPFields
+    package var body: [UInt8]
+    /// Seconds to wait before answering (`--latency recorded`); nil answers at once.
+    package var delay: Double?
+    /// A recorded transport failure: the client's connection is closed instead of answered.
+    package var failure: MockFailureCode?
+    /// "#3 GET /v1/feed", for the live log and the summary.
+    package var label: String
+    /// Head and body for a keep-alive HTTP/1.1 client, made once (the common case).
+    package var keepAliveWire: [UInt8] = []
+
+    /// The HTTP/1.1 head: recorded fields, then the framing for `body`.
+    package func head(close: Bool) -> [UInt8] {
+        var out = fields
+        // RFC 9110 §8.6: no Content-Length in 1xx, 204 and 304 responses.
+        if !(status < 200 || status == 204 || status == 304) {
+            out.append(name: "Content-Length", value: String(body.count))
+        }
+        if close { out.append(name: "Connection", value: "close") }
+        return (try? HTTP1Serializer.responseHead(version: .http11, status: status,
+                                                  reason: HTTP1Forwarding.reasonPhrase(status), fields: out)) ?? []
+    }
+}
+
+/// What `harrec replay` does with one request.
+package enum ReplayDecision {
+    /// Answer with `response` (or close, for a recorded failure). `resetAfter`: the request was a
+    /// `--reset-on` trigger, and the queues restarted after it was served.
+    case serve(ReplayResponse, resetAfter: Bool)
+    /// Nothing matches: a 599 carrying `diagnosis` (HARMocking's `UnmatchedRequestError` text).
+    case unmatched(diagnosis: String)
+}
+
+/// A request that restarts the queues once served (`--reset-on "GET /v1/logout"`).
+package struct ReplayResetTrigger: Sendable, Equatable {
+    /// Uppercased; nil: any method.
+    package var method: String?
+    package var path: String
+
+    /// "GET /v1/logout" or "/v1/logout"; nil when it is neither.
+    package init?(_ text: String) {
+        let words = text.split(separator: " ", omittingEmptySubsequences: true)
+        switch words.count {
+        case 1 where words[0].hasPrefix("/"): method = nil; path = String(words[0])
+        case 2 where words[1].hasPrefix("/"): method = words[0].uppercased(); path = String(words[1])
+        default: return nil
+        }
+    }
+
+    func matches(_ request: MatchInput) -> Bool {
+        (method == nil || method == request.method) && request.parts?.path == path
+    }
+}
+
+/// What was served, for `harrec replay`'s summary at exit and `--strict`.
+package struct ReplaySummary: Sendable {
+    /// Labels of items never served since the replay started (resets keep what was served).
+    package var neverServed: [String]
+    /// "599 GET url" lines of unmatched requests, the first `ReplayService.keptUnmatched`.
+    package var unmatched: [String]
+    package var unmatchedCount: Int
+    package var servedCount: Int
+}
+
+/// The HAR being replayed, shared by every event loop: one queue under one lock, so a `.once`
+/// item is served once whatever connection asks. Matching and ordering are HARMocking's
+/// (`ServingQueue`, `RequestMatcher`); only the wire side is the proxy's.
+package final class ReplayService: Sendable {
+    /// Unmatched request lines kept for the summary; the count goes on.
+    static let keptUnmatched = 1_000
+    /// The owner named in diagnoses.
+    static let owner = "harrec replay"
+
+    private struct State {
+        var queue: ServingQueue
+        var unmatched: [String] = []
+        var unmatchedCount = 0
+        var servedCount = 0
+    }
+
+    private let responses: [ReplayResponse]
+    private let remaps: [HostRemap]
+    private let resetTriggers: [ReplayResetTrigger]
+    private let activation: String
+    private let state: Mutex<State>
+
+    /// `activation`: how the user chose what is served, for the diagnosis' advice.
+    package init(entries: [QueueEntry], source: String, remaps: [HostRemap] = [], resetOn: [ReplayResetTrigger] = [],
+                 activation: String = "harrec replay") {
+        responses = entries.enumerated().map { i, entry in
+            ReplayService.response(entry.item, label: entry.item.label ?? "#\(i + 1)")
+        }
+        self.remaps = remaps
+        resetTriggers = resetOn
+        self.activation = activation
+        state = Mutex(State(queue: ServingQueue(entries: entries, source: source)))
+    }
+
+    /// The number of items served from.
+    package var itemCount: Int { responses.count }
+
+    /// Picks the response for one complete request (the queue advances).
+    package func decide(method: String, url: String, headers: [HTTPField], body: [UInt8]) -> ReplayDecision {
+        var lowered: [String: String] = [:]
+        for field in headers {
+            let name = field.name.lowercased()
+            // Repeated headers compared joined, as URLRequest joins them for HARReplayProtocol.
+            lowered[name] = lowered[name].map { $0 + "," + field.value } ?? field.value
+        }
+        var input = MatchInput(method: method, url: url, headers: [:], body: body)
+        input.headers = lowered
+        if let remap = remaps.first(where: { $0.applies(to: input) }) { remap.apply(to: &input) }
+        let triggered = resetTriggers.contains { $0.matches(input) }
+        return state.withLock { s -> ReplayDecision in
+            switch s.queue.pick(for: input) {
+            case .served(let index):
+                s.servedCount += 1
+                if triggered { s.queue.reset() }
+                return .serve(responses[index], resetAfter: triggered)
+            case .unmatched(let reports):
+                s.unmatchedCount += 1
+                if s.unmatched.count < ReplayService.keptUnmatched { s.unmatched.append("\(method) \(url)") }
+                let text = s.queue.diagnosis(for: input, reports: reports, owner: ReplayService.owner, activation: activation,
+                                             presenceAdvice: { name in "replay with --ignore-query \(name)" })
+                if triggered { s.queue.reset() }
+                return .unmatched(diagnosis: text)
+            }
+        }
+    }
+
+    /// Every queue back to its first item (`harrec replay --reset`, `http://harrec/reset`).
+    package func reset() {
+        state.withLock { $0.queue.reset() }
+    }
+
+    package func summary() -> ReplaySummary {
+        state.withLock { s in
+            let never = s.queue.entries.indices.filter { !s.queue.everServed[$0] }.map { s.queue.label($0) }
+            return ReplaySummary(neverServed: never, unmatched: s.unmatched, unmatchedCount: s.unmatchedCount,
+                                 servedCount: s.servedCount)
+        }
+    }
+
+    /// The 599 answer for an unmatched request: not a real status, so a test notices it.
+    package static let unmatchedStatus = 599
+
+    package static func unmatchedResponse(_ diagnosis: String, headOnly: Bool, close: Bool) -> [UInt8] {
+        let body = Array((diagnosis + "\n").utf8)
+        var fields = HTTPFields()
+        fields.append(name: "Content-Type", value: "text/plain; charset=utf-8")
+        fields.append(name: "Content-Length", value: String(body.count))
+        fields.append(name: "X-Harrec-Replay", value: "unmatched")
+        if close { fields.append(name: "Connection", value: "close") }
+        let head = (try? HTTP1Serializer.responseHead(version: .http11, status: unmatchedStatus,
+                                                      reason: "No Recorded Response", fields: fields)) ?? []
+        return headOnly ? head : head + body
+    }
+
+    /// The wire form of one queue item. Headers that cannot go on the wire (a foreign HAR with a
+    /// control character in a value) are left out rather than failing the whole response.
+    static func response(_ item: ResponseQueueItem, label: String) -> ReplayResponse {
+        let mock = item.response
+        var fields = HTTPFields()
+        for header in mock.headers {
+            var one = HTTPFields()
+            one.append(name: header.name, value: header.value)
+            if (try? HTTP1Serializer.responseHead(version: .http11, status: 200, reason: "OK", fields: one)) != nil {
+                fields.append(name: header.name, value: header.value)
+            }
+        }
+        var status = mock.status
+        var body: [UInt8]
+        switch mock.body {
+        case .empty: body = []
+        case .text(let text): body = Array(text.utf8)
+        case .base64(let encoded):
+            if let bytes = Base64.decodeLenient(encoded) {
+                body = bytes
+            } else {
+                status = 502
+                fields = HTTPFields()
+                fields.append(name: "Content-Type", value: "text/plain; charset=utf-8")
+                body = Array("harrec replay: the recorded body of \(label) is not valid base64\n".utf8)
+            }
+        case .fixture(let name):
+            body = Array("harrec replay: fixture \(name) is not available to the proxy\n".utf8)
+            status = 502
+        }
+        if !(100...599).contains(status) && mock.failureCode == nil { status = 502 }
+        var response = ReplayResponse(status: status, fields: fields, body: body, delay: mock.delay,
+                                      failure: mock.failureCode, label: label)
+        if response.failure == nil { response.keepAliveWire = response.head(close: false) + body }
+        return response
+    }
+}

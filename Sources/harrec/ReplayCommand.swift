@@ -1,0 +1,204 @@
+import CLI
+import Glibc
+import HAR
+import HARGenerator
+import HARScenarios
+import ProxyCore
+import ProxyRuntime
+import Recording
+
+// `harrec replay`: the recorder's front end serving a HAR instead of the network.
+
+let replaySpec = CommandSpec(
+    name: "replay",
+    abstract: "Serve a HAR as a proxy (HTTP and SOCKS5): any client gets the recorded responses.",
+    usage: "harrec replay <file.har> [--http <port>] [--socks <port>] [options] | harrec replay --reset [--proxy <host:port>]",
+    options: [
+        OptionSpec("http", .value(placeholder: "<port>"), help: "HTTP proxy port (0 picks one). Default 8888 when no port is given."),
+        OptionSpec("socks", .value(placeholder: "<port>"), help: "SOCKS5 proxy port (0 picks one). Default 8889 when no port is given."),
+        OptionSpec("listen", .value(placeholder: "<addr>"), help: "Address to listen on (default 127.0.0.1)."),
+        OptionSpec("proxy-auth-file", .value(placeholder: "<file>"), help: "Require user:pass from this file's first line (needed off loopback); also $HARREC_PROXY_AUTH."),
+        caDirOption,
+        OptionSpec("no-intercept", .flag, help: "Do not terminate TLS: https through the replay then fails (tunnels are closed)."),
+        OptionSpec("page", .value(placeholder: "<title|id>"), help: "Serve one scenario: the entries of this HAR page."),
+        OptionSpec("latency", .value(placeholder: "recorded|none"), help: "Answer after the recorded server time (recorded) or at once (none, the default)."),
+        OptionSpec("reset-on", .value(placeholder: "\"<METHOD> <path>\""), help: "Restart every queue after serving this request, e.g. \"GET /v1/logout\" (repeatable)."),
+        OptionSpec("host-map", .value(placeholder: "<recorded>=<host:port>"), help: "Serve requests for host:port from the entries recorded for <recorded> (repeatable)."),
+        OptionSpec("ignore-query", .value(placeholder: "<name>"), help: "Leave this query item out of matching (a cache buster; repeatable)."),
+        OptionSpec("strict", .flag, help: "Exit 1 when an item was never served or a request matched nothing (a CI gate)."),
+        OptionSpec("reset", .flag, help: "Tell a running replay to restart its queues (between tests), then exit."),
+        OptionSpec("proxy", .value(placeholder: "<host:port>"), help: "With --reset: the replay's HTTP address (default 127.0.0.1:8888)."),
+        OptionSpec("threads", .value(placeholder: "<n>"), help: "Event-loop threads (default: one per core, at most 16)."),
+        OptionSpec("quiet", short: "q", .flag, help: "No live line per request (unmatched ones still show in the summary)."),
+    ],
+    positionals: [],
+    variadicPositionals: true,
+    discussion: """
+    Matching and ordering are HARMocking's: a request gets the first recorded response for the same
+    method, URL (query items in any order) and, when the recording needs it to tell them apart,
+    body (JSON compared by value); repeats are served in recorded order and the last one repeats.
+    A request with no match gets status 599 and a body saying which recorded requests came
+    nearest and what differed. TLS is intercepted with harrec's CA, as when recording.
+    http://harrec/reset through the proxy restarts the queues, as --reset does.
+    At exit (Ctrl-C, SIGTERM) a summary lists items never served and unmatched requests.
+    """)
+
+/// `harrec replay`: loads the HAR, serves it until a signal, prints the summary.
+func runReplay(_ arguments: [String]) -> Int32 {
+    let parsed = parseOrExit(replaySpec, arguments)
+    if parsed.flag("reset") {
+        return askReservedHost("/reset", proxy: parsed.value("proxy") ?? "127.0.0.1:8888", peer: "replay",
+                               hint: "is 'harrec replay' running? --proxy chooses the address")
+    }
+    guard parsed.positionals.count == 1, let path = parsed.positionals.first else {
+        fail(parsed.positionals.isEmpty ? "which HAR? harrec replay session.har" : "replay serves one HAR at a time")
+    }
+    do {
+        let service = try makeReplayService(parsed, path: path)
+        var configuration = ProxyConfiguration()
+        configuration.replay = service
+        configuration.liveLog = !parsed.flag("quiet")
+        configuration.recordRefusals = false
+        if !parsed.flag("no-intercept") {
+            configuration.interception = try makeInterception(parsed)
+            configuration.caCertificatePEM = configuration.interception?.authority.map { Array($0.certificatePEM.utf8) }
+        }
+        if let auth = try proxyAuthSetting(parsed) {
+            guard let colon = auth.value.firstIndex(of: ":"), colon != auth.value.startIndex else {
+                throw UsageError("\(auth.source) needs user:pass")
+            }
+            configuration.credentials = ProxyCredentials(username: String(auth.value[..<colon]),
+                                                         password: String(auth.value[auth.value.index(after: colon)...]))
+        }
+        var httpPort = try parsed.value("http").map { try parsePort($0, option: "http") }
+        var socksPort = try parsed.value("socks").map { try parsePort($0, option: "socks") }
+        if httpPort == nil && socksPort == nil {
+            httpPort = 8888
+            socksPort = 8889
+        }
+        let address = parsed.value("listen") ?? "127.0.0.1"
+        if !isLoopbackAddress(address) && configuration.credentials == nil {
+            throw UsageError("--listen \(address) is reachable from the network; require credentials with --proxy-auth-file <file> (or $HARREC_PROXY_AUTH)")
+        }
+        var loopCount = ProxyServer.defaultLoopCount
+        if let text = parsed.value("threads") {
+            guard let value = Int(text), (1...ProxyServer.maximumLoopCount).contains(value) else {
+                throw UsageError("--threads needs a number from 1 to \(ProxyServer.maximumLoopCount), not '\(text)'")
+            }
+            loopCount = value
+        }
+
+        let log = LogOutput(quiet: parsed.flag("quiet"))
+        // Nothing is recorded: the sink stays empty.
+        let server = try ProxyServer(configuration: configuration, sink: FlowLog(), log: log, loopCount: loopCount)
+        try server.handleShutdownSignals()
+        var listening: [String] = []
+        do {
+            if let httpPort {
+                let port = try server.listen(label: "HTTP", address: address, port: httpPort)
+                listening.append("harrec: HTTP proxy listening on \(displayAddress(address)):\(port)")
+            }
+            if let socksPort {
+                let port = try server.listen(label: "SOCKS5", address: address, port: socksPort)
+                listening.append("harrec: SOCKS5 proxy listening on \(displayAddress(address)):\(port)")
+            }
+        } catch {
+            fail("cannot listen: \(error) (is another proxy running on that port? pick one with --http/--socks)", code: 1)
+        }
+        server.startLoops()
+        for line in listening { printErr(line) }
+        printErr("harrec: replaying \(service.itemCount) recorded \(service.itemCount == 1 ? "response" : "responses") from \(path) (Ctrl-C to stop)")
+        for note in startupNotes { printErr(note) }
+        server.run()
+        log.flush()
+
+        let summary = service.summary()
+        for line in replaySummaryLines(summary) { printErr(line) }
+        let clean = summary.neverServed.isEmpty && summary.unmatchedCount == 0
+        return parsed.flag("strict") && !clean ? 1 : 0
+    } catch let error as UsageError {
+        fail(error.message)
+    } catch {
+        fail("\(error)", code: 1)
+    }
+}
+
+/// The queue for `path` with the replay options: page, latency, host maps, reset triggers.
+func makeReplayService(_ parsed: ParsedArguments, path: String) throws -> ReplayService {
+    let bytes: [UInt8]
+    do {
+        bytes = try readFile(path)
+    } catch {
+        throw UsageError("cannot read \(path): \(error)")
+    }
+    var log: HARLog
+    do {
+        log = try HARLog.parse(bytes)
+    } catch {
+        throw UsageError("\(path) is not a HAR file: \(error)")
+    }
+    var source = "HAR file \(lastPathComponent(path))"
+    if let page = parsed.value("page") {
+        do {
+            log = try HARPages.select(log, page: page)
+        } catch {
+            throw UsageError(error.description)
+        }
+        source += " (page \(page))"
+    }
+    var scenario = HARScenarioOptions()
+    // Served as recorded: Date, ETag and the like stay (the generator drops them for stable fixtures).
+    scenario.droppedResponseHeaders = []
+    switch parsed.value("latency") ?? "none" {
+    case "none": scenario.latency = .none
+    case "recorded": scenario.latency = .recorded
+    case let other: throw UsageError("--latency is recorded or none, not '\(other)'")
+    }
+    let options = HARReplayOptions(scenario: scenario, droppedQueryItems: Set(parsed.allValues("ignore-query")))
+    let triggers = try parsed.allValues("reset-on").map { text -> ReplayResetTrigger in
+        guard let trigger = ReplayResetTrigger(text) else {
+            throw UsageError("--reset-on needs \"METHOD /path\" or \"/path\", not '\(text)'")
+        }
+        return trigger
+    }
+    let remaps = try parsed.allValues("host-map").flatMap { try hostMaps($0) }
+    return ReplayService(entries: HARReplayEntries.make(from: log, options: options), source: source, remaps: remaps,
+                         resetOn: triggers, activation: "harrec replay \(lastPathComponent(path))")
+}
+
+/// `api.example.com=127.0.0.1:9000`: requests to 127.0.0.1:9000 (http or https; https by default
+/// on 443, http on 80 when no port is given) are served from the entries recorded for
+/// api.example.com. A target with a scheme (`=http://127.0.0.1:9000/api`) is taken as written.
+func hostMaps(_ text: String) throws -> [HostRemap] {
+    let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+    guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, !parts[0].contains("/") else {
+        throw UsageError("--host-map needs recorded-host=host:port, not '\(text)'")
+    }
+    let targets = parts[1].contains("://") ? [parts[1]] : ["http://" + parts[1], "https://" + parts[1]]
+    return try targets.map { target in
+        guard let remap = HostRemap(recordedHost: parts[0], target: target) else {
+            throw UsageError("--host-map: '\(parts[1])' is not a host:port or an http(s) URL")
+        }
+        return remap
+    }
+}
+
+/// The summary at exit: what was served, what never was, and what matched nothing.
+func replaySummaryLines(_ summary: ReplaySummary) -> [String] {
+    var lines = ["harrec replay: served \(summary.servedCount) \(summary.servedCount == 1 ? "request" : "requests")"]
+    if !summary.neverServed.isEmpty {
+        lines.append("harrec replay: \(summary.neverServed.count) recorded \(summary.neverServed.count == 1 ? "item was" : "items were") never served:")
+        lines += summary.neverServed.prefix(20).map { "  " + sanitizedForLog($0) }
+        if summary.neverServed.count > 20 { lines.append("  … and \(summary.neverServed.count - 20) more") }
+    }
+    if summary.unmatchedCount > 0 {
+        lines.append("harrec replay: \(summary.unmatchedCount) \(summary.unmatchedCount == 1 ? "request" : "requests") matched nothing (answered 599):")
+        lines += summary.unmatched.prefix(20).map { "  " + sanitizedForLog($0) }
+        if summary.unmatchedCount > 20 { lines.append("  … and \(summary.unmatchedCount - 20) more") }
+    }
+    return lines
+}
+
+func lastPathComponent(_ path: String) -> String {
+    path.split(separator: "/").last.map(String.init) ?? path
+}

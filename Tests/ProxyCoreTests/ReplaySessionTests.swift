@@ -1,0 +1,149 @@
+import HARScenarios
+import HTTP1
+@testable import ProxyCore
+import Recording
+import XCTest
+
+/// `harrec replay` inside one session: requests answered from a ReplayService, never connected.
+final class ReplaySessionTests: XCTestCase {
+    private func item(_ method: String, _ path: String, query: [QueryItemMatch] = [], body: BodyMatch? = nil,
+                      status: Int = 200, text: String, _ repeatability: Repeatability = .always,
+                      delay: Double? = nil, host: String = "api.test") -> QueueEntry {
+        var response = MockResponse(status: status, headers: [HTTPHeader("Content-Type", "text/plain")],
+                                    body: text.isEmpty ? .empty : .text(text), delay: delay)
+        response.delay = delay
+        return QueueEntry(item: ResponseQueueItem(
+            condition: RequestCondition(method: method, scheme: "http", host: host, path: path, query: query, body: body),
+            response: response, repeatability: repeatability))
+    }
+
+    private func playbook(_ entries: [QueueEntry], resetOn: [ReplayResetTrigger] = []) -> (Playbook, ReplayService) {
+        let service = ReplayService(entries: entries, source: "HAR file t.har", resetOn: resetOn)
+        var configuration = ProxyConfiguration()
+        configuration.replay = service
+        return (Playbook(configuration: configuration), service)
+    }
+
+    private func nothingConnected(_ commands: [ProxyCommand], file: StaticString = #filePath, line: UInt = #line) {
+        for command in commands {
+            if case .openUpstream = command { XCTFail("replay opened an upstream connection", file: file, line: line) }
+        }
+    }
+
+    func testRepeatsAreServedInRecordedOrderAndTheLastRepeats() {
+        let (p, service) = playbook([item("GET", "/n", text: "one", .once), item("GET", "/n", text: "two", .once),
+                                     item("GET", "/n", text: "three")])
+        var all: [ProxyCommand] = []
+        for _ in 0..<4 {
+            let commands = p.client("GET http://api.test/n HTTP/1.1\r\nHost: api.test\r\n\r\n")
+            all += commands
+        }
+        let bodies = text(clientBytes(all)).components(separatedBy: "\r\n\r\n").dropFirst().map { $0.prefix(5) }
+        XCTAssertEqual(bodies.map(String.init), ["oneHT", "twoHT", "three", "three"])
+        XCTAssertTrue(text(clientBytes(all)).hasPrefix("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\none"))
+        XCTAssertFalse(all.contains(.closeClient), "keep-alive: the connection stays open")
+        nothingConnected(all)
+        XCTAssertEqual(service.summary().servedCount, 4)
+        XCTAssertEqual(service.summary().neverServed, [])
+    }
+
+    func testPipelinedRequestsAndABodyArrivingByteByByte() {
+        let (p, _) = playbook([item("POST", "/q", body: .json("{\"a\":1}"), text: "matched a=1"),
+                               item("POST", "/q", body: .json("{\"a\":2}"), text: "matched a=2")])
+        let request = { (body: String) in
+            "POST http://api.test/q HTTP/1.1\r\nHost: api.test\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        }
+        // JSON by value: whitespace and key order do not matter.
+        let commands = p.clientBytewise(request("{ \"a\" : 2 }") + request("{\"a\":1}"))
+        let answer = text(clientBytes(commands))
+        XCTAssertEqual(answer.components(separatedBy: "matched a=").count, 3)
+        XCTAssertLessThan(answer.range(of: "matched a=2")!.lowerBound, answer.range(of: "matched a=1")!.lowerBound)
+        nothingConnected(commands)
+    }
+
+    func testAnUnmatchedRequestGets599WithTheDiagnosisAndTheConnectionStaysOpen() {
+        let (p, service) = playbook([item("GET", "/v1/projects", query: [.equals("page", "1")], text: "p1")])
+        let commands = p.client("GET http://api.test/v1/projects?page=2 HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        let answer = text(clientBytes(commands))
+        XCTAssertTrue(answer.hasPrefix("HTTP/1.1 599 No Recorded Response\r\n"), answer)
+        XCTAssertTrue(answer.contains("no response for GET http://api.test/v1/projects?page=2 in HAR file t.har"), answer)
+        XCTAssertTrue(answer.contains("query item \"page\": expected \"1\", got \"2\""), answer)
+        XCTAssertFalse(commands.contains(.closeClient))
+        guard case .replayUnmatched(let method, let url, _)? = liveEvents(commands).first else {
+            return XCTFail("no live event for the unmatched request")
+        }
+        XCTAssertEqual(method + " " + url, "GET http://api.test/v1/projects?page=2")
+        XCTAssertEqual(service.summary().unmatched, ["GET http://api.test/v1/projects?page=2"])
+        XCTAssertEqual(service.summary().neverServed, ["#1 GET /v1/projects"])
+        // The next request on the same connection is still served.
+        let next = p.client("GET http://api.test/v1/projects?page=1 HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertTrue(text(clientBytes(next)).hasSuffix("p1"))
+    }
+
+    func testARecordedFailureClosesTheClientConnectionWithoutAResponse() {
+        var failing = item("GET", "/down", text: "")
+        failing.item.response = .failure(code: .networkConnectionLost)
+        let (p, _) = playbook([failing])
+        let commands = p.client("GET http://api.test/down HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertEqual(clientBytes(commands), [])
+        XCTAssertTrue(commands.contains(.closeClient))
+    }
+
+    func testRecordedLatencyWaitsForItsWakeUp() {
+        let (p, _) = playbook([item("GET", "/slow", text: "late", delay: 0.25)])
+        let first = p.client("GET http://api.test/slow HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertEqual(clientBytes(first), [], "nothing before the recorded latency")
+        XCTAssertTrue(first.contains(.wake(at: p.now + 0.25)), "\(first)")
+        p.advance(0.1)
+        XCTAssertEqual(clientBytes(p.tick()), [], "a tick before the instant sends nothing")
+        p.advance(0.15)
+        XCTAssertTrue(text(clientBytes(p.tick())).hasSuffix("late"))
+    }
+
+    func testTunnelsAreAnsweredWithoutConnecting() {
+        let (p, _) = playbook([item("GET", "/in-tunnel", text: "from the tunnel", host: "api.test")])
+        let established = p.client("CONNECT api.test:80 HTTP/1.1\r\nHost: api.test:80\r\n\r\n")
+        XCTAssertTrue(text(clientBytes(established)).hasPrefix("HTTP/1.1 200"))
+        let commands = p.client("GET /in-tunnel HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertTrue(text(clientBytes(commands)).hasSuffix("from the tunnel"))
+        nothingConnected(established + commands)
+    }
+
+    func testResetThroughTheReservedHostAndResetOn() {
+        let (p, _) = playbook([item("GET", "/n", text: "first", .once), item("GET", "/n", text: "again"),
+                               item("GET", "/logout", text: "bye")],
+                              resetOn: [ReplayResetTrigger("GET /logout")!])
+        func get(_ path: String) -> String {
+            text(clientBytes(p.client("GET http://api.test\(path) HTTP/1.1\r\nHost: api.test\r\n\r\n")))
+        }
+        XCTAssertTrue(get("/n").hasSuffix("first"))
+        XCTAssertTrue(get("/n").hasSuffix("again"))
+        let reset = p.client("GET http://harrec/reset HTTP/1.1\r\nHost: harrec\r\n\r\n")
+        XCTAssertTrue(text(clientBytes(reset)).contains("replay queues restarted"))
+        XCTAssertTrue(liveEvents(reset).contains(.replayReset(trigger: "http://harrec/reset")))
+        XCTAssertTrue(get("/n").hasSuffix("first"))
+        XCTAssertTrue(get("/logout").hasSuffix("bye"))
+        XCTAssertTrue(get("/n").hasSuffix("first"), "--reset-on restarted the queues after the logout")
+        // Marks belong to recording.
+        let mark = p.client("GET http://harrec/mark?name=x HTTP/1.1\r\nHost: harrec\r\n\r\n")
+        XCTAssertTrue(text(clientBytes(mark)).hasPrefix("HTTP/1.1 404"))
+    }
+
+    func testHeadAndCloseAndHTTP10() {
+        let (p, _) = playbook([item("GET", "/doc", text: "body bytes"), item("HEAD", "/doc", text: "")])
+        let head = p.client("HEAD http://api.test/doc HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertTrue(text(clientBytes(head)).hasSuffix("\r\n\r\n"), "a HEAD answer has no body")
+        let closing = p.client("GET http://api.test/doc HTTP/1.0\r\nHost: api.test\r\n\r\n")
+        let answer = text(clientBytes(closing))
+        XCTAssertTrue(answer.contains("Connection: close\r\n") && answer.hasSuffix("body bytes"), answer)
+        XCTAssertTrue(closing.contains(.closeClient))
+    }
+
+    func testResetTriggerParsing() {
+        XCTAssertEqual(ReplayResetTrigger("get /v1/logout")?.method, "GET")
+        XCTAssertEqual(ReplayResetTrigger("/v1/logout")?.method, nil)
+        XCTAssertNil(ReplayResetTrigger("GET"))
+        XCTAssertNil(ReplayResetTrigger("GET v1/logout"))
+        XCTAssertNil(ReplayResetTrigger("GET /a /b"))
+    }
+}

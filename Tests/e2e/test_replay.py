@@ -1,0 +1,203 @@
+"""`harrec replay SESSION.har` (issue 17): the recorder's front end serving a HAR with the real
+origin stopped. Real clients (curl, python) through the HTTP and SOCKS5 ports, http and https
+(trusting harrec's CA); responses byte-identical to the recording and repeats in recorded order;
+599 with HARMocking's diagnosis for what matches nothing; resets, latency, host maps, pages,
+recorded failures, and the exit summary with --strict.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+from helpers import HARREC_BIN, content_bytes, curl, entries
+
+
+def record(harrec_tls, origin, https_origin, marks=False):
+    """Records a small session: repeats that differ, JSON POSTs told apart by body, binary and
+    compressed bodies, over http and https. Returns (px, har path, har)."""
+    px = harrec_tls.start("--no-redact")
+    base, secure = origin.base_url, https_origin.base_url
+    for _ in range(3):
+        assert curl("-x", px.http_proxy, "-o", "/dev/null", f"{base}/counter?k=a").rc == 0
+    for n in (1, 2):
+        assert curl("-x", px.http_proxy, "-o", "/dev/null", "-H", "Content-Type: application/json",
+                    "--data-binary", json.dumps({"n": n}), f"{base}/echo").rc == 0
+    assert curl("-x", px.http_proxy, "-o", "/dev/null", f"{base}/bytes?n=5000&seed=3").rc == 0
+    assert curl("-x", px.http_proxy, "-o", "/dev/null", f"{base}/gzip").rc == 0
+    if marks:
+        assert curl("-x", px.http_proxy, "-o", "/dev/null", "http://harrec/mark?name=second").rc == 0
+    for _ in range(2):
+        assert curl("-x", px.http_proxy, "--cacert", px.ca_pem, "-o", "/dev/null",
+                    f"{secure}/counter?k=s").rc == 0
+    har = px.stop()
+    origin.stop()
+    https_origin.stop()
+    return px, px.har_path, har
+
+
+def replay(harrec, px, har_path, *args):
+    return harrec.start("--ca-dir", px.ca_dir, *args, replay=har_path)
+
+
+def recorded_bodies(har, path_part):
+    return [content_bytes(e["response"]["content"]) for e in entries(har) if path_part in e["request"]["url"]]
+
+
+def test_replay_serves_the_recording_to_real_clients_with_the_origin_stopped(harrec, harrec_tls, origin, https_origin):
+    px, har_path, har = record(harrec_tls, origin, https_origin)
+    base, secure = origin.base_url, https_origin.base_url
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", origin.port), timeout=1).close()
+    rp = replay(harrec, px, har_path)
+
+    # Repeats in recorded order through both ports; the last one repeats.
+    counters = recorded_bodies(har, "/counter?k=a")
+    assert [json.loads(b)["n"] for b in counters] == [1, 2, 3]
+    got = [curl("-x", rp.http_proxy, f"{base}/counter?k=a").out,
+           curl("--socks5-hostname", f"127.0.0.1:{rp.socks_port}", f"{base}/counter?k=a").out,
+           curl("-x", rp.socks_proxy, f"{base}/counter?k=a").out,
+           curl("-x", rp.http_proxy, f"{base}/counter?k=a").out]
+    assert got == counters + [counters[-1]]
+
+    # JSON bodies told apart by value (key spacing differs from the recording), byte-exact answers.
+    echo = recorded_bodies(har, "/echo")
+    r = curl("-x", rp.http_proxy, "-H", "Content-Type: application/json", "--data-binary", '{ "n" : 2 }', f"{base}/echo")
+    assert r.out == echo[1]
+    # Binary and decoded bodies, byte for byte, from a python client.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": rp.http_proxy}))
+    with opener.open(f"{base}/bytes?n=5000&seed=3", timeout=10) as response:
+        assert response.read() == recorded_bodies(har, "/bytes")[0]
+        assert response.headers["Content-Type"] == "application/octet-stream"
+    with opener.open(f"{base}/gzip", timeout=10) as response:
+        assert response.read() == recorded_bodies(har, "/gzip")[0]
+        assert response.headers.get("Content-Encoding") is None, "the recorded body is served decoded"
+
+    # https through CONNECT and SOCKS5, the client trusting harrec's CA.
+    secure_bodies = recorded_bodies(har, "/counter?k=s")
+    r1 = curl("-x", rp.http_proxy, "--cacert", px.ca_pem, f"{secure}/counter?k=s")
+    r2 = curl("-x", rp.socks_proxy.replace("socks5", "socks5h"), "--cacert", px.ca_pem, f"{secure}/counter?k=s")
+    assert (r1.rc, r2.rc) == (0, 0), r1.err + r2.err
+    assert [r1.out, r2.out] == secure_bodies
+    assert rp.wait_for_stderr(r"GET https://127\.0\.0\.1:\d+/counter\?k=s 200 replayed")
+
+    assert rp.finish() == 0
+    assert "harrec replay: served 9 requests" in rp.stderr_text
+    assert "harrec replay: 1 recorded item was never served:\n  #4 POST /echo" in rp.stderr_text, rp.stderr_text
+
+
+def test_unmatched_requests_get_599_with_the_diagnosis_and_strict_fails(harrec, harrec_tls, origin, https_origin):
+    px, har_path, _ = record(harrec_tls, origin, https_origin)
+    rp = replay(harrec, px, har_path, "--strict")
+    r = curl("-x", rp.http_proxy, "-w", "\n%{http_code}", f"{origin.base_url}/counter?k=zzz")
+    body, status = r.out.rsplit(b"\n", 1)
+    assert status == b"599"
+    text = body.decode()
+    assert f"harrec replay: no response for GET {origin.base_url}/counter?k=zzz" in text
+    assert "Nearest candidates:" in text and 'query item "k": expected "a", got "zzz"' in text
+    assert "--ignore-query k" in text
+    assert rp.wait_for_stderr(r"/counter\?k=zzz 599 no recorded response: Nearest candidates")
+    assert rp.finish() == 1, "--strict: something went unserved and a request matched nothing"
+    assert "1 request matched nothing (answered 599):" in rp.stderr_text
+    assert f"  GET {origin.base_url}/counter?k=zzz" in rp.stderr_text
+    assert "9 recorded items were never served:" in rp.stderr_text and "  #4 POST /echo" in rp.stderr_text
+
+
+def test_ignore_query_matches_any_value(harrec, harrec_tls, origin, https_origin):
+    px, har_path, har = record(harrec_tls, origin, https_origin)
+    rp = replay(harrec, px, har_path, "--ignore-query", "k")
+    r = curl("-x", rp.http_proxy, f"{origin.base_url}/counter?k=other")
+    assert r.out == recorded_bodies(har, "/counter?k=a")[0]
+
+
+def test_resets_restart_the_queues(harrec, harrec_tls, origin, https_origin):
+    px, har_path, har = record(harrec_tls, origin, https_origin)
+    counters = recorded_bodies(har, "/counter?k=a")
+    rp = replay(harrec, px, har_path, "--reset-on", "POST /echo")
+    url = f"{origin.base_url}/counter?k=a"
+    assert curl("-x", rp.http_proxy, url).out == counters[0]
+    assert curl("-x", rp.http_proxy, url).out == counters[1]
+    r = subprocess.run([HARREC_BIN, "replay", "--reset", "--proxy", f"127.0.0.1:{rp.http_port}"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and "replay queues restarted" in r.stdout, r.stderr
+    assert curl("-x", rp.http_proxy, url).out == counters[0]
+    assert curl("-x", rp.http_proxy, url).out == counters[1]
+    assert curl("-x", rp.http_proxy, "http://harrec/reset").out == b"harrec: replay queues restarted\n"
+    assert curl("-x", rp.http_proxy, url).out == counters[0]
+    # --reset-on: served, then every queue restarts.
+    curl("-x", rp.http_proxy, "-H", "Content-Type: application/json", "--data-binary", '{"n":1}', f"{origin.base_url}/echo")
+    assert curl("-x", rp.http_proxy, url).out == counters[0]
+    assert rp.wait_for_stderr(r"replay queues restarted \(POST ")
+    assert rp.finish() == 0
+
+
+def test_reset_without_a_replay_fails_clearly(closed_port):
+    r = subprocess.run([HARREC_BIN, "replay", "--reset", "--proxy", f"127.0.0.1:{closed_port}"], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 1 and "no replay at" in r.stderr
+
+
+def test_host_map_serves_another_address_from_the_recorded_host(harrec, harrec_tls, origin, https_origin, closed_port):
+    px, har_path, har = record(harrec_tls, origin, https_origin)
+    rp = replay(harrec, px, har_path, "--host-map", f"127.0.0.1=localhost:{closed_port}")
+    r = curl("-x", rp.http_proxy, f"http://localhost:{closed_port}/counter?k=a")
+    assert r.out == recorded_bodies(har, "/counter?k=a")[0]
+    r = curl("-x", rp.http_proxy, "-w", "%{http_code}", "-o", "/dev/null", f"http://localhost:{closed_port + 1}/counter?k=a")
+    assert r.out == b"599", "another port is not mapped"
+
+
+def test_page_serves_one_scenario(harrec, harrec_tls, origin, https_origin):
+    px, har_path, har = record(harrec_tls, origin, https_origin, marks=True)
+    assert [p["title"] for p in har["log"]["pages"]] == ["second"]
+    rp = replay(harrec, px, har_path, "--page", "second")
+    r = curl("-x", rp.http_proxy, "--cacert", px.ca_pem, f"{https_origin.base_url}/counter?k=s")
+    assert r.out == recorded_bodies(har, "/counter?k=s")[0]
+    r = curl("-x", rp.http_proxy, "-w", "%{http_code}", "-o", "/dev/null", f"{origin.base_url}/counter?k=a")
+    assert r.out == b"599", "entries before the page are not served"
+    assert "(page second)" in curl("-x", rp.http_proxy, f"{origin.base_url}/counter?k=a").out.decode()
+    bad = subprocess.run([HARREC_BIN, "replay", str(har_path), "--page", "nope", "--http", "0"], capture_output=True,
+                         text=True, timeout=30)
+    assert bad.returncode == 2 and "nope" in bad.stderr
+
+
+def test_recorded_latency_and_recorded_failures(harrec, harrec_tls, origin):
+    px = harrec_tls.start("--no-redact")
+    assert curl("-x", px.http_proxy, "-o", "/dev/null", f"{origin.base_url}/slow?ms=150&chunks=3").rc == 0
+    r = curl("-x", px.http_proxy, "-w", "%{http_code}", "-o", "/dev/null", f"{origin.base_url}/reset")
+    assert r.out == b"502", "the origin reset the connection while recording"
+    har = px.stop()
+    origin.stop()
+    slow = next(e for e in entries(har) if "/slow" in e["request"]["url"])
+    recorded_ms = slow["timings"]["wait"] + slow["timings"]["receive"]
+    assert recorded_ms >= 250
+    failed = next(e for e in entries(har) if e["request"]["url"].endswith("/reset"))
+    assert failed["response"]["status"] == 0 and failed["_error"]
+
+    timed = {}
+    for latency in ("none", "recorded"):
+        rp = replay(harrec, px, px.har_path, "--latency", latency)
+        start = time.monotonic()
+        r = curl("-x", rp.http_proxy, f"{origin.base_url}/slow?ms=150&chunks=3")
+        timed[latency] = time.monotonic() - start
+        assert r.out == content_bytes(slow["response"]["content"])
+        # A recorded failure is a failure again: the connection closes with no response.
+        r = curl("-x", rp.http_proxy, f"{origin.base_url}/reset")
+        assert r.rc == 52 and r.out == b"", (r.rc, r.err)
+        assert rp.finish() == 0
+    # A lower bound only (the recorded time is a floor for a replay that honours it).
+    assert timed["recorded"] >= recorded_ms / 1000 * 0.9, timed
+
+
+def test_bad_har_and_bad_options_fail_before_listening(harrec, tmp_path):
+    bad = tmp_path / "bad.har"
+    bad.write_text("{not json")
+    for args, needle in [([str(bad)], "is not a HAR file"), ([str(tmp_path / "missing.har")], "cannot read"),
+                         ([str(bad), "--latency", "fast"], ""), ([str(bad), "--reset-on", "GET"], "")]:
+        r = subprocess.run([HARREC_BIN, "replay", *args, "--http", "0"], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2, (args, r.stderr)
+        assert needle in r.stderr
