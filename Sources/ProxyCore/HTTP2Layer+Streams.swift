@@ -16,6 +16,10 @@ extension HTTP2Layer {
             stream.requestTrailers = fields
             stream.flow.request.trailers = fields.map { RecordedField(name: $0.name, value: $0.value) }
         case .data(let streamID, let bytes):
+            if let stream = streams[streamID], stream.replay != nil {
+                replayData(stream, bytes)
+                return
+            }
             guard let stream = streams[streamID], let upstreamID = stream.upstreamID, !stream.recorded else {
                 client.consumed(bytes.count, on: streamID)
                 return
@@ -24,6 +28,10 @@ extension HTTP2Layer {
             stream.unacknowledgedFromClient += bytes.count
             upstream.sendData(bytes, on: upstreamID)
         case .endStream(let streamID):
+            if let stream = streams[streamID], stream.replay != nil {
+                requestComplete(stream)
+                return
+            }
             guard let stream = streams[streamID], let upstreamID = stream.upstreamID else { return }
             stream.requestEnded = true
             stream.flow.instants.sendEnd = now
@@ -55,6 +63,8 @@ extension HTTP2Layer {
     func startStream(_ streamID: Int32, fields: [HTTPField], endStream: Bool) {
         var method = "", scheme = context.scheme, authority: String?, path = ""
         var regular: [HTTPField] = []
+        // A proxy credential is for harrec: never forwarded or recorded (as with HTTP/1).
+        let fields = fields.filter { $0.name != "proxy-authorization" }
         for field in fields {
             switch field.name {
             case ":method": method = field.value
@@ -83,6 +93,10 @@ extension HTTP2Layer {
         guard state == .open else {
             client.reset(streamID, errorCode: ErrorCode.refusedStream)
             fail(stream, "stream opened while the connection was closing", status: nil)
+            return
+        }
+        if context.replay != nil {
+            startReplayStream(stream, endStream: endStream)
             return
         }
         do {
@@ -227,6 +241,7 @@ extension HTTP2Layer {
         stream.recorded = true
         stream.flow.instants.end = now
         if stream.flow.instants.sendEnd == nil { stream.flow.instants.sendEnd = stream.flow.instants.responseStart }
+        if context.replay != nil { return } // a replay records nothing
         outputs.append(.record(stream.flow))
         if context.liveLog { outputs.append(.log(.exchange(stream.flow))) }
     }
@@ -239,7 +254,7 @@ extension HTTP2Layer {
         if stream.flow.response != nil && stream.flow.instants.responseEnd == nil {
             stream.flow.instants.responseEnd = now
         }
-        outputs.append(.record(stream.flow))
+        if context.replay == nil { outputs.append(.record(stream.flow)) }
         outputs.append(.log(.exchangeFailed(stream.flow, status: status, reason: reason, cut: stream.responseHeadForwarded)))
     }
 

@@ -27,6 +27,8 @@ final class HTTP2Layer {
     enum Output: Equatable {
         case record(Flow)
         case log(LiveEvent.Kind)
+        /// Call `answerDueStreams` at this instant (a replayed stream's recorded latency).
+        case wake(Double)
     }
 
     /// What a recorded URL and flow need from the session.
@@ -38,6 +40,8 @@ final class HTTP2Layer {
         var fallbackAuthority: String
         var maxRecordedBodyBytes: Int
         var liveLog: Bool
+        /// `harrec replay`: streams are answered from here, and nothing is sent upstream.
+        var replay: ReplayService? = nil
     }
 
     /// One client stream and its upstream stream.
@@ -59,6 +63,8 @@ final class HTTP2Layer {
         var clientClosed = false
         var upstreamClosed = false
         var lastUpstreamActivity: Double
+        /// Set when the stream is answered from a replay (`HTTP2Layer+Replay`).
+        var replay: ReplayRequest?
 
         init(clientID: Int32, flow: Flow, at time: Double) {
             self.clientID = clientID

@@ -132,7 +132,7 @@ extension ProxySession {
             return
         }
         if configuration.replay != nil {
-            startReplayExchange(head, route: route)
+            startReplayExchange(head, framing: framing, route: route)
             return
         }
         do {

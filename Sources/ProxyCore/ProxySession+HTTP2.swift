@@ -58,7 +58,7 @@ extension ProxySession {
         let authority = target.port == defaultPort ? host : "\(host):\(target.port)"
         let context = HTTP2Layer.Context(clientAddress: clientAddress, scheme: scheme, fallbackAuthority: authority,
                                          maxRecordedBodyBytes: configuration.maxRecordedBodyBytes,
-                                         liveLog: configuration.liveLog)
+                                         liveLog: configuration.liveLog, replay: configuration.replay)
         do {
             http2 = try HTTP2Layer(context: context, pool: upstreams, flowIDs: flowIDs, at: now)
         } catch {
@@ -90,6 +90,7 @@ extension ProxySession {
             switch output {
             case .record(let flow): commands.append(.record(.flow(flow)))
             case .log(let kind): log(kind)
+            case .wake(let instant): commands.append(.wake(at: instant))
             }
         }
         if !toUpstream.isEmpty, let upstreamID = upstreams.activeID { sendUpstream(upstreamID, toUpstream) }
@@ -113,6 +114,7 @@ extension ProxySession {
     /// The tick's checks: silent upstream streams, and an idle connection.
     func tickHTTP2() {
         guard let layer = http2 else { return }
+        layer.answerDueStreams(at: now)
         layer.expireSilentStreams(at: now, limit: configuration.timeouts.upstreamResponse)
         if layer.openStreamCount == 0 && now - lastActivity > configuration.timeouts.clientIdle {
             layer.drain()

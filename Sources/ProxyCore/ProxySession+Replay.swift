@@ -10,30 +10,30 @@ final class ReplayExchange {
         case waiting(until: Double)
     }
 
-    let method: String
-    let url: String
-    let fields: [HTTPField]
+    let head: HTTPRequestHead
+    let framing: HTTPBodyFraming
+    let route: HTTP1Forwarding.Route
+    var method: String { head.method }
+    var url: String { route.url }
+    var fields: [HTTPField] { head.fields.fields }
     var body: [UInt8] = []
     var phase = Phase.receiving
-    let keepAlive: Bool
+    var keepAlive: Bool { head.keepAlive }
     let startedAt: Double
     /// Set once the decision is made.
     var decision: ReplayDecision?
 
-    init(method: String, url: String, fields: [HTTPField], keepAlive: Bool, startedAt: Double) {
-        self.method = method; self.url = url; self.fields = fields; self.keepAlive = keepAlive; self.startedAt = startedAt
+    init(head: HTTPRequestHead, framing: HTTPBodyFraming, route: HTTP1Forwarding.Route, startedAt: Double) {
+        self.head = head; self.framing = framing; self.route = route; self.startedAt = startedAt
     }
 }
 
 // `harrec replay`: requests are answered from the HAR (ReplayService) instead of an upstream. The
 // front end (HTTP and SOCKS5, CONNECT, TLS interception) is the recorder's; nothing is connected.
 extension ProxySession {
-    /// The largest request body a replayed request may carry: matching holds it whole.
-    static let maximumReplayRequestBody = 64 << 20
 
-    func startReplayExchange(_ head: HTTPRequestHead, route: HTTP1Forwarding.Route) {
-        replayExchange = ReplayExchange(method: head.method, url: route.url, fields: head.fields.fields,
-                                        keepAlive: head.keepAlive, startedAt: now)
+    func startReplayExchange(_ head: HTTPRequestHead, framing: HTTPBodyFraming, route: HTTP1Forwarding.Route) {
+        replayExchange = ReplayExchange(head: head, framing: framing, route: route, startedAt: now)
     }
 
     /// Gathers the body of the request being replayed and answers it. Returns false when the
@@ -59,16 +59,16 @@ extension ProxySession {
             case .head:
                 return false // cannot happen inside a message
             case .body(let bytes):
-                guard current.body.count + bytes.count <= Self.maximumReplayRequestBody else {
+                guard current.body.count + bytes.count <= ReplayService.maximumRequestBody else {
                     replayExchange = nil
-                    rejectRequest(status: 413, reason: "request body over \(Self.maximumReplayRequestBody >> 20) MiB, "
+                    rejectRequest(status: 413, reason: "request body over \(ReplayService.maximumRequestBody >> 20) MiB, "
                                   + "too large to match against the recording")
                     return false
                 }
                 current.body += bytes
             case .end:
                 let decision = service.decide(method: current.method, url: current.url, headers: current.fields,
-                                              body: current.body)
+                                              body: current.body, canForward: true)
                 current.decision = decision
                 if case .serve(let response, _) = decision, let delay = response.delay, delay > 0 {
                     let until = current.startedAt + delay
@@ -106,6 +106,9 @@ extension ProxySession {
                 log(.replayed(method: current.method, url: current.url, status: response.status, label: response.label))
             }
             if resetAfter { log(.replayReset(trigger: "\(current.method) \(current.url)")) }
+        case .forward?:
+            passThrough(current)
+            return false
         case .unmatched(let diagnosis)?:
             sendClient(ReplayService.unmatchedResponse(diagnosis, headOnly: headOnly, close: close))
             log(.replayUnmatched(method: current.method, url: current.url, diagnosis: diagnosis))
@@ -117,6 +120,72 @@ extension ProxySession {
             return false
         }
         return true
+    }
+
+    /// `--passthrough`: an unmatched request goes to its real upstream as a normal exchange (and
+    /// is recorded). Its body was gathered for matching, so the whole request goes out with the
+    /// head, framed as the client framed it.
+    func passThrough(_ current: ReplayExchange) {
+        log(.replayForwarded(method: current.method, url: current.url))
+        var whole: [UInt8]
+        do {
+            whole = try HTTP1Forwarding.requestHead(current.head, framing: current.framing, route: current.route,
+                                                     inTunnel: tunnelTarget != nil)
+        } catch {
+            rejectRequest(status: 400, reason: "bad request: \(error)", head: current.head)
+            return
+        }
+        if current.framing == .chunked {
+            HTTP1Serializer.appendChunk(current.body, to: &whole)
+            whole += HTTP1Serializer.lastChunk(trailers: HTTPFields())
+        } else {
+            whole += current.body
+        }
+        var request = RecordedRequest(method: current.method, url: current.url, httpVersion: current.head.version.description,
+                                      fields: HTTP1Forwarding.recordedFields(current.head.fields), headSize: current.head.headSize)
+        request.body.append(current.body, cap: configuration.maxRecordedBodyBytes)
+        let flow = Flow(id: flowIDs.make(), clientAddress: clientAddress, request: request,
+                        instants: FlowInstants(requestStart: current.startedAt))
+        let forwarded = HTTP1Exchange(flow: flow, target: current.route.target, requestHead: current.head,
+                                      originForm: current.route.originForm, method: current.method,
+                                      requestFraming: current.framing, forwardedHead: whole,
+                                      clientVersion: current.head.version, clientKeepAlive: current.keepAlive,
+                                      isUpgradeRequest: false, lastUpstreamActivity: now)
+        // The head carries the whole request: it goes out in one piece once the upstream is ready.
+        forwarded.request = .awaitingUpstream(bodyComplete: true)
+        exchange = forwarded
+        if pendingUpstreamFailure != nil {
+            failPendingUpstream()
+            return
+        }
+        switch upstreams.reuse(for: current.route.target) {
+        case .ready:
+            sendRequestHead()
+        case .handshaking:
+            break
+        case .none:
+            closeUpstream()
+            openUpstream(to: current.route.target)
+        }
+    }
+
+    /// TLS toward the client of a replay: nothing upstream to ask, so a client offering h2 gets
+    /// it (its streams are answered by `HTTP2Layer+Replay`), any other gets HTTP/1.1.
+    func startReplayInterception() {
+        mode = .http
+        if upstreamALPNOffer(forHello: pendingClientBytes) != nil {
+            do {
+                try clientTLS!.acceptALPN(["h2"])
+            } catch {
+                finish(log: .cannotIntercept(tunnelTarget ?? ProxyTarget(host: "?", port: 0), reason: "\(error)"))
+                return
+            }
+            guard startHTTP2() else { return }
+        }
+        let hello = pendingClientBytes
+        pendingClientBytes = []
+        guard let plaintext = hello.withUnsafeBytes({ clientPlaintext($0) }) else { return }
+        if !plaintext.isEmpty { clientPlaintextArrived(plaintext) }
     }
 
     /// The recorded latency of the waiting answer has passed (called from `tick`).

@@ -80,6 +80,12 @@ extension ProxySession {
             pendingClientBytes = []
             requestDecoder.feed(bytes)
             advanceHTTP()
+        case .http2PriorKnowledge where configuration.http2 && configuration.replay != nil:
+            // h2c prior knowledge to a replay: its streams are answered from the HAR.
+            guard startHTTP2() else { return }
+            let bytes = pendingClientBytes
+            pendingClientBytes = []
+            clientPlaintextArrived(bytes)
         case .http2PriorKnowledge where configuration.http2 && upstreams.active?.connected == true:
             // Prior knowledge toward the upstream too, as the client assumed of it.
             guard startHTTP2() else { return }
@@ -317,6 +323,10 @@ extension ProxySession {
         interceptedServerName = name
         scheme = "https"
         requestDecoder = HTTP1RequestDecoder()
+        if configuration.replay != nil {
+            startReplayInterception()
+            return
+        }
         if let offer = upstreamALPNOffer(forHello: pendingClientBytes), upstreams.active?.connected == true {
             // The hello waits: the client is answered with the protocol the upstream picks.
             mode = .awaitingUpstreamALPN(target)

@@ -38,6 +38,8 @@ package enum ReplayDecision {
     case serve(ReplayResponse, resetAfter: Bool)
     /// Nothing matches: a 599 carrying `diagnosis` (HARMocking's `UnmatchedRequestError` text).
     case unmatched(diagnosis: String)
+    /// Nothing matches, and `--passthrough` sends the request to its real upstream.
+    case forward
 }
 
 /// A request that restarts the queues once served (`--reset-on "GET /v1/logout"`).
@@ -65,9 +67,12 @@ package struct ReplayResetTrigger: Sendable, Equatable {
 package struct ReplaySummary: Sendable {
     /// Labels of items never served since the replay started (resets keep what was served).
     package var neverServed: [String]
-    /// "599 GET url" lines of unmatched requests, the first `ReplayService.keptUnmatched`.
+    /// "GET url" lines of unmatched requests, the first `ReplayService.keptUnmatched`.
     package var unmatched: [String]
     package var unmatchedCount: Int
+    /// "GET url" lines of unmatched requests forwarded by `--passthrough`, the first `keptUnmatched`.
+    package var forwarded: [String]
+    package var forwardedCount: Int
     package var servedCount: Int
 }
 
@@ -75,6 +80,8 @@ package struct ReplaySummary: Sendable {
 /// item is served once whatever connection asks. Matching and ordering are HARMocking's
 /// (`ServingQueue`, `RequestMatcher`); only the wire side is the proxy's.
 package final class ReplayService: Sendable {
+    /// The largest request body a replayed request may carry: matching holds it whole.
+    package static let maximumRequestBody = 64 << 20
     /// Unmatched request lines kept for the summary; the count goes on.
     static let keptUnmatched = 1_000
     /// The owner named in diagnoses.
@@ -84,6 +91,8 @@ package final class ReplayService: Sendable {
         var queue: ServingQueue
         var unmatched: [String] = []
         var unmatchedCount = 0
+        var forwarded: [String] = []
+        var forwardedCount = 0
         var servedCount = 0
     }
 
@@ -92,10 +101,13 @@ package final class ReplayService: Sendable {
     private let resetTriggers: [ReplayResetTrigger]
     private let activation: String
     private let state: Mutex<State>
+    /// `--passthrough`: unmatched HTTP/1 requests go to their real upstream (and are recorded).
+    package let passthrough: Bool
 
     /// `activation`: how the user chose what is served, for the diagnosis' advice.
     package init(entries: [QueueEntry], source: String, remaps: [HostRemap] = [], resetOn: [ReplayResetTrigger] = [],
-                 activation: String = "harrec replay") {
+                 activation: String = "harrec replay", passthrough: Bool = false) {
+        self.passthrough = passthrough
         responses = entries.enumerated().map { i, entry in
             ReplayService.response(entry.item, label: entry.item.label ?? "#\(i + 1)")
         }
@@ -108,8 +120,10 @@ package final class ReplayService: Sendable {
     /// The number of items served from.
     package var itemCount: Int { responses.count }
 
-    /// Picks the response for one complete request (the queue advances).
-    package func decide(method: String, url: String, headers: [HTTPField], body: [UInt8]) -> ReplayDecision {
+    /// Picks the response for one complete request (the queue advances). `canForward`: the
+    /// caller can send an unmatched request upstream (`--passthrough`, HTTP/1 clients).
+    package func decide(method: String, url: String, headers: [HTTPField], body: [UInt8],
+                        canForward: Bool = false) -> ReplayDecision {
         var lowered: [String: String] = [:]
         for field in headers {
             let name = field.name.lowercased()
@@ -126,6 +140,11 @@ package final class ReplayService: Sendable {
                 s.servedCount += 1
                 if triggered { s.queue.reset() }
                 return .serve(responses[index], resetAfter: triggered)
+            case .unmatched where canForward && passthrough:
+                s.forwardedCount += 1
+                if s.forwarded.count < ReplayService.keptUnmatched { s.forwarded.append("\(method) \(url)") }
+                if triggered { s.queue.reset() }
+                return .forward
             case .unmatched(let reports):
                 s.unmatchedCount += 1
                 if s.unmatched.count < ReplayService.keptUnmatched { s.unmatched.append("\(method) \(url)") }
@@ -146,7 +165,7 @@ package final class ReplayService: Sendable {
         state.withLock { s in
             let never = s.queue.entries.indices.filter { !s.queue.everServed[$0] }.map { s.queue.label($0) }
             return ReplaySummary(neverServed: never, unmatched: s.unmatched, unmatchedCount: s.unmatchedCount,
-                                 servedCount: s.servedCount)
+                                 forwarded: s.forwarded, forwardedCount: s.forwardedCount, servedCount: s.servedCount)
         }
     }
 

@@ -25,6 +25,11 @@ let replaySpec = CommandSpec(
         OptionSpec("reset-on", .value(placeholder: "\"<METHOD> <path>\""), help: "Restart every queue after serving this request, e.g. \"GET /v1/logout\" (repeatable)."),
         OptionSpec("host-map", .value(placeholder: "<recorded>=<host:port>"), help: "Serve requests for host:port from the entries recorded for <recorded> (repeatable)."),
         OptionSpec("ignore-query", .value(placeholder: "<name>"), help: "Leave this query item out of matching (a cache buster; repeatable)."),
+        OptionSpec("passthrough", .flag, help: "Forward requests that match nothing to their real upstream (HTTP/1.1 clients) instead of answering 599."),
+        OptionSpec("out", short: "o", .value(placeholder: "<file.har>"), help: "With --passthrough: record the forwarded exchanges into this HAR at exit (redacted by default)."),
+        OptionSpec("no-redact", .flag, help: "With --out: write the raw HAR (prints a warning)."),
+        OptionSpec("upstream-ca", .value(placeholder: "<file.pem>"), help: "With --passthrough: extra trust anchors for upstream TLS (repeatable)."),
+        OptionSpec("insecure-upstream", .flag, help: "With --passthrough: do not verify upstream TLS certificates."),
         OptionSpec("strict", .flag, help: "Exit 1 when an item was never served or a request matched nothing (a CI gate)."),
         OptionSpec("reset", .flag, help: "Tell a running replay to restart its queues (between tests), then exit."),
         OptionSpec("proxy", .value(placeholder: "<host:port>"), help: "With --reset: the replay's HTTP address (default 127.0.0.1:8888)."),
@@ -53,6 +58,12 @@ func runReplay(_ arguments: [String]) -> Int32 {
     guard parsed.positionals.count == 1, let path = parsed.positionals.first else {
         fail(parsed.positionals.isEmpty ? "which HAR? harrec replay session.har" : "replay serves one HAR at a time")
     }
+    let out = parsed.value("out")
+    if out != nil && !parsed.flag("passthrough") {
+        fail("--out records what --passthrough forwards; give --passthrough too")
+    }
+    if let out, out == path { fail("--out must differ from the HAR being replayed") }
+    let (redaction, _) = out.map { outputSettings(parsed, out: $0, outName: "--out") } ?? (nil, nil)
     do {
         let service = try makeReplayService(parsed, path: path)
         var configuration = ProxyConfiguration()
@@ -89,8 +100,10 @@ func runReplay(_ arguments: [String]) -> Int32 {
         }
 
         let log = LogOutput(quiet: parsed.flag("quiet"))
-        // Nothing is recorded: the sink stays empty.
-        let server = try ProxyServer(configuration: configuration, sink: FlowLog(), log: log, loopCount: loopCount)
+        // Only forwarded exchanges are recorded, in memory, and only when --out keeps them.
+        let forwarded: FlowLog? = out == nil ? nil : FlowLog()
+        let sink: FlowSink = forwarded ?? DiscardingSink()
+        let server = try ProxyServer(configuration: configuration, sink: sink, log: log, loopCount: loopCount)
         try server.handleShutdownSignals()
         var listening: [String] = []
         do {
@@ -114,7 +127,14 @@ func runReplay(_ arguments: [String]) -> Int32 {
 
         let summary = service.summary()
         for line in replaySummaryLines(summary) { printErr(line) }
-        let clean = summary.neverServed.isEmpty && summary.unmatchedCount == 0
+        if let out, let forwarded {
+            let flows = FlowArray(forwarded.takeAll(), pageMarks: [])
+            let plan = JournalExportPlan(out: out, rawOut: nil, redaction: redaction, quiet: parsed.flag("quiet"),
+                                         journaled: false, keepJournal: false)
+            _ = exportJournal(flows, plan: plan, signalsBefore: 0)
+            printErr("harrec: wrote \(flows.count) forwarded \(flows.count == 1 ? "exchange" : "exchanges") to \(out)")
+        }
+        let clean = summary.neverServed.isEmpty && summary.unmatchedCount == 0 && summary.forwardedCount == 0
         return parsed.flag("strict") && !clean ? 1 : 0
     } catch let error as UsageError {
         fail(error.message)
@@ -163,7 +183,8 @@ func makeReplayService(_ parsed: ParsedArguments, path: String) throws -> Replay
     }
     let remaps = try parsed.allValues("host-map").flatMap { try hostMaps($0) }
     return ReplayService(entries: HARReplayEntries.make(from: log, options: options), source: source, remaps: remaps,
-                         resetOn: triggers, activation: "harrec replay \(lastPathComponent(path))")
+                         resetOn: triggers, activation: "harrec replay \(lastPathComponent(path))",
+                         passthrough: parsed.flag("passthrough"))
 }
 
 /// `api.example.com=127.0.0.1:9000`: requests to 127.0.0.1:9000 (http or https; https by default
@@ -191,12 +212,22 @@ func replaySummaryLines(_ summary: ReplaySummary) -> [String] {
         lines += summary.neverServed.prefix(20).map { "  " + sanitizedForLog($0) }
         if summary.neverServed.count > 20 { lines.append("  … and \(summary.neverServed.count - 20) more") }
     }
+    if summary.forwardedCount > 0 {
+        lines.append("harrec replay: \(summary.forwardedCount) \(summary.forwardedCount == 1 ? "request" : "requests") matched nothing and \(summary.forwardedCount == 1 ? "was" : "were") forwarded (--passthrough):")
+        lines += summary.forwarded.prefix(20).map { "  " + sanitizedForLog($0) }
+        if summary.forwardedCount > 20 { lines.append("  … and \(summary.forwardedCount - 20) more") }
+    }
     if summary.unmatchedCount > 0 {
         lines.append("harrec replay: \(summary.unmatchedCount) \(summary.unmatchedCount == 1 ? "request" : "requests") matched nothing (answered 599):")
         lines += summary.unmatched.prefix(20).map { "  " + sanitizedForLog($0) }
         if summary.unmatchedCount > 20 { lines.append("  … and \(summary.unmatchedCount - 20) more") }
     }
     return lines
+}
+
+/// The sink of a replay without `--out`: what it forwards is not kept.
+final class DiscardingSink: FlowSink, @unchecked Sendable {
+    func record(_ flow: Flow) {}
 }
 
 func lastPathComponent(_ path: String) -> String {

@@ -16,19 +16,21 @@ final class HTTP2LayerHarness {
     var originEvents: [HTTP2Event] = []
     var flows: [Flow] = []
     var logs: [LiveEvent.Kind] = []
+    /// Instants the layer asked to be woken at (a replay's recorded latency).
+    var wakes: [Double] = []
     /// Streams whose received bytes the client application does not acknowledge (a slow reader).
     var clientStalls: Set<Int32> = []
     var now: Double = 1_800_000_000
     let chunk: Int
 
-    init(chunk: Int = .max, limits: HTTP2Limits = HTTP2Limits()) throws {
+    init(chunk: Int = .max, limits: HTTP2Limits = HTTP2Limits(), replay: ReplayService? = nil) throws {
         self.chunk = chunk
         let command = pool.open(to: ProxyTarget(host: "api.test", port: 443), at: now)
         guard case .openUpstream(let id, _, _) = command else { fatalError("open gives openUpstream") }
         _ = pool.connected(id, UpstreamConnection(remoteIP: "127.0.0.1", dnsStart: nil, dnsEnd: nil,
                                                   connectStart: now, connectEnd: now))
         let context = HTTP2Layer.Context(clientAddress: "127.0.0.1:50000", scheme: "https", fallbackAuthority: "api.test",
-                                         maxRecordedBodyBytes: 64 << 20, liveLog: true)
+                                         maxRecordedBodyBytes: 64 << 20, liveLog: true, replay: replay)
         layer = try HTTP2Layer(context: context, pool: pool, flowIDs: IDSource(), limits: limits, at: now)
         client = try HTTP2Connection(role: .client, limits: limits)
         origin = try HTTP2Connection(role: .server, limits: limits)
@@ -47,6 +49,7 @@ final class HTTP2LayerHarness {
                 switch output {
                 case .record(let flow): flows.append(flow)
                 case .log(let kind): logs.append(kind)
+                case .wake(let instant): wakes.append(instant)
                 }
             }
             if !toClient.isEmpty { moved = true; try deliver(toClient, to: client) }
@@ -155,6 +158,24 @@ final class HTTP2LayerTests: XCTestCase {
             XCTAssertNil(flow.error)
             XCTAssertTrue(h.layer.streams.isEmpty, "a finished stream is forgotten")
         }
+    }
+
+    /// Found by the proxy-session fuzz target: an h2 client's `proxy-authorization` was forwarded
+    /// and recorded. It is harrec's credential, as with HTTP/1.
+    func testAProxyCredentialOnAStreamIsNeitherForwardedNorRecorded() throws {
+        let h = try HTTP2LayerHarness()
+        _ = try h.request("/private", fields: [HTTPField(name: "proxy-authorization", value: "Basic dXNlcjpzM2NyZXQ="),
+                                               HTTPField(name: "accept", value: "*/*")])
+        try h.run()
+        let oid = try XCTUnwrap(h.originStream("/private"))
+        for case .headers(oid, let fields, _) in h.originEvents {
+            XCTAssertFalse(fields.contains { $0.name == "proxy-authorization" }, "forwarded: \(fields)")
+            XCTAssertTrue(fields.contains(HTTPField(name: "accept", value: "*/*")))
+        }
+        try h.respond(oid, body: Array("ok".utf8))
+        try h.run()
+        let flow = try XCTUnwrap(h.flows.first)
+        XCTAssertEqual(flow.request.fields.map(\.name), ["accept"])
     }
 
     func testConcurrentStreamsAreSeparateEntriesSharingTheConnection() throws {

@@ -7,14 +7,18 @@ recorded failures, and the exit summary with --strict.
 
 from __future__ import annotations
 
+import base64
+import http.client
 import json
 import socket
 import subprocess
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
+from conftest import validate_har_file
 from helpers import HARREC_BIN, content_bytes, curl, entries
 
 
@@ -201,3 +205,137 @@ def test_bad_har_and_bad_options_fail_before_listening(harrec, tmp_path):
         r = subprocess.run([HARREC_BIN, "replay", *args, "--http", "0"], capture_output=True, text=True, timeout=30)
         assert r.returncode == 2, (args, r.stderr)
         assert needle in r.stderr
+
+
+CONSISTENCY_TABLE = Path(__file__).resolve().parent.parent / "HARMockingTests" / "Fixtures" / "replay-consistency.json"
+
+
+def test_the_shared_consistency_table_through_harrec_replay(harrec, tmp_path):
+    """The table HARMockingTests' ReplayConsistencyTests runs through HARReplayProtocol: the same
+    requests give the same outcomes here (599 stands for UnmatchedRequestError, a closed
+    connection for the recorded failure)."""
+    table = json.loads(CONSISTENCY_TABLE.read_text())
+    har = tmp_path / "table.har"
+    har.write_text(json.dumps(table["har"]))
+    rp = harrec.start(replay=har)
+    assert len(table["steps"]) > 10
+    for number, step in enumerate(table["steps"], 1):
+        if step.get("reset"):
+            assert curl("-x", rp.http_proxy, "http://harrec/reset").rc == 0
+            continue
+        what = f"step {number}: {step['method']} {step['url']}"
+        conn = http.client.HTTPConnection("127.0.0.1", rp.http_port, timeout=10)
+        body = step.get("body")
+        headers = {"Host": step["url"].split("/")[2]}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        try:
+            conn.request(step["method"], step["url"], body=body.encode() if body is not None else None, headers=headers)
+            response = conn.getresponse()
+            status, data = response.status, response.read()
+        except (http.client.RemoteDisconnected, ConnectionResetError):
+            status, data = None, None
+        finally:
+            conn.close()
+        expect = step["expect"]
+        if expect == "failure":
+            assert status is None, f"{what}: a recorded failure closes the connection, got {status}"
+        elif "unmatched" in expect:
+            assert status == 599, what
+            assert expect["unmatched"] in data.decode(), f"{what}: {data.decode()}"
+        else:
+            assert (status, data) == (expect["status"], base64.b64decode(expect["body_base64"])), what
+    assert rp.finish() == 0
+
+
+def test_h2_clients_are_served_over_h2(harrec, harrec_tls, origin, https_origin):
+    """An https client offering h2 gets it from the replay (no upstream to ask), through CONNECT
+    and SOCKS5; streams answer in recorded order, unmatched ones get 599, h2c prior knowledge works
+    in a tunnel too."""
+    import asyncio
+    import ssl
+
+    import httpx
+
+    px, har_path, har = record(harrec_tls, origin, https_origin)
+    secure, base = https_origin.base_url, origin.base_url
+    bodies = recorded_bodies(har, "/counter?k=s")
+    rp = replay(harrec, px, har_path)
+    r = curl("--http2", "-x", rp.http_proxy, "--cacert", px.ca_pem, "-w", "\n%{http_version}", f"{secure}/counter?k=s")
+    body, version = r.out.rsplit(b"\n", 1)
+    assert (version, body) == (b"2", bodies[0]), r.err
+    r = curl("--http2", "-x", rp.socks_proxy.replace("socks5", "socks5h"), "--cacert", px.ca_pem,
+             "-w", "\n%{http_version}", f"{secure}/counter?k=s")
+    assert r.out.rsplit(b"\n", 1) == [bodies[1], b"2"]
+
+    async def run():
+        verify = ssl.create_default_context(cafile=str(px.ca_pem))
+        async with httpx.AsyncClient(http2=True, proxy=rp.http_proxy, verify=verify,
+                                     limits=httpx.Limits(max_connections=1), timeout=30) as client:
+            async def one(i):
+                url = f"{secure}/counter?k=s" if i % 2 == 0 else f"{secure}/not-recorded/{i}"
+                response = await client.get(url)
+                return i, response.http_version, response.status_code, response.content
+            return await asyncio.gather(*(one(i) for i in range(20)))
+
+    for i, version, status, content in asyncio.run(run()):
+        assert version == "HTTP/2"
+        if i % 2 == 0:
+            assert (status, content) == (200, bodies[1]), "the last recorded repeat, again"
+        else:
+            assert status == 599 and b"no response for GET" in content
+    # h2c with prior knowledge inside a CONNECT tunnel.
+    r = curl("--http2-prior-knowledge", "--proxytunnel", "-x", rp.http_proxy, "-w", "\n%{http_version}",
+             f"{base}/counter?k=a")
+    assert r.out.rsplit(b"\n", 1) == [recorded_bodies(har, "/counter?k=a")[0], b"2"], r.err
+    assert rp.finish() == 0
+    assert "10 requests matched nothing" in rp.stderr_text
+
+
+def test_passthrough_forwards_and_records_what_is_missing(harrec, harrec_tls, origin, https_origin, test_pki, tmp_path):
+    """--passthrough: what the HAR answers is served from it; what it does not reaches the real
+    upstream (http and https, bodies with Content-Length and chunked), and --out records exactly
+    those exchanges."""
+    import origin as origin_mod
+
+    px, har_path, har = record(harrec_tls, origin, https_origin)
+    live = origin_mod.OriginServer().start()
+    secure = origin_mod.OriginServer(tls=origin_mod.server_tls_context(test_pki / "server.pem",
+                                                                      test_pki / "server-key.pem")).start()
+    out = tmp_path / "missing.har"
+    try:
+        rp = replay(harrec, px, har_path, "--passthrough", "--out", out, "--no-redact",
+                    "--upstream-ca", test_pki / "ca.pem")
+        # Recorded: served from the HAR (its origin is stopped).
+        assert curl("-x", rp.http_proxy, f"{origin.base_url}/counter?k=a").out == recorded_bodies(har, "/counter?k=a")[0]
+        # Missing: forwarded.
+        r = curl("-x", rp.http_proxy, f"{live.base_url}/json?x=1")
+        assert r.rc == 0 and json.loads(r.out)["path"] == "/json", r.err
+        r = curl("-x", rp.http_proxy, "--data-binary", "hello body", "-H", "Content-Type: text/plain", f"{live.base_url}/echo")
+        assert r.out == b"hello body"
+        r = curl("-x", rp.http_proxy, "--data-binary", "chunked body", "-H", "Transfer-Encoding: chunked",
+                 "-H", "Content-Type: text/plain", f"{live.base_url}/echo")
+        assert r.out == b"chunked body"
+        r = curl("-x", rp.http_proxy, "--cacert", px.ca_pem, "--http1.1", f"{secure.base_url}/bytes?n=3000&seed=5")
+        assert r.rc == 0 and r.out == origin_mod.make_bytes(3000, 5), r.err
+        assert [q["path"] for q in live.requests()] == ["/json", "/echo", "/echo"]
+        assert rp.wait_for_stderr(r"/json\?x=1 no recorded response: forwarded \(--passthrough\)")
+        assert rp.finish() == 0
+        assert "4 requests matched nothing and were forwarded (--passthrough):" in rp.stderr_text
+        recorded = validate_har_file(out)
+        urls = [e["request"]["url"] for e in entries(recorded)]
+        assert urls == [f"{live.base_url}/json?x=1", f"{live.base_url}/echo", f"{live.base_url}/echo",
+                        f"{secure.base_url}/bytes?n=3000&seed=5"]
+        assert [e["request"]["postData"]["text"] for e in entries(recorded)[1:3]] == ["hello body", "chunked body"]
+        assert content_bytes(entries(recorded)[3]["response"]["content"]) == origin_mod.make_bytes(3000, 5)
+    finally:
+        live.stop()
+        secure.stop()
+
+
+def test_passthrough_options_are_checked(harrec, tmp_path):
+    har = tmp_path / "empty.har"
+    har.write_text(json.dumps({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": []}}))
+    r = subprocess.run([HARREC_BIN, "replay", str(har), "--out", str(tmp_path / "x.har"), "--http", "0"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "give --passthrough too" in r.stderr

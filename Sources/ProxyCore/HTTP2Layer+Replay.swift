@@ -1,0 +1,120 @@
+import HTTP1
+import HTTP2
+import Recording
+
+// `harrec replay` over HTTP/2: each client stream is answered from the ReplayService instead of
+// an upstream stream. The request body is gathered (matching may compare it), then the recorded
+// response goes out at once, or at the stream's due instant with `--latency recorded`.
+extension HTTP2Layer {
+    /// A replayed stream's request so far, and its answer once decided.
+    final class ReplayRequest {
+        var body: [UInt8] = []
+        var decision: ReplayDecision?
+        /// When the answer is due (`--latency recorded`); nil: at once.
+        var dueAt: Double?
+    }
+
+    /// Connection-specific fields an HTTP/2 response must not carry (RFC 9113 §8.2.2); the
+    /// recording drops most of them already, a foreign HAR may not.
+    static let connectionSpecificFields: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te",
+    ]
+
+    /// A new client stream while replaying: nothing is opened upstream.
+    func startReplayStream(_ stream: Stream, endStream: Bool) {
+        stream.replay = ReplayRequest()
+        if endStream { requestComplete(stream) }
+    }
+
+    /// Request body bytes of a replayed stream: kept, and acknowledged at once (the body is
+    /// bounded by `ReplayService.maximumRequestBody`; past it the stream is refused).
+    func replayData(_ stream: Stream, _ bytes: [UInt8]) {
+        client.consumed(bytes.count, on: stream.clientID)
+        guard let request = stream.replay, request.decision == nil, !stream.recorded else { return }
+        guard request.body.count + bytes.count <= ReplayService.maximumRequestBody else {
+            client.reset(stream.clientID, errorCode: ErrorCode.refusedStream)
+            stream.recorded = true
+            outputs.append(.log(.rejected(status: 413, reason: "request body over \(ReplayService.maximumRequestBody >> 20) MiB, too large to match against the recording")))
+            return
+        }
+        request.body += bytes
+    }
+
+    /// The request ended: decide now, answer now or when due.
+    func requestComplete(_ stream: Stream) {
+        guard let request = stream.replay, let service = context.replay, request.decision == nil, !stream.recorded else { return }
+        stream.requestEnded = true
+        let flow = stream.flow.request
+        let decision = service.decide(method: flow.method, url: flow.url,
+                                      headers: flow.fields.map { HTTPField(name: $0.name, value: $0.value) },
+                                      body: request.body)
+        request.decision = decision
+        stream.lastUpstreamActivity = now
+        if case .serve(let response, _) = decision, let delay = response.delay, delay > 0,
+           stream.flow.instants.requestStart + delay > now {
+            request.dueAt = stream.flow.instants.requestStart + delay
+            outputs.append(.wake(request.dueAt!))
+            return
+        }
+        answer(stream)
+    }
+
+    /// Answers the streams whose recorded latency has passed.
+    func answerDueStreams(at time: Double) {
+        now = max(now, time)
+        for stream in streams.values.sorted(by: { $0.clientID < $1.clientID }) {
+            if let due = stream.replay?.dueAt, due <= now, !stream.recorded { answer(stream) }
+        }
+    }
+
+    private func answer(_ stream: Stream) {
+        guard let request = stream.replay, let decision = request.decision, !stream.recorded else { return }
+        stream.recorded = true
+        stream.responseEnded = true
+        let method = stream.flow.request.method, url = stream.flow.request.url
+        switch decision {
+        case .serve(let response, let resetAfter):
+            if response.failure != nil {
+                // A recorded transport failure: the stream is reset, as a broken connection would end it.
+                client.reset(stream.clientID, errorCode: ErrorCode.internalError)
+                outputs.append(.log(.replayed(method: method, url: url, status: nil, label: response.label)))
+            } else {
+                var fields = [HTTPField(name: ":status", value: String(response.status))]
+                for field in response.fields {
+                    let name = field.name.lowercased()
+                    if !Self.connectionSpecificFields.contains(name) { fields.append(HTTPField(name: name, value: field.value)) }
+                }
+                if !(response.status < 200 || response.status == 204 || response.status == 304) {
+                    fields.append(HTTPField(name: "content-length", value: String(response.body.count)))
+                }
+                send(stream, fields: fields, body: method == "HEAD" ? [] : response.body)
+                if context.liveLog {
+                    outputs.append(.log(.replayed(method: method, url: url, status: response.status, label: response.label)))
+                }
+            }
+            if resetAfter { outputs.append(.log(.replayReset(trigger: "\(method) \(url)"))) }
+        case .forward:
+            // Never decided for a stream (`canForward` is false): nothing to forward it on.
+            client.reset(stream.clientID, errorCode: ErrorCode.refusedStream)
+        case .unmatched(let diagnosis):
+            let body = Array((diagnosis + "\n").utf8)
+            send(stream, fields: [HTTPField(name: ":status", value: String(ReplayService.unmatchedStatus)),
+                                  HTTPField(name: "content-type", value: "text/plain; charset=utf-8"),
+                                  HTTPField(name: "content-length", value: String(body.count)),
+                                  HTTPField(name: "x-harrec-replay", value: "unmatched")],
+                 body: method == "HEAD" ? [] : body)
+            outputs.append(.log(.replayUnmatched(method: method, url: url, diagnosis: diagnosis)))
+        }
+    }
+
+    private func send(_ stream: Stream, fields: [HTTPField], body: [UInt8]) {
+        do {
+            try client.sendResponse(fields, on: stream.clientID, endStream: body.isEmpty)
+            stream.responseHeadForwarded = true
+            if !body.isEmpty { client.sendData(body, on: stream.clientID, end: true) }
+        } catch {
+            client.reset(stream.clientID, errorCode: ErrorCode.internalError)
+            outputs.append(.log(.rejected(status: 502, reason: "the recorded response cannot be sent over HTTP/2: \(error.message)")))
+        }
+    }
+}
