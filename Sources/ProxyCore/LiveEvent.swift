@@ -37,6 +37,8 @@ public struct LiveEvent: Equatable, Sendable {
         case replayed(method: String, url: String, status: Int?, label: String)
         /// `harrec replay` had no item for a request and answered 599 with `diagnosis`.
         case replayUnmatched(method: String, url: String, diagnosis: String)
+        /// A replayed WebSocket client did not follow the recording.
+        case replayDivergence(url: String, detail: String)
         /// `harrec replay --passthrough` had no item for a request and forwards it upstream.
         case replayForwarded(method: String, url: String)
         /// `harrec replay`'s queues restarted (`trigger`: the request or command that did it).

@@ -11,6 +11,10 @@ extension ProxySession {
 
     func advanceHTTP() {
         while case .http = mode {
+            if let socket = replaySocket {
+                advanceReplaySocket(socket)
+                return
+            }
             if let current = replayExchange, let service = configuration.replay {
                 guard advanceReplay(current, service: service) else { return }
             } else if let current = exchange {

@@ -67,6 +67,7 @@ extension ProxySession {
                 }
                 current.body += bytes
             case .end:
+                if ReplayService.isWebSocketUpgrade(current.head) { return answerWebSocketUpgrade(current, service: service) }
                 let decision = service.decide(method: current.method, url: current.url, headers: current.fields,
                                               body: current.body, canForward: true)
                 current.decision = decision
@@ -120,6 +121,70 @@ extension ProxySession {
             return false
         }
         return true
+    }
+
+    // MARK: - WebSockets
+
+    /// A recorded WebSocket for an upgrade request: a 101, then the conversation
+    /// (`WebSocketReplay`); without one, a 599 with the diagnosis and a close.
+    func answerWebSocketUpgrade(_ current: ReplayExchange, service: ReplayService) -> Bool {
+        replayExchange = nil
+        guard let key = current.head.fields["Sec-WebSocket-Key"], !key.isEmpty else {
+            rejectRequest(status: 400, reason: "a WebSocket upgrade without Sec-WebSocket-Key", head: current.head)
+            return false
+        }
+        switch service.decideWebSocket(url: current.url, headers: current.fields) {
+        case .unmatched(let diagnosis):
+            sendClient(ReplayService.unmatchedResponse(diagnosis, headOnly: false, close: true))
+            log(.replayUnmatched(method: current.method, url: current.url, diagnosis: diagnosis))
+            finish(log: nil)
+        case .conversation(let conversation, let label):
+            var fields = HTTPFields()
+            fields.append(name: "Upgrade", value: "websocket")
+            fields.append(name: "Connection", value: "Upgrade")
+            fields.append(name: "Sec-WebSocket-Accept", value: ReplayService.webSocketAccept(key: key))
+            if let chosen = conversation.subprotocol,
+               let offered = current.head.fields["Sec-WebSocket-Protocol"],
+               offered.split(separator: ",").contains(where: { ReplayService.trimmed($0) == chosen }) {
+                fields.append(name: "Sec-WebSocket-Protocol", value: chosen)
+            }
+            sendClient((try? HTTP1Serializer.responseHead(version: .http11, status: 101, reason: "Switching Protocols",
+                                                          fields: fields)) ?? [])
+            let socket = WebSocketReplay(conversation: conversation, label: label, latency: service.recordedLatency)
+            replaySocket = socket
+            replaySocketURL = webSocketURL(current.url)
+            log(.replayed(method: current.method, url: replaySocketURL, status: 101, label: label))
+            applyReplaySocket(socket.start(at: now), socket)
+            let early = requestDecoder.takeBufferedBytes()
+            if !early.isEmpty, !isFinished { applyReplaySocket(socket.clientBytes(early, at: now), socket) }
+        }
+        return false
+    }
+
+    /// Client bytes after the 101 go to the replayed conversation.
+    func advanceReplaySocket(_ socket: WebSocketReplay) {
+        let bytes = requestDecoder.takeBufferedBytes()
+        if !bytes.isEmpty { applyReplaySocket(socket.clientBytes(bytes, at: now), socket) }
+        if clientSentEOF && !isFinished { finish(log: nil) }
+    }
+
+    /// Scheduled frames whose time came, and the idle limit of a tunnel.
+    func replaySocketTick() {
+        guard let socket = replaySocket else { return }
+        applyReplaySocket(socket.due(at: now), socket)
+        if !isFinished && now - lastActivity > configuration.timeouts.tunnelIdle {
+            finish(log: .tunnelIdle(seconds: configuration.timeouts.tunnelIdle))
+        }
+    }
+
+    func applyReplaySocket(_ output: WebSocketReplay.Output, _ socket: WebSocketReplay) {
+        if !output.frames.isEmpty { sendClient(output.frames) }
+        for divergence in output.divergences {
+            configuration.replay?.noteDivergence("\(replaySocketURL): \(divergence)")
+            log(.replayDivergence(url: replaySocketURL, detail: divergence))
+        }
+        if let instant = output.wakeAt { commands.append(.wake(at: instant)) }
+        if output.close && !isFinished { finish(log: nil) }
     }
 
     /// `--passthrough`: an unmatched request goes to its real upstream as a normal exchange (and

@@ -69,6 +69,10 @@ public final class ProxySession {
     var exchange: HTTP1Exchange?
     /// The request being answered from the HAR (`harrec replay`, `ProxySession+Replay`).
     var replayExchange: ReplayExchange?
+    /// The recorded WebSocket conversation being replayed after a 101 (`ProxySession+Replay`).
+    var replaySocket: WebSocketReplay?
+    /// Its ws:// or wss:// URL, for messages.
+    var replaySocketURL = ""
     var clientSentEOF = false
     var shuttingDown = false
     let createdAt: Double
@@ -179,7 +183,9 @@ public final class ProxySession {
                 finish(log: .tunnelIdle(seconds: timeouts.tunnelIdle))
             }
         case .http:
-            if replayExchange != nil {
+            if replaySocket != nil {
+                replaySocketTick()
+            } else if replayExchange != nil {
                 replayDue()
             } else if let exchange {
                 if upstreams.active?.ready == false {
@@ -217,7 +223,8 @@ public final class ProxySession {
         shuttingDown = true
         switch mode {
         case .http:
-            if exchange == nil && replayExchange == nil { finish(log: nil) }
+            if let socket = replaySocket { applyReplaySocket(socket.stop(), socket) }
+            if exchange == nil && replayExchange == nil && !isFinished { finish(log: nil) }
         case .http2:
             http2?.drain()
             pumpHTTP2()

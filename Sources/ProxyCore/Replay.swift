@@ -2,6 +2,7 @@ import HAR
 import HARScenarios
 import HTTP1
 import Synchronization
+import TLS
 
 /// A response `harrec replay` serves, made once when the HAR is loaded.
 package struct ReplayResponse: Sendable {
@@ -63,6 +64,14 @@ package struct ReplayResetTrigger: Sendable, Equatable {
     }
 }
 
+/// What `harrec replay` does with a WebSocket upgrade.
+package enum WebSocketReplayDecision {
+    /// Switch protocols and replay `conversation`; `label` names its item.
+    case conversation(RecordedConversation, label: String)
+    /// No recorded WebSocket matches: a 599 with the diagnosis.
+    case unmatched(diagnosis: String)
+}
+
 /// What was served, for `harrec replay`'s summary at exit and `--strict`.
 package struct ReplaySummary: Sendable {
     /// Labels of items never served since the replay started (resets keep what was served).
@@ -73,6 +82,9 @@ package struct ReplaySummary: Sendable {
     /// "GET url" lines of unmatched requests forwarded by `--passthrough`, the first `keptUnmatched`.
     package var forwarded: [String]
     package var forwardedCount: Int
+    /// Where replayed WebSocket clients did not follow the recording, the first `keptUnmatched`.
+    package var divergences: [String]
+    package var divergenceCount: Int
     package var servedCount: Int
 }
 
@@ -94,31 +106,41 @@ package final class ReplayService: Sendable {
         var forwarded: [String] = []
         var forwardedCount = 0
         var servedCount = 0
+        var sockets: ServingQueue
+        var divergences: [String] = []
+        var divergenceCount = 0
     }
 
     private let responses: [ReplayResponse]
+    private let conversations: [RecordedConversation]
     private let remaps: [HostRemap]
     private let resetTriggers: [ReplayResetTrigger]
     private let activation: String
     private let state: Mutex<State>
     /// `--passthrough`: unmatched HTTP/1 requests go to their real upstream (and are recorded).
     package let passthrough: Bool
+    /// `--latency recorded`: WebSocket server messages keep their recorded gaps.
+    package let recordedLatency: Bool
 
     /// `activation`: how the user chose what is served, for the diagnosis' advice.
     package init(entries: [QueueEntry], source: String, remaps: [HostRemap] = [], resetOn: [ReplayResetTrigger] = [],
-                 activation: String = "harrec replay", passthrough: Bool = false) {
+                 activation: String = "harrec replay", passthrough: Bool = false, recordedLatency: Bool = false,
+                 webSockets: (entries: [QueueEntry], conversations: [RecordedConversation]) = ([], [])) {
         self.passthrough = passthrough
+        self.recordedLatency = recordedLatency
+        conversations = webSockets.conversations
         responses = entries.enumerated().map { i, entry in
             ReplayService.response(entry.item, label: entry.item.label ?? "#\(i + 1)")
         }
         self.remaps = remaps
         resetTriggers = resetOn
         self.activation = activation
-        state = Mutex(State(queue: ServingQueue(entries: entries, source: source)))
+        state = Mutex(State(queue: ServingQueue(entries: entries, source: source),
+                            sockets: ServingQueue(entries: webSockets.entries, source: source)))
     }
 
-    /// The number of items served from.
-    package var itemCount: Int { responses.count }
+    /// The number of items served from (WebSocket conversations included).
+    package var itemCount: Int { responses.count + conversations.count }
 
     /// Picks the response for one complete request (the queue advances). `canForward`: the
     /// caller can send an unmatched request upstream (`--passthrough`, HTTP/1 clients).
@@ -156,17 +178,66 @@ package final class ReplayService: Sendable {
         }
     }
 
+    /// The conversation for a WebSocket upgrade request (WebSocket items form their own queue:
+    /// an upgrade never takes an HTTP item, nor a plain request a conversation).
+    package func decideWebSocket(url: String, headers: [HTTPField]) -> WebSocketReplayDecision {
+        var lowered: [String: String] = [:]
+        for field in headers { lowered[field.name.lowercased()] = field.value }
+        var input = MatchInput(method: "GET", url: url, headers: [:], body: [])
+        input.headers = lowered
+        if let remap = remaps.first(where: { $0.applies(to: input) }) { remap.apply(to: &input) }
+        return state.withLock { s -> WebSocketReplayDecision in
+            switch s.sockets.pick(for: input) {
+            case .served(let index):
+                s.servedCount += 1
+                return .conversation(conversations[index], label: s.sockets.label(index))
+            case .unmatched(let reports):
+                s.unmatchedCount += 1
+                if s.unmatched.count < ReplayService.keptUnmatched { s.unmatched.append("GET \(url) (websocket)") }
+                return .unmatched(diagnosis: s.sockets.diagnosis(for: input, reports: reports, owner: ReplayService.owner,
+                                                                 activation: activation,
+                                                                 presenceAdvice: { name in "replay with --ignore-query \(name)" }))
+            }
+        }
+    }
+
+    /// A replayed WebSocket client did not follow the recording (`line` says where and how).
+    package func noteDivergence(_ line: String) {
+        state.withLock { s in
+            s.divergenceCount += 1
+            if s.divergences.count < ReplayService.keptUnmatched { s.divergences.append(line) }
+        }
+    }
+
     /// Every queue back to its first item (`harrec replay --reset`, `http://harrec/reset`).
     package func reset() {
-        state.withLock { $0.queue.reset() }
+        state.withLock { $0.queue.reset(); $0.sockets.reset() }
     }
 
     package func summary() -> ReplaySummary {
         state.withLock { s in
             let never = s.queue.entries.indices.filter { !s.queue.everServed[$0] }.map { s.queue.label($0) }
+                + s.sockets.entries.indices.filter { !s.sockets.everServed[$0] }.map { s.sockets.label($0) }
             return ReplaySummary(neverServed: never, unmatched: s.unmatched, unmatchedCount: s.unmatchedCount,
-                                 forwarded: s.forwarded, forwardedCount: s.forwardedCount, servedCount: s.servedCount)
+                                 forwarded: s.forwarded, forwardedCount: s.forwardedCount,
+                                 divergences: s.divergences, divergenceCount: s.divergenceCount, servedCount: s.servedCount)
         }
+    }
+
+    /// A GET with `Upgrade: websocket` and `Connection: upgrade` (RFC 6455 §4.1).
+    static func isWebSocketUpgrade(_ head: HTTPRequestHead) -> Bool {
+        head.method == "GET" && head.fields["Upgrade"]?.lowercased() == "websocket" && HTTP1Forwarding.isUpgrade(head)
+    }
+
+    /// `Sec-WebSocket-Accept` for a client's key (RFC 6455 §4.2.2).
+    static func webSocketAccept(key: String) -> String {
+        Base64.encode(Digest.sha1(Array((trimmed(Substring(key)) + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8)))
+    }
+
+    /// Without leading and trailing spaces and tabs.
+    static func trimmed(_ text: Substring) -> String {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        return String(text.drop(while: blank).reversed().drop(while: blank).reversed())
     }
 
     /// The 599 answer for an unmatched request: not a real status, so a test notices it.

@@ -58,6 +58,8 @@ enum LiveLog {
             // The diagnosis' lines after the first: nearest candidates and what differed.
             let detail = diagnosis.split(separator: "\n").dropFirst().prefix(4).joined(separator: " | ")
             return "\(method) \(url) 599 no recorded response" + (detail.isEmpty ? "" : ": \(detail)")
+        case .replayDivergence(let url, let detail):
+            return "websocket \(url) diverges from the recording: \(detail)"
         case .replayForwarded(let method, let url):
             return "\(method) \(url) no recorded response: forwarded (--passthrough)"
         case .replayReset(let trigger):

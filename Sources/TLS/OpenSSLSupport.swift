@@ -71,3 +71,17 @@ func stringFromOpenSSL(_ pointer: UnsafePointer<CChar>?) -> String {
     guard let pointer else { return "" }
     return String(cString: pointer)
 }
+
+/// Message digests from OpenSSL, for protocol fields that need one.
+public enum Digest {
+    /// SHA-1 (RFC 3174), as `Sec-WebSocket-Accept` needs (RFC 6455 §4.2.2); not for security.
+    public static func sha1(_ bytes: [UInt8]) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let ok = bytes.withUnsafeBytes { input in
+            EVP_Digest(input.baseAddress, input.count, &digest, &length, EVP_sha1(), nil)
+        }
+        precondition(ok == 1, "EVP_Digest(SHA-1) failed")
+        return Array(digest.prefix(Int(length)))
+    }
+}

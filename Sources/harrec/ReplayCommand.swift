@@ -30,7 +30,7 @@ let replaySpec = CommandSpec(
         OptionSpec("no-redact", .flag, help: "With --out: write the raw HAR (prints a warning)."),
         OptionSpec("upstream-ca", .value(placeholder: "<file.pem>"), help: "With --passthrough: extra trust anchors for upstream TLS (repeatable)."),
         OptionSpec("insecure-upstream", .flag, help: "With --passthrough: do not verify upstream TLS certificates."),
-        OptionSpec("strict", .flag, help: "Exit 1 when an item was never served or a request matched nothing (a CI gate)."),
+        OptionSpec("strict", .flag, help: "Exit 1 when an item was never served, a request matched nothing or a WebSocket client diverged (a CI gate)."),
         OptionSpec("reset", .flag, help: "Tell a running replay to restart its queues (between tests), then exit."),
         OptionSpec("proxy", .value(placeholder: "<host:port>"), help: "With --reset: the replay's HTTP address (default 127.0.0.1:8888)."),
         OptionSpec("threads", .value(placeholder: "<n>"), help: "Event-loop threads (default: one per core, at most 16)."),
@@ -135,6 +135,7 @@ func runReplay(_ arguments: [String]) -> Int32 {
             printErr("harrec: wrote \(flows.count) forwarded \(flows.count == 1 ? "exchange" : "exchanges") to \(out)")
         }
         let clean = summary.neverServed.isEmpty && summary.unmatchedCount == 0 && summary.forwardedCount == 0
+            && summary.divergenceCount == 0
         return parsed.flag("strict") && !clean ? 1 : 0
     } catch let error as UsageError {
         fail(error.message)
@@ -184,7 +185,8 @@ func makeReplayService(_ parsed: ParsedArguments, path: String) throws -> Replay
     let remaps = try parsed.allValues("host-map").flatMap { try hostMaps($0) }
     return ReplayService(entries: HARReplayEntries.make(from: log, options: options), source: source, remaps: remaps,
                          resetOn: triggers, activation: "harrec replay \(lastPathComponent(path))",
-                         passthrough: parsed.flag("passthrough"))
+                         passthrough: parsed.flag("passthrough"), recordedLatency: scenario.latency == .recorded,
+                         webSockets: HARReplayConversations.make(from: log, options: options))
 }
 
 /// `api.example.com=127.0.0.1:9000`: requests to 127.0.0.1:9000 (http or https; https by default
@@ -216,6 +218,11 @@ func replaySummaryLines(_ summary: ReplaySummary) -> [String] {
         lines.append("harrec replay: \(summary.forwardedCount) \(summary.forwardedCount == 1 ? "request" : "requests") matched nothing and \(summary.forwardedCount == 1 ? "was" : "were") forwarded (--passthrough):")
         lines += summary.forwarded.prefix(20).map { "  " + sanitizedForLog($0) }
         if summary.forwardedCount > 20 { lines.append("  … and \(summary.forwardedCount - 20) more") }
+    }
+    if summary.divergenceCount > 0 {
+        lines.append("harrec replay: \(summary.divergenceCount) WebSocket \(summary.divergenceCount == 1 ? "divergence" : "divergences") from the recording:")
+        lines += summary.divergences.prefix(20).map { "  " + sanitizedForLog($0) }
+        if summary.divergenceCount > 20 { lines.append("  … and \(summary.divergenceCount - 20) more") }
     }
     if summary.unmatchedCount > 0 {
         lines.append("harrec replay: \(summary.unmatchedCount) \(summary.unmatchedCount == 1 ? "request" : "requests") matched nothing (answered 599):")

@@ -339,3 +339,54 @@ def test_passthrough_options_are_checked(harrec, tmp_path):
     r = subprocess.run([HARREC_BIN, "replay", str(har), "--out", str(tmp_path / "x.har"), "--http", "0"],
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and "give --passthrough too" in r.stderr
+
+
+def test_websocket_conversations_are_replayed(harrec, harrec_tls, ws_server, wss_server, test_pki):
+    """A conversation recorded through harrec (ws:// and wss://) replayed to python `websockets`
+    clients with the servers stopped: server messages after the client messages that triggered
+    them, byte for byte; a client that says something else is a divergence (logged, in the
+    summary, --strict fails) and still gets the recorded answers; the recorded close comes back."""
+    import asyncio
+
+    from helpers import client_context
+    from websockets.asyncio.client import connect
+
+    plain, secure = ws_server.start(compression=None), wss_server.start(compression=None)
+    script = ["hello", json.dumps({"op": "send", "n": 2, "kind": "text", "size": 12, "seed": 3}), b"\x00\x01\xff"]
+
+    async def converse(url, proxy, cafile, messages, expect_replies):
+        kw = dict(proxy=proxy, compression=None, ping_interval=None, open_timeout=10, close_timeout=5)
+        if url.startswith("wss"):
+            kw["ssl"] = client_context(cafile)
+        got = []
+        async with connect(url, **kw) as ws:
+            for message, replies in zip(messages, expect_replies):
+                await ws.send(message)
+                for _ in range(replies):
+                    got.append(await asyncio.wait_for(ws.recv(), 10))
+            await ws.close(1000, "done")
+        return got
+
+    px = harrec_tls.start("--no-redact")
+    urls = [plain.url("127.0.0.1", "/chat"), secure.url("localhost", "/secure-chat")]
+    recorded = [asyncio.run(converse(url, px.http_proxy, px.ca_pem, script, [1, 2, 1])) for url in urls]
+    assert recorded[0][0] == "hello" and len(recorded[0][1].encode()) == 12 and recorded[0][3] == b"\x00\x01\xff"
+    har = px.stop()
+    assert sum(1 for e in entries(har) if "_webSocketMessages" in e) == 2
+    plain.stop()
+    secure.stop()
+
+    rp = replay(harrec, px, px.har_path, "--strict")
+    assert "replaying 2 recorded responses" in rp.stderr_text
+    socks = f"socks5h://127.0.0.1:{rp.socks_port}"
+    for url, expected in zip(urls, recorded):
+        assert asyncio.run(converse(url, rp.http_proxy, px.ca_pem, script, [1, 2, 1])) == expected
+        assert asyncio.run(converse(url, socks, px.ca_pem, script, [1, 2, 1])) == expected, "the last one repeats"
+    # Another first message: logged as a divergence, the recorded answer still comes.
+    got = asyncio.run(converse(urls[0], rp.http_proxy, px.ca_pem, ["goodbye"], [1]))
+    assert got == ["hello"]
+    assert rp.wait_for_stderr(r'diverges from the recording: client message 1 differs from the recording: '
+                              r'expected text "hello", got text "goodbye"')
+    assert rp.finish() == 1, "--strict fails on a divergence"
+    assert "harrec replay: 1 WebSocket divergence from the recording:" in rp.stderr_text
+    assert "never served" not in rp.stderr_text

@@ -1,0 +1,99 @@
+// Recorded WebSocket conversations for `harrec replay`: which upgrade request each answers (the
+// same conditions and ordered repeats as HTTP items) and the messages in recorded order.
+
+import HAR
+
+/// One recorded WebSocket: the upgrade it answers and its messages, from Chrome's
+/// `_webSocketMessages` (also written by harrec and mitmproxy).
+package struct RecordedConversation: Sendable {
+    package struct Message: Sendable, Equatable {
+        /// True for a client-to-server ("send") message.
+        package var fromClient: Bool
+        /// 1 text, 2 binary, 8 close (data "CODE reason"), 9 ping, 10 pong.
+        package var opcode: UInt8
+        package var data: [UInt8]
+        /// Epoch seconds, when recorded.
+        package var time: Double?
+
+        package init(fromClient: Bool, opcode: UInt8, data: [UInt8], time: Double?) {
+            self.fromClient = fromClient; self.opcode = opcode; self.data = data; self.time = time
+        }
+    }
+
+    package var messages: [Message]
+    /// When the connection opened (the entry's start), epoch seconds.
+    package var openedAt: Double?
+    /// The recorded `Sec-WebSocket-Protocol` the server chose, if any.
+    package var subprotocol: String?
+    /// The recording ended with the conversation still open (`_webSocketOpen`).
+    package var leftOpen: Bool
+
+    package init(messages: [Message], openedAt: Double?, subprotocol: String?, leftOpen: Bool) {
+        self.messages = messages; self.openedAt = openedAt; self.subprotocol = subprotocol; self.leftOpen = leftOpen
+    }
+}
+
+package enum HARReplayConversations {
+    /// The WebSocket entries of `log` in recorded order: a queue entry per upgrade (its condition
+    /// as an http/https request, a placeholder 101 response, the last of equal conditions
+    /// repeating) and the conversation it replays, at the same index.
+    package static func make(from log: HARLog, options: HARReplayOptions) -> (entries: [QueueEntry], conversations: [RecordedConversation]) {
+        var entries: [QueueEntry] = []
+        var conversations: [RecordedConversation] = []
+        var keys: [String] = []
+        let dropped = Set(options.droppedQueryItems.map { $0.lowercased() })
+        for entry in HARScenarioBuilder.sortedEntries(log.entries) {
+            guard let messages = entry.custom.last(where: { $0.key == "_webSocketMessages" })?.value.arrayValue else { continue }
+            // The upgrade as the request a client sends: http(s), a final status so the
+            // generator's rules apply, no WebSocket fields.
+            var upgrade = entry
+            upgrade.request.url = httpURL(entry.request.url)
+            upgrade.response.status = 200
+            upgrade.custom = []
+            guard var condition = HARScenarioBuilder.makeCondition(upgrade, options: options.scenario),
+                  condition.method == "GET" else { continue }
+            condition.query.removeAll { q in
+                switch q {
+                case .equals(let n, _), .present(let n): return dropped.contains(n.lowercased())
+                }
+            }
+            let label = "#\(entries.count + 1) websocket \(condition.path)"
+            entries.append(QueueEntry(item: ResponseQueueItem(condition: condition, response: MockResponse(status: 101),
+                                                              repeatability: .once, label: label)))
+            keys.append(HARScenarioBuilder.conditionKey(condition))
+            let subprotocol = entry.response.headers.first { $0.name.lowercased() == "sec-websocket-protocol" }?.value
+            let leftOpen = entry.custom.contains { $0.key == "_webSocketOpen" && $0.value == .bool(true) }
+            conversations.append(RecordedConversation(messages: messages.compactMap(message),
+                                                      openedAt: HARDate.parse(entry.startedDateTime),
+                                                      subprotocol: subprotocol, leftOpen: leftOpen))
+        }
+        var last: [String: Int] = [:]
+        for (i, key) in keys.enumerated() { last[key] = i }
+        for i in entries.indices where last[keys[i]] == i { entries[i].item.repeatability = .always }
+        return (entries, conversations)
+    }
+
+    /// ws -> http, wss -> https (harrec and Chrome record WebSocket URLs with ws schemes).
+    static func httpURL(_ url: String) -> String {
+        if url.lowercased().hasPrefix("wss://") { return "https://" + url.dropFirst(6) }
+        if url.lowercased().hasPrefix("ws://") { return "http://" + url.dropFirst(5) }
+        return url
+    }
+
+    private static func message(_ value: JSONValue) -> RecordedConversation.Message? {
+        guard let type = value["type"]?.stringValue, type == "send" || type == "receive" else { return nil }
+        let opcode = value["opcode"]?.intValue ?? 1
+        guard let code = UInt8(exactly: opcode) else { return nil }
+        let text = value["data"]?.stringValue ?? ""
+        let base64 = opcode == 2 || value["_encoding"]?.stringValue == "base64"
+        let data: [UInt8]
+        if base64 {
+            guard let decoded = Base64.decodeLenient(text) else { return nil }
+            data = decoded
+        } else {
+            data = Array(text.utf8)
+        }
+        let time = value["time"]?.doubleValue.flatMap { $0.isFinite ? $0 : nil }
+        return RecordedConversation.Message(fromClient: type == "send", opcode: code, data: data, time: time)
+    }
+}
