@@ -198,15 +198,32 @@ final class HTTP2Layer {
     }
 
     /// The client connection closed or broke, or harrec stops: every stream in flight is
-    /// recorded as failed.
+    /// recorded as failed, except one whose client already had the whole response (below).
     func clientLost(_ reason: String, at time: Double) {
         now = max(now, time)
         for stream in streams.values.sorted(by: { $0.clientID < $1.clientID }) {
-            fail(stream, reason, status: nil)
+            if hasWholeResponse(stream) {
+                stream.responseEnded = true
+                if stream.flow.instants.responseEnd == nil { stream.flow.instants.responseEnd = now }
+                complete(stream)
+            } else {
+                fail(stream, reason, status: nil)
+            }
         }
         streams.removeAll()
         clientIDs.removeAll()
         state = .closed
+    }
+
+    /// The client got every byte the response's `content-length` announced, but the upstream's
+    /// END_STREAM had not arrived: a client that knows the length may finish and close first
+    /// (curl does once its last transfer is done), and nginx may end a proxied stream with a
+    /// separate empty DATA frame. The exchange is whole, not failed.
+    func hasWholeResponse(_ stream: Stream) -> Bool {
+        guard stream.requestEnded, stream.responseHeadForwarded, !stream.recorded, let response = stream.flow.response,
+              let declared = response.fields.last(where: { $0.name.lowercased() == "content-length" }).flatMap({ Int($0.value) })
+        else { return false }
+        return response.body.wireSize == declared && client.bufferedOutgoingBytes(on: stream.clientID) == 0
     }
 
     /// Streams whose request went out and whose upstream said nothing for `limit` seconds get

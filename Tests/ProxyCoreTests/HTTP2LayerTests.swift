@@ -178,6 +178,31 @@ final class HTTP2LayerTests: XCTestCase {
         XCTAssertEqual(flow.request.fields.map(\.name), ["accept"])
     }
 
+    /// Seen in CI under load: curl closed its connection once it had every byte its
+    /// content-length announced, before nginx's END_STREAM reached harrec; the stream was recorded
+    /// as failed although the client got it whole.
+    func testAClientThatHadTheWholeResponseClosingFirstIsNotAFailure() throws {
+        let h = try HTTP2LayerHarness()
+        let whole = try h.request("/whole")
+        let partial = try h.request("/partial")
+        try h.run()
+        for (path, sent) in [("/whole", 5), ("/partial", 3)] {
+            let oid = try XCTUnwrap(h.originStream(path))
+            try h.origin.sendResponse([HTTPField(name: ":status", value: "200"), HTTPField(name: "content-length", value: "5")],
+                                      on: oid, endStream: false)
+            h.origin.sendData(Array("hello".utf8.prefix(sent)), on: oid)
+        }
+        try h.run()
+        XCTAssertEqual(streamData(h.clientEvents, whole), Array("hello".utf8))
+        XCTAssertEqual(streamData(h.clientEvents, partial), Array("hel".utf8))
+        h.layer.clientLost("client closed the connection", at: h.now)
+        try h.run()
+        let byPath = Dictionary(uniqueKeysWithValues: h.flows.map { ($0.request.url, $0) })
+        XCTAssertNil(byPath["https://api.test/whole"]?.error)
+        XCTAssertEqual(byPath["https://api.test/whole"]?.response?.body.bytes, Array("hello".utf8))
+        XCTAssertEqual(byPath["https://api.test/partial"]?.error, "client closed the connection")
+    }
+
     func testConcurrentStreamsAreSeparateEntriesSharingTheConnection() throws {
         let h = try HTTP2LayerHarness(chunk: 100)
         var clientStreams: [Int32] = []
