@@ -15,12 +15,12 @@ let recordSpec = CommandSpec(
     usage: "harrec [record] --out <file.har> [--http <port>] [--socks <port>] [options]",
     options: [
         OptionSpec("out", short: "o", .value(placeholder: "<file.har>"), help: "Where to write the HAR on exit (required)."),
-        OptionSpec("http", .value(placeholder: "<port>"), help: "HTTP proxy port (0 picks one). Default 8888 when no port is given."),
-        OptionSpec("socks", .value(placeholder: "<port>"), help: "SOCKS5 proxy port (0 picks one). Default 8889 when no port is given."),
-        OptionSpec("listen", .value(placeholder: "<addr>"), help: "Address to listen on (default 127.0.0.1)."),
+        httpPortOption,
+        socksPortOption,
+        listenOption,
         OptionSpec("max-body", .value(placeholder: "<bytes>"), help: "Recording cap per body, e.g. 64m (default 64 MiB). Proxied bodies are never cut."),
         OptionSpec("proxy-auth", .value(placeholder: "<user:pass>"), help: "Require these credentials (HTTP Basic Proxy-Authorization, SOCKS5 method 02); also $HARREC_PROXY_AUTH."),
-        OptionSpec("proxy-auth-file", .value(placeholder: "<file>"), help: "Read user:pass from this file's first line (kept out of ps output)."),
+        proxyAuthFileOption,
         OptionSpec("upstream-timeout", .value(placeholder: "<seconds>"), help: "Upstream silence before a 504 or a cut (default 120)."),
         OptionSpec("connect-timeout", .value(placeholder: "<seconds>"), help: "Upstream DNS + connect limit before a 504 (default 15)."),
         OptionSpec("request-head-timeout", .value(placeholder: "<seconds>"), help: "From a request head's first byte to its end before a 408 (default and most 30)."),
@@ -40,7 +40,7 @@ let recordSpec = CommandSpec(
         internalSuffixOption,
         OptionSpec("keep-journal", .flag, help: "Keep the journal (<file.har>.journal/) after writing the HAR."),
         OptionSpec("no-journal", .flag, help: "Keep the recording in memory only: a crash loses it, and memory grows with it."),
-        OptionSpec("threads", .value(placeholder: "<n>"), help: "Event-loop threads (default: one per core, at most 16)."),
+        threadsOption,
         OptionSpec("quiet", short: "q", .flag, help: "No live line per exchange."),
     ],
     discussion: """
@@ -63,10 +63,7 @@ struct RecordSettings {
     var redaction: RedactionConfiguration?
     var rawOut: String?
     var configuration = ProxyConfiguration()
-    var httpPort: UInt16?
-    var socksPort: UInt16?
-    var address = "127.0.0.1"
-    var loopCount = ProxyServer.defaultLoopCount
+    var listener: ListenerSettings
     var journaled: Bool
     var keepJournal: Bool
     var quiet: Bool
@@ -104,32 +101,8 @@ struct RecordSettings {
             }
             configuration.timeouts.requestHead = seconds
         }
-        if let auth = try proxyAuthSetting(parsed) {
-            guard let colon = auth.value.firstIndex(of: ":"), colon != auth.value.startIndex else {
-                throw UsageError("\(auth.source) needs user:pass")
-            }
-            configuration.credentials = ProxyCredentials(username: String(auth.value[..<colon]),
-                                                         password: String(auth.value[auth.value.index(after: colon)...]))
-        }
-        httpPort = try parsed.value("http").map { try parsePort($0, option: "http") }
-        socksPort = try parsed.value("socks").map { try parsePort($0, option: "socks") }
-        if httpPort == nil && socksPort == nil {
-            httpPort = 8888
-            socksPort = 8889
-        }
-        address = parsed.value("listen") ?? "127.0.0.1"
-        // Anyone who reaches a LAN listener could reach every service bound to this machine's
-        // loopback through it: an open proxy is refused, not merely warned about.
-        if !isLoopbackAddress(address) && configuration.credentials == nil {
-            throw UsageError("--listen \(address) is reachable from the network: anyone there could use this proxy to reach this machine's local services. " +
-                             "Require credentials with --proxy-auth-file <file> (or $HARREC_PROXY_AUTH, or --proxy-auth user:pass)")
-        }
-        if let text = parsed.value("threads") {
-            guard let value = Int(text), (1...ProxyServer.maximumLoopCount).contains(value) else {
-                throw UsageError("--threads needs a number from 1 to \(ProxyServer.maximumLoopCount), not '\(text)'")
-            }
-            loopCount = value
-        }
+        listener = try ListenerSettings(parsed)
+        configuration.credentials = listener.credentials
         if !parsed.flag("no-intercept") {
             configuration.interception = try makeInterception(parsed)
             // The public certificate only, for http://harrec/ca.pem.
@@ -146,7 +119,6 @@ func runRecord(_ arguments: [String]) -> Int32 {
         let settings = try RecordSettings(parsed)
         let out = settings.out
         let configuration = settings.configuration
-        let address = settings.address
         let journaled = settings.journaled
         let log = LogOutput(quiet: settings.quiet)
         let journal: JournalLog?
@@ -164,28 +136,14 @@ func runRecord(_ arguments: [String]) -> Int32 {
             memory = FlowLog()
         }
         let flows: FlowSink = journal ?? memory!
-        let server = try ProxyServer(configuration: configuration, sink: flows, log: log, loopCount: settings.loopCount)
+        let server = try ProxyServer(configuration: configuration, sink: flows, log: log, loopCount: settings.listener.loopCount)
         // Signal handling is in place before the listening lines are printed: a script that
         // sends SIGINT as soon as it sees them must get a clean shutdown.
         try server.handleShutdownSignals()
-        var listening: [String] = []
-        do {
-            if let httpPort = settings.httpPort {
-                let port = try server.listen(label: "HTTP", address: address, port: httpPort)
-                listening.append("harrec: HTTP proxy listening on \(displayAddress(address)):\(port)")
-            }
-            if let socksPort = settings.socksPort {
-                let port = try server.listen(label: "SOCKS5", address: address, port: socksPort)
-                listening.append("harrec: SOCKS5 proxy listening on \(displayAddress(address)):\(port)")
-            }
-        } catch {
-            fail("cannot listen: \(error) (is another proxy running on that port? pick one with --http/--socks)", code: 1)
-        }
-        // Every loop runs before the listening lines: what they announce is ready.
-        server.startLoops()
+        let listening = settings.listener.start(server)
         for line in listening { printErr(line) }
-        if !isLoopbackAddress(address) {
-            printErr("harrec: listening on \(address): reachable from the network; proxy credentials are required")
+        if !isLoopbackAddress(settings.listener.address) {
+            printErr("harrec: listening on \(settings.listener.address): reachable from the network; proxy credentials are required")
         }
         printErr("harrec: recording to \(out) (Ctrl-C to stop)")
         if settings.redaction == nil {

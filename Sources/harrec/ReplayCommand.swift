@@ -14,10 +14,10 @@ let replaySpec = CommandSpec(
     abstract: "Serve a HAR as a proxy (HTTP and SOCKS5): any client gets the recorded responses.",
     usage: "harrec replay <file.har> [--http <port>] [--socks <port>] [options] | harrec replay --reset [--proxy <host:port>]",
     options: [
-        OptionSpec("http", .value(placeholder: "<port>"), help: "HTTP proxy port (0 picks one). Default 8888 when no port is given."),
-        OptionSpec("socks", .value(placeholder: "<port>"), help: "SOCKS5 proxy port (0 picks one). Default 8889 when no port is given."),
-        OptionSpec("listen", .value(placeholder: "<addr>"), help: "Address to listen on (default 127.0.0.1)."),
-        OptionSpec("proxy-auth-file", .value(placeholder: "<file>"), help: "Require user:pass from this file's first line (needed off loopback); also $HARREC_PROXY_AUTH."),
+        httpPortOption,
+        socksPortOption,
+        listenOption,
+        proxyAuthFileOption,
         caDirOption,
         OptionSpec("no-intercept", .flag, help: "Do not terminate TLS: https through the replay then fails (tunnels are closed)."),
         OptionSpec("page", .value(placeholder: "<title|id>"), help: "Serve one scenario: the entries of this HAR page."),
@@ -33,7 +33,7 @@ let replaySpec = CommandSpec(
         OptionSpec("strict", .flag, help: "Exit 1 when an item was never served, a request matched nothing or a WebSocket client diverged (a CI gate)."),
         OptionSpec("reset", .flag, help: "Tell a running replay to restart its queues (between tests), then exit."),
         OptionSpec("proxy", .value(placeholder: "<host:port>"), help: "With --reset: the replay's HTTP address (default 127.0.0.1:8888)."),
-        OptionSpec("threads", .value(placeholder: "<n>"), help: "Event-loop threads (default: one per core, at most 16)."),
+        threadsOption,
         OptionSpec("quiet", short: "q", .flag, help: "No live line per request (unmatched ones still show in the summary)."),
     ],
     positionals: [],
@@ -74,51 +74,16 @@ func runReplay(_ arguments: [String]) -> Int32 {
             configuration.interception = try makeInterception(parsed)
             configuration.caCertificatePEM = configuration.interception?.authority.map { Array($0.certificatePEM.utf8) }
         }
-        if let auth = try proxyAuthSetting(parsed) {
-            guard let colon = auth.value.firstIndex(of: ":"), colon != auth.value.startIndex else {
-                throw UsageError("\(auth.source) needs user:pass")
-            }
-            configuration.credentials = ProxyCredentials(username: String(auth.value[..<colon]),
-                                                         password: String(auth.value[auth.value.index(after: colon)...]))
-        }
-        var httpPort = try parsed.value("http").map { try parsePort($0, option: "http") }
-        var socksPort = try parsed.value("socks").map { try parsePort($0, option: "socks") }
-        if httpPort == nil && socksPort == nil {
-            httpPort = 8888
-            socksPort = 8889
-        }
-        let address = parsed.value("listen") ?? "127.0.0.1"
-        if !isLoopbackAddress(address) && configuration.credentials == nil {
-            throw UsageError("--listen \(address) is reachable from the network; require credentials with --proxy-auth-file <file> (or $HARREC_PROXY_AUTH)")
-        }
-        var loopCount = ProxyServer.defaultLoopCount
-        if let text = parsed.value("threads") {
-            guard let value = Int(text), (1...ProxyServer.maximumLoopCount).contains(value) else {
-                throw UsageError("--threads needs a number from 1 to \(ProxyServer.maximumLoopCount), not '\(text)'")
-            }
-            loopCount = value
-        }
+        let listener = try ListenerSettings(parsed)
+        configuration.credentials = listener.credentials
 
         let log = LogOutput(quiet: parsed.flag("quiet"))
         // Only forwarded exchanges are recorded, in memory, and only when --out keeps them.
         let forwarded: FlowLog? = out == nil ? nil : FlowLog()
         let sink: FlowSink = forwarded ?? DiscardingSink()
-        let server = try ProxyServer(configuration: configuration, sink: sink, log: log, loopCount: loopCount)
+        let server = try ProxyServer(configuration: configuration, sink: sink, log: log, loopCount: listener.loopCount)
         try server.handleShutdownSignals()
-        var listening: [String] = []
-        do {
-            if let httpPort {
-                let port = try server.listen(label: "HTTP", address: address, port: httpPort)
-                listening.append("harrec: HTTP proxy listening on \(displayAddress(address)):\(port)")
-            }
-            if let socksPort {
-                let port = try server.listen(label: "SOCKS5", address: address, port: socksPort)
-                listening.append("harrec: SOCKS5 proxy listening on \(displayAddress(address)):\(port)")
-            }
-        } catch {
-            fail("cannot listen: \(error) (is another proxy running on that port? pick one with --http/--socks)", code: 1)
-        }
-        server.startLoops()
+        let listening = listener.start(server)
         for line in listening { printErr(line) }
         printErr("harrec: replaying \(service.itemCount) recorded \(service.itemCount == 1 ? "response" : "responses") from \(path) (Ctrl-C to stop)")
         for note in startupNotes { printErr(note) }

@@ -377,7 +377,7 @@ def test_websocket_conversations_are_replayed(harrec, harrec_tls, ws_server, wss
     secure.stop()
 
     rp = replay(harrec, px, px.har_path, "--strict")
-    assert "replaying 2 recorded responses" in rp.stderr_text
+    assert rp.wait_for_stderr("replaying 2 recorded responses"), rp.stderr_text
     socks = f"socks5h://127.0.0.1:{rp.socks_port}"
     for url, expected in zip(urls, recorded):
         assert asyncio.run(converse(url, rp.http_proxy, px.ca_pem, script, [1, 2, 1])) == expected
