@@ -97,3 +97,26 @@ package enum HARReplayConversations {
         return RecordedConversation.Message(fromClient: type == "send", opcode: code, data: data, time: time)
     }
 }
+
+/// Tunnels the recording could not open (a CONNECT or SOCKS5 entry marked `_refused`, harrec's
+/// record of a refused or unreachable target), for `harrec replay` to refuse again.
+package enum HARReplayRefusedTunnels {
+    /// "host:port" (lowercased) -> the recorded `_error`, for targets the recording has no
+    /// exchange with: a target that answered in the same recording is served, not refused.
+    package static func make(from log: HARLog) -> [String: String] {
+        var refused: [String: String] = [:]
+        var answered: Set<String> = []
+        for entry in log.entries {
+            guard let parts = MockURLParts(HARReplayConversations.httpURL(entry.request.url)),
+                  let port = parts.effectivePort else { continue }
+            let key = "\(parts.host):\(port)"
+            let isRefusal = entry.custom.contains { $0.key == "_refused" && $0.value == .bool(true) }
+            if isRefusal && entry.request.method.uppercased() == "CONNECT" {
+                refused[key] = HARScenarioBuilder.recordedError(entry) ?? "refused"
+            } else if entry.response.status > 0 {
+                answered.insert(key)
+            }
+        }
+        return refused.filter { !answered.contains($0.key) }
+    }
+}

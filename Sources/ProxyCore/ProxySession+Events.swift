@@ -119,6 +119,25 @@ extension ProxySession {
         }
     }
 
+    /// A tunnel that cannot be opened: the SOCKS5 failure reply or a 502/504 to CONNECT, the
+    /// refusal recorded, and the connection closed.
+    func refuseTunnel(_ target: ProxyTarget, viaSOCKS: Bool, _ failure: UpstreamFailure, startedAt: Double? = nil) {
+        let reason = "cannot connect to \(target): \(failure.message)"
+        var answer: ErrorResponses.Answer?
+        var recordedReason = reason
+        if viaSOCKS {
+            let reply = socks.connectFailed(failure.kind)
+            commands.append(.sendToClient(reply))
+            if reply.count > 1 { recordedReason += " (SOCKS5 reply \(reply[1]))" }
+        } else {
+            answer = ErrorResponses.answer(status: failure.kind == .timeout ? 504 : 502, reason: reason, close: true)
+            commands.append(.sendToClient(answer!.bytes))
+        }
+        recordRefusal(Refusals.tunnelRequest(target, viaSOCKS: viaSOCKS), response: answer?.recorded,
+                      reason: recordedReason, startedAt: startedAt ?? now)
+        finish(log: .tunnelFailed(target, reason: failure.message))
+    }
+
     /// An upstream connection could not be made.
     public func upstreamConnectFailed(_ upstreamID: UpstreamID, _ failure: UpstreamFailure, at time: Double) {
         now = max(now, time)
@@ -127,19 +146,7 @@ extension ProxySession {
         let reason = "cannot connect to \(current.target): \(failure.message)"
         switch mode {
         case .connectingTunnel(_, let viaSOCKS):
-            var answer: ErrorResponses.Answer?
-            var recordedReason = reason
-            if viaSOCKS {
-                let reply = socks.connectFailed(failure.kind)
-                commands.append(.sendToClient(reply))
-                if reply.count > 1 { recordedReason += " (SOCKS5 reply \(reply[1]))" }
-            } else {
-                answer = ErrorResponses.answer(status: failure.kind == .timeout ? 504 : 502, reason: reason, close: true)
-                commands.append(.sendToClient(answer!.bytes))
-            }
-            recordRefusal(Refusals.tunnelRequest(current.target, viaSOCKS: viaSOCKS), response: answer?.recorded,
-                          reason: recordedReason, startedAt: current.connectStartedAt)
-            finish(log: .tunnelFailed(current.target, reason: failure.message))
+            refuseTunnel(current.target, viaSOCKS: viaSOCKS, failure, startedAt: current.connectStartedAt)
         case .http:
             failExchange(reason, respondWith: failure.kind == .timeout ? 504 : 502)
         case .awaitingUpstreamALPN:

@@ -26,6 +26,11 @@ extension ProxySession {
 
     func openTunnel(to target: ProxyTarget, viaSOCKS: Bool) {
         mode = .connectingTunnel(target, viaSOCKS: viaSOCKS)
+        if !ReservedHost.isReserved(target), let failure = configuration.replay?.refusedTunnel(target) {
+            // The recording could not open this tunnel: neither can the replay.
+            refuseTunnel(target, viaSOCKS: viaSOCKS, failure)
+            return
+        }
         if ReservedHost.isReserved(target) || configuration.replay != nil {
             // harrec:80 through SOCKS5 or CONNECT (how a SOCKS client sends http://harrec/):
             // nothing to connect to; its requests are answered here. So are a replay's.

@@ -85,6 +85,8 @@ package struct ReplaySummary: Sendable {
     /// Where replayed WebSocket clients did not follow the recording, the first `keptUnmatched`.
     package var divergences: [String]
     package var divergenceCount: Int
+    /// Tunnels refused because the recording's were.
+    package var refusedCount: Int
     package var servedCount: Int
 }
 
@@ -107,11 +109,14 @@ package final class ReplayService: Sendable {
         var forwardedCount = 0
         var servedCount = 0
         var sockets: ServingQueue
+        var refusedCount = 0
         var divergences: [String] = []
         var divergenceCount = 0
     }
 
     private let responses: [ReplayResponse]
+    /// "host:port" -> the recorded error, for tunnels the recording could not open.
+    private let refusedTunnels: [String: String]
     private let conversations: [RecordedConversation]
     private let remaps: [HostRemap]
     private let resetTriggers: [ReplayResetTrigger]
@@ -125,7 +130,9 @@ package final class ReplayService: Sendable {
     /// `activation`: how the user chose what is served, for the diagnosis' advice.
     package init(entries: [QueueEntry], source: String, remaps: [HostRemap] = [], resetOn: [ReplayResetTrigger] = [],
                  activation: String = "harrec replay", passthrough: Bool = false, recordedLatency: Bool = false,
-                 webSockets: (entries: [QueueEntry], conversations: [RecordedConversation]) = ([], [])) {
+                 webSockets: (entries: [QueueEntry], conversations: [RecordedConversation]) = ([], []),
+                 refusedTunnels: [String: String] = [:]) {
+        self.refusedTunnels = refusedTunnels
         self.passthrough = passthrough
         self.recordedLatency = recordedLatency
         conversations = webSockets.conversations
@@ -201,6 +208,22 @@ package final class ReplayService: Sendable {
         }
     }
 
+    /// How a tunnel to `target` failed in the recording, or nil when it is served. The failure's
+    /// kind comes from the recorded error's words (refused, DNS, timeout, ...).
+    package func refusedTunnel(_ target: ProxyTarget) -> UpstreamFailure? {
+        guard let error = refusedTunnels["\(target.host.lowercased()):\(target.port)"] else { return nil }
+        let kind: UpstreamFailure.Kind
+        switch HARScenarioBuilder.failureCode(forRecordedError: error) {
+        case .cannotFindHost: kind = .dns
+        case .timedOut: kind = .timeout
+        case .cannotConnectToHost: kind = error.lowercased().contains("unreachable") ? .unreachable : .refused
+        case .networkConnectionLost: kind = .reset
+        default: kind = .other
+        }
+        state.withLock { $0.refusedCount += 1 }
+        return UpstreamFailure(kind, "as recorded: \(error)")
+    }
+
     /// A replayed WebSocket client did not follow the recording (`line` says where and how).
     package func noteDivergence(_ line: String) {
         state.withLock { s in
@@ -220,7 +243,8 @@ package final class ReplayService: Sendable {
                 + s.sockets.entries.indices.filter { !s.sockets.everServed[$0] }.map { s.sockets.label($0) }
             return ReplaySummary(neverServed: never, unmatched: s.unmatched, unmatchedCount: s.unmatchedCount,
                                  forwarded: s.forwarded, forwardedCount: s.forwardedCount,
-                                 divergences: s.divergences, divergenceCount: s.divergenceCount, servedCount: s.servedCount)
+                                 divergences: s.divergences, divergenceCount: s.divergenceCount,
+                                 refusedCount: s.refusedCount, servedCount: s.servedCount)
         }
     }
 

@@ -151,7 +151,8 @@ func makeReplayService(_ parsed: ParsedArguments, path: String) throws -> Replay
     return ReplayService(entries: HARReplayEntries.make(from: log, options: options), source: source, remaps: remaps,
                          resetOn: triggers, activation: "harrec replay \(lastPathComponent(path))",
                          passthrough: parsed.flag("passthrough"), recordedLatency: scenario.latency == .recorded,
-                         webSockets: HARReplayConversations.make(from: log, options: options))
+                         webSockets: HARReplayConversations.make(from: log, options: options),
+                         refusedTunnels: HARReplayRefusedTunnels.make(from: log))
 }
 
 /// `api.example.com=127.0.0.1:9000`: requests to 127.0.0.1:9000 (http or https; https by default
@@ -183,6 +184,9 @@ func replaySummaryLines(_ summary: ReplaySummary) -> [String] {
         lines.append("harrec replay: \(summary.forwardedCount) \(summary.forwardedCount == 1 ? "request" : "requests") matched nothing and \(summary.forwardedCount == 1 ? "was" : "were") forwarded (--passthrough):")
         lines += summary.forwarded.prefix(20).map { "  " + sanitizedForLog($0) }
         if summary.forwardedCount > 20 { lines.append("  … and \(summary.forwardedCount - 20) more") }
+    }
+    if summary.refusedCount > 0 {
+        lines.append("harrec replay: refused \(summary.refusedCount) \(summary.refusedCount == 1 ? "tunnel" : "tunnels") as recorded")
     }
     if summary.divergenceCount > 0 {
         lines.append("harrec replay: \(summary.divergenceCount) WebSocket \(summary.divergenceCount == 1 ? "divergence" : "divergences") from the recording:")

@@ -139,6 +139,27 @@ final class ReplaySessionTests: XCTestCase {
         XCTAssertTrue(closing.contains(.closeClient))
     }
 
+    func testATunnelTheRecordingCouldNotOpenIsRefusedAgain() {
+        let service = ReplayService(entries: [], source: "t",
+                                    refusedTunnels: ["down.test:443": "cannot connect to down.test:443: connection refused"])
+        var configuration = ProxyConfiguration()
+        configuration.replay = service
+        configuration.recordRefusals = false
+        let p = Playbook(configuration: configuration)
+        let commands = p.client("CONNECT down.test:443 HTTP/1.1\r\nHost: down.test:443\r\n\r\n")
+        XCTAssertTrue(text(clientBytes(commands)).hasPrefix("HTTP/1.1 502 "), text(clientBytes(commands)))
+        XCTAssertTrue(commands.contains(.closeClient))
+        XCTAssertEqual(service.summary().refusedCount, 1)
+        // Through SOCKS5 the reply says "connection refused" (5).
+        let socks = Playbook(configuration: configuration)
+        _ = socks.client([5, 1, 0])
+        let reply = clientBytes(socks.client([5, 1, 0, 3, 9] + Array("down.test".utf8) + [1, 187]))
+        XCTAssertEqual(Array(reply.prefix(2)), [5, 5])
+        // Other targets are served.
+        let open = Playbook(configuration: configuration)
+        XCTAssertTrue(text(clientBytes(open.client("CONNECT up.test:443 HTTP/1.1\r\nHost: up.test:443\r\n\r\n"))).hasPrefix("HTTP/1.1 200"))
+    }
+
     func testResetTriggerParsing() {
         XCTAssertEqual(ReplayResetTrigger("get /v1/logout")?.method, "GET")
         XCTAssertEqual(ReplayResetTrigger("/v1/logout")?.method, nil)

@@ -390,3 +390,22 @@ def test_websocket_conversations_are_replayed(harrec, harrec_tls, ws_server, wss
     assert rp.finish() == 1, "--strict fails on a divergence"
     assert "harrec replay: 1 WebSocket divergence from the recording:" in rp.stderr_text
     assert "never served" not in rp.stderr_text
+
+
+def test_a_tunnel_the_recording_could_not_open_is_refused_again(harrec, harrec_tls, origin, closed_port):
+    """A CONNECT (and a SOCKS5 connect) to a port that refused while recording is refused by the
+    replay too; the rest of the recording is served."""
+    px = harrec_tls.start("--no-redact")
+    assert curl("-x", px.http_proxy, f"https://127.0.0.1:{closed_port}/").rc != 0
+    assert curl("-x", px.http_proxy, "-o", "/dev/null", f"{origin.base_url}/counter?k=a").rc == 0
+    har = px.stop()
+    origin.stop()
+    assert any(e.get("_refused") and e["request"]["method"] == "CONNECT" for e in entries(har))
+    rp = replay(harrec, px, px.har_path)
+    r = curl("-x", rp.http_proxy, "-w", "%{http_connect}", f"https://127.0.0.1:{closed_port}/")
+    assert r.rc != 0 and r.out == b"502", (r.rc, r.out, r.err)
+    r = curl("-x", rp.socks_proxy, f"https://127.0.0.1:{closed_port}/")
+    assert r.rc == 97 or "refused" in r.err.lower(), (r.rc, r.err)
+    assert curl("-x", rp.http_proxy, f"{origin.base_url}/counter?k=a").out == recorded_bodies(har, "/counter?k=a")[0]
+    assert rp.finish() == 0
+    assert "harrec replay: refused 2 tunnels as recorded" in rp.stderr_text
