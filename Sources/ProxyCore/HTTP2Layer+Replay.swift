@@ -87,7 +87,7 @@ extension HTTP2Layer {
                 if !(response.status < 200 || response.status == 204 || response.status == 304) {
                     fields.append(HTTPField(name: "content-length", value: String(response.body.count)))
                 }
-                send(stream, fields: fields, body: method == "HEAD" ? [] : response.body)
+                send(stream, fields: fields, body: method == "HEAD" ? [] : Array(response.body))
                 if context.liveLog {
                     outputs.append(.log(.replayed(method: method, url: url, status: response.status, label: response.label)))
                 }

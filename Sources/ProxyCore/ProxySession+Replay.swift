@@ -101,7 +101,7 @@ extension ProxySession {
                 sendClient(response.keepAliveWire)
             } else {
                 sendClient(response.head(close: close))
-                if !headOnly { sendClient(response.body) }
+                if !headOnly { sendClient(Array(response.body)) }
             }
             if configuration.liveLog {
                 log(.replayed(method: current.method, url: current.url, status: response.status, label: response.label))

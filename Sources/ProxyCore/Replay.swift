@@ -9,22 +9,37 @@ package struct ReplayResponse: Sendable {
     package var status: Int
     /// The recorded headers without framing or hop-by-hop ones (HARScenarioBuilder drops them).
     package var fields: HTTPFields
-    package var body: [UInt8]
     /// Seconds to wait before answering (`--latency recorded`); nil answers at once.
     package var delay: Double?
     /// A recorded transport failure: the client's connection is closed instead of answered.
     package var failure: MockFailureCode?
     /// "#3 GET /v1/feed", for the live log and the summary.
     package var label: String
-    /// Head and body for a keep-alive HTTP/1.1 client, made once (the common case).
-    package var keepAliveWire: [UInt8] = []
+    /// Head and body for a keep-alive HTTP/1.1 client, made once (the common case); the body is
+    /// kept only here, so a replayed HAR costs its bodies once in memory.
+    package private(set) var keepAliveWire: [UInt8] = []
+    private var bodyStart = 0
+
+    /// The recorded body (decoded).
+    package var body: ArraySlice<UInt8> { keepAliveWire[bodyStart...] }
+
+    init(status: Int, fields: HTTPFields, body: [UInt8], delay: Double?, failure: MockFailureCode?, label: String) {
+        self.status = status; self.fields = fields; self.delay = delay; self.failure = failure; self.label = label
+        let head = ReplayResponse.head(status: status, fields: fields, bodyCount: body.count, close: false)
+        keepAliveWire = head + body
+        bodyStart = head.count
+    }
 
     /// The HTTP/1.1 head: recorded fields, then the framing for `body`.
     package func head(close: Bool) -> [UInt8] {
+        ReplayResponse.head(status: status, fields: fields, bodyCount: body.count, close: close)
+    }
+
+    private static func head(status: Int, fields: HTTPFields, bodyCount: Int, close: Bool) -> [UInt8] {
         var out = fields
         // RFC 9110 §8.6: no Content-Length in 1xx, 204 and 304 responses.
         if !(status < 200 || status == 204 || status == 304) {
-            out.append(name: "Content-Length", value: String(body.count))
+            out.append(name: "Content-Length", value: String(bodyCount))
         }
         if close { out.append(name: "Connection", value: "close") }
         return (try? HTTP1Serializer.responseHead(version: .http11, status: status,
@@ -142,7 +157,13 @@ package final class ReplayService: Sendable {
         self.remaps = remaps
         resetTriggers = resetOn
         self.activation = activation
-        state = Mutex(State(queue: ServingQueue(entries: entries, source: source),
+        // The queue matches and diagnoses; the bodies live in `responses` only.
+        let withoutBodies = entries.map { entry -> QueueEntry in
+            var entry = entry
+            entry.item.response.body = .empty
+            return entry
+        }
+        state = Mutex(State(queue: ServingQueue(entries: withoutBodies, source: source),
                             sockets: ServingQueue(entries: webSockets.entries, source: source)))
     }
 
@@ -310,9 +331,7 @@ package final class ReplayService: Sendable {
             status = 502
         }
         if !(100...599).contains(status) && mock.failureCode == nil { status = 502 }
-        var response = ReplayResponse(status: status, fields: fields, body: body, delay: mock.delay,
-                                      failure: mock.failureCode, label: label)
-        if response.failure == nil { response.keepAliveWire = response.head(close: false) + body }
-        return response
+        return ReplayResponse(status: status, fields: fields, body: body, delay: mock.delay,
+                              failure: mock.failureCode, label: label)
     }
 }

@@ -409,3 +409,32 @@ def test_a_tunnel_the_recording_could_not_open_is_refused_again(harrec, harrec_t
     assert curl("-x", rp.http_proxy, f"{origin.base_url}/counter?k=a").out == recorded_bodies(har, "/counter?k=a")[0]
     assert rp.finish() == 0
     assert "harrec replay: refused 2 tunnels as recorded" in rp.stderr_text
+
+
+def test_parallel_clients_share_one_queue(harrec, harrec_tls, origin):
+    """40 clients at once on two event loops: each recorded repeat is served exactly once (the
+    queue is one, under one lock), the last one to everyone after."""
+    import concurrent.futures
+
+    px = harrec_tls.start("--no-redact")
+    for _ in range(30):
+        assert curl("-x", px.http_proxy, "-o", "/dev/null", f"{origin.base_url}/counter?k=p").rc == 0
+    har = px.stop()
+    origin.stop()
+    recorded = recorded_bodies(har, "/counter?k=p")
+    assert len(set(recorded)) == 30
+    rp = replay(harrec, px, px.har_path, "--threads", "2")
+
+    def one(_):
+        conn = http.client.HTTPConnection("127.0.0.1", rp.http_port, timeout=10)
+        try:
+            conn.request("GET", f"{origin.base_url}/counter?k=p", headers={"Host": f"127.0.0.1:{origin.port}"})
+            return conn.getresponse().read()
+        finally:
+            conn.close()
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=40) as pool:
+        got = list(pool.map(one, range(40)))
+    assert sorted(got) == sorted(recorded[:29] + [recorded[29]] * 11), "each .once item once, then the last"
+    assert rp.finish() == 0
+    assert "served 40 requests" in rp.stderr_text
