@@ -160,6 +160,22 @@ final class ReplaySessionTests: XCTestCase {
         XCTAssertTrue(text(clientBytes(open.client("CONNECT up.test:443 HTTP/1.1\r\nHost: up.test:443\r\n\r\n"))).hasPrefix("HTTP/1.1 200"))
     }
 
+    func testABodyTooLargeToMatchGets413AndTheConnectionCloses() {
+        let (p, service) = playbook([item("POST", "/upload", text: "ok")])
+        let size = ReplayService.maximumRequestBody + 1
+        var commands = p.client("POST http://api.test/upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: \(size)\r\n\r\n")
+        let chunk = [UInt8](repeating: 0x61, count: 1 << 20)
+        var sent = 0
+        while sent < size && !commands.contains(.closeClient) {
+            let piece = min(chunk.count, size - sent)
+            commands = p.client(Array(chunk.prefix(piece)))
+            sent += piece
+        }
+        XCTAssertTrue(text(clientBytes(commands)).hasPrefix("HTTP/1.1 413 "), text(clientBytes(commands)))
+        XCTAssertTrue(commands.contains(.closeClient))
+        XCTAssertEqual(service.summary().servedCount, 0)
+    }
+
     func testResetTriggerParsing() {
         XCTAssertEqual(ReplayResetTrigger("get /v1/logout")?.method, "GET")
         XCTAssertEqual(ReplayResetTrigger("/v1/logout")?.method, nil)
