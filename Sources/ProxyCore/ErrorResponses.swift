@@ -24,8 +24,9 @@ enum ErrorResponses {
         fields.append(name: "Content-Length", value: String(body.count))
         if close { fields.append(name: "Connection", value: "close") }
         // The fields are ours and valid, so the serializer cannot refuse them.
-        let head = (try? HTTP1Serializer.responseHead(version: .http11, status: status, reason: phrase(status), fields: fields)) ?? []
-        var recorded = RecordedResponse(status: status, reason: phrase(status), httpVersion: "HTTP/1.1",
+        let reason = HTTP1Forwarding.reasonPhrase(status, fallback: "Error")
+        let head = (try? HTTP1Serializer.responseHead(version: .http11, status: status, reason: reason, fields: fields)) ?? []
+        var recorded = RecordedResponse(status: status, reason: reason, httpVersion: "HTTP/1.1",
                                         fields: fields.fields, headSize: head.count)
         recorded.body = RecordedBody(bytes: body, wireSize: body.count)
         return Answer(bytes: head + body, recorded: recorded)
@@ -40,15 +41,4 @@ enum ErrorResponses {
     /// The reply to a CONNECT harrec accepted.
     static let connectionEstablished: [UInt8] =
         (try? HTTP1Serializer.responseHead(version: .http11, status: 200, reason: "Connection established", fields: HTTPFields())) ?? []
-
-    static func phrase(_ status: Int) -> String {
-        switch status {
-        case 400: return "Bad Request"
-        case 407: return "Proxy Authentication Required"
-        case 408: return "Request Timeout"
-        case 502: return "Bad Gateway"
-        case 504: return "Gateway Timeout"
-        default: return "Error"
-        }
-    }
 }

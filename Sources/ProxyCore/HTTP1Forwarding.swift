@@ -90,7 +90,7 @@ enum HTTP1Forwarding {
     }
 
     /// The usual reason phrase of a status (HTTP/2 has none; HTTP/1.1 clients get this one).
-    static func reasonPhrase(_ status: Int) -> String {
+    static func reasonPhrase(_ status: Int, fallback: String? = nil) -> String {
         switch status {
         case 100: return "Continue"
         case 103: return "Early Hints"
@@ -110,6 +110,8 @@ enum HTTP1Forwarding {
         case 403: return "Forbidden"
         case 404: return "Not Found"
         case 405: return "Method Not Allowed"
+        case 407: return "Proxy Authentication Required"
+        case 408: return "Request Timeout"
         case 409: return "Conflict"
         case 410: return "Gone"
         case 412: return "Precondition Failed"
@@ -122,7 +124,7 @@ enum HTTP1Forwarding {
         case 502: return "Bad Gateway"
         case 503: return "Service Unavailable"
         case 504: return "Gateway Timeout"
-        default: return "Status \(status)"
+        default: return fallback ?? "Status \(status)"
         }
     }
 

@@ -33,7 +33,8 @@ final class ErrorResponsesTests: XCTestCase {
         XCTAssertFalse(auth.contains("Connection: close"))
         XCTAssertTrue(auth.hasSuffix("\r\n\r\nharrec: proxy authentication required\n"))
         XCTAssertEqual(String(decoding: ErrorResponses.connectionEstablished, as: UTF8.self), "HTTP/1.1 200 Connection established\r\n\r\n")
-        XCTAssertEqual(ErrorResponses.phrase(408), "Request Timeout")
-        XCTAssertEqual(ErrorResponses.phrase(599), "Error")
+        XCTAssertEqual(HTTP1Forwarding.reasonPhrase(408), "Request Timeout")
+        XCTAssertEqual(HTTP1Forwarding.reasonPhrase(599, fallback: "Error"), "Error")
+        XCTAssertEqual(HTTP1Forwarding.reasonPhrase(599), "Status 599")
     }
 }
