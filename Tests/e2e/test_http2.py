@@ -349,3 +349,69 @@ def test_h2_entries_are_redacted_like_any_other(harrec_tls, nginx_h2, tmp_path):
     assert token not in px.har_text and secret not in px.har_text
     auth = next(h["value"] for h in entry["request"]["headers"] if h["name"] == "authorization")
     assert auth.startswith("Bearer ") and token not in auth
+
+
+def test_many_streams_under_a_small_descriptor_limit(test_pki, nginx_h2, tmp_path):
+    """HTTP/2 soak at `ulimit -n 40`: 8 connections with up to 100 streams each in flight, 1,200
+    requests in all. Streams cost no descriptors, so every one succeeds byte for byte, the HAR has
+    one entry per stream on 8 connections, and harrec's memory stays bounded."""
+    import re
+    import resource
+    import signal
+    import threading
+
+    from conftest import LISTEN_RE, validate_har_file
+    from helpers import HARREC_BIN, vmrss_kib
+
+    har_path = tmp_path / "soak.har"
+    proc = subprocess.Popen(
+        [HARREC_BIN, "record", "--http", "0", "--socks", "0", "--out", str(har_path), "--no-redact", "--quiet",
+         "--ca-dir", str(tmp_path / "ca"), "--upstream-ca", str(test_pki / "ca.pem")],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40)))
+    lines, port = [], []
+    ready = threading.Event()
+
+    def read():
+        for raw in proc.stderr:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            lines.append(line)
+            m = LISTEN_RE.match(line)
+            if m and m.group(1) == "HTTP":
+                port.append(int(m.group(2)))
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    assert ready.wait(15) and port, "\n".join(lines)
+    proxy = f"http://127.0.0.1:{port[0]}"
+    base = f"https://localhost:{nginx_h2.h2_port}"
+    verify = ssl.create_default_context(cafile=str(tmp_path / "ca" / CA_CERT_NAME))
+    rss_before = vmrss_kib(proc.pid)
+
+    async def client(c):
+        gate = asyncio.Semaphore(100)
+        async with httpx.AsyncClient(http2=True, proxy=proxy, verify=verify, limits=httpx.Limits(max_connections=1),
+                                     timeout=120) as session:
+            async def one(i):
+                n, seed = 1024 + (i * 7919) % 65536, c * 1000 + i
+                async with gate:
+                    r = await session.get(f"{base}/bytes?n={n}&seed={seed}")
+                return r.http_version, r.status_code, r.content == origin_mod.make_bytes(n, seed)
+            return await asyncio.gather(*(one(i) for i in range(150)))
+
+    async def run():
+        return await asyncio.gather(*(client(c) for c in range(8)))
+
+    results = [r for per_client in asyncio.run(run()) for r in per_client]
+    assert len(results) == 1200
+    assert all(r == ("HTTP/2", 200, True) for r in results), [r for r in results if r != ("HTTP/2", 200, True)][:5]
+    rss_after = vmrss_kib(proc.pid)
+    assert rss_after - rss_before < 64 * 1024, (rss_before, rss_after)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(60) == 0, "\n".join(lines)
+    har = validate_har_file(har_path)
+    es = entries(har)
+    assert len(es) == 1200 and not any("_error" in e for e in es)
+    assert len({e["connection"] for e in es}) == 8
+    assert not any(re.search(r"Too many open files", line) for line in lines)
