@@ -1,3 +1,4 @@
+import CSystemShims
 import CLI
 import Glibc
 import HAR
@@ -63,6 +64,8 @@ func runReplay(_ arguments: [String]) -> Int32 {
         fail("--out records what --passthrough forwards; give --passthrough too")
     }
     if let out, out == path { fail("--out must differ from the HAR being replayed") }
+    // Unrecovered data is never overwritten, and two harrecs never share a journal.
+    if let out, let conflict = journalConflict(for: out) { fail(conflict) }
     let (redaction, _) = out.map { outputSettings(parsed, out: $0, outName: "--out") } ?? (nil, nil)
     do {
         let service = try makeReplayService(parsed, path: path)
@@ -78,9 +81,20 @@ func runReplay(_ arguments: [String]) -> Int32 {
         configuration.credentials = listener.credentials
 
         let log = LogOutput(quiet: parsed.flag("quiet"))
-        // Only forwarded exchanges are recorded, in memory, and only when --out keeps them.
-        let forwarded: FlowLog? = out == nil ? nil : FlowLog()
-        let sink: FlowSink = forwarded ?? DiscardingSink()
+        // Only forwarded exchanges are recorded, and only when --out keeps them: journaled as
+        // `record` does, so a killed replay's recording survives (`harrec recover`).
+        let journal: JournalLog?
+        if let out {
+            do {
+                journal = try JournalLog(harPath: out, harrecVersion: harrecVersion, started: wallClock(),
+                                         onError: { message in printErr("harrec: error: \(message)") })
+            } catch {
+                fail("cannot start the journal: \(error)", code: 1)
+            }
+        } else {
+            journal = nil
+        }
+        let sink: FlowSink = journal ?? DiscardingSink()
         let server = try ProxyServer(configuration: configuration, sink: sink, log: log, loopCount: listener.loopCount)
         try server.handleShutdownSignals()
         let listening = listener.start(server)
@@ -92,12 +106,18 @@ func runReplay(_ arguments: [String]) -> Int32 {
 
         let summary = service.summary()
         for line in replaySummaryLines(summary) { printErr(line) }
-        if let out, let forwarded {
-            let flows = FlowArray(forwarded.takeAll(), pageMarks: [])
+        if let out, let journal {
+            let signalsAtStop = UInt(harrec_shutdown_signals_received())
+            let contents: JournalContents
+            do {
+                contents = try journal.finish()
+            } catch {
+                fail("\(error); the journal is kept: harrec recover \(out)", code: 1)
+            }
             let plan = JournalExportPlan(out: out, rawOut: nil, redaction: redaction, quiet: parsed.flag("quiet"),
-                                         journaled: false, keepJournal: false)
-            _ = exportJournal(flows, plan: plan, signalsBefore: 0)
-            printErr("harrec: wrote \(flows.count) forwarded \(flows.count == 1 ? "exchange" : "exchanges") to \(out)")
+                                         journaled: true, keepJournal: false)
+            _ = exportJournal(contents, plan: plan, signalsBefore: signalsAtStop)
+            printErr("harrec: wrote \(contents.count) forwarded \(contents.count == 1 ? "exchange" : "exchanges") to \(out)")
         }
         let clean = summary.neverServed.isEmpty && summary.unmatchedCount == 0 && summary.forwardedCount == 0
             && summary.divergenceCount == 0

@@ -438,3 +438,34 @@ def test_parallel_clients_share_one_queue(harrec, harrec_tls, origin):
     assert sorted(got) == sorted(recorded[:29] + [recorded[29]] * 11), "each .once item once, then the last"
     assert rp.finish() == 0
     assert "served 40 requests" in rp.stderr_text
+
+
+def test_what_passthrough_records_survives_kill_9(harrec, harrec_tls, origin, tmp_path):
+    """--passthrough --out journals like record: after kill -9, `harrec recover` writes the
+    forwarded exchanges, and a new replay refuses to overwrite the unrecovered journal."""
+    import signal
+
+    import origin as origin_mod
+
+    px = harrec_tls.start("--no-redact")
+    assert curl("-x", px.http_proxy, "-o", "/dev/null", f"{origin.base_url}/counter?k=a").rc == 0
+    px.stop()
+    live = origin_mod.OriginServer().start()
+    out = tmp_path / "missing.har"
+    try:
+        rp = replay(harrec, px, px.har_path, "--passthrough", "--out", out, "--no-redact")
+        for i in range(3):
+            assert curl("-x", rp.http_proxy, "-o", "/dev/null", f"{live.base_url}/bytes?n=2000&seed={i}").rc == 0
+        time.sleep(1.5)  # the journal writer syncs at least every 500 ms
+        rp.proc.send_signal(signal.SIGKILL)
+        rp.proc.wait(10)
+        again = subprocess.run([HARREC_BIN, "replay", str(px.har_path), "--passthrough", "--out", str(out),
+                                "--http", "0", "--ca-dir", str(px.ca_dir)], capture_output=True, text=True, timeout=30)
+        assert again.returncode == 2 and "harrec recover" in again.stderr, again.stderr
+        r = subprocess.run([HARREC_BIN, "recover", str(out), "--no-redact"], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        recovered = validate_har_file(out)
+        assert [content_bytes(e["response"]["content"]) for e in entries(recovered)] == \
+            [origin_mod.make_bytes(2000, i) for i in range(3)]
+    finally:
+        live.stop()
