@@ -1,0 +1,238 @@
+"""`harrec replay` (issue 17) beyond HTTP/1 exchanges: HTTP/2 clients, `--passthrough --out`
+(and its journal under kill -9), WebSocket conversations, refused tunnels and parallel clients.
+The recording helpers are test_replay.py's.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import subprocess
+import time
+
+from conftest import validate_har_file
+from helpers import HARREC_BIN, content_bytes, curl, entries
+from test_replay import record, recorded_bodies, replay
+
+
+def test_h2_clients_are_served_over_h2(harrec, harrec_tls, origin, https_origin):
+    """An https client offering h2 gets it from the replay (no upstream to ask), through CONNECT
+    and SOCKS5; streams answer in recorded order, unmatched ones get 599, h2c prior knowledge works
+    in a tunnel too."""
+    import asyncio
+    import ssl
+
+    import httpx
+
+    px, har_path, har = record(harrec_tls, origin, https_origin)
+    secure, base = https_origin.base_url, origin.base_url
+    bodies = recorded_bodies(har, "/counter?k=s")
+    rp = replay(harrec, px, har_path)
+    r = curl("--http2", "-x", rp.http_proxy, "--cacert", px.ca_pem, "-w", "\n%{http_version}", f"{secure}/counter?k=s")
+    body, version = r.out.rsplit(b"\n", 1)
+    assert (version, body) == (b"2", bodies[0]), r.err
+    r = curl("--http2", "-x", rp.socks_proxy.replace("socks5", "socks5h"), "--cacert", px.ca_pem,
+             "-w", "\n%{http_version}", f"{secure}/counter?k=s")
+    assert r.out.rsplit(b"\n", 1) == [bodies[1], b"2"]
+
+    async def run():
+        verify = ssl.create_default_context(cafile=str(px.ca_pem))
+        async with httpx.AsyncClient(http2=True, proxy=rp.http_proxy, verify=verify,
+                                     limits=httpx.Limits(max_connections=1), timeout=30) as client:
+            async def one(i):
+                url = f"{secure}/counter?k=s" if i % 2 == 0 else f"{secure}/not-recorded/{i}"
+                response = await client.get(url)
+                return i, response.http_version, response.status_code, response.content
+            return await asyncio.gather(*(one(i) for i in range(20)))
+
+    for i, version, status, content in asyncio.run(run()):
+        assert version == "HTTP/2"
+        if i % 2 == 0:
+            assert (status, content) == (200, bodies[1]), "the last recorded repeat, again"
+        else:
+            assert status == 599 and b"no response for GET" in content
+    # h2c with prior knowledge inside a CONNECT tunnel.
+    r = curl("--http2-prior-knowledge", "--proxytunnel", "-x", rp.http_proxy, "-w", "\n%{http_version}",
+             f"{base}/counter?k=a")
+    assert r.out.rsplit(b"\n", 1) == [recorded_bodies(har, "/counter?k=a")[0], b"2"], r.err
+    assert rp.finish() == 0
+    assert "10 requests matched nothing" in rp.stderr_text
+
+
+def test_passthrough_forwards_and_records_what_is_missing(harrec, harrec_tls, origin, https_origin, test_pki, tmp_path):
+    """--passthrough: what the HAR answers is served from it; what it does not reaches the real
+    upstream (http and https, bodies with Content-Length and chunked), and --out records exactly
+    those exchanges."""
+    import origin as origin_mod
+
+    px, har_path, har = record(harrec_tls, origin, https_origin)
+    live = origin_mod.OriginServer().start()
+    secure = origin_mod.OriginServer(tls=origin_mod.server_tls_context(test_pki / "server.pem",
+                                                                      test_pki / "server-key.pem")).start()
+    out = tmp_path / "missing.har"
+    try:
+        rp = replay(harrec, px, har_path, "--passthrough", "--out", out, "--no-redact",
+                    "--upstream-ca", test_pki / "ca.pem")
+        # Recorded: served from the HAR (its origin is stopped).
+        assert curl("-x", rp.http_proxy, f"{origin.base_url}/counter?k=a").out == recorded_bodies(har, "/counter?k=a")[0]
+        # Missing: forwarded.
+        r = curl("-x", rp.http_proxy, f"{live.base_url}/json?x=1")
+        assert r.rc == 0 and json.loads(r.out)["path"] == "/json", r.err
+        r = curl("-x", rp.http_proxy, "--data-binary", "hello body", "-H", "Content-Type: text/plain", f"{live.base_url}/echo")
+        assert r.out == b"hello body"
+        r = curl("-x", rp.http_proxy, "--data-binary", "chunked body", "-H", "Transfer-Encoding: chunked",
+                 "-H", "Content-Type: text/plain", f"{live.base_url}/echo")
+        assert r.out == b"chunked body"
+        r = curl("-x", rp.http_proxy, "--cacert", px.ca_pem, "--http1.1", f"{secure.base_url}/bytes?n=3000&seed=5")
+        assert r.rc == 0 and r.out == origin_mod.make_bytes(3000, 5), r.err
+        assert [q["path"] for q in live.requests()] == ["/json", "/echo", "/echo"]
+        assert rp.wait_for_stderr(r"/json\?x=1 no recorded response: forwarded \(--passthrough\)")
+        assert rp.finish() == 0
+        assert "4 requests matched nothing and were forwarded (--passthrough):" in rp.stderr_text
+        recorded = validate_har_file(out)
+        urls = [e["request"]["url"] for e in entries(recorded)]
+        assert urls == [f"{live.base_url}/json?x=1", f"{live.base_url}/echo", f"{live.base_url}/echo",
+                        f"{secure.base_url}/bytes?n=3000&seed=5"]
+        assert [e["request"]["postData"]["text"] for e in entries(recorded)[1:3]] == ["hello body", "chunked body"]
+        assert content_bytes(entries(recorded)[3]["response"]["content"]) == origin_mod.make_bytes(3000, 5)
+    finally:
+        live.stop()
+        secure.stop()
+
+
+def test_passthrough_options_are_checked(harrec, tmp_path):
+    har = tmp_path / "empty.har"
+    har.write_text(json.dumps({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": []}}))
+    r = subprocess.run([HARREC_BIN, "replay", str(har), "--out", str(tmp_path / "x.har"), "--http", "0"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "give --passthrough too" in r.stderr
+
+
+def test_websocket_conversations_are_replayed(harrec, harrec_tls, ws_server, wss_server, test_pki):
+    """A conversation recorded through harrec (ws:// and wss://) replayed to python `websockets`
+    clients with the servers stopped: server messages after the client messages that triggered
+    them, byte for byte; a client that says something else is a divergence (logged, in the
+    summary, --strict fails) and still gets the recorded answers; the recorded close comes back."""
+    import asyncio
+
+    from helpers import client_context
+    from websockets.asyncio.client import connect
+
+    plain, secure = ws_server.start(compression=None), wss_server.start(compression=None)
+    script = ["hello", json.dumps({"op": "send", "n": 2, "kind": "text", "size": 12, "seed": 3}), b"\x00\x01\xff"]
+
+    async def converse(url, proxy, cafile, messages, expect_replies):
+        kw = dict(proxy=proxy, compression=None, ping_interval=None, open_timeout=10, close_timeout=5)
+        if url.startswith("wss"):
+            kw["ssl"] = client_context(cafile)
+        got = []
+        async with connect(url, **kw) as ws:
+            for message, replies in zip(messages, expect_replies):
+                await ws.send(message)
+                for _ in range(replies):
+                    got.append(await asyncio.wait_for(ws.recv(), 10))
+            await ws.close(1000, "done")
+        return got
+
+    px = harrec_tls.start("--no-redact")
+    urls = [plain.url("127.0.0.1", "/chat"), secure.url("localhost", "/secure-chat")]
+    recorded = [asyncio.run(converse(url, px.http_proxy, px.ca_pem, script, [1, 2, 1])) for url in urls]
+    assert recorded[0][0] == "hello" and len(recorded[0][1].encode()) == 12 and recorded[0][3] == b"\x00\x01\xff"
+    har = px.stop()
+    assert sum(1 for e in entries(har) if "_webSocketMessages" in e) == 2
+    plain.stop()
+    secure.stop()
+
+    rp = replay(harrec, px, px.har_path, "--strict")
+    assert rp.wait_for_stderr("replaying 2 recorded responses"), rp.stderr_text
+    socks = f"socks5h://127.0.0.1:{rp.socks_port}"
+    for url, expected in zip(urls, recorded):
+        assert asyncio.run(converse(url, rp.http_proxy, px.ca_pem, script, [1, 2, 1])) == expected
+        assert asyncio.run(converse(url, socks, px.ca_pem, script, [1, 2, 1])) == expected, "the last one repeats"
+    # Another first message: logged as a divergence, the recorded answer still comes.
+    got = asyncio.run(converse(urls[0], rp.http_proxy, px.ca_pem, ["goodbye"], [1]))
+    assert got == ["hello"]
+    assert rp.wait_for_stderr(r'diverges from the recording: client message 1 differs from the recording: '
+                              r'expected text "hello", got text "goodbye"')
+    assert rp.finish() == 1, "--strict fails on a divergence"
+    assert "harrec replay: 1 WebSocket divergence from the recording:" in rp.stderr_text
+    assert "never served" not in rp.stderr_text
+
+
+def test_a_tunnel_the_recording_could_not_open_is_refused_again(harrec, harrec_tls, origin, closed_port):
+    """A CONNECT (and a SOCKS5 connect) to a port that refused while recording is refused by the
+    replay too; the rest of the recording is served."""
+    px = harrec_tls.start("--no-redact")
+    assert curl("-x", px.http_proxy, f"https://127.0.0.1:{closed_port}/").rc != 0
+    assert curl("-x", px.http_proxy, "-o", "/dev/null", f"{origin.base_url}/counter?k=a").rc == 0
+    har = px.stop()
+    origin.stop()
+    assert any(e.get("_refused") and e["request"]["method"] == "CONNECT" for e in entries(har))
+    rp = replay(harrec, px, px.har_path)
+    r = curl("-x", rp.http_proxy, "-w", "%{http_connect}", f"https://127.0.0.1:{closed_port}/")
+    assert r.rc != 0 and r.out == b"502", (r.rc, r.out, r.err)
+    r = curl("-x", rp.socks_proxy, f"https://127.0.0.1:{closed_port}/")
+    assert r.rc == 97 or "refused" in r.err.lower(), (r.rc, r.err)
+    assert curl("-x", rp.http_proxy, f"{origin.base_url}/counter?k=a").out == recorded_bodies(har, "/counter?k=a")[0]
+    assert rp.finish() == 0
+    assert "harrec replay: refused 2 tunnels as recorded" in rp.stderr_text
+
+
+def test_parallel_clients_share_one_queue(harrec, harrec_tls, origin):
+    """40 clients at once on two event loops: each recorded repeat is served exactly once (the
+    queue is one, under one lock), the last one to everyone after."""
+    import concurrent.futures
+
+    px = harrec_tls.start("--no-redact")
+    for _ in range(30):
+        assert curl("-x", px.http_proxy, "-o", "/dev/null", f"{origin.base_url}/counter?k=p").rc == 0
+    har = px.stop()
+    origin.stop()
+    recorded = recorded_bodies(har, "/counter?k=p")
+    assert len(set(recorded)) == 30
+    rp = replay(harrec, px, px.har_path, "--threads", "2")
+
+    def one(_):
+        conn = http.client.HTTPConnection("127.0.0.1", rp.http_port, timeout=10)
+        try:
+            conn.request("GET", f"{origin.base_url}/counter?k=p", headers={"Host": f"127.0.0.1:{origin.port}"})
+            return conn.getresponse().read()
+        finally:
+            conn.close()
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=40) as pool:
+        got = list(pool.map(one, range(40)))
+    assert sorted(got) == sorted(recorded[:29] + [recorded[29]] * 11), "each .once item once, then the last"
+    assert rp.finish() == 0
+    assert "served 40 requests" in rp.stderr_text
+
+
+def test_what_passthrough_records_survives_kill_9(harrec, harrec_tls, origin, tmp_path):
+    """--passthrough --out journals like record: after kill -9, `harrec recover` writes the
+    forwarded exchanges, and a new replay refuses to overwrite the unrecovered journal."""
+    import signal
+
+    import origin as origin_mod
+
+    px = harrec_tls.start("--no-redact")
+    assert curl("-x", px.http_proxy, "-o", "/dev/null", f"{origin.base_url}/counter?k=a").rc == 0
+    px.stop()
+    live = origin_mod.OriginServer().start()
+    out = tmp_path / "missing.har"
+    try:
+        rp = replay(harrec, px, px.har_path, "--passthrough", "--out", out, "--no-redact")
+        for i in range(3):
+            assert curl("-x", rp.http_proxy, "-o", "/dev/null", f"{live.base_url}/bytes?n=2000&seed={i}").rc == 0
+        time.sleep(1.5)  # the journal writer syncs at least every 500 ms
+        rp.proc.send_signal(signal.SIGKILL)
+        rp.proc.wait(10)
+        again = subprocess.run([HARREC_BIN, "replay", str(px.har_path), "--passthrough", "--out", str(out),
+                                "--http", "0", "--ca-dir", str(px.ca_dir)], capture_output=True, text=True, timeout=30)
+        assert again.returncode == 2 and "harrec recover" in again.stderr, again.stderr
+        r = subprocess.run([HARREC_BIN, "recover", str(out), "--no-redact"], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        recovered = validate_har_file(out)
+        assert [content_bytes(e["response"]["content"]) for e in entries(recovered)] == \
+            [origin_mod.make_bytes(2000, i) for i in range(3)]
+    finally:
+        live.stop()
