@@ -134,6 +134,8 @@ extension ProxySession {
             return false
         }
         switch service.decideWebSocket(url: current.url, headers: current.fields) {
+        case .forward:
+            passThrough(current)
         case .unmatched(let diagnosis):
             sendClient(ReplayService.unmatchedResponse(diagnosis, headOnly: false, close: true))
             log(.replayUnmatched(method: current.method, url: current.url, diagnosis: diagnosis))
@@ -215,7 +217,8 @@ extension ProxySession {
                                       originForm: current.route.originForm, method: current.method,
                                       requestFraming: current.framing, forwardedHead: whole,
                                       clientVersion: current.head.version, clientKeepAlive: current.keepAlive,
-                                      isUpgradeRequest: false, lastUpstreamActivity: now)
+                                      isUpgradeRequest: HTTP1Forwarding.isUpgrade(current.head),
+                                      lastUpstreamActivity: now)
         // The head carries the whole request: it goes out in one piece once the upstream is ready.
         forwarded.request = .awaitingUpstream(bodyComplete: true)
         exchange = forwarded

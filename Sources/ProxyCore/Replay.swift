@@ -85,6 +85,8 @@ package enum WebSocketReplayDecision {
     case conversation(RecordedConversation, label: String)
     /// No recorded WebSocket matches: a 599 with the diagnosis.
     case unmatched(diagnosis: String)
+    /// No recorded WebSocket matches, and `--passthrough` opens the real one (and records it).
+    case forward
 }
 
 /// What was served, for `harrec replay`'s summary at exit and `--strict`.
@@ -209,6 +211,7 @@ package final class ReplayService: Sendable {
     /// The conversation for a WebSocket upgrade request (WebSocket items form their own queue:
     /// an upgrade never takes an HTTP item, nor a plain request a conversation).
     package func decideWebSocket(url: String, headers: [HTTPField]) -> WebSocketReplayDecision {
+        let passthrough = self.passthrough
         var lowered: [String: String] = [:]
         for field in headers { lowered[field.name.lowercased()] = field.value }
         var input = MatchInput(method: "GET", url: url, headers: [:], body: [])
@@ -219,6 +222,10 @@ package final class ReplayService: Sendable {
             case .served(let index):
                 s.servedCount += 1
                 return .conversation(conversations[index], label: s.sockets.label(index))
+            case .unmatched where passthrough:
+                s.forwardedCount += 1
+                if s.forwarded.count < ReplayService.keptUnmatched { s.forwarded.append("GET \(url) (websocket)") }
+                return .forward
             case .unmatched(let reports):
                 s.unmatchedCount += 1
                 if s.unmatched.count < ReplayService.keptUnmatched { s.unmatched.append("GET \(url) (websocket)") }

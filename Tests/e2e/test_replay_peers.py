@@ -236,3 +236,33 @@ def test_what_passthrough_records_survives_kill_9(harrec, harrec_tls, origin, tm
             [origin_mod.make_bytes(2000, i) for i in range(3)]
     finally:
         live.stop()
+
+
+def test_passthrough_opens_and_records_a_websocket_the_recording_lacks(harrec, harrec_tls, origin, ws_server, tmp_path):
+    import asyncio
+
+    from websockets.asyncio.client import connect
+
+    px = harrec_tls.start("--no-redact")
+    assert curl("-x", px.http_proxy, "-o", "/dev/null", f"{origin.base_url}/counter?k=a").rc == 0
+    px.stop()
+    live = ws_server.start(compression=None)
+    out = tmp_path / "missing.har"
+    rp = replay(harrec, px, px.har_path, "--passthrough", "--out", out, "--no-redact")
+
+    async def converse():
+        async with connect(live.url("127.0.0.1", "/new-socket"), proxy=rp.http_proxy, compression=None,
+                           ping_interval=None, open_timeout=10) as ws:
+            await ws.send("hi there")
+            answer = await asyncio.wait_for(ws.recv(), 10)
+            await ws.close(1000, "done")
+            return answer
+
+    assert asyncio.run(converse()) == "hi there", "the live server's echo"
+    assert rp.finish() == 0
+    assert "GET http://127.0.0.1:" in rp.stderr_text and "/new-socket (websocket)" in rp.stderr_text
+    recorded = validate_har_file(out)
+    sockets = [e for e in entries(recorded) if "_webSocketMessages" in e]
+    assert len(sockets) == 1 and sockets[0]["request"]["url"].endswith("/new-socket")
+    assert [(m["type"], m["data"]) for m in sockets[0]["_webSocketMessages"] if m["opcode"] == 1] == \
+        [("send", "hi there"), ("receive", "hi there")]
