@@ -154,6 +154,15 @@ public final class ProxySession {
         }
     }
 
+    /// True while the session answers HTTP/1 requests from its own state (`harrec replay`): no
+    /// upstream paces it, so the runtime stops reading the client while the client's own
+    /// answers back up (else a client that pipelines and never reads makes harrec keep an
+    /// endless queue). HTTP/2 output is bounded by the stream windows and concurrent streams.
+    public var answersClientItself: Bool {
+        guard configuration.replay != nil, case .http = mode else { return false }
+        return true
+    }
+
     /// Whether the runtime should read from the upstream now.
     public var wantsUpstreamData: Bool {
         switch mode {

@@ -213,7 +213,9 @@ extension EventLoop {
         let upstreamBacklog = box.upstreams.values.reduce(0) { $0 + $1.pendingOutput }
         if let client = box.client, case .open = client.state {
             var interest: Interest = []
-            if !client.readEOF && box.session.wantsClientData && upstreamBacklog < Self.writeHighWater {
+            let ownBacklog = box.session.answersClientItself ? client.pendingOutput : 0
+            if !client.readEOF && box.session.wantsClientData && upstreamBacklog < Self.writeHighWater
+                && ownBacklog < Self.writeHighWater {
                 interest.insert(.read)
             }
             if client.pendingOutput > 0 { interest.insert(.write) }

@@ -266,3 +266,58 @@ def test_passthrough_opens_and_records_a_websocket_the_recording_lacks(harrec, h
     assert len(sockets) == 1 and sockets[0]["request"]["url"].endswith("/new-socket")
     assert [(m["type"], m["data"]) for m in sockets[0]["_webSocketMessages"] if m["opcode"] == 1] == \
         [("send", "hi there"), ("receive", "hi there")]
+
+
+def test_a_client_that_never_reads_is_not_read_either(harrec, harrec_tls, origin):
+    """A client that pipelines requests for a 100 KB recorded response and reads nothing: harrec
+    stops reading it once its answers back up, so the client cannot make harrec hold an endless
+    queue; when the client reads, every answer arrives."""
+    import socket
+
+    from helpers import vmrss_kib
+
+    px = harrec_tls.start("--no-redact")
+    assert curl("-x", px.http_proxy, "-o", "/dev/null", f"{origin.base_url}/bytes?n=100000&seed=4").rc == 0
+    har = px.stop()
+    origin.stop()
+    body = recorded_bodies(har, "/bytes")[0]
+    rp = replay(harrec, px, px.har_path)
+    before = vmrss_kib(rp.proc.pid)
+    request = (f"GET {origin.base_url}/bytes?n=100000&seed=4 HTTP/1.1\r\nHost: 127.0.0.1:{origin.port}\r\n\r\n").encode()
+    sock = socket.create_connection(("127.0.0.1", rp.http_port))
+    sock.setblocking(False)
+    batch = request * 100
+    sent = 0
+    deadline = time.time() + 3
+    while time.time() < deadline:
+        try:
+            offset = sent % len(batch)  # continue where the last send stopped
+            sent += sock.send(batch[offset:])
+        except BlockingIOError:
+            time.sleep(0.02)
+    requests = sent // len(request)
+    time.sleep(0.5)
+    answered = rp.stderr_text.count(" replayed (item ")
+    assert requests > 5 * answered, (requests, answered)
+    # Socket buffers and the 256 KiB request buffer hold a few MB at most; without backpressure
+    # harrec would take requests as fast as the client sends them (hundreds of MB in 3 s).
+    assert sent < 16 << 20, f"harrec kept reading a client that reads nothing: {sent} bytes of requests"
+    assert vmrss_kib(rp.proc.pid) - before < 48 * 1024
+    sock.setblocking(True)
+    sock.settimeout(20)
+    first = sock.recv(1 << 16)
+    head_end = first.index(b"\r\n\r\n") + 4
+    response_length = head_end + len(body)
+    partial = sent % len(request)
+    if partial:  # the last request was cut: complete it
+        sock.sendall(request[partial:])
+        requests += 1
+    received = len(first)
+    while received < requests * response_length:
+        chunk = sock.recv(1 << 20)
+        assert chunk, f"connection closed after {received} of {requests * response_length} bytes"
+        received += len(chunk)
+    sock.close()
+    assert received == requests * response_length
+    assert rp.finish() == 0
+    assert f"served {requests} requests" in rp.stderr_text
