@@ -45,11 +45,10 @@ extension ProxySession {
             do {
                 event = try requestDecoder.next()
             } catch {
+                replayExchange = nil
                 if clientSentEOF {
-                    replayExchange = nil
                     finish(log: nil)
                 } else {
-                    replayExchange = nil
                     rejectRequest(status: 400, reason: "bad request body: \(error)")
                 }
                 return false
@@ -147,7 +146,7 @@ extension ProxySession {
             fields.append(name: "Sec-WebSocket-Accept", value: ReplayService.webSocketAccept(key: key))
             if let chosen = conversation.subprotocol,
                let offered = current.head.fields["Sec-WebSocket-Protocol"],
-               offered.split(separator: ",").contains(where: { ReplayService.trimmed($0) == chosen }) {
+               offered.split(separator: ",").contains(where: { trimmingSpacesAndTabs($0) == chosen }) {
                 fields.append(name: "Sec-WebSocket-Protocol", value: chosen)
             }
             sendClient((try? HTTP1Serializer.responseHead(version: .http11, status: 101, reason: "Switching Protocols",

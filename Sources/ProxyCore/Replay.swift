@@ -176,15 +176,7 @@ package final class ReplayService: Sendable {
     /// caller can send an unmatched request upstream (`--passthrough`, HTTP/1 clients).
     package func decide(method: String, url: String, headers: [HTTPField], body: [UInt8],
                         canForward: Bool = false) -> ReplayDecision {
-        var lowered: [String: String] = [:]
-        for field in headers {
-            let name = field.name.lowercased()
-            // Repeated headers compared joined, as URLRequest joins them for HARReplayProtocol.
-            lowered[name] = lowered[name].map { $0 + "," + field.value } ?? field.value
-        }
-        var input = MatchInput(method: method, url: url, headers: [:], body: body)
-        input.headers = lowered
-        if let remap = remaps.first(where: { $0.applies(to: input) }) { remap.apply(to: &input) }
+        let input = matchInput(method: method, url: url, headers: headers, body: body)
         let triggered = resetTriggers.contains { $0.matches(input) }
         return state.withLock { s -> ReplayDecision in
             switch s.queue.pick(for: input) {
@@ -201,22 +193,35 @@ package final class ReplayService: Sendable {
                 s.unmatchedCount += 1
                 if s.unmatched.count < ReplayService.keptUnmatched { s.unmatched.append("\(method) \(url)") }
                 let text = s.queue.diagnosis(for: input, reports: reports, owner: ReplayService.owner, activation: activation,
-                                             presenceAdvice: { name in "replay with --ignore-query \(name)" })
+                                             presenceAdvice: ReplayService.presenceAdvice)
                 if triggered { s.queue.reset() }
                 return .unmatched(diagnosis: text)
             }
         }
     }
 
+    /// A request as matching sees it: header names lowercased, repeated headers joined (as
+    /// URLRequest joins them for HARReplayProtocol), and a `--host-map` applied.
+    private func matchInput(method: String, url: String, headers: [HTTPField], body: [UInt8]) -> MatchInput {
+        var lowered: [String: String] = [:]
+        for field in headers {
+            let name = field.name.lowercased()
+            lowered[name] = lowered[name].map { $0 + "," + field.value } ?? field.value
+        }
+        var input = MatchInput(method: method, url: url, headers: [:], body: body)
+        input.headers = lowered
+        if let remap = remaps.first(where: { $0.applies(to: input) }) { remap.apply(to: &input) }
+        return input
+    }
+
+    /// How a diagnosis tells a replay's user to match a query item by presence.
+    private static func presenceAdvice(_ name: String) -> String { "replay with --ignore-query \(name)" }
+
     /// The conversation for a WebSocket upgrade request (WebSocket items form their own queue:
     /// an upgrade never takes an HTTP item, nor a plain request a conversation).
     package func decideWebSocket(url: String, headers: [HTTPField]) -> WebSocketReplayDecision {
         let passthrough = self.passthrough
-        var lowered: [String: String] = [:]
-        for field in headers { lowered[field.name.lowercased()] = field.value }
-        var input = MatchInput(method: "GET", url: url, headers: [:], body: [])
-        input.headers = lowered
-        if let remap = remaps.first(where: { $0.applies(to: input) }) { remap.apply(to: &input) }
+        let input = matchInput(method: "GET", url: url, headers: headers, body: [])
         return state.withLock { s -> WebSocketReplayDecision in
             switch s.sockets.pick(for: input) {
             case .served(let index):
@@ -231,7 +236,7 @@ package final class ReplayService: Sendable {
                 if s.unmatched.count < ReplayService.keptUnmatched { s.unmatched.append("GET \(url) (websocket)") }
                 return .unmatched(diagnosis: s.sockets.diagnosis(for: input, reports: reports, owner: ReplayService.owner,
                                                                  activation: activation,
-                                                                 presenceAdvice: { name in "replay with --ignore-query \(name)" }))
+                                                                 presenceAdvice: ReplayService.presenceAdvice))
             }
         }
     }
@@ -283,13 +288,7 @@ package final class ReplayService: Sendable {
 
     /// `Sec-WebSocket-Accept` for a client's key (RFC 6455 §4.2.2).
     static func webSocketAccept(key: String) -> String {
-        Base64.encode(Digest.sha1(Array((trimmed(Substring(key)) + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8)))
-    }
-
-    /// Without leading and trailing spaces and tabs.
-    static func trimmed(_ text: Substring) -> String {
-        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        return String(text.drop(while: blank).reversed().drop(while: blank).reversed())
+        Base64.encode(Digest.sha1(Array((trimmingSpacesAndTabs(key) + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8)))
     }
 
     /// The 599 answer for an unmatched request: not a real status, so a test notices it.

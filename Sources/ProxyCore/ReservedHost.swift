@@ -48,7 +48,7 @@ enum ReservedHost {
         case "/mark" where replaying:
             return Answer(status: 404, body: text("harrec: this harrec is replaying; marks are for recording"))
         case "/mark":
-            let name = trimmed(query.first { $0.name == "name" }?.value ?? "")
+            let name = trimmingSpacesAndTabs(query.first { $0.name == "name" }?.value ?? "")
             guard !name.isEmpty else {
                 return Answer(status: 400, body: text("harrec: give the scenario a name: http://harrec/mark?name=login"))
             }
@@ -94,10 +94,6 @@ enum ReservedHost {
     }
 
     private static func text(_ line: String) -> [UInt8] { Array((line + "\n").utf8) }
-
-    private static func trimmed(_ value: String) -> String {
-        String(value.drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
-    }
 
     private static func split(_ originForm: String) -> (path: String, query: [(name: String, value: String)]) {
         guard let mark = originForm.firstIndex(of: "?") else { return (originForm, []) }

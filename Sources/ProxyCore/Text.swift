@@ -17,6 +17,12 @@ package func format1(_ value: Double) -> String {
     return "\(tenths / 10).\(tenths % 10)"
 }
 
+/// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
+func trimmingSpacesAndTabs<S: StringProtocol>(_ text: S) -> String {
+    let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+    return String(text.drop(while: blank).reversed().drop(while: blank).reversed())
+}
+
 extension String {
     func equalsIgnoringASCIICase(_ other: String) -> Bool {
         let a = utf8, b = other.utf8
