@@ -112,34 +112,46 @@ def test_output_is_deterministic_for_the_same_traffic(origin, harrec):
     assert a == b
 
 
-def harrec_cpu_ns(pid: int) -> int:
-    """CPU time of every live thread of the process, in ns."""
-    return sum(on_cpu_ns for _, on_cpu_ns in thread_cpu_ns(pid).values())
+def loop_cpu_ns(pid: int) -> int:
+    """CPU time of every live thread of the process but the journal writer, in ns."""
+    return sum(ns for name, ns in thread_cpu_ns(pid).values() if name != "harrec-journal")
 
 
 def test_recording_a_body_costs_linear_cpu(origin, harrec, tmp_path):
     """Recording a body must cost CPU in proportion to its size. A copy of the recorded bytes per
     read (copy-on-write of a shared buffer) made a 50 MB download take 17 s of CPU instead of
     0.2 s. This compares two sizes on the same machine, so a slow machine does not fail it:
-    linear cost gives a ratio near 8, the quadratic bug gave about 64."""
+    linear cost gives a ratio near 8, the quadratic bug gave about 64.
+
+    The measure is the event loops' CPU time, the least of three rounds per size. Two things on
+    this VM grow faster than the body without any change in harrec, and failed this test at
+    24-34x when it summed every thread of one round:
+    - The host discards memory the guest frees (virtio-balloon free page reporting), so touching
+      fresh memory costs host faults, charged to whichever thread touches it.
+    - The journal writer's `writev` copies each body into new page-cache pages. 100 MB took
+      0.25-0.37 s of system time in fresh pages, and 0.02 s in recycled ones.
+    The least of three rounds sees recycled memory, and the quadratic copy was on a loop thread."""
     px = harrec.start()
-    costs = {}
-    for size in (6 << 20, 48 << 20):
-        body = os.urandom(size)
-        path = tmp_path / f"body-{size}"
-        path.write_bytes(body)
-        before = harrec_cpu_ns(px.proc.pid)
-        r = curl("-x", px.http_proxy, "--data-binary", f"@{path}", "-H", "Content-Type: application/octet-stream",
-                 origin.url(f"/echo?size={size}"), max_time=120)
-        costs[size] = harrec_cpu_ns(px.proc.pid) - before
-        assert r.rc == 0, r.err
-        assert hashlib.sha256(r.out).digest() == hashlib.sha256(body).digest(), f"{size}: echo differs"
-    ratio = costs[48 << 20] / max(costs[6 << 20], 1)
-    print(f"linear-cost ratio {ratio:.1f} ({costs})")
+    costs: dict[int, list[int]] = {}
+    sizes = (4 << 20, 32 << 20)
+    for round in range(3):
+        for size in sizes:
+            body = os.urandom(size)
+            path = tmp_path / f"body-{size}"
+            path.write_bytes(body)
+            before = loop_cpu_ns(px.proc.pid)
+            r = curl("-x", px.http_proxy, "--data-binary", f"@{path}", "-H", "Content-Type: application/octet-stream",
+                     origin.url(f"/echo?size={size}&round={round}"), max_time=120)
+            costs.setdefault(size, []).append(loop_cpu_ns(px.proc.pid) - before)
+            assert r.rc == 0, r.err
+            assert hashlib.sha256(r.out).digest() == hashlib.sha256(body).digest(), f"{size}: echo differs"
+    ratio = min(costs[sizes[1]]) / max(min(costs[sizes[0]]), 1)
+    print(f"linear-cost ratio {ratio:.1f} (loop CPU ns per round {costs})")
     assert ratio < 24, f"8x the bytes cost {ratio:.1f}x the CPU ({costs})"
-    har = px.stop()
-    for size in (6 << 20, 48 << 20):
-        entry = one_entry(har, f"/echo?size={size}")
-        assert entry["request"]["bodySize"] == size
-        assert entry["response"]["bodySize"] == size
-        assert "_truncated" not in entry["response"]["content"]
+    har = px.stop(timeout=60)
+    for round in range(3):
+        for size in sizes:
+            entry = one_entry(har, f"/echo?size={size}&round={round}")
+            assert entry["request"]["bodySize"] == size
+            assert entry["response"]["bodySize"] == size
+            assert "_truncated" not in entry["response"]["content"]
