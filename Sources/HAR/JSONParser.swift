@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A JSON syntax error: where it is and a one-line reason.
 ///
 /// `line` and `column` are 1-based; `column` counts bytes (UTF-8 code units) from the start of the
@@ -83,8 +89,6 @@ private struct Scanner {
     let rejectLoneSurrogates: Bool
     var pos = 0
     var depth = 0
-    /// Reused between strings that need unescaping, to avoid an allocation per string.
-    var scratch: [UInt8] = []
 
     init(buf: UnsafeBufferPointer<UInt8>, rejectLoneSurrogates: Bool) {
         self.buf = buf
@@ -272,52 +276,66 @@ private struct Scanner {
             pos += 1
             return s
         }
-        // Slow path: decode escapes into a byte buffer.
-        var out = scratch
-        scratch = []
-        out.removeAll(keepingCapacity: true)
-        out.reserveCapacity(pos - start + 16)
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[start..<pos]))
-        while true {
-            guard pos < end else { throw fail("unterminated string", at: open) }
-            let b = buf[pos]
-            if b == quote { break }
-            if b < 0x20 { throw fail("unescaped control character \(describeByte(b)) in string") }
-            if b != backslash {
-                let runStart = pos
-                while pos < end {
-                    if pos + 8 <= end, let raw {
-                        let m = stringStopMask(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: pos, as: UInt64.self)))
-                        if m == 0 { pos += 8; continue }
-                        pos += m.trailingZeroBitCount >> 3
-                        break
-                    }
-                    let c = buf[pos]
-                    if c == quote || c == backslash || c < 0x20 { break }
-                    pos += 1
-                }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[runStart..<pos]))
-                continue
-            }
-            let escapeStart = pos
-            pos += 1
-            guard pos < end else { throw fail("unterminated string", at: open) }
-            switch JSONEscape.decode(buf, letterAt: pos, end: end, into: &out, rejectLoneSurrogates: rejectLoneSurrogates) {
-            case .success(let next):
-                pos = next
-            case .failure(.badHex):
-                throw fail("invalid \\u escape, expected 4 hex digits", at: escapeStart)
-            case .failure(.loneSurrogate):
-                throw fail("lone UTF-16 surrogate in \\u escape", at: escapeStart)
-            case .failure(.invalidEscape(let e)):
-                throw fail("invalid escape sequence '\\' followed by \(describeByte(e))", at: escapeStart)
+        return try parseEscapedString(open: open, start: start)
+    }
+
+    /// The rest of a string with escapes, from the first stop byte at `pos`. The decoded bytes
+    /// are never more than the escaped ones, so they go straight into a buffer of that size: an
+    /// array `append` per run and per escape cost about 100 instructions each in bodies full of
+    /// `\n` and `\"`. Errors are reported in the order they stand in the text.
+    mutating func parseEscapedString(open: Int, start: Int) throws(ScanFailure) -> String {
+        // Where decoding stops: the closing quote, a control character, or the end of the input.
+        let raw = UnsafeRawPointer(buf.baseAddress!)
+        var stop = pos
+        while stop < end {
+            let b = buf[stop]
+            if b == quote || b < 0x20 { break }
+            if b == backslash { stop += 2; continue }
+            stop += 1
+            while stop + 8 <= end {
+                let m = stringStopMask(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: stop, as: UInt64.self)))
+                if m != 0 { stop += m.trailingZeroBitCount >> 3; break }
+                stop += 8
             }
         }
+        stop = min(stop, end)
+        var failure: ScanFailure?
+        let decoded = [UInt8](unsafeUninitializedCapacity: max(1, stop - start)) { out, count in
+            guard let o = out.baseAddress, let b = buf.baseAddress else { return }
+            (o).update(from: b + start, count: pos - start)
+            count = pos - start
+            while pos < stop {
+                if buf[pos] != backslash {
+                    let next = memchr(b + pos, Int32(backslash), stop - pos)
+                    let run = next.map { UnsafeRawPointer($0) - UnsafeRawPointer(b) } ?? stop
+                    (o + count).update(from: b + pos, count: run - pos)
+                    count += run - pos
+                    pos = run
+                    continue
+                }
+                let escapeStart = pos
+                pos += 1
+                guard pos < end else { failure = fail("unterminated string", at: open); return }
+                switch JSONEscape.decode(buf, letterAt: pos, end: end, rejectLoneSurrogates: rejectLoneSurrogates) {
+                case .success(let (scalar, next)):
+                    count += writeUTF8(scalar, to: o + count)
+                    pos = next
+                case .failure(.badHex):
+                    failure = fail("invalid \\u escape, expected 4 hex digits", at: escapeStart); return
+                case .failure(.loneSurrogate):
+                    failure = fail("lone UTF-16 surrogate in \\u escape", at: escapeStart); return
+                case .failure(.invalidEscape(let e)):
+                    failure = fail("invalid escape sequence '\\' followed by \(describeByte(e))", at: escapeStart); return
+                }
+            }
+        }
+        if let failure { throw failure }
+        guard pos < end else { throw fail("unterminated string", at: open) }
+        let b = buf[pos]
+        if b < 0x20 { throw fail("unescaped control character \(describeByte(b)) in string") }
         let close = pos
         pos += 1
-        let decoded = out.withUnsafeBufferPointer { validatedString($0) }
-        scratch = out
-        guard let s = decoded else {
+        guard let s = decoded.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) else {
             let raw = UnsafeBufferPointer(rebasing: buf[start..<close])
             throw fail("invalid UTF-8 in string", at: start + firstInvalidUTF8(raw))
         }
@@ -337,19 +355,19 @@ enum JSONEscape {
         case invalidEscape(UInt8)
     }
 
-    /// Decodes the escape whose letter is at `at` (just after the backslash, `at < end`) into
-    /// `out` as UTF-8, and returns the index after it. A high surrogate followed by an escaped low
+    /// Decodes the escape whose letter is at `at` (just after the backslash, `at < end`): the
+    /// scalar it stands for and the index after it. A high surrogate followed by an escaped low
     /// one is one scalar; a lone surrogate is U+FFFD unless `rejectLoneSurrogates`.
-    static func decode(_ buf: UnsafeBufferPointer<UInt8>, letterAt at: Int, end: Int, into out: inout [UInt8],
-                       rejectLoneSurrogates: Bool) -> Result<Int, Failure> {
+    static func decode(_ buf: UnsafeBufferPointer<UInt8>, letterAt at: Int, end: Int,
+                       rejectLoneSurrogates: Bool) -> Result<(UInt32, Int), Failure> {
         let e = buf[at]
         switch e {
-        case 0x22, 0x5C, 0x2F: out.append(e)
-        case 0x62: out.append(0x08)
-        case 0x66: out.append(0x0C)
-        case 0x6E: out.append(0x0A)
-        case 0x72: out.append(0x0D)
-        case 0x74: out.append(0x09)
+        case 0x22, 0x5C, 0x2F: return .success((UInt32(e), at + 1))
+        case 0x62: return .success((0x08, at + 1))
+        case 0x66: return .success((0x0C, at + 1))
+        case 0x6E: return .success((0x0A, at + 1))
+        case 0x72: return .success((0x0D, at + 1))
+        case 0x74: return .success((0x09, at + 1))
         case 0x75:
             guard let unit = hex4(buf, at + 1, end) else { return .failure(.badHex) }
             var next = at + 5
@@ -367,12 +385,19 @@ enum JSONEscape {
                 if rejectLoneSurrogates { return .failure(.loneSurrogate) }
                 scalar = 0xFFFD
             }
-            appendUTF8(scalar, to: &out)
-            return .success(next)
+            return .success((scalar, next))
         default:
             return .failure(.invalidEscape(e))
         }
-        return .success(at + 1)
+    }
+
+    /// `decode`, with the scalar appended to `out` as UTF-8.
+    static func decode(_ buf: UnsafeBufferPointer<UInt8>, letterAt at: Int, end: Int, into out: inout [UInt8],
+                       rejectLoneSurrogates: Bool) -> Result<Int, Failure> {
+        decode(buf, letterAt: at, end: end, rejectLoneSurrogates: rejectLoneSurrogates).map { scalar, next in
+            appendUTF8(scalar, to: &out)
+            return next
+        }
     }
 
     static func hex4(_ buf: UnsafeBufferPointer<UInt8>, _ at: Int, _ end: Int) -> UInt32? {
@@ -410,6 +435,31 @@ extension JSONParser {
             }
         }
         return out
+    }
+}
+
+/// Writes `scalar` as UTF-8 at `out` (room for 4 bytes); returns the bytes written.
+@inline(__always)
+func writeUTF8(_ scalar: UInt32, to out: UnsafeMutablePointer<UInt8>) -> Int {
+    switch scalar {
+    case 0..<0x80:
+        out[0] = UInt8(scalar)
+        return 1
+    case 0x80..<0x800:
+        out[0] = UInt8(0xC0 | (scalar >> 6))
+        out[1] = UInt8(0x80 | (scalar & 0x3F))
+        return 2
+    case 0x800..<0x10000:
+        out[0] = UInt8(0xE0 | (scalar >> 12))
+        out[1] = UInt8(0x80 | ((scalar >> 6) & 0x3F))
+        out[2] = UInt8(0x80 | (scalar & 0x3F))
+        return 3
+    default:
+        out[0] = UInt8(0xF0 | (scalar >> 18))
+        out[1] = UInt8(0x80 | ((scalar >> 12) & 0x3F))
+        out[2] = UInt8(0x80 | ((scalar >> 6) & 0x3F))
+        out[3] = UInt8(0x80 | (scalar & 0x3F))
+        return 4
     }
 }
 
@@ -472,7 +522,9 @@ func firstInvalidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
     return n
 }
 
-/// A String from bytes already known to be valid UTF-8, or nil when they are not.
+/// A String from bytes already known to be valid UTF-8, or nil when they are not. (For short
+/// strings this is cheaper than `String(validating:as:)`, whose per-call cost shows in the
+/// parser; long escaped strings use that one.)
 func validatedString(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
     guard firstInvalidUTF8(bytes) == bytes.count else { return nil }
     return String(decoding: bytes, as: UTF8.self)

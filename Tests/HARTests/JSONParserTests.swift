@@ -110,6 +110,39 @@ final class JSONParserTests: XCTestCase {
         }
     }
 
+    /// A string with escapes is decoded after a pre-scan for its end; its errors must still come
+    /// in the order they stand, as the byte-by-byte decoder reported them.
+    func testEscapedStringErrorsComeInTextOrder() {
+        let cases: [(String, String, Int)] = [
+            ("\"a\\nb\\x\u{1}\"", "invalid escape sequence '\\' followed by 'x'", 6),
+            ("\"a\\nb\u{1}\\x\"", "unescaped control character byte 0x01 in string", 6),
+            ("\"a\\nb\\", "unterminated string", 1),
+            ("\"a\\nb", "unterminated string", 1),
+            ("\"a\\n\\ud83d", "unterminated string", 1),
+            ("\"a\\n\\u12", "invalid \\u escape, expected 4 hex digits", 5),
+            ("\"\\\"\\u00\"", "invalid \\u escape, expected 4 hex digits", 4),
+            ("\"\\t\u{1F}\"", "unescaped control character byte 0x1F in string", 4),
+        ]
+        for (input, reason, column) in cases {
+            guard let e = parseError(input) else { continue }
+            XCTAssertEqual(e.reason, reason, "input \(input.debugDescription)")
+            XCTAssertEqual(e.column, column, "input \(input.debugDescription)")
+        }
+    }
+
+    /// Long bodies with an escape every few bytes (pretty-printed JSON inside a HAR string), with
+    /// multi-byte escapes and raw UTF-8 between them, against Foundation's parser.
+    func testLongEscapedStringsMatchFoundation() throws {
+        var generator = SystemRandomNumberGenerator()
+        let pieces = ["\\n", "\\\"", "\\\\", "\\u00e9", "\\ud83d\\ude00", "é", "€", "abc", " ", "\\t", "\\/"]
+        for _ in 0..<200 {
+            let json = (0..<Int.random(in: 1...400, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let document = "[\"\(json)\"]"
+            let reference = try JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String]
+            XCTAssertEqual(try parse(document), .array([.string(reference![0])]), document)
+        }
+    }
+
     func testInvalidUTF8IsRejectedWithPosition() {
         for bad: [UInt8] in [[0x22, 0x61, 0xFF, 0x22], [0x22, 0x61, 0xC3, 0x22], [0x22, 0x61, 0xED, 0xA0, 0x80, 0x22],
                              [0x22, 0x61, 0xC0, 0xAF, 0x22], [0x22, 0x5C, 0x6E, 0x61, 0xF5, 0x80, 0x80, 0x80, 0x22]] {
