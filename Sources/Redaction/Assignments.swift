@@ -29,7 +29,7 @@ extension RedactionEngine {
             return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: String(decoding: r, as: UTF8.self))
         }
         var value = string(p, range)
-        if decode && value.utf8.contains(0x25) { value = PercentEncoding.decoded(value, plusAsSpace: false) }
+        if decode && value.utf8Contains(0x25) { value = PercentEncoding.decoded(value, plusAsSpace: false) }
         guard let r = replaceNamedValue(value, nameClass, secretRule: secretRule, location, path, length: range.count)
         else { return nil }
         return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: r)

@@ -180,7 +180,7 @@ extension RedactionEngine {
             return nil
         }
         var value = string(p, start..<j)
-        if encoded || value.utf8.contains(0x25) { value = PercentEncoding.decoded(value, plusAsSpace: false) }
+        if encoded || value.utf8Contains(0x25) { value = PercentEncoding.decoded(value, plusAsSpace: false) }
         guard Self.isWholeEmail(value) else { return nil }
         if Self.hasSuffixIgnoringCase(value, "@example.com") {
             // A placeholder (or a reserved example address) stays, and its bytes are not up for a
@@ -199,7 +199,7 @@ extension RedactionEngine {
         var copy = marker
         return copy.withUTF8 { p -> String in
             guard let m = syntax.parseValue(p, at: 0) else { return marker }
-            return String(decoding: syntax.value(m.index, .percentAt), as: UTF8.self)
+            return syntax.value(m.index, .percentAt)
         }
     }
 

@@ -256,7 +256,7 @@ enum Placeholder {
         }
         if parse(value) != nil { return true }
         // The literal placeholders are 3 to 10 bytes; lowercasing allocates, so only for those.
-        guard value.utf8.count <= 10 || value.utf8.contains(UInt8(ascii: "*")) else { return false }
+        guard value.utf8.count <= 10 || value.utf8Contains(UInt8(ascii: "*")) else { return false }
         switch value.lowercased() {
         case "redacted", "[redacted]", "<redacted>", "(redacted)", "***", "****", "xxx", "xxxx", "[filtered]", "filtered":
             return true

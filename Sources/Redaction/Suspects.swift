@@ -80,8 +80,8 @@ enum SuspectScanner {
                 while j < n {
                     let k = kind[Int(p[j])]
                     if k == 0 { break }
-                    if k == 3 { letters += 1 } else if k == 2 { digits += 1 }
-                    j += 1
+                    if k == 3 { letters &+= 1 } else if k == 2 { digits &+= 1 }
+                    j &+= 1
                 }
                 // base64 padding belongs to the value.
                 while j < n && p[j] == 0x3D && (j + 1 == n || kind[Int(p[j + 1])] == 0 || p[j + 1] == 0x3D) { j += 1 }
@@ -156,18 +156,24 @@ enum SuspectScanner {
         var k = start
         while k > 0 && start - k < lookBack && !fieldBoundary[Int(p[k - 1])] { k -= 1 }
         guard k < start else { return false }
-        // The last three identifier-like words of the window.
-        var words: [Range<Int>] = []
+        // The last three identifier-like words of the window, read as one name: from the start of
+        // the earliest to the end of the latest (no array: this runs for every long run).
+        var nameStart = -1, nameEnd = -1
+        var words = 0
         var end = start
-        while end > k && words.count < 3 {
+        while end > k && words < 3 {
             while end > k && !isWordByte(p[end - 1]) { end -= 1 }
             var begin = end
             while begin > k && isWordByte(p[begin - 1]) { begin -= 1 }
-            if begin < end { words.append(begin..<end) }
+            if begin < end {
+                if words == 0 { nameEnd = end }
+                nameStart = begin
+                words += 1
+            }
             end = begin
         }
-        guard let last = words.first, let first = words.last else { return false }
-        let name = UnsafeBufferPointer(rebasing: p[first.lowerBound..<last.upperBound])
+        guard words > 0 else { return false }
+        let name = UnsafeBufferPointer(rebasing: p[nameStart..<nameEnd])
         let nameClass = memo.classify(name)
         return nameClass == .secret || nameClass == .bareKey
     }

@@ -139,9 +139,19 @@ func runRedact(_ arguments: [String]) -> Int32 {
     return 0
 }
 
+/// User and system CPU time of the whole process, for HARREC_TRACE's phase lines.
+func processCPUSeconds() -> Double {
+    var spec = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
+    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1_000_000_000
+}
+
 func loadDocument(_ path: String) -> HARLazyDocument {
     do {
-        return try HARLazyDocument(try readFile(path))
+        let t = wallClock()
+        let bytes = try readFile(path)
+        if getenv("HARREC_TRACE") != nil { printErr("harrec: trace: read \(Int((wallClock() - t) * 1000)) ms") }
+        return try HARLazyDocument(bytes)
     } catch {
         fail("\(path): \(error)", code: 1)
     }
@@ -154,12 +164,13 @@ func loadDocument(_ path: String) -> HARLazyDocument {
 func redactDocument(_ document: HARLazyDocument, configuration: RedactionConfiguration, collectFindings: Bool,
                     path: String, sink: (@Sendable ([UInt8]) throws -> Void)?) throws -> RedactionReport {
     let trace = getenv("HARREC_TRACE") != nil
-    var t0 = wallClock()
+    var t0 = wallClock(), cpu0 = processCPUSeconds()
     func phase(_ name: String) {
         guard trace else { return }
-        let now = wallClock()
-        printErr("harrec: trace: \(name) \(Int((now - t0) * 1000)) ms")
+        let now = wallClock(), cpu = processCPUSeconds()
+        printErr("harrec: trace: \(name) \(Int((now - t0) * 1000)) ms (CPU \(Int((cpu - cpu0) * 1000)) ms)")
         t0 = now
+        cpu0 = cpu
     }
     var head = document.head
     let count = document.entryCount
