@@ -98,6 +98,7 @@ extension RedactionEngine {
             i = m.resume ?? m.end
         }
         let pairs = UnsafeBufferPointer(rules.pairTable), bits = UnsafeBufferPointer(rules.pairBits)
+        guard let base = p.baseAddress else { return nil }
         var nextPre = pre.isEmpty ? Int.max : pre[0].match.start
         do {
             while i < n {
@@ -147,6 +148,15 @@ extension RedactionEngine {
                     apply(m)
                     continue
                 }
+                // Up to the next pre-match, skip every byte whose pair starts no detector: one load
+                // and one bit test a byte, with nothing else in the loop.
+                let limit = min(n - 1, nextPre)
+                while i < limit {
+                    let pair = Int(base[i]) &<< 8 | Int(base[i &+ 1])
+                    if bits[pair &>> 6] & (1 &<< UInt64(pair & 63)) != 0 { break }
+                    i &+= 1
+                }
+                if i >= n || i >= nextPre { continue }
                 if let d = detectAt(i, pairs, bits, p, floor, location, path) {
                     apply(d)
                 } else {
