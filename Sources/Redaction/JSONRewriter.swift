@@ -249,6 +249,9 @@ struct JSONRewriter {
         return .changed(out)
     }
 
+    /// The path function when findings are not collected.
+    static let noPath: () -> String = { "" }
+
     /// The finding path: the HAR field, then where inside this JSON document.
     func currentPath() -> String { Self.path(basePath, pathStack) }
 
@@ -411,10 +414,15 @@ struct JSONRewriter {
         let start = i
         guard let token = stringToken() else { return false }
         let end = i
-        let tracking = engine.collectFindings
-        let stack = tracking ? pathStack : []
-        let basePath = self.basePath
-        let pathFunction = { tracking ? Self.path(basePath, stack) : "" }
+        // Paths only for findings (`--check`): otherwise a closure context holding the path
+        // stack was allocated and freed for every string value.
+        let pathFunction: () -> String
+        if engine.collectFindings {
+            let stack = pathStack, basePath = self.basePath
+            pathFunction = { Self.path(basePath, stack) }
+        } else {
+            pathFunction = Self.noPath
+        }
         let engine = self.engine, location = self.location, nestingLevel = self.nestingLevel
         let replacement = withContent(token) { q -> [UInt8]? in
             if q.isEmpty { return nil }
@@ -444,8 +452,9 @@ struct JSONRewriter {
     /// everything else (UTF-8 included) as is. A wrap of pass 1 (text to be base64- or
     /// percent-encoded in pass 2) is copied as it is: its text is escaped by its encoding, not here.
     static func quoted(_ bytes: [UInt8], syntax: MarkerSyntax) -> [UInt8] {
-        var out: [UInt8] = [0x22]
-        out.reserveCapacity(bytes.count + 2)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + 8)
+        out.append(0x22)
         let hex: StaticString = "0123456789abcdef"
         let hexBytes = hex.utf8Start
         var i = 0

@@ -75,14 +75,15 @@ extension RedactionEngine {
             let c = p[i - 1]
             if Self.isAlnum(c) || c == 0x2E || c == 0x2D || c == 0x2B || c == 0x5F { return nil }
         }
-        var digits: [UInt8] = []
+        // Counted first, collected only for a card's length: this runs at most numbers in text.
+        var count = 0
         var j = i
         var separator: UInt8 = 0
         var end = i
-        while j < p.count && digits.count < 20 {
+        while j < p.count && count < 20 {
             let c = p[j]
             if Self.isDigit(c) {
-                digits.append(c - 0x30)
+                count += 1
                 end = j + 1
             } else if (c == 0x20 || c == 0x2D) && j + 1 < p.count && Self.isDigit(p[j + 1]) && (separator == 0 || separator == c)
                         && j > i && Self.isDigit(p[j - 1]) {
@@ -92,7 +93,8 @@ extension RedactionEngine {
             }
             j += 1
         }
-        guard (13...19).contains(digits.count) else { return nil }
+        guard (13...19).contains(count) else { return nil }
+        let digits = p[i..<end].filter(Self.isDigit).map { $0 - 0x30 }
         if end < p.count {
             let c = p[end]
             if Self.isAlnum(c) || c == 0x5F { return nil }

@@ -64,7 +64,7 @@ extension RedactionEngine {
     func scanBytes(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String,
                    preMatches given: [PreMatch] = []) -> [UInt8]? {
         var pre = given
-        collectPatternMatches(p, location, path, into: &pre)
+        if rules.hasPatterns { collectPatternMatches(p, location, path, into: &pre) }
         if flags.has(.highEntropy) {
             for range in SuspectScanner.scan(p, memo: &nameMemo) {
                 pre.append(PreMatch(match: TextMatch(start: range.lowerBound, end: range.upperBound, replacement: ""),
