@@ -73,7 +73,8 @@ extension RedactionEngine {
         var copy = text
         return copy.withUTF8 { p -> String? in
             if Self.looksLikeJSON(p) {
-                switch rewriteJSON(p, location, path) {
+                switch rewriteJSON(p, location, path, recordingEdits: true) {
+                case .edited(let edits): return Self.applying(edits, to: text)
                 case .changed(let bytes): return String(decoding: bytes, as: UTF8.self)
                 case .unchanged: return nil
                 case .notJSON:
@@ -87,6 +88,40 @@ extension RedactionEngine {
         }
     }
 
+    /// `text` with `edits` (ranges of its UTF-8, in order, at ASCII token boundaries) applied. The
+    /// unchanged parts are appended as substrings, which copies them without validating them
+    /// again: `String(decoding:)` of the whole rewritten body validated every byte, markers making
+    /// it non-ASCII (5% of a redaction's instructions).
+    static func applying(_ edits: [(range: Range<Int>, bytes: [UInt8])], to text: String) -> String {
+        let utf8 = text.utf8
+        var result = ""
+        result.reserveCapacity(utf8.count + edits.count * 16)
+        var copied = utf8.startIndex, copiedOffset = 0
+        for (range, bytes) in edits {
+            let start = utf8.index(copied, offsetBy: range.lowerBound - copiedOffset)
+            result.append(contentsOf: Substring(utf8[copied..<start]))
+            result.append(String(decoding: bytes, as: UTF8.self))
+            copied = utf8.index(start, offsetBy: range.count)
+            copiedOffset = range.upperBound
+        }
+        result.append(contentsOf: Substring(utf8[copied...]))
+        return result
+    }
+
+    /// `p` with `edits` applied, as bytes.
+    static func applying(_ edits: [(range: Range<Int>, bytes: [UInt8])], to p: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(p.count + edits.count * 16)
+        var copied = 0
+        for (range, bytes) in edits {
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<range.lowerBound]))
+            out.append(contentsOf: bytes)
+            copied = range.upperBound
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied...]))
+        return out
+    }
+
     /// Each line on its own: a JSON document is rewritten, anything else scanned (JSON lines,
     /// JSON cut off by --max-body).
     private func redactJSONLines(_ text: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
@@ -94,6 +129,7 @@ extension RedactionEngine {
             guard Self.looksLikeJSON(line) else { return scanBytes(line, location, path) }
             switch rewriteJSON(line, location, path) {
             case .changed(let bytes): return bytes
+            case .edited(let edits): return Self.applying(edits, to: line)
             case .unchanged: return nil
             case .notJSON: return redactBrokenJSON(line, location, path)
             }

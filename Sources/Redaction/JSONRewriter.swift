@@ -9,6 +9,8 @@ enum JSONRewrite {
     case notJSON
     case unchanged
     case changed([UInt8])
+    /// The replacements, in order, as ranges of the input and their new bytes (`recordingEdits`).
+    case edited([(range: Range<Int>, bytes: [UInt8])])
 }
 
 /// Nesting beyond this is not treated as JSON (it is scanned as text instead); the same bound
@@ -20,10 +22,12 @@ let maximumNestedJSONLevels = 4
 
 extension RedactionEngine {
     /// Rewrites the JSON document in `p`, or reports that it is not JSON.
+    /// With `recordingEdits`, a change comes back as `.edited`, not as the whole new text.
     func rewriteJSON(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String,
-                     nestingLevel: Int = 0) -> JSONRewrite {
+                     nestingLevel: Int = 0, recordingEdits: Bool = false) -> JSONRewrite {
         let before = mark
         var rewriter = JSONRewriter(p: p, engine: self, location: location, nestingLevel: nestingLevel)
+        rewriter.recordsEdits = recordingEdits
         let ok = withoutActuallyEscaping(path) { escapable -> Bool in
             rewriter.basePath = escapable
             defer { rewriter.basePath = nil }
@@ -60,6 +64,7 @@ extension RedactionEngine {
         if Self.looksLikeJSON(p) && nestingLevel <= maximumNestedJSONLevels {
             switch rewriteJSON(p, location, path, nestingLevel: nestingLevel) {
             case .changed(let bytes): return bytes
+            case .edited(let edits): return Self.applying(edits, to: p)
             case .unchanged: return nil
             case .notJSON: return redactBrokenJSON(p, location, path)
             }
@@ -228,6 +233,9 @@ struct JSONRewriter {
     var i = 0
     var out: [UInt8] = []
     var copied = 0
+    /// Whether replacements are listed in `edits` instead of copied into `out`.
+    var recordsEdits = false
+    var edits: [(range: Range<Int>, bytes: [UInt8])] = []
     /// Member names and indexes down to the current value; kept only when findings need paths.
     var pathStack: [PathComponent] = []
 
@@ -245,6 +253,7 @@ struct JSONRewriter {
 
     mutating func finish() -> JSONRewrite {
         guard copied > 0 else { return .unchanged }
+        if recordsEdits { return .edited(edits) }
         out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<p.count]))
         return .changed(out)
     }
@@ -273,6 +282,11 @@ struct JSONRewriter {
     }
 
     mutating func replace(_ range: Range<Int>, with bytes: [UInt8]) {
+        if recordsEdits {
+            edits.append((range, bytes))
+            copied = range.upperBound
+            return
+        }
         if out.isEmpty { out.reserveCapacity(p.count + 64) }
         out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<range.lowerBound]))
         out.append(contentsOf: bytes)
