@@ -39,24 +39,33 @@ public enum JSONParser {
 
     /// Parses one JSON document.
     public static func parse(_ bytes: [UInt8], rejectLoneSurrogates: Bool = false) throws(JSONParseError) -> JSONValue {
-        let result: Result<JSONValue, ScanFailure> = bytes.withUnsafeBufferPointer { buf in
-            var scanner = Scanner(buf: buf, rejectLoneSurrogates: rejectLoneSurrogates)
-            do throws(ScanFailure) {
-                let value = try scanner.parseDocument()
-                return .success(value)
-            } catch {
-                return .failure(error)
-            }
+        try bytes.withUnsafeBufferPointer { (buf) throws(JSONParseError) -> JSONValue in
+            try parse(buf, rejectLoneSurrogates: rejectLoneSurrogates)
+        }
+    }
+
+    /// `parse`, over bytes the caller holds (a range of a mapped file: no copy).
+    static func parse(_ buf: UnsafeBufferPointer<UInt8>, rejectLoneSurrogates: Bool = false) throws(JSONParseError) -> JSONValue {
+        let result: Result<JSONValue, ScanFailure>
+        var scanner = Scanner(buf: buf, rejectLoneSurrogates: rejectLoneSurrogates)
+        do throws(ScanFailure) {
+            result = .success(try scanner.parseDocument())
+        } catch {
+            result = .failure(error)
         }
         switch result {
         case .success(let value):
             return value
         case .failure(let failure):
-            throw makeError(bytes, failure)
+            throw makeError(buf, failure)
         }
     }
 
     static func makeError(_ bytes: [UInt8], _ failure: ScanFailure) -> JSONParseError {
+        bytes.withUnsafeBufferPointer { makeError($0, failure) }
+    }
+
+    static func makeError(_ bytes: UnsafeBufferPointer<UInt8>, _ failure: ScanFailure) -> JSONParseError {
         let offset = min(max(failure.offset, 0), bytes.count)
         var line = 1
         var lineStart = 0

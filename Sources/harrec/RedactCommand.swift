@@ -148,10 +148,8 @@ func processCPUSeconds() -> Double {
 
 func loadDocument(_ path: String) -> HARLazyDocument {
     do {
-        let t = wallClock()
-        let bytes = try readFile(path)
-        if getenv("HARREC_TRACE") != nil { printErr("harrec: trace: read \(Int((wallClock() - t) * 1000)) ms") }
-        return try HARLazyDocument(bytes)
+        if let mapped = try HARLazyDocument(mappingFile: path) { return mapped }
+        return try HARLazyDocument(try readFile(path))
     } catch {
         fail("\(path): \(error)", code: 1)
     }

@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import HAR
 
@@ -83,6 +84,41 @@ final class HARLazyReadTests: XCTestCase {
             guard case .json(let e) = error as? HARReadError else { return XCTFail("\(error)") }
             XCTAssertEqual(e.line, 3)
         }
+    }
+
+    /// A mapped file reads what the bytes read, BOM and errors included; what cannot be mapped
+    /// (an empty file, a directory) is left to the caller.
+    func testMappedFilesReadTheSame() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lazy-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let sample = makeSampleLog(entryCount: 5).serialize(pretty: true)
+        for (name, bytes) in [("plain.har", sample), ("bom.har", [0xEF, 0xBB, 0xBF] + sample)] {
+            let path = dir.appendingPathComponent(name).path
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let document = try XCTUnwrap(try HARLazyDocument(mappingFile: path))
+            var rebuilt = document.head
+            rebuilt.entries = try (0..<document.entryCount).map { try document.takeEntry($0) }
+            XCTAssertEqual(rebuilt, try HARLog.parse(bytes), name)
+            document.releaseSource()
+        }
+        let text = "\u{FEFF}{\"log\": {\"version\": \"1.2\", \"creator\": {\"name\": \"t\", \"version\": \"1\"},\n\"entries\": [{},\n{\"time\": tru}]}}"
+        let broken = dir.appendingPathComponent("broken.har").path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: broken))
+        let fromBytes = try HARLazyDocument(Array(text.utf8))
+        let fromFile = try XCTUnwrap(try HARLazyDocument(mappingFile: broken))
+        var errors: [String] = []
+        for document in [fromBytes, fromFile] {
+            XCTAssertThrowsError(try document.takeEntry(1)) { errors.append("\($0)") }
+        }
+        XCTAssertEqual(errors.count, 2)
+        XCTAssertEqual(errors.first, errors.last)
+        XCTAssertTrue(errors.first?.contains("line 3") ?? false, "\(errors)")
+        let empty = dir.appendingPathComponent("empty.har").path
+        try Data().write(to: URL(fileURLWithPath: empty))
+        XCTAssertNil(try HARLazyDocument(mappingFile: empty))
+        XCTAssertNil(try HARLazyDocument(mappingFile: dir.path))
+        XCTAssertNil(try HARLazyDocument(mappingFile: dir.appendingPathComponent("missing.har").path))
     }
 
     /// Found by `scripts/fuzz` (har-json): with two BOMs and no `entries` member (the scanner's
