@@ -77,7 +77,7 @@ public final class FileRedaction: @unchecked Sendable {
         var unit = Pending()
         let collector = engine.collector
         unit.ids = collector.values.indices.map { k in
-            interner.intern(collector.values[k].kind, collector.values[k].value, hash: collector.hashes[k],
+            interner.intern(collector.values[k].kind, collector.values[k].value, key: collector.keys[k], hash: collector.hashes[k],
                             position: ValueInterner.position(.marked, unit: number, k))
         }
         for (k, chased) in collector.chased.enumerated() {
@@ -160,7 +160,7 @@ public final class FileRedaction: @unchecked Sendable {
     // MARK: - Pass 2
 
     private func finalizer(_ unit: Pending) -> Finalizer {
-        Finalizer(syntax: rules.syntax, placeholders: unit.ids.map { $0 >= 0 ? table.placeholder($0) : "redacted" }, known: known)
+        Finalizer(syntax: rules.syntax, placeholders: UnitPlaceholders(ids: unit.ids, numbering: table), known: known)
     }
 
     /// Pass 2 of the log's own fields.
@@ -248,7 +248,7 @@ extension RedactionEngine {
         for (kind, value) in collector.chased where table.lookup(kind, value) == nil { table.assign(kind, value) }
         collector.removeAll()
         guard let marked else { return nil }
-        var f = Finalizer(syntax: syntax, placeholders: placeholders, known: nil)
+        var f = Finalizer(syntax: syntax, placeholders: UnitPlaceholders(placeholders), known: nil)
         return f.text(marked) ?? marked
     }
 }

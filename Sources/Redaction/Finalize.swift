@@ -7,12 +7,12 @@ import HAR
 struct Finalizer {
     let syntax: MarkerSyntax
     /// The final placeholder of each value the unit's markers name.
-    let placeholders: [String]
+    let placeholders: UnitPlaceholders
     let known: KnownValueIndex?
     /// Known values replaced, with a masked preview each.
     var hits: [String] = []
 
-    init(syntax: MarkerSyntax, placeholders: [String], known: KnownValueIndex?) {
+    init(syntax: MarkerSyntax, placeholders: UnitPlaceholders, known: KnownValueIndex?) {
         self.syntax = syntax
         self.placeholders = placeholders
         self.known = (known?.isEmpty ?? true) ? nil : known
@@ -401,5 +401,34 @@ extension Finalizer {
         for i in headers.indices where headers[i].name.lowercased() == "content-length" && headers[i].value == String(old) {
             headers[i].value = String(new)
         }
+    }
+}
+
+/// The placeholders a unit's markers name, by marker index: looked up in the file's numbering
+/// when a marker is met (building an array of every unit value's placeholder retained each
+/// string once per entry), or given as a list.
+struct UnitPlaceholders {
+    private let ids: [Int32]
+    private let numbering: FileNumbering?
+    private let list: [String]
+
+    /// Marker index k stands for value `ids[k]` of `numbering` (negative: a plain "redacted").
+    init(ids: [Int32], numbering: FileNumbering) {
+        self.ids = ids
+        self.numbering = numbering
+        list = []
+    }
+
+    init(_ list: [String]) {
+        ids = []
+        numbering = nil
+        self.list = list
+    }
+
+    var count: Int { numbering == nil ? list.count : ids.count }
+
+    subscript(index: Int) -> String {
+        guard let numbering else { return list[index] }
+        return ids[index] >= 0 ? numbering.placeholder(ids[index]) : "redacted"
     }
 }

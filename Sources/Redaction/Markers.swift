@@ -178,7 +178,8 @@ struct ValueCollector {
     private(set) var hashes: [UInt64] = []
     /// Index by hash (kind mixed in); `keys` holds each value's lookup key to confirm a hit.
     private var indexes: [UInt64: Int] = [:]
-    private var keys: [String] = []
+    /// Each value's lookup key (`PlaceholderTable.key`), so interning does not compute it again.
+    private(set) var keys: [String] = []
     /// The plain marker of each value, built once per value.
     var plainMarkers: [String] = []
     /// Placeholder numbers met in the input: new numbers start after them.

@@ -40,13 +40,15 @@ final class ValueInterner: @unchecked Sendable {
 
     /// The id of `value`, adding it (or moving its first occurrence earlier) until `freeze`;
     /// after it, only values already there have an id (-1 otherwise).
-    func intern(_ kind: ValueKind, _ value: String, hash given: UInt64?, position: UInt64) -> Int32 {
-        let hash = given ?? PlaceholderTable.hash(kind, key: PlaceholderTable.key(kind, value))
+    /// `key` and `hash`, when given, are `value`'s `PlaceholderTable.key` and `hash`.
+    func intern(_ kind: ValueKind, _ value: String, key given: String? = nil, hash givenHash: UInt64?, position: UInt64) -> Int32 {
+        let key = given ?? PlaceholderTable.key(kind, value)
+        let hash = givenHash ?? PlaceholderTable.hash(kind, key: key)
         let s = Self.shard(hash)
         if frozen.load(ordering: .acquiring) {
             return shards[s].table.withLock { $0.id(kind, value) }.map { $0 << Self.shardBits | Int32(s) } ?? -1
         }
-        let id = shards[s].table.withLock { $0.insert(kind, value, hash: hash, first: position).id }
+        let id = shards[s].table.withLock { $0.insert(kind, value, key: key, hash: hash, first: position).id }
         return id << Self.shardBits | Int32(s)
     }
 
