@@ -24,7 +24,10 @@ struct PlaceholderTable: Sendable {
         var number: Int
         var placeholder: String
     }
-    private var slots = [Int32](repeating: -1, count: 64)
+    /// Open addressing by the hash's low bits. A slot holds the hash's top 32 bits and the entry
+    /// id + 1 (0: empty), so a probe reads an entry only when those bits match: the table is
+    /// large and probed at random, and reading each probed entry missed the cache.
+    private var slots = [UInt64](repeating: 0, count: 64)
     private var entries: [Entry] = []
     private var counters = PlaceholderCounters()
 
@@ -60,10 +63,14 @@ struct PlaceholderTable: Sendable {
     private func find(_ kind: ValueKind, _ key: String, _ hash: UInt64) -> (slot: Int, entry: Int?) {
         let mask = slots.count - 1
         var s = Int(truncatingIfNeeded: hash) & mask
+        let tag = hash >> 32
         while true {
-            let e = Int(slots[s])
-            if e < 0 { return (s, nil) }
-            if entries[e].hash == hash && entries[e].kind == kind && entries[e].key == key { return (s, e) }
+            let slot = slots[s]
+            if slot == 0 { return (s, nil) }
+            if slot >> 32 == tag {
+                let e = Int(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1
+                if entries[e].hash == hash && entries[e].kind == kind && entries[e].key == key { return (s, e) }
+            }
             s = (s + 1) & mask
         }
     }
@@ -82,13 +89,17 @@ struct PlaceholderTable: Sendable {
     }
 
     private mutating func rehash(_ capacity: Int) {
-        slots = [Int32](repeating: -1, count: capacity)
+        slots = [UInt64](repeating: 0, count: capacity)
         let mask = capacity - 1
         for (e, entry) in entries.enumerated() {
             var s = Int(truncatingIfNeeded: entry.hash) & mask
-            while slots[s] >= 0 { s = (s + 1) & mask }
-            slots[s] = Int32(e)
+            while slots[s] != 0 { s = (s + 1) & mask }
+            slots[s] = Self.slot(entry.hash, e)
         }
+    }
+
+    @inline(__always) private static func slot(_ hash: UInt64, _ id: Int) -> UInt64 {
+        (hash >> 32) << 32 | UInt64(id + 1)
     }
 
     /// The placeholder of `value`, numbering it when it is new (the next number of its kind).
@@ -120,7 +131,7 @@ struct PlaceholderTable: Sendable {
             return (Int32(found), false)
         }
         let id = Int32(entries.count)
-        slots[slot] = id
+        slots[slot] = Self.slot(hash, Int(id))
         entries.append(Entry(hash: hash, kind: kind, key: key, value: value, first: first, number: 0, placeholder: ""))
         if entries.count * 2 > slots.count { rehash(slots.count * 2) }
         return (id, true)
