@@ -471,38 +471,52 @@ struct JSONRewriter {
         out.append(0x22)
         let hex: StaticString = "0123456789abcdef"
         let hexBytes = hex.utf8Start
-        var i = 0
-        while i < bytes.count {
-            let b = bytes[i]
-            if b == 0xEE, let end = bytes.withUnsafeBufferPointer({ syntax.wrapEnd(at: i, in: $0) }) {
-                out.append(contentsOf: bytes[i..<end])
-                i = end
-                continue
+        bytes.withUnsafeBufferPointer { p in
+            var i = 0
+            while i < p.count {
+                // Bytes that need nothing are copied a run at a time.
+                var run = i
+                while run < p.count && !needsQuoting[Int(p[run])] { run += 1 }
+                if run > i {
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: p[i..<run]))
+                    i = run
+                    if i == p.count { break }
+                }
+                let b = p[i]
+                if b == 0xEE, let end = syntax.wrapEnd(at: i, in: p) {
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: p[i..<end]))
+                    i = end
+                    continue
+                }
+                i += 1
+                let escape: UInt8
+                switch b {
+                case 0x22: escape = 0x22
+                case 0x5C: escape = 0x5C
+                case 0x0A: escape = 0x6E
+                case 0x0D: escape = 0x72
+                case 0x09: escape = 0x74
+                case 0x08: escape = 0x62
+                case 0x0C: escape = 0x66
+                case 0..<0x20, 0x7F:
+                    out.append(0x5C); out.append(0x75); out.append(0x30); out.append(0x30)
+                    out.append(hexBytes[Int(b >> 4)]); out.append(hexBytes[Int(b & 15)])
+                    continue
+                default:
+                    out.append(b)
+                    continue
+                }
+                out.append(0x5C)
+                out.append(escape)
             }
-            i += 1
-            let escape: UInt8
-            switch b {
-            case 0x22: escape = 0x22
-            case 0x5C: escape = 0x5C
-            case 0x0A: escape = 0x6E
-            case 0x0D: escape = 0x72
-            case 0x09: escape = 0x74
-            case 0x08: escape = 0x62
-            case 0x0C: escape = 0x66
-            case 0..<0x20, 0x7F:
-                out.append(0x5C); out.append(0x75); out.append(0x30); out.append(0x30)
-                out.append(hexBytes[Int(b >> 4)]); out.append(hexBytes[Int(b & 15)])
-                continue
-            default:
-                out.append(b)
-                continue
-            }
-            out.append(0x5C)
-            out.append(escape)
         }
         out.append(0x22)
         return out
     }
+
+    /// Bytes `quoted` does not copy as they are: quotes, backslashes, control characters, DEL,
+    /// and 0xEE (the first byte of a marker, whose wraps are copied whole).
+    private static let needsQuoting: [Bool] = (0...255).map { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F || $0 == 0xEE }
 
     /// A string's decoded content: where it is in the input when it has no escapes (no copy), or
     /// the unescaped bytes.

@@ -75,18 +75,22 @@ enum SuspectScanner {
                     continue
                 }
                 let start = i
-                var letters = 0, digits = 0
                 var j = i
-                while j < n {
-                    let k = kind[Int(p[j])]
-                    if k == 0 { break }
-                    if k == 3 { letters &+= 1 } else if k == 2 { digits &+= 1 }
-                    j &+= 1
-                }
+                while j < n && kind[Int(p[j])] != 0 { j &+= 1 }
+                let runEnd = j
                 // base64 padding belongs to the value.
                 while j < n && p[j] == 0x3D && (j + 1 == n || kind[Int(p[j + 1])] == 0 || p[j + 1] == 0x3D) { j += 1 }
                 i = j
                 let count = j - start
+                // Letters and digits are counted only in runs long enough to be looked at (most
+                // runs are short words).
+                var letters = 0, digits = 0
+                if count >= minimumLength {
+                    for k in start..<runEnd {
+                        let c = kind[Int(p[k])]
+                        if c == 3 { letters &+= 1 } else if c == 2 { digits &+= 1 }
+                    }
+                }
                 if p[start] == 0x2D {
                     if count >= 10, isPrivateKeyBegin(p, start..<j) {
                         let block = privateKeyBlock(p, from: start)
