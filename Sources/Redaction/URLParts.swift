@@ -145,11 +145,15 @@ extension RedactionEngine {
                 let line = lowerHeaders[typeHeader.upperBound...].prefix { $0 != "\r" && $0 != "\n" }
                 partType = String(line).trimmingSpaces
             }
+            // The name as it will stand decides too: a second run sees only that one (a name over
+            // `NameMatcher.maximumNameLength` is ordinary until a placeholder shortens it).
+            var names = name.map { [$0] } ?? []
             if let r = scanText(headers, location, path) {
                 headers = r
                 changed = true
+                if let redactedName = Self.dispositionParameter("name", in: r), redactedName != name { names.append(redactedName) }
             }
-            if let r = redactPart(name: name, content: content, binary: isFile && !partType.isEmpty && !BodyKind.isTextual(mimeType: partType),
+            if let r = redactPart(names: names, content: content, binary: isFile && !partType.isEmpty && !BodyKind.isTextual(mimeType: partType),
                                   mimeType: partType, location, path) {
                 content = r
                 changed = true
@@ -159,9 +163,11 @@ extension RedactionEngine {
         return changed ? out.joined(separator: delimiter) : nil
     }
 
-    private func redactPart(name: String?, content: String, binary: Bool, mimeType: String,
+    private func redactPart(names: [String], content: String, binary: Bool, mimeType: String,
                             _ location: RedactionLocation, _ path: () -> String) -> String? {
-        if let name, case .decided(let r) = decideByName(name, content, location, path) { return r }
+        for name in names {
+            if case .decided(let r) = decideByName(name, content, location, path) { return r }
+        }
         if binary {
             // Text already (the body was UTF-8): scan it keeping every length.
             let was = sameLength

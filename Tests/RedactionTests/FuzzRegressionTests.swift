@@ -97,4 +97,10 @@ final class FuzzRegressionTests: XCTestCase {
         // a second run found no version name and made the version an IP placeholder.
         assertFixedPoint("BTwHAAAAdCB0cGU9eSJoaWRkZW8iIGxjbWU9ImNzcmZfdG9rYW1lPSJjc3JmX3Rva2UwYThlMmI3ZDk0ZTFmYQJwYXNzDw8PeVA0SjNqVm0sICJ2ZXJzaW9uIjogIjEwLjQuMS43In0BdG9rZW49YWJjMTIzZGVmNDU2Z2hpJnBhZ2U9MiZhcGlfa2V5PXNrLXByb2otQUJDREVGR0hJSktMTU5PUFFSDw8AAAAAAAAAAAAAAAAADw8P//////////////////////8CcGHqc3N3bzYxGAEAAAAzIj48c2NyaWZhMyI+PHNjcmlwdD52YXIgYwkAAGNvcnCuZXhmZz17L3NjcmlwdD4BAT1odQ==")
     }
+
+    /// Found after session 12's speed work: a multipart body with `api_key=sk-proj-...` inside a
+    /// part's header line and `"api_token"` glued to a long run.
+    func testMultipartPartHeaderWithAKeyAndAGluedTokenName() {
+        assertFixedPoint("Ay0tWHlaDQpDb250ZW50LURpc3Bvc2l0aW9uOiBmb3JtLWRhdGE7IG5hbWU9ZGRkZGRkZGRkZGRkZGRkZGRkZGRkPTImYXBpX2tleT1zay1wcm9qLUFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaMDEyZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZCJhcGlfdG9rZW4iYXBwbGljYTg4ODg4ODg4ODg4ODg4ODg4ODg4ODg4ODg4ODg4ODg4ODg5ODg4ODg4ODg4ODg4ODh0aW9uL2dycGMtDQoNCnNlY3JldC10b2tlbi12YWx1ZS0yNDcNCi0tWHlaLS0NCgEB")
+    }
 }
