@@ -122,12 +122,12 @@ extension RedactionEngine {
                                                        replacement: String(decoding: quoted, as: UTF8.self)), first: true))
             }
         }
-        /// A string value holding JSON (`"{\"password\":\"...\"}"`): its escaped quotes hide the
-        /// structure from the text scan, so it is redacted as JSON on its own, as the strict
-        /// rewriter does.
+        /// A string value holding JSON (`"{\"password\":\"...\"}"`), or any escapes: they hide
+        /// the structure from the text scan (`\"password\":\"...\"` is no assignment), so its
+        /// decoded text is redacted on its own, as the strict rewriter does with every string.
         func redactNested(_ value: (content: Range<Int>, next: Int, escaped: Bool)) {
             let content = decoded(value.content, escaped: value.escaped)
-            guard let first = content.first(where: { !isSpace($0) }), first == 0x7B || first == 0x5B,
+            guard let first = content.first(where: { !isSpace($0) }), first == 0x7B || first == 0x5B || value.escaped,
                   let redacted = content.withUnsafeBufferPointer({ redactValueBytes($0, location, path, nestingLevel: 1) })
             else { return }
             let quoted = JSONRewriter.quoted(redacted, syntax: syntax).dropFirst().dropLast()

@@ -103,4 +103,12 @@ final class FuzzRegressionTests: XCTestCase {
     func testMultipartPartHeaderWithAKeyAndAGluedTokenName() {
         assertFixedPoint("Ay0tWHlaDQpDb250ZW50LURpc3Bvc2l0aW9uOiBmb3JtLWRhdGE7IG5hbWU9ZGRkZGRkZGRkZGRkZGRkZGRkZGRkPTImYXBpX2tleT1zay1wcm9qLUFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaMDEyZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZGRkZCJhcGlfdG9rZW4iYXBwbGljYTg4ODg4ODg4ODg4ODg4ODg4ODg4ODg4ODg4ODg4ODg4ODg5ODg4ODg4ODg4ODg4ODh0aW9uL2dycGMtDQoNCnNlY3JldC10b2tlbi12YWx1ZS0yNDcNCi0tWHlaLS0NCgEB")
     }
+
+    /// Found after session 12's speed work, a leak that predates it: JSON broken by a control byte
+    /// inside a token, with `\"password\":\"hunter22\"` escaped in a string that does not start
+    /// like JSON. The text scan saw no assignment behind the escaped quotes; the next run's strict
+    /// rewriter (the control byte gone) decoded the string and replaced the password.
+    func testBrokenJSONWithAJWTCutByAControlByteAndANestedPassword() {
+        assertFixedPoint("AHsiYWNjZXNzX1Rva2VuIjogImV5SmhiR2NpT2lKSVV6STFOaUo5LjEPAAAAMSAxMTExIDExMTEiLCAibmVzdGVkIjogIv8tXCJwYXNzd29yZFwiOlwiaHVudGVyMjJcIn0iLCAidmVyc2lvbiI6ICIxMC40LjEuNyJ9AXRva2VuPWFiYzEyM2RlZjkxMmdoaSZwYWdlPTImYXBpX2toeT1zay1wcm9qLUFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaMP//AgAAAG9ubXVsdGlwYXJ0AAAAAAAAAAAAAGVzc1+bAAAAAAD//////wB7", absent: ["hunter22"])
+    }
 }
