@@ -193,6 +193,10 @@ extension RedactionEngine {
             }
             j += 1
             while j < n && isSpace(p[j]) { j += 1 }
+            // In text this broken a "name" may be a value whose closing quote went missing
+            // (`"{\"password\":\"...\"}garbage": ...`): escaped text in it is redacted decoded
+            // too, or the escapes would hide an assignment from every run.
+            if token.escaped && !inSecret { redactNested(token) }
             var nameClass = decoded(token.content, escaped: token.escaped).withUnsafeBufferPointer { nameMemo.classify($0) }
             if inSecret { nameClass = .secret }
             guard j < n, nameClass != .ordinary, nameClass != .version else {
