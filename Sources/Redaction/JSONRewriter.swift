@@ -127,7 +127,12 @@ extension RedactionEngine {
         /// decoded text is redacted on its own, as the strict rewriter does with every string.
         func redactNested(_ value: (content: Range<Int>, next: Int, escaped: Bool)) {
             let content = decoded(value.content, escaped: value.escaped)
-            guard let first = content.first(where: { !isSpace($0) }), first == 0x7B || first == 0x5B || value.escaped,
+            // A "string" that opens at an escaped quote (`password\"xam=...`) is a piece of a
+            // broken one: the text scan reads it with what stands before it, which the decoded
+            // text would lose (`password\"xam=...` is an assignment to a secret name).
+            let opensAtEscapedQuote = value.content.lowerBound >= 2 && p[value.content.lowerBound - 2] == 0x5C
+            guard let first = content.first(where: { !isSpace($0) }),
+                  first == 0x7B || first == 0x5B || (value.escaped && !opensAtEscapedQuote),
                   let redacted = content.withUnsafeBufferPointer({ redactValueBytes($0, location, path, nestingLevel: 1) })
             else { return }
             let quoted = JSONRewriter.quoted(redacted, syntax: syntax).dropFirst().dropLast()

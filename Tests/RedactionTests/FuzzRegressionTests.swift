@@ -118,4 +118,11 @@ final class FuzzRegressionTests: XCTestCase {
     func testEscapedPasswordInWhatBrokenJSONReadsAsAName() {
         assertFixedPoint("AHsiYWNjZXNzX3Rva2VuIjogIp6GtZdiR2NpT2lKSVXkADFOaUo5LjEgMTExMSAxMTExIDExMTEiLCAibmVzdGVkIjogIntcInBhc3N3b3JkXCI6XCJodW50ZXIyMlwifebm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubm5ubmZXJzaW9uIjogImJiYmJiYmJiYmJiYmJiMTAuNC4xLjcifQF0b2tlbj1hYmMxMjNkZWY0NTZnaGkmcGFnZT0yJmFwaV9raHk9c2stcHJvai1BQkNERWtlbnBlRkdIQ0QEAQAAAAAAAEVGR0hJSktMTU5PUFFSU1RVVldYWVow//8AAAAAOgAAAGVzc1+bAAAAAAD//////wB7", absent: ["hunter22"])
     }
+
+    /// Found by the fuzzer right after the two commits above: the lenient scan read
+    /// `"xam=e%41corp.exa..."` as a string opening at the escaped quote of `password\"`, and its
+    /// decoded redaction lost the secret name before it, which the text scan had seen.
+    func testAStringOpeningAtAnEscapedQuoteStaysWithTheTextScan() {
+        assertFixedPoint("AHsiYWNjZXNzX3Rva2WS1TogXWV5SmhiR2NpT2lKSVV6STFOaUo5LmV5SnpkV0lpT2lJeE1qTTBOVFkzT0Rrd0luMC5kb3pqZ05yeVA0SjNqVm1OSGwwdzJOYDExIiwgIm9yZyIsICJwaG9uZSI6ICIrMShhZ2U9MiY1IDAxMDAiLCAiY2FyZCI6ICI0MTExIDIxMTEgMTExMSAxMTExIiwgIm5lc3RlZCI6ICJ7XiJwYXNzd29yZFwieGFtPWUlNDFjb3JwLmV4YYZleTogQWV5OiBBS0lBSU9TN0VYQU1QTEU6XCJodW50ZWV5PXNrLXByb2otQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVowMTIzNDUBQmVhy2VyIGFiYy5kZWYuZ2hp")
+    }
 }
