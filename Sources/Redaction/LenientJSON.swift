@@ -1,0 +1,160 @@
+import HAR
+
+// JSON that does not parse (cut off by --max-body, JSON lines, a trailing comma, control bytes):
+// values under secret keys still get placeholders, and escaped text is redacted decoded, before
+// the whole text is scanned as plain text.
+
+extension RedactionEngine {
+    /// Text that starts like JSON but does not parse: cut off by --max-body, JSON lines, a
+    /// trailing comma. `"key": value` pairs under secret keys still get placeholders (a string
+    /// stays a string, a number becomes 0, even when the text ends inside the value), then the
+    /// whole text is scanned as plain text.
+    func redactBrokenJSON(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> [UInt8]? {
+        let keyed = lenientJSONKeys(p, location, path)
+        let wasLenient = lenientJSON
+        lenientJSON = true
+        defer { lenientJSON = wasLenient }
+        return scanBytes(p, location, path, preMatches: keyed)
+    }
+
+    /// `"key": value` pairs under secret keys in text that is not quite JSON: a string stays a
+    /// string, a number becomes 0, even when the text ends inside the value.
+    func lenientJSONKeys(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> [PreMatch] {
+        guard flags.has(.jsonKeys) else { return [] }
+        let n = p.count
+        var found: [PreMatch] = []
+        @inline(__always) func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
+        /// The string whose opening quote is at `at`: its content, where scanning resumes, and
+        /// whether it has escapes. An unterminated string runs to the end of the text.
+        func string(at: Int) -> (content: Range<Int>, next: Int, escaped: Bool) {
+            var j = at + 1
+            var escaped = false
+            while j < n {
+                let c = p[j]
+                if c == 0x22 { return (at + 1..<j, j + 1, escaped) }
+                if c == 0x5C { escaped = true; j += 2; continue }
+                j += 1
+            }
+            return (at + 1..<n, n, escaped)
+        }
+        func decoded(_ range: Range<Int>, escaped: Bool) -> [UInt8] {
+            let raw = UnsafeBufferPointer(rebasing: p[range])
+            return escaped ? (JSONParser.unescapeStringContent(raw) ?? Array(raw)) : Array(raw)
+        }
+        func replaceString(_ value: (content: Range<Int>, next: Int, escaped: Bool), _ nameClass: NameClass) {
+            let text = String(decoding: decoded(value.content, escaped: value.escaped), as: UTF8.self)
+            if let r = replaceNamedValue(text, nameClass, secretRule: .jsonKeys, location, path) {
+                let quoted = JSONRewriter.quoted(Array(r.utf8), syntax: syntax).dropFirst().dropLast()
+                found.append(PreMatch(match: TextMatch(start: value.content.lowerBound, end: value.content.upperBound,
+                                                       replacement: String(decoding: quoted, as: UTF8.self)), first: true))
+            }
+        }
+        /// A string value holding JSON (`"{\"password\":\"...\"}"`), or any escapes: they hide
+        /// the structure from the text scan (`\"password\":\"...\"` is no assignment), so its
+        /// decoded text is redacted on its own, as the strict rewriter does with every string.
+        func redactNested(_ value: (content: Range<Int>, next: Int, escaped: Bool)) {
+            let content = decoded(value.content, escaped: value.escaped)
+            // A "string" that opens at an escaped quote (`password\"xam=...`) is a piece of a
+            // broken one: the text scan reads it with what stands before it, which the decoded
+            // text would lose (`password\"xam=...` is an assignment to a secret name).
+            let opensAtEscapedQuote = value.content.lowerBound >= 2 && p[value.content.lowerBound - 2] == 0x5C
+            guard let first = content.first(where: { !isSpace($0) }),
+                  first == 0x7B || first == 0x5B || (value.escaped && !opensAtEscapedQuote),
+                  let redacted = content.withUnsafeBufferPointer({ redactValueBytes($0, location, path, nestingLevel: 1) })
+            else { return }
+            let quoted = JSONRewriter.quoted(redacted, syntax: syntax).dropFirst().dropLast()
+            found.append(PreMatch(match: TextMatch(start: value.content.lowerBound, end: value.content.upperBound,
+                                                   replacement: String(decoding: quoted, as: UTF8.self)), first: true))
+        }
+        /// A version number under a version key (`"version": "10.4.1.7"`) is no IP address.
+        func keepVersion(_ value: (content: Range<Int>, next: Int, escaped: Bool)) {
+            let bytes = UnsafeBufferPointer(rebasing: p[value.content])
+            guard !bytes.isEmpty, bytes.allSatisfy({ RedactionEngine.isDigit($0) || $0 == 0x2E }) else { return }
+            found.append(PreMatch(match: TextMatch(start: value.content.lowerBound, end: value.content.upperBound,
+                                                   replacement: "", keep: true), first: true))
+        }
+        func numberEnd(_ j: Int) -> Int {
+            var end = j + 1
+            while end < n, RedactionEngine.isDigit(p[end]) || p[end] == 0x2E || p[end] | 0x20 == 0x65
+                || p[end] == 0x2B || p[end] == 0x2D { end += 1 }
+            return end
+        }
+        func replaceNumber(_ j: Int, _ end: Int, _ nameClass: NameClass) {
+            guard !(end - j == 1 && p[j] == 0x30),
+                  nameClass == .secret || nameClass == .phone || nameClass == .cardNumber || nameClass == .cardCode else { return }
+            note(nameClass == .secret ? .jsonKeys : .cardNumber, location,
+                 String(decoding: UnsafeBufferPointer(rebasing: p[j..<end]), as: UTF8.self), path)
+            found.append(PreMatch(match: TextMatch(start: j, end: end, replacement: "0"), first: true))
+        }
+        // Brackets are counted so that everything inside an object or array under a secret key is
+        // secret too (`"auth": {"value": "..."`), however the text ends.
+        var depth = 0
+        var secretDepths: [Int] = []
+        var openSecret = false
+        var i = 0
+        while i < n {
+            let c = p[i]
+            if c == 0x7B || c == 0x5B {
+                depth += 1
+                if openSecret { secretDepths.append(depth); openSecret = false }
+                i += 1
+                continue
+            }
+            if c == 0x7D || c == 0x5D {
+                if secretDepths.last == depth { secretDepths.removeLast() }
+                depth -= 1
+                i += 1
+                continue
+            }
+            let inSecret = !secretDepths.isEmpty
+            if c == 0x2D || RedactionEngine.isDigit(c) {
+                let end = numberEnd(i)
+                if inSecret && (i == 0 || !RedactionEngine.isAlnum(p[i - 1])) { replaceNumber(i, end, .secret) }
+                i = end
+                continue
+            }
+            guard c == 0x22 else { i += 1; continue }
+            let token = string(at: i)
+            var j = token.next
+            while j < n && isSpace(p[j]) { j += 1 }
+            guard j < n, p[j] == 0x3A else {
+                // A string that is no member name: an array element, or a value whose key came before.
+                if inSecret { replaceString(token, .secret) } else { redactNested(token) }
+                i = token.next
+                continue
+            }
+            j += 1
+            while j < n && isSpace(p[j]) { j += 1 }
+            // In text this broken a "name" may be a value whose closing quote went missing
+            // (`"{\"password\":\"...\"}garbage": ...`): escaped text in it is redacted decoded
+            // too, or the escapes would hide an assignment from every run.
+            if token.escaped && !inSecret { redactNested(token) }
+            var nameClass = decoded(token.content, escaped: token.escaped).withUnsafeBufferPointer { nameMemo.classify($0) }
+            if inSecret { nameClass = .secret }
+            guard j < n, nameClass != .ordinary, nameClass != .version else {
+                if j < n, p[j] == 0x22, nameClass == .version {
+                    let value = string(at: j)
+                    keepVersion(value)
+                    i = value.next
+                    continue
+                }
+                i = j
+                continue
+            }
+            let v = p[j]
+            if v == 0x22 {
+                let value = string(at: j)
+                replaceString(value, nameClass)
+                i = value.next
+            } else if v == 0x2D || RedactionEngine.isDigit(v) {
+                let end = numberEnd(j)
+                replaceNumber(j, end, nameClass)
+                i = end
+            } else {
+                if (v == 0x7B || v == 0x5B) && nameClass == .secret { openSecret = true }
+                i = j
+            }
+        }
+        return found
+    }
+}
