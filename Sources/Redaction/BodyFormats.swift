@@ -73,9 +73,8 @@ extension RedactionEngine {
         var copy = text
         return copy.withUTF8 { p -> String? in
             if Self.looksLikeJSON(p) {
-                switch rewriteJSON(p, location, path, recordingEdits: true) {
+                switch rewriteJSON(p, location, path) {
                 case .edited(let edits): return Self.applying(edits, to: text)
-                case .changed(let bytes): return String(decoding: bytes, as: UTF8.self)
                 case .unchanged: return nil
                 case .notJSON:
                     // JSON lines (NDJSON), or JSON cut off or broken: line by line keeps each
@@ -128,7 +127,6 @@ extension RedactionEngine {
         redactLines(text) { line in
             guard Self.looksLikeJSON(line) else { return scanBytes(line, location, path) }
             switch rewriteJSON(line, location, path) {
-            case .changed(let bytes): return bytes
             case .edited(let edits): return Self.applying(edits, to: line)
             case .unchanged: return nil
             case .notJSON: return redactBrokenJSON(line, location, path)

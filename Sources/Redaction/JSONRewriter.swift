@@ -8,8 +8,9 @@ import HAR
 enum JSONRewrite {
     case notJSON
     case unchanged
-    case changed([UInt8])
-    /// The replacements, in order, as ranges of the input and their new bytes (`recordingEdits`).
+    /// The replacements, in order, as ranges of the input and their new bytes: callers apply
+    /// them to the text they hold (a String keeps its unchanged parts without validating them
+    /// again).
     case edited([(range: Range<Int>, bytes: [UInt8])])
 }
 
@@ -22,12 +23,10 @@ let maximumNestedJSONLevels = 4
 
 extension RedactionEngine {
     /// Rewrites the JSON document in `p`, or reports that it is not JSON.
-    /// With `recordingEdits`, a change comes back as `.edited`, not as the whole new text.
     func rewriteJSON(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String,
-                     nestingLevel: Int = 0, recordingEdits: Bool = false) -> JSONRewrite {
+                     nestingLevel: Int = 0) -> JSONRewrite {
         let before = mark
         var rewriter = JSONRewriter(p: p, engine: self, location: location, nestingLevel: nestingLevel)
-        rewriter.recordsEdits = recordingEdits
         let ok = withoutActuallyEscaping(path) { escapable -> Bool in
             rewriter.basePath = escapable
             defer { rewriter.basePath = nil }
@@ -63,7 +62,6 @@ extension RedactionEngine {
                           nestingLevel: Int = 0) -> [UInt8]? {
         if Self.looksLikeJSON(p) && nestingLevel <= maximumNestedJSONLevels {
             switch rewriteJSON(p, location, path, nestingLevel: nestingLevel) {
-            case .changed(let bytes): return bytes
             case .edited(let edits): return Self.applying(edits, to: p)
             case .unchanged: return nil
             case .notJSON: return redactBrokenJSON(p, location, path)
@@ -88,10 +86,7 @@ struct JSONRewriter {
     let nestingLevel: Int
     var basePath: (() -> String)?
     var i = 0
-    var out: [UInt8] = []
-    var copied = 0
-    /// Whether replacements are listed in `edits` instead of copied into `out`.
-    var recordsEdits = false
+    /// The replacements so far, in order.
     var edits: [(range: Range<Int>, bytes: [UInt8])] = []
     /// Member names and indexes down to the current value; kept only when findings need paths.
     var pathStack: [PathComponent] = []
@@ -108,11 +103,8 @@ struct JSONRewriter {
         self.nestingLevel = nestingLevel
     }
 
-    mutating func finish() -> JSONRewrite {
-        guard copied > 0 else { return .unchanged }
-        if recordsEdits { return .edited(edits) }
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<p.count]))
-        return .changed(out)
+    func finish() -> JSONRewrite {
+        edits.isEmpty ? .unchanged : .edited(edits)
     }
 
     /// The path function when findings are not collected.
@@ -139,15 +131,7 @@ struct JSONRewriter {
     }
 
     mutating func replace(_ range: Range<Int>, with bytes: [UInt8]) {
-        if recordsEdits {
-            edits.append((range, bytes))
-            copied = range.upperBound
-            return
-        }
-        if out.isEmpty { out.reserveCapacity(p.count + 64) }
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<range.lowerBound]))
-        out.append(contentsOf: bytes)
-        copied = range.upperBound
+        edits.append((range, bytes))
     }
 
     mutating func skipWhitespace() {
