@@ -8,10 +8,14 @@ import Recording
 extension HTTP2Layer {
     /// A replayed stream's request so far, and its answer once decided.
     final class ReplayRequest {
+        /// The request's fields as the client sent them (pseudo-headers included), for `--passthrough`.
+        let fields: [HTTPField]
         var body: [UInt8] = []
         var decision: ReplayDecision?
         /// When the answer is due (`--latency recorded`); nil: at once.
         var dueAt: Double?
+
+        init(fields: [HTTPField]) { self.fields = fields }
     }
 
     /// Connection-specific fields an HTTP/2 response must not carry (RFC 9113 §8.2.2); the
@@ -21,8 +25,8 @@ extension HTTP2Layer {
     ]
 
     /// A new client stream while replaying: nothing is opened upstream.
-    func startReplayStream(_ stream: Stream, endStream: Bool) {
-        stream.replay = ReplayRequest()
+    func startReplayStream(_ stream: Stream, fields: [HTTPField], endStream: Bool) {
+        stream.replay = ReplayRequest(fields: fields)
         if endStream { requestComplete(stream) }
     }
 
@@ -47,7 +51,7 @@ extension HTTP2Layer {
         let flow = stream.flow.request
         let decision = service.decide(method: flow.method, url: flow.url,
                                       headers: flow.fields.map { HTTPField(name: $0.name, value: $0.value) },
-                                      body: request.body)
+                                      body: request.body, canForward: true)
         request.decision = decision
         stream.lastUpstreamActivity = now
         if case .serve(let response, _) = decision, let delay = response.delay, delay > 0,
@@ -69,6 +73,10 @@ extension HTTP2Layer {
 
     private func answer(_ stream: Stream) {
         guard let request = stream.replay, let decision = request.decision, !stream.recorded else { return }
+        if case .forward = decision {
+            forward(stream)
+            return
+        }
         stream.recorded = true
         stream.responseEnded = true
         let method = stream.flow.request.method, url = stream.flow.request.url
@@ -94,8 +102,7 @@ extension HTTP2Layer {
             }
             if resetAfter { outputs.append(.log(.replayReset(trigger: "\(method) \(url)"))) }
         case .forward:
-            // Never decided for a stream (`canForward` is false): nothing to forward it on.
-            client.reset(stream.clientID, errorCode: ErrorCode.refusedStream)
+            break // handled above
         case .unmatched(let diagnosis):
             let body = Array((diagnosis + "\n").utf8)
             send(stream, fields: [HTTPField(name: ":status", value: String(ReplayService.unmatchedStatus)),

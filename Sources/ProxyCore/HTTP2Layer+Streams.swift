@@ -96,7 +96,7 @@ extension HTTP2Layer {
             return
         }
         if context.replay != nil {
-            startReplayStream(stream, endStream: endStream)
+            startReplayStream(stream, fields: fields, endStream: endStream)
             return
         }
         do {
@@ -157,6 +157,13 @@ extension HTTP2Layer {
                               reason: "upstream closed the stream (\(Self.name(errorCode)))", resetCode: code)
             }
             forgetIfDone(stream)
+        case .goAway(_, let errorCode) where context.replay != nil:
+            // A passthrough connection going away: the replay goes on, and the next forwarded
+            // stream opens a new connection.
+            if replayUpstream == .ready { replayUpstream = .goingAway }
+            if errorCode != ErrorCode.noError {
+                outputs.append(.log(.rejected(status: 502, reason: "upstream sent GOAWAY (\(Self.name(errorCode)))")))
+            }
         case .goAway(_, let errorCode):
             // Streams above its last id are closed by nghttp2 as refused; tell the client to
             // take new requests elsewhere.
@@ -241,7 +248,7 @@ extension HTTP2Layer {
         stream.recorded = true
         stream.flow.instants.end = now
         if stream.flow.instants.sendEnd == nil { stream.flow.instants.sendEnd = stream.flow.instants.responseStart }
-        if context.replay != nil { return } // a replay records nothing
+        if context.replay != nil && !stream.forwarded { return } // a replay records only what it forwarded
         outputs.append(.record(stream.flow))
         if context.liveLog { outputs.append(.log(.exchange(stream.flow))) }
     }
@@ -254,7 +261,7 @@ extension HTTP2Layer {
         if stream.flow.response != nil && stream.flow.instants.responseEnd == nil {
             stream.flow.instants.responseEnd = now
         }
-        if context.replay == nil { outputs.append(.record(stream.flow)) }
+        if context.replay == nil || stream.forwarded { outputs.append(.record(stream.flow)) }
         outputs.append(.log(.exchangeFailed(stream.flow, status: status, reason: reason, cut: stream.responseHeadForwarded)))
     }
 

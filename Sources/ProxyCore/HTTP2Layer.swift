@@ -29,6 +29,10 @@ final class HTTP2Layer {
         case log(LiveEvent.Kind)
         /// Call `answerDueStreams` at this instant (a replayed stream's recorded latency).
         case wake(Double)
+        /// `harrec replay --passthrough`: open the upstream connection (TLS offering h2, or h2c
+        /// prior knowledge in a plain tunnel) and report it with `replayUpstreamReady` or
+        /// `upstreamLost`.
+        case openUpstream
     }
 
     /// What a recorded URL and flow need from the session.
@@ -65,6 +69,9 @@ final class HTTP2Layer {
         var lastUpstreamActivity: Double
         /// Set when the stream is answered from a replay (`HTTP2Layer+Replay`).
         var replay: ReplayRequest?
+        /// A replayed stream that matched nothing and went to the real upstream (`--passthrough`):
+        /// recorded like a recording's stream.
+        var forwarded = false
 
         init(clientID: Int32, flow: Flow, at time: Double) {
             self.clientID = clientID
@@ -87,7 +94,9 @@ final class HTTP2Layer {
 
     var state = State.open
     let client: HTTP2Connection
-    let upstream: HTTP2Connection
+    /// Replaced when a replay's passthrough connection is reopened.
+    var upstream: HTTP2Connection
+    let limits: HTTP2Limits
     let context: Context
     let pool: UpstreamPool
     let flowIDs: IDSource
@@ -100,6 +109,10 @@ final class HTTP2Layer {
     /// sends control frames before DATA, and a client may treat DATA after a GOAWAY as an error
     /// (python's h2, and so httpx, does), so the order the origin used is kept.
     var goAwayOwed = false
+    /// `harrec replay --passthrough`: the connection forwarded streams go on, and the streams
+    /// waiting for it (`HTTP2Layer+Passthrough`).
+    var replayUpstream = ReplayUpstream.none
+    var awaitingUpstream: [Stream] = []
 
     init(context: Context, pool: UpstreamPool, flowIDs: IDSource, limits: HTTP2Limits = HTTP2Limits(),
          at time: Double) throws(HTTP2Error) {
@@ -108,6 +121,7 @@ final class HTTP2Layer {
         self.flowIDs = flowIDs
         client = try HTTP2Connection(role: .server, limits: limits)
         upstream = try HTTP2Connection(role: .client, limits: limits)
+        self.limits = limits
         now = time
     }
 
@@ -162,10 +176,10 @@ final class HTTP2Layer {
             while let event = upstream.nextEvent() { handleUpstream(event) }
             toClient += client.takeOutput()
             acknowledgeUpstream()
-            if state != .closed { toUpstream += upstream.takeOutput() }
+            if state != .closed && upstreamWritable { toUpstream += upstream.takeOutput() }
             acknowledgeClient()
             toClient += client.takeOutput()
-            if state != .closed { toUpstream += upstream.takeOutput() }
+            if state != .closed && upstreamWritable { toUpstream += upstream.takeOutput() }
             if goAwayOwed && !client.hasQueuedBodies {
                 goAwayOwed = false
                 client.goAway()
@@ -191,6 +205,11 @@ final class HTTP2Layer {
     func upstreamLost(_ reason: String, at time: Double) {
         now = max(now, time)
         guard state != .closed else { return }
+        if context.replay != nil {
+            // Only the passthrough streams depended on it; the replay goes on.
+            replayUpstreamLost(reason)
+            return
+        }
         for stream in streams.values { stream.upstreamClosed = true }
         endAll(reason: reason, status: 502, resetCode: ErrorCode.internalError)
         if state == .open { goAwayOwed = true }

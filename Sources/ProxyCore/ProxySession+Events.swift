@@ -106,6 +106,8 @@ extension ProxySession {
         switch mode {
         case .connectingTunnel(let target, let viaSOCKS):
             tunnelEstablished(target, viaSOCKS: viaSOCKS)
+        case .http2 where configuration.replay != nil:
+            passthroughUpstreamEstablished()
         case .http:
             if scheme == "https" {
                 startUpstreamTLS()
@@ -153,6 +155,8 @@ extension ProxySession {
             // The client is answered over HTTP/1.1, and its first request gets the reason.
             pendingUpstreamFailure = reason
             resumeClientHandshake()
+        case .http2:
+            http2UpstreamLost(reason)
         default:
             finish(log: nil)
         }

@@ -91,10 +91,44 @@ extension ProxySession {
             case .record(let flow): commands.append(.record(.flow(flow)))
             case .log(let kind): log(kind)
             case .wake(let instant): commands.append(.wake(at: instant))
+            case .openUpstream: openPassthroughUpstream()
             }
         }
         if !toUpstream.isEmpty, let upstreamID = upstreams.activeID { sendUpstream(upstreamID, toUpstream) }
         if !toClient.isEmpty { sendClient(toClient) }
+    }
+
+    /// `harrec replay --passthrough` over HTTP/2: the tunnel's target, connected now (a replay
+    /// connects nothing before an unmatched stream needs it).
+    func openPassthroughUpstream() {
+        guard let target = tunnelTarget else {
+            http2?.upstreamLost("no upstream to forward to", at: now)
+            return
+        }
+        closeUpstream()
+        openUpstream(to: target)
+    }
+
+    /// The passthrough connection is connected (plain: h2c prior knowledge, as the client spoke
+    /// in the tunnel) or its TLS handshake ended: it must speak h2.
+    func passthroughUpstreamEstablished() {
+        if scheme == "https" {
+            guard let tls = upstreams.active?.tls else {
+                startUpstreamTLS(alpnProtocols: ["h2", "http/1.1"])
+                if upstreams.active == nil {
+                    http2UpstreamLost(pendingUpstreamFailure ?? "cannot start TLS upstream")
+                    pendingUpstreamFailure = nil
+                }
+                return
+            }
+            guard tls.negotiatedALPN == "h2" else {
+                http2UpstreamLost("the upstream does not speak HTTP/2 (ALPN: \(tls.negotiatedALPN ?? "none")); "
+                                  + "--passthrough forwards an HTTP/2 client's streams over HTTP/2")
+                return
+            }
+        }
+        http2?.replayUpstreamReady(at: now)
+        pumpHTTP2()
     }
 
     /// The upstream connection of an HTTP/2 session is gone.

@@ -291,6 +291,10 @@ extension ProxySession {
         if received.handshakeCompleted, case .http = mode, upstreams.active?.tls?.negotiatedALPN == "h2" {
             startUpstreamHTTP2()
         }
+        if received.handshakeCompleted, case .http2 = mode, configuration.replay != nil {
+            passthroughUpstreamEstablished()
+            guard upstreams.activeID == upstreamID else { return nil }
+        }
         if received.handshakeCompleted, exchange != nil, exchange?.headSent == false {
             sendRequestHead()
         }

@@ -186,6 +186,7 @@ public final class ProxySession {
         case .connectingTunnel, .awaitingUpstreamALPN:
             failUpstreamConnectIfLate(now)
         case .http2:
+            if configuration.replay != nil { failUpstreamConnectIfLate(now) } // a passthrough connection
             tickHTTP2()
         case .sniffingTunnel, .relay, .awaitingCertificate:
             if now - lastActivity > timeouts.tunnelIdle {

@@ -139,7 +139,7 @@ package final class ReplayService: Sendable {
     private let resetTriggers: [ReplayResetTrigger]
     private let activation: String
     private let state: Mutex<State>
-    /// `--passthrough`: unmatched HTTP/1 requests go to their real upstream (and are recorded).
+    /// `--passthrough`: unmatched requests and HTTP/2 streams go to their real upstream (and are recorded).
     package let passthrough: Bool
     /// `--latency recorded`: WebSocket server messages keep their recorded gaps.
     package let recordedLatency: Bool

@@ -11,13 +11,17 @@ final class HTTP2LayerHarness {
     let pool = UpstreamPool(sessionID: 9)
     let layer: HTTP2Layer
     let client: HTTP2Connection
-    let origin: HTTP2Connection
+    /// The origin side; in a replay it exists only between `connectOrigin()` and `loseOrigin`.
+    var origin: HTTP2Connection
+    private var originConnected: Bool
     var clientEvents: [HTTP2Event] = []
     var originEvents: [HTTP2Event] = []
     var flows: [Flow] = []
     var logs: [LiveEvent.Kind] = []
     /// Instants the layer asked to be woken at (a replay's recorded latency).
     var wakes: [Double] = []
+    /// How often the layer asked for a (replay passthrough) upstream connection.
+    var upstreamOpenings = 0
     /// Streams whose received bytes the client application does not acknowledge (a slow reader).
     var clientStalls: Set<Int32> = []
     var now: Double = 1_800_000_000
@@ -34,6 +38,21 @@ final class HTTP2LayerHarness {
         layer = try HTTP2Layer(context: context, pool: pool, flowIDs: IDSource(), limits: limits, at: now)
         client = try HTTP2Connection(role: .client, limits: limits)
         origin = try HTTP2Connection(role: .server, limits: limits)
+        originConnected = replay == nil
+    }
+
+    /// A replay's passthrough connection comes up: a new origin connection, and the layer told.
+    func connectOrigin() throws {
+        origin = try HTTP2Connection(role: .server, limits: layer.limits)
+        originEvents.removeAll()
+        originConnected = true
+        layer.replayUpstreamReady(at: now)
+    }
+
+    /// The origin connection is gone (failed to connect, or closed).
+    func loseOrigin(_ reason: String) {
+        originConnected = false
+        layer.upstreamLost(reason, at: now)
     }
 
     /// Moves bytes until nothing moves.
@@ -42,7 +61,7 @@ final class HTTP2LayerHarness {
             var moved = false
             let fromClient = client.takeOutput()
             if !fromClient.isEmpty { moved = true; pieces(fromClient) { layer.clientReceived($0, at: now) } }
-            let fromOrigin = origin.takeOutput()
+            let fromOrigin = originConnected ? origin.takeOutput() : []
             if !fromOrigin.isEmpty { moved = true; pieces(fromOrigin) { layer.upstreamReceived($0, at: now) } }
             let (toClient, toOrigin, outputs) = layer.pump(at: now)
             for output in outputs {
@@ -50,10 +69,15 @@ final class HTTP2LayerHarness {
                 case .record(let flow): flows.append(flow)
                 case .log(let kind): logs.append(kind)
                 case .wake(let instant): wakes.append(instant)
+                case .openUpstream: upstreamOpenings += 1
                 }
             }
             if !toClient.isEmpty { moved = true; try deliver(toClient, to: client) }
-            if !toOrigin.isEmpty { moved = true; try deliver(toOrigin, to: origin) }
+            if !toOrigin.isEmpty {
+                XCTAssertTrue(originConnected, "bytes for an origin that is not connected")
+                moved = true
+                try deliver(toOrigin, to: origin)
+            }
             while let event = client.nextEvent() {
                 clientEvents.append(event)
                 if case .data(let id, let bytes) = event, !clientStalls.contains(id) { client.consumed(bytes.count, on: id) }

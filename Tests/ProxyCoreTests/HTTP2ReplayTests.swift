@@ -72,3 +72,136 @@ final class HTTP2ReplayTests: XCTestCase {
         XCTAssertEqual(text(streamData(h.clientEvents, slow)), "late")
     }
 }
+
+/// `harrec replay --passthrough` over HTTP/2: unmatched streams go to the real upstream on a
+/// connection opened for them, are recorded, and never disturb the replayed streams.
+final class HTTP2PassthroughTests: XCTestCase {
+    private func service() -> ReplayService {
+        let response = MockResponse(status: 200, headers: [HTTPHeader("Content-Type", "text/plain")], body: .text("recorded"))
+        let entry = QueueEntry(item: ResponseQueueItem(
+            condition: RequestCondition(method: "GET", scheme: "https", host: "api.test", path: "/known"),
+            response: response, repeatability: .always))
+        return ReplayService(entries: [entry], source: "HAR file t.har", passthrough: true)
+    }
+
+    private func status(_ h: HTTP2LayerHarness, _ stream: Int32) -> String? {
+        for case .headers(stream, let fields, _) in h.clientEvents {
+            return fields.first { $0.name == ":status" }?.value
+        }
+        return nil
+    }
+
+    func testUnmatchedStreamsGoUpstreamOnceItIsReadyAndAreRecorded() throws {
+        for chunk in [Int.max, 1, 7] {
+            let h = try HTTP2LayerHarness(chunk: chunk, replay: service())
+            let known = try h.request("/known")
+            let body = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+            let missing = try h.request("/missing", method: "POST", body: body, trailers: [HTTPField(name: "x-sum", value: "1")])
+            let other = try h.request("/other")
+            try h.run()
+            XCTAssertEqual(h.upstreamOpenings, 1, "one connection for both unmatched streams (chunk \(chunk))")
+            XCTAssertEqual(text(streamData(h.clientEvents, known)), "recorded", "replayed without waiting")
+            XCTAssertTrue(h.originEvents.isEmpty, "nothing goes out before the connection is ready")
+            try h.connectOrigin()
+            try h.run()
+            let oid = try XCTUnwrap(h.originStream("/missing"))
+            let received = streamData(h.originEvents, oid)
+            XCTAssertTrue(received == body, "the gathered body goes out whole: \(received.count) of \(body.count) bytes")
+            XCTAssertTrue(h.originEvents.contains(.trailers(streamID: oid, fields: [HTTPField(name: "x-sum", value: "1")])))
+            try h.respond(oid, status: 201, body: Array("live".utf8))
+            try h.respond(try XCTUnwrap(h.originStream("/other")), body: Array("other".utf8))
+            try h.run()
+            XCTAssertEqual(status(h, missing), "201")
+            XCTAssertEqual(text(streamData(h.clientEvents, missing)), "live")
+            XCTAssertEqual(text(streamData(h.clientEvents, other)), "other")
+            XCTAssertEqual(h.flows.map(\.request.url).sorted(), ["https://api.test/missing", "https://api.test/other"],
+                           "forwarded streams are recorded; replayed ones are not")
+            let flow = try XCTUnwrap(h.flows.first { $0.request.url.hasSuffix("/missing") })
+            XCTAssertTrue(flow.request.body.bytes == body)
+            XCTAssertEqual(flow.response?.status, 201)
+            XCTAssertEqual(flow.response?.body.bytes, Array("live".utf8))
+            XCTAssertEqual(h.logs.filter { if case .replayForwarded = $0 { return true }; return false }.count, 2)
+            // The connection is reused for the next one.
+            let later = try h.request("/later")
+            try h.run()
+            XCTAssertEqual(h.upstreamOpenings, 1)
+            try h.respond(try XCTUnwrap(h.originStream("/later")), body: Array("later".utf8))
+            try h.run()
+            XCTAssertEqual(text(streamData(h.clientEvents, later)), "later")
+        }
+    }
+
+    func testAFailedConnectionGives502ToItsStreamsOnlyAndTheNextStreamTriesAgain() throws {
+        let h = try HTTP2LayerHarness(replay: service())
+        let missing = try h.request("/missing")
+        try h.run()
+        h.loseOrigin("cannot connect to api.test:443: connection refused")
+        try h.run()
+        XCTAssertEqual(status(h, missing), "502")
+        XCTAssertTrue(text(streamData(h.clientEvents, missing)).contains("connection refused"))
+        XCTAssertEqual(h.flows.first?.error, "cannot connect to api.test:443: connection refused", "recorded with the reason")
+        XCTAssertEqual(h.layer.state, .open, "the replay goes on")
+        let known = try h.request("/known")
+        let again = try h.request("/again")
+        try h.run()
+        XCTAssertEqual(text(streamData(h.clientEvents, known)), "recorded")
+        XCTAssertEqual(h.upstreamOpenings, 2, "a new connection is asked for")
+        try h.connectOrigin()
+        try h.run()
+        try h.respond(try XCTUnwrap(h.originStream("/again")), body: Array("up".utf8))
+        try h.run()
+        XCTAssertEqual(text(streamData(h.clientEvents, again)), "up")
+    }
+
+    func testALostConnectionFailsOnlyTheStreamsOnIt() throws {
+        let h = try HTTP2LayerHarness(replay: service())
+        let missing = try h.request("/missing")
+        try h.run()
+        try h.connectOrigin()
+        try h.run()
+        XCTAssertNotNil(h.originStream("/missing"))
+        h.loseOrigin("upstream closed the connection")
+        let known = try h.request("/known")
+        try h.run()
+        XCTAssertEqual(status(h, missing), "502")
+        XCTAssertEqual(text(streamData(h.clientEvents, known)), "recorded")
+        XCTAssertEqual(h.layer.state, .open)
+    }
+
+    func testAGoneAwayConnectionIsReplacedForTheNextStream() throws {
+        let h = try HTTP2LayerHarness(replay: service())
+        let first = try h.request("/first")
+        try h.run()
+        try h.connectOrigin()
+        try h.run()
+        try h.respond(try XCTUnwrap(h.originStream("/first")), body: Array("1".utf8))
+        h.origin.goAway()
+        try h.run()
+        XCTAssertEqual(text(streamData(h.clientEvents, first)), "1")
+        XCTAssertFalse(h.clientEvents.contains { if case .goAway = $0 { return true }; return false },
+                       "the client keeps its connection: the upstream's GOAWAY is not its business")
+        let second = try h.request("/second")
+        try h.run()
+        XCTAssertEqual(h.upstreamOpenings, 2, "a new connection, not a stream on the one going away")
+        XCTAssertNil(status(h, second))
+        try h.connectOrigin()
+        try h.run()
+        XCTAssertEqual(h.layer.replayUpstream, .ready)
+        try h.respond(try XCTUnwrap(h.originStream("/second")), body: Array("2".utf8))
+        try h.run()
+        XCTAssertEqual(text(streamData(h.clientEvents, second)), "2", "served on the new connection")
+    }
+
+    func testWithoutPassthroughAnUnmatchedStreamGets599AndNoConnection() throws {
+        let response = MockResponse(status: 200, headers: [], body: .text("x"))
+        let entry = QueueEntry(item: ResponseQueueItem(
+            condition: RequestCondition(method: "GET", scheme: "https", host: "api.test", path: "/known"),
+            response: response, repeatability: .always))
+        let h = try HTTP2LayerHarness(replay: ReplayService(entries: [entry], source: "t"))
+        let missing = try h.request("/missing")
+        try h.run()
+        XCTAssertEqual(status(h, missing), "599")
+        XCTAssertEqual(h.upstreamOpenings, 0)
+        XCTAssertTrue(h.flows.isEmpty)
+    }
+}

@@ -100,6 +100,80 @@ def test_passthrough_forwards_and_records_what_is_missing(harrec, harrec_tls, or
         secure.stop()
 
 
+def test_passthrough_forwards_h2_streams_over_h2(harrec, harrec_tls, origin, https_origin, test_pki, tmp_path):
+    """--passthrough for HTTP/2 clients: an h2 connection to the replay serves recorded streams
+    from the HAR and sends the unmatched ones to the real upstream over h2 (nginx with `http2`),
+    concurrently on one client connection; --out records those as http/2.0. An upstream that
+    speaks only HTTP/1.1 gives those streams a 502 with the reason, and the replay goes on."""
+    import asyncio
+    import ssl
+
+    import httpx
+
+    import origin as origin_mod
+    from test_http2 import NginxH2
+
+    px, har_path, har = record(harrec_tls, origin, https_origin)
+    recorded = recorded_bodies(har, "/counter?k=s")
+    live = origin_mod.OriginServer().start()
+    nginx = NginxH2(tmp_path / "nginx-h2", test_pki, live.port)
+    out = tmp_path / "missing.har"
+    upload = origin_mod.make_bytes(300_000, 11)
+    (tmp_path / "upload.bin").write_bytes(upload)
+    h2_base, h1_base = f"https://localhost:{nginx.h2_port}", f"https://localhost:{nginx.h1_port}"
+    try:
+        rp = replay(harrec, px, har_path, "--passthrough", "--out", out, "--no-redact",
+                    "--upstream-ca", test_pki / "ca.pem")
+        r = curl("--http2", "-x", rp.http_proxy, "--cacert", px.ca_pem, "-w", "\n%{http_version}",
+                 f"{https_origin.base_url}/counter?k=s")
+        assert r.out.rsplit(b"\n", 1) == [recorded[0], b"2"], r.err
+        r = curl("--http2", "-x", rp.http_proxy, "--cacert", px.ca_pem, "-w", "\n%{http_version}",
+                 f"{h2_base}/bytes?n=100000&seed=7")
+        assert r.out.rsplit(b"\n", 1) == [origin_mod.make_bytes(100_000, 7), b"2"], r.err
+        r = curl("--http2", "--socks5-hostname", f"127.0.0.1:{rp.socks_port}", "--cacert", px.ca_pem,
+                 "--data-binary", f"@{tmp_path / 'upload.bin'}", "-H", "Content-Type: application/octet-stream",
+                 f"{h2_base}/echo")
+        assert r.rc == 0 and r.out == upload, r.err
+
+        async def run():
+            verify = ssl.create_default_context(cafile=str(px.ca_pem))
+            async with httpx.AsyncClient(http2=True, proxy=rp.http_proxy, verify=verify,
+                                         limits=httpx.Limits(max_connections=1), timeout=30) as client:
+                async def one(i):
+                    url = f"{https_origin.base_url}/counter?k=s" if i % 2 == 0 else f"{h2_base}/bytes?n={1000 + i}&seed={i}"
+                    response = await client.get(url)
+                    return i, response.http_version, response.status_code, response.content
+                return await asyncio.gather(*(one(i) for i in range(12)))
+
+        for i, version, status, content in asyncio.run(run()):
+            assert version == "HTTP/2" and status == 200, (i, status, content[:200])
+            want = recorded[1] if i % 2 == 0 else origin_mod.make_bytes(1000 + i, i)
+            assert content == want, i
+        r = curl("--http2", "-x", rp.http_proxy, "--cacert", px.ca_pem, "-w", "\n%{http_code}", f"{h1_base}/json")
+        body, code = r.out.rsplit(b"\n", 1)
+        assert code == b"502" and b"does not speak HTTP/2" in body, r.out
+        # The replay is unharmed: a recorded answer still comes.
+        r = curl("--http2", "-x", rp.http_proxy, "--cacert", px.ca_pem, f"{https_origin.base_url}/counter?k=s")
+        assert r.out == recorded[1]
+        assert rp.finish() == 0
+        assert "9 requests matched nothing and were forwarded (--passthrough):" in rp.stderr_text, rp.stderr_text
+        har_out = validate_har_file(out)
+        forwarded = entries(har_out)
+        assert sorted(e["request"]["url"] for e in forwarded) == sorted(
+            [f"{h2_base}/bytes?n=100000&seed=7", f"{h2_base}/echo", f"{h1_base}/json"]
+            + [f"{h2_base}/bytes?n={1000 + i}&seed={i}" for i in range(1, 12, 2)])
+        by_url = {e["request"]["url"]: e for e in forwarded}
+        assert all(e["request"]["httpVersion"] == "http/2.0" for e in forwarded)
+        assert content_bytes(by_url[f"{h2_base}/bytes?n=100000&seed=7"]["response"]["content"]) == \
+            origin_mod.make_bytes(100_000, 7)
+        assert by_url[f"{h2_base}/echo"]["request"]["bodySize"] == len(upload)
+        assert "does not speak HTTP/2" in by_url[f"{h1_base}/json"]["_error"]
+        assert [q["path"] for q in live.requests()].count("/echo") == 1
+    finally:
+        nginx.stop()
+        live.stop()
+
+
 def test_passthrough_options_are_checked(harrec, tmp_path):
     har = tmp_path / "empty.har"
     har.write_text(json.dumps({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": []}}))
