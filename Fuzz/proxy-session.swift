@@ -2,7 +2,8 @@
 // connect failures, EOFs, breaks, ticks that move time, shutdown. It catches state bugs that the
 // parsers' targets cannot: the session must never crash, loop, talk to an upstream it did not open
 // or already closed, record a flow twice, record a proxy credential, act after it finished, or
-// keep running after an abort. With the replay flag it is `harrec replay`: it must never connect.
+// keep running after an abort. With the replay flag it is `harrec replay`: it must never connect
+// (unless the passthrough flag is set too).
 import HARScenarios
 import ProxyCore
 import Recording
@@ -71,7 +72,7 @@ private struct Invariants {
 }
 
 /// A small recording to replay: repeats, a JSON body condition, a recorded latency and a failure.
-private let replayService: ReplayService = {
+private func makeReplayService(passthrough: Bool) -> ReplayService {
     func entry(_ method: String, _ path: String, _ response: MockResponse, _ r: Repeatability = .always,
                body: BodyMatch? = nil) -> QueueEntry {
         QueueEntry(item: ResponseQueueItem(condition: RequestCondition(method: method, scheme: "http", host: "a.test",
@@ -84,8 +85,12 @@ private let replayService: ReplayService = {
         entry("POST", "/j", MockResponse(status: 201, body: .base64("AAEC")), body: .json(#"{"a":1}"#)),
         entry("GET", "/slow", MockResponse(status: 204, delay: 0.05)),
         entry("GET", "/down", .failure(code: .networkConnectionLost)),
-    ], source: "fuzz", resetOn: [ReplayResetTrigger("/reset-on")!])
-}()
+    ], source: "fuzz", resetOn: [ReplayResetTrigger("/reset-on")!], passthrough: passthrough)
+}
+
+private let replayService = makeReplayService(passthrough: false)
+/// `--passthrough`: unmatched requests and h2 streams connect upstream (HTTP/1 or HTTP/2).
+private let passthroughService = makeReplayService(passthrough: true)
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ pointer: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -97,12 +102,12 @@ public func fuzz(_ pointer: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     configuration.liveLog = flags & 4 == 0
     configuration.recordWebSocketControlFrames = flags & 8 != 0
     configuration.maxRecordedBodyBytes = flags & 16 != 0 ? 16 : 64 << 20
-    if flags & 32 != 0 { configuration.replay = replayService }
+    if flags & 32 != 0 { configuration.replay = flags & 64 != 0 ? passthroughService : replayService }
     var now = 1_800_000_000.0
     let session = ProxySession(id: 1, clientAddress: "127.0.0.1:40000", configuration: configuration,
                                flowIDs: IDSource(), now: now)
     var invariants = Invariants()
-    invariants.replaying = configuration.replay != nil
+    invariants.replaying = configuration.replay != nil && configuration.replay?.passthrough == false
     var steps = 0
     while !program.atEnd && steps < 400 {
         steps += 1

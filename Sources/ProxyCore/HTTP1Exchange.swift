@@ -51,6 +51,9 @@ final class HTTP1Exchange {
     /// Already retried once on a fresh connection.
     var retried = false
     var lastUpstreamActivity: Double
+    /// `harrec replay --passthrough`: the body gathered for matching. `forwardedHead` carries it
+    /// framed for HTTP/1; an h2 upstream gets it as the stream's DATA.
+    var gatheredBody: [UInt8]?
 
     init(flow: Flow, target: ProxyTarget, requestHead: HTTPRequestHead, originForm: String, method: String,
          requestFraming: HTTPBodyFraming, forwardedHead: [UInt8], clientVersion: HTTPVersion, clientKeepAlive: Bool,

@@ -2,7 +2,8 @@ import HTTP1
 import HTTP2
 
 // `harrec replay --passthrough` over HTTP/2: a stream that matched nothing goes to the real
-// upstream as an HTTP/2 stream, and is recorded as a recording's stream would be. The upstream
+// upstream as an HTTP/2 stream (or as an HTTP/1.1 exchange when the upstream chose that in ALPN:
+// `HTTP2Layer+PassthroughHTTP1`), and is recorded as a recording's stream would be. The upstream
 // connection is opened on the first such stream (a replay connects nothing before), and reopened
 // after it went away; the replayed streams never depend on it.
 extension HTTP2Layer {
@@ -21,7 +22,7 @@ extension HTTP2Layer {
     /// Whether the upstream nghttp2 session's bytes may go out: always when recording; in a
     /// replay, only once a passthrough connection speaks h2 (until then the preface waits).
     var upstreamWritable: Bool {
-        context.replay == nil || replayUpstream == .ready || replayUpstream == .goingAway
+        context.replay == nil || (passthroughHTTP1 == nil && (replayUpstream == .ready || replayUpstream == .goingAway))
     }
 
     /// Sends an unmatched stream's gathered request upstream, or queues it for the connection.
@@ -31,25 +32,35 @@ extension HTTP2Layer {
         stream.flow.request.body.append(request.body, cap: context.maxRecordedBodyBytes)
         outputs.append(.log(.replayForwarded(method: stream.flow.request.method, url: stream.flow.request.url)))
         switch replayUpstream {
+        case .ready where passthroughHTTP1 != nil:
+            awaitingUpstream.append(stream)
+            sendNextHTTP1()
         case .ready:
             sendForwarded(stream)
         case .connecting:
             awaitingUpstream.append(stream)
         case .none:
             awaitingUpstream.append(stream)
-            openReplayUpstream()
+            reopenPassthroughUpstream()
         case .goingAway:
             awaitingUpstream.append(stream)
             // Nothing left on the old connection: take a new one now rather than wait for its close.
-            if !streams.values.contains(where: { $0.upstreamID != nil && !$0.upstreamClosed }) { openReplayUpstream() }
+            let busy = streams.values.contains { $0.upstreamID != nil && !$0.upstreamClosed } || passthroughHTTP1?.inFlight != nil
+            if !busy { reopenPassthroughUpstream() }
         }
     }
 
-    /// The passthrough connection is up and speaks h2: the waiting streams go out.
-    func replayUpstreamReady(at time: Double) {
+    /// The passthrough connection is up (speaking h2, or HTTP/1.1 when its ALPN chose that): the
+    /// waiting streams go out.
+    func replayUpstreamReady(at time: Double, speaksHTTP1: Bool = false) {
         now = max(now, time)
         guard replayUpstream == .connecting else { return }
         replayUpstream = .ready
+        if speaksHTTP1 {
+            passthroughHTTP1 = PassthroughHTTP1()
+            sendNextHTTP1()
+            return
+        }
         let waiting = awaitingUpstream
         awaitingUpstream.removeAll()
         for stream in waiting { sendForwarded(stream) }
@@ -59,7 +70,8 @@ extension HTTP2Layer {
     /// with the reason, unless the connection had only gone away (then the waiting streams get a
     /// new one).
     func replayUpstreamLost(_ reason: String) {
-        let wentAway = replayUpstream == .goingAway
+        let servedWhole = endHTTP1Connection(reason: reason)
+        let wentAway = replayUpstream == .goingAway || servedWhole
         for stream in streams.values.sorted(by: { $0.clientID < $1.clientID }) where stream.upstreamID != nil {
             stream.upstreamClosed = true
             if !stream.recorded { answerOrReset(stream, status: 502, reason: reason, resetCode: ErrorCode.internalError) }
@@ -68,7 +80,7 @@ extension HTTP2Layer {
         clientIDs.removeAll()
         replayUpstream = .none
         if wentAway && !awaitingUpstream.isEmpty {
-            openReplayUpstream()
+            reopenPassthroughUpstream()
             return
         }
         let waiting = awaitingUpstream
@@ -79,7 +91,8 @@ extension HTTP2Layer {
     }
 
     /// A fresh nghttp2 client session for the new connection, and the session is asked for it.
-    private func openReplayUpstream() {
+    func reopenPassthroughUpstream() {
+        passthroughHTTP1 = nil
         if let fresh = try? HTTP2Connection(role: .client, limits: limits) { upstream = fresh }
         clientIDs.removeAll()
         replayUpstream = .connecting

@@ -14,6 +14,8 @@ extension HTTP2Layer {
         var decision: ReplayDecision?
         /// When the answer is due (`--latency recorded`); nil: at once.
         var dueAt: Double?
+        /// `--passthrough` sent it again after a reused HTTP/1.1 connection closed under it.
+        var retried = false
 
         init(fields: [HTTPField]) { self.fields = fields }
     }

@@ -113,6 +113,8 @@ final class HTTP2Layer {
     /// waiting for it (`HTTP2Layer+Passthrough`).
     var replayUpstream = ReplayUpstream.none
     var awaitingUpstream: [Stream] = []
+    /// Set while the passthrough connection speaks HTTP/1.1 (`HTTP2Layer+PassthroughHTTP1`).
+    var passthroughHTTP1: PassthroughHTTP1?
 
     init(context: Context, pool: UpstreamPool, flowIDs: IDSource, limits: HTTP2Limits = HTTP2Limits(),
          at time: Double) throws(HTTP2Error) {
@@ -157,6 +159,10 @@ final class HTTP2Layer {
     /// Plaintext from the upstream.
     func upstreamReceived(_ bytes: [UInt8], at time: Double) {
         now = max(now, time)
+        if passthroughHTTP1 != nil {
+            passthroughHTTP1Received(bytes)
+            return
+        }
         do {
             try bytes.withUnsafeBytes { try upstream.receive($0) }
         } catch {
@@ -180,6 +186,10 @@ final class HTTP2Layer {
             acknowledgeClient()
             toClient += client.takeOutput()
             if state != .closed && upstreamWritable { toUpstream += upstream.takeOutput() }
+            if let h1 = passthroughHTTP1, !h1.output.isEmpty {
+                toUpstream += h1.output
+                h1.output.removeAll()
+            }
             if goAwayOwed && !client.hasQueuedBodies {
                 goAwayOwed = false
                 client.goAway()

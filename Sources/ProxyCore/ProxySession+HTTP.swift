@@ -203,6 +203,9 @@ extension ProxySession {
         exchange = current
         if let h2 = upstreams.active?.http2 {
             guard sendHTTP2RequestHead(current, on: h2) else { return }
+            if let body = current.gatheredBody, current.requestFraming != .none, let stream = upstreams.active?.http2Stream {
+                h2.sendData(body, on: stream, end: true)
+            }
             flushUpstreamHTTP2()
         } else {
             sendUpstream(upstreamID, current.forwardedHead)

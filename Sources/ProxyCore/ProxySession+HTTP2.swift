@@ -110,7 +110,7 @@ extension ProxySession {
     }
 
     /// The passthrough connection is connected (plain: h2c prior knowledge, as the client spoke
-    /// in the tunnel) or its TLS handshake ended: it must speak h2.
+    /// in the tunnel) or its TLS handshake ended (h2, or HTTP/1.1 as its ALPN chose).
     func passthroughUpstreamEstablished() {
         if scheme == "https" {
             guard let tls = upstreams.active?.tls else {
@@ -121,9 +121,10 @@ extension ProxySession {
                 }
                 return
             }
-            guard tls.negotiatedALPN == "h2" else {
-                http2UpstreamLost("the upstream does not speak HTTP/2 (ALPN: \(tls.negotiatedALPN ?? "none")); "
-                                  + "--passthrough forwards an HTTP/2 client's streams over HTTP/2")
+            if tls.negotiatedALPN != "h2" {
+                // The client already has h2 from the replay: its streams become HTTP/1.1 exchanges.
+                http2?.replayUpstreamReady(at: now, speaksHTTP1: true)
+                pumpHTTP2()
                 return
             }
         }

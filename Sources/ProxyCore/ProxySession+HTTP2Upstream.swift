@@ -36,7 +36,8 @@ extension ProxySession {
         guard NextLayer.isHTTP2ServerFrame(plaintext), configuration.http2, !upstreamRequiresHTTP2,
               let current = exchange else { return false }
         upstreamRequiresHTTP2 = true
-        guard !current.retried, current.requestFraming == .none, current.endConsumed else {
+        // A replay's passthrough request holds its whole body (`gatheredBody`), so it can go again too.
+        guard !current.retried, current.requestFraming == .none || current.gatheredBody != nil, current.endConsumed else {
             failExchange("the upstream speaks only HTTP/2 (its next request will use it)", respondWith: 502)
             return true
         }

@@ -220,6 +220,7 @@ extension ProxySession {
                                       lastUpstreamActivity: now)
         // The head carries the whole request: it goes out in one piece once the upstream is ready.
         forwarded.request = .awaitingUpstream(bodyComplete: true)
+        forwarded.gatheredBody = current.body
         exchange = forwarded
         if pendingUpstreamFailure != nil {
             failPendingUpstream()

@@ -168,6 +168,7 @@ public final class ProxySession {
         switch mode {
         case .finished: return false
         case .relay(let relay): return relay.upstreamToClientOpen
+        case .http2: return http2?.wantsUpstreamBytes ?? true
         default: return true
         }
     }

@@ -52,7 +52,24 @@ final class HTTP2LayerHarness {
     /// The origin connection is gone (failed to connect, or closed).
     func loseOrigin(_ reason: String) {
         originConnected = false
+        originHTTP1 = nil
         layer.upstreamLost(reason, at: now)
+    }
+
+    /// A replay's passthrough connection whose ALPN chose HTTP/1.1: what the layer sends it
+    /// collects here, and the test answers with `fromHTTP1Origin`.
+    var originHTTP1: [UInt8]?
+
+    func connectHTTP1Origin() {
+        originHTTP1 = []
+        originConnected = true
+        layer.replayUpstreamReady(at: now, speaksHTTP1: true)
+    }
+
+    /// Raw HTTP/1.1 bytes from that origin, in `chunk`-sized pieces.
+    func fromHTTP1Origin(_ text: String) throws {
+        pieces(Array(text.utf8)) { layer.upstreamReceived($0, at: now) }
+        try run()
     }
 
     /// Moves bytes until nothing moves.
@@ -61,7 +78,7 @@ final class HTTP2LayerHarness {
             var moved = false
             let fromClient = client.takeOutput()
             if !fromClient.isEmpty { moved = true; pieces(fromClient) { layer.clientReceived($0, at: now) } }
-            let fromOrigin = originConnected ? origin.takeOutput() : []
+            let fromOrigin = originConnected && originHTTP1 == nil ? origin.takeOutput() : []
             if !fromOrigin.isEmpty { moved = true; pieces(fromOrigin) { layer.upstreamReceived($0, at: now) } }
             let (toClient, toOrigin, outputs) = layer.pump(at: now)
             for output in outputs {
@@ -76,7 +93,7 @@ final class HTTP2LayerHarness {
             if !toOrigin.isEmpty {
                 XCTAssertTrue(originConnected, "bytes for an origin that is not connected")
                 moved = true
-                try deliver(toOrigin, to: origin)
+                if originHTTP1 != nil { originHTTP1! += toOrigin } else { try deliver(toOrigin, to: origin) }
             }
             while let event = client.nextEvent() {
                 clientEvents.append(event)

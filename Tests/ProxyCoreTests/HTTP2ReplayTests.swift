@@ -205,3 +205,114 @@ final class HTTP2PassthroughTests: XCTestCase {
         XCTAssertTrue(h.flows.isEmpty)
     }
 }
+
+/// `--passthrough` from an h2 client to an upstream whose ALPN chose HTTP/1.1: each forwarded
+/// stream is one HTTP/1.1 exchange, one at a time, and its response goes back on the stream.
+final class HTTP2PassthroughHTTP1Tests: XCTestCase {
+    private func service() -> ReplayService {
+        ReplayService(entries: [], source: "HAR file t.har", passthrough: true)
+    }
+
+    private func head(_ h: HTTP2LayerHarness, _ stream: Int32) -> [HTTPField]? {
+        for case .headers(stream, let fields, _) in h.clientEvents { return fields }
+        return nil
+    }
+
+    func testStreamsBecomeHTTP1ExchangesOneAtATime() throws {
+        for chunk in [Int.max, 1, 7] {
+            let h = try HTTP2LayerHarness(chunk: chunk, replay: service())
+            let get = try h.request("/first")
+            let post = try h.request("/items?x=1", method: "POST",
+                                     fields: [HTTPField(name: "cookie", value: "a=1"), HTTPField(name: "cookie", value: "b=2"),
+                                              HTTPField(name: "te", value: "trailers")],
+                                     body: Array("hello".utf8))
+            try h.run()
+            h.connectHTTP1Origin()
+            try h.run()
+            XCTAssertEqual(String(decoding: h.originHTTP1!, as: UTF8.self), "GET /first HTTP/1.1\r\nhost: api.test\r\n\r\n",
+                           "one request at a time (chunk \(chunk))")
+            h.originHTTP1 = []
+            try h.fromHTTP1Origin("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nGrpc-Status: 0\r\n\r\n")
+            XCTAssertEqual(text(streamData(h.clientEvents, get)), "abc")
+            XCTAssertTrue(h.clientEvents.contains(.trailers(streamID: get, fields: [HTTPField(name: "grpc-status", value: "0")])))
+            XCTAssertEqual(String(decoding: h.originHTTP1!, as: UTF8.self),
+                           "POST /items?x=1 HTTP/1.1\r\nhost: api.test\r\ncookie: a=1; b=2\r\ncontent-length: 5\r\n\r\nhello",
+                           "the next request once the first response ended; cookies joined; te dropped")
+            try h.fromHTTP1Origin("HTTP/1.1 201 Created\r\nContent-Length: 4\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nX-A: 1\r\n\r\nlive")
+            XCTAssertEqual(head(h, post), [HTTPField(name: ":status", value: "201"), HTTPField(name: "content-length", value: "4"),
+                                           HTTPField(name: "x-a", value: "1")], "connection-specific fields dropped")
+            XCTAssertEqual(text(streamData(h.clientEvents, post)), "live")
+            XCTAssertEqual(h.flows.map(\.request.url), ["https://api.test/first", "https://api.test/items?x=1"])
+            XCTAssertEqual(h.flows[1].request.body.bytes, Array("hello".utf8))
+            XCTAssertEqual(h.flows[1].response?.body.bytes, Array("live".utf8))
+            XCTAssertEqual(h.flows[0].response?.trailers, [RecordedField(name: "grpc-status", value: "0")])
+            XCTAssertEqual(h.upstreamOpenings, 1)
+        }
+    }
+
+    func testACloseDelimitedBodyEndsWithTheConnectionAndTheNextStreamGetsANewOne() throws {
+        let h = try HTTP2LayerHarness(replay: service())
+        let first = try h.request("/first")
+        try h.run()
+        h.connectHTTP1Origin()
+        try h.run()
+        try h.fromHTTP1Origin("HTTP/1.1 200 OK\r\n\r\nuntil close")
+        XCTAssertNil(h.flows.first, "not ended before the close")
+        h.loseOrigin("upstream closed the connection")
+        try h.run()
+        XCTAssertEqual(text(streamData(h.clientEvents, first)), "until close")
+        XCTAssertNil(h.flows.first?.error)
+        _ = try h.request("/second")
+        try h.run()
+        XCTAssertEqual(h.upstreamOpenings, 2)
+    }
+
+    func testARequestMeetingTheCloseOfAReusedConnectionIsSentAgainOnce() throws {
+        let h = try HTTP2LayerHarness(replay: service())
+        _ = try h.request("/one")
+        try h.run()
+        h.connectHTTP1Origin()
+        try h.run()
+        try h.fromHTTP1Origin("HTTP/1.1 204 No Content\r\n\r\n")
+        let two = try h.request("/two")
+        try h.run()
+        XCTAssertTrue(String(decoding: h.originHTTP1!, as: UTF8.self).hasSuffix("GET /two HTTP/1.1\r\nhost: api.test\r\n\r\n"))
+        h.loseOrigin("upstream closed the connection")
+        try h.run()
+        XCTAssertEqual(h.upstreamOpenings, 2, "sent again on a new connection")
+        XCTAssertNil(head(h, two), "no 502 for a request the server never saw")
+        h.connectHTTP1Origin()
+        try h.run()
+        XCTAssertEqual(String(decoding: h.originHTTP1!, as: UTF8.self), "GET /two HTTP/1.1\r\nhost: api.test\r\n\r\n")
+        h.loseOrigin("upstream closed the connection")
+        try h.run()
+        XCTAssertEqual(head(h, two)?.first?.value, "502", "only once")
+    }
+
+    func testABadResponseGives502AndTheReplayGoesOn() throws {
+        let h = try HTTP2LayerHarness(replay: service())
+        let bad = try h.request("/bad")
+        let next = try h.request("/next")
+        try h.run()
+        h.connectHTTP1Origin()
+        try h.run()
+        try h.fromHTTP1Origin("SSH-2.0-OpenSSH_9.6\r\n\r\n")
+        XCTAssertEqual(head(h, bad)?.first?.value, "502")
+        XCTAssertTrue(text(streamData(h.clientEvents, bad)).contains("bad upstream response"))
+        XCTAssertEqual(h.upstreamOpenings, 2, "the waiting stream gets a new connection")
+        XCTAssertNil(head(h, next))
+        XCTAssertEqual(h.layer.state, .open)
+    }
+
+    func testASlowClientStopsTheUpstreamReads() throws {
+        let h = try HTTP2LayerHarness(replay: service())
+        let big = try h.request("/big")
+        h.clientStalls.insert(big)
+        try h.run()
+        h.connectHTTP1Origin()
+        try h.run()
+        XCTAssertTrue(h.layer.wantsUpstreamBytes)
+        try h.fromHTTP1Origin("HTTP/1.1 200 OK\r\nContent-Length: 3000000\r\n\r\n" + String(repeating: "x", count: 1_500_000))
+        XCTAssertFalse(h.layer.wantsUpstreamBytes, "over a MiB waits for the client: the upstream is not read")
+    }
+}

@@ -10,6 +10,8 @@ import json
 import subprocess
 import time
 
+import pytest
+
 from conftest import validate_har_file
 from helpers import HARREC_BIN, content_bytes, curl, entries
 from test_replay import record, recorded_bodies, replay
@@ -103,8 +105,8 @@ def test_passthrough_forwards_and_records_what_is_missing(harrec, harrec_tls, or
 def test_passthrough_forwards_h2_streams_over_h2(harrec, harrec_tls, origin, https_origin, test_pki, tmp_path):
     """--passthrough for HTTP/2 clients: an h2 connection to the replay serves recorded streams
     from the HAR and sends the unmatched ones to the real upstream over h2 (nginx with `http2`),
-    concurrently on one client connection; --out records those as http/2.0. An upstream that
-    speaks only HTTP/1.1 gives those streams a 502 with the reason, and the replay goes on."""
+    concurrently on one client connection; --out records those as http/2.0. An upstream whose
+    ALPN chooses HTTP/1.1 gets them as HTTP/1.1 exchanges on a keep-alive connection."""
     import asyncio
     import ssl
 
@@ -149,29 +151,72 @@ def test_passthrough_forwards_h2_streams_over_h2(harrec, harrec_tls, origin, htt
             assert version == "HTTP/2" and status == 200, (i, status, content[:200])
             want = recorded[1] if i % 2 == 0 else origin_mod.make_bytes(1000 + i, i)
             assert content == want, i
-        r = curl("--http2", "-x", rp.http_proxy, "--cacert", px.ca_pem, "-w", "\n%{http_code}", f"{h1_base}/json")
-        body, code = r.out.rsplit(b"\n", 1)
-        assert code == b"502" and b"does not speak HTTP/2" in body, r.out
-        # The replay is unharmed: a recorded answer still comes.
+        for i in range(2):
+            r = curl("--http2", "-x", rp.http_proxy, "--cacert", px.ca_pem, "-w", "\n%{http_code} %{http_version}",
+                     f"{h1_base}/json?h1={i}")
+            body, code = r.out.rsplit(b"\n", 1)
+            assert code == b"200 2" and json.loads(body)["path"] == "/json", r.out
+        r = curl("--http2", "-x", rp.http_proxy, "--cacert", px.ca_pem, "--data-binary", f"@{tmp_path / 'upload.bin'}",
+                 f"{h1_base}/echo")
+        assert r.rc == 0 and r.out == upload, r.err
+        # A recorded answer still comes from the HAR.
         r = curl("--http2", "-x", rp.http_proxy, "--cacert", px.ca_pem, f"{https_origin.base_url}/counter?k=s")
         assert r.out == recorded[1]
         assert rp.finish() == 0
-        assert "9 requests matched nothing and were forwarded (--passthrough):" in rp.stderr_text, rp.stderr_text
+        assert "11 requests matched nothing and were forwarded (--passthrough):" in rp.stderr_text, rp.stderr_text
         har_out = validate_har_file(out)
         forwarded = entries(har_out)
         assert sorted(e["request"]["url"] for e in forwarded) == sorted(
-            [f"{h2_base}/bytes?n=100000&seed=7", f"{h2_base}/echo", f"{h1_base}/json"]
+            [f"{h2_base}/bytes?n=100000&seed=7", f"{h2_base}/echo", f"{h1_base}/json?h1=0", f"{h1_base}/json?h1=1",
+             f"{h1_base}/echo"]
             + [f"{h2_base}/bytes?n={1000 + i}&seed={i}" for i in range(1, 12, 2)])
         by_url = {e["request"]["url"]: e for e in forwarded}
         assert all(e["request"]["httpVersion"] == "http/2.0" for e in forwarded)
         assert content_bytes(by_url[f"{h2_base}/bytes?n=100000&seed=7"]["response"]["content"]) == \
             origin_mod.make_bytes(100_000, 7)
         assert by_url[f"{h2_base}/echo"]["request"]["bodySize"] == len(upload)
-        assert "does not speak HTTP/2" in by_url[f"{h1_base}/json"]["_error"]
-        assert [q["path"] for q in live.requests()].count("/echo") == 1
+        assert content_bytes(by_url[f"{h1_base}/echo"]["response"]["content"]) == upload
+        assert not any("_error" in e for e in forwarded)
+        assert [q["path"] for q in live.requests()].count("/echo") == 2
     finally:
         nginx.stop()
         live.stop()
+
+
+@pytest.mark.parametrize("speak_first", [True, False], ids=["speaks-first", "answers-first"])
+def test_passthrough_of_http1_clients_to_an_h2_only_upstream(harrec, harrec_tls, origin, https_origin, test_pki,
+                                                            tmp_path, speak_first):
+    """--passthrough for an HTTP/1.1 client whose upstream speaks only h2 (accepting the handshake
+    without ALPN, as gRPC servers do): harrec learns it from the first bytes back and sends the
+    gathered request again as an h2 stream, body included; the client gets HTTP/1.1."""
+    import origin as origin_mod
+    from h2peers import H2Server
+
+    px, har_path, _ = record(harrec_tls, origin, https_origin)
+    server = H2Server(origin_mod.server_tls_context(test_pki / "server.pem", test_pki / "server-key.pem"),
+                      require_alpn=False, speak_first=speak_first).start()
+    out = tmp_path / "missing.har"
+    upload = origin_mod.make_bytes(100_000, 4)
+    (tmp_path / "up.bin").write_bytes(upload)
+    base = f"https://localhost:{server.port}"
+    try:
+        rp = replay(harrec, px, har_path, "--passthrough", "--out", out, "--no-redact",
+                    "--upstream-ca", test_pki / "ca.pem")
+        r = curl("--http1.1", "-x", rp.http_proxy, "--cacert", px.ca_pem, "--data-binary", f"@{tmp_path / 'up.bin'}",
+                 "-w", "\n%{http_code} %{http_version}", f"{base}/echo")
+        body, status = r.out.rsplit(b"\n", 1)
+        assert status == b"200 1.1" and body == upload, r.out[-300:] + r.err
+        r = curl("--http1.1", "-x", rp.http_proxy, "--cacert", px.ca_pem, f"{base}/bytes?n=70000&seed=8")
+        assert r.out == origin_mod.make_bytes(70_000, 8), r.err
+        assert rp.finish() == 0
+        es = {e["request"]["url"]: e for e in entries(validate_har_file(out))}
+        assert sorted(es) == [f"{base}/bytes?n=70000&seed=8", f"{base}/echo"]
+        assert es[f"{base}/echo"]["response"]["httpVersion"] == "http/2.0"
+        assert content_bytes(es[f"{base}/echo"]["response"]["content"]) == upload
+        assert all("_error" not in e for e in es.values())
+    finally:
+        server.stop()
+    assert not server.errors, server.errors
 
 
 def test_passthrough_options_are_checked(harrec, tmp_path):
