@@ -1,5 +1,6 @@
 import HTTP1
 import Recording
+import WebSocket
 
 /// One request `harrec replay` is answering: its body is gathered (matching may compare it), then
 /// the answer goes out at once or after the recorded latency.
@@ -149,9 +150,15 @@ extension ProxySession {
                offered.split(separator: ",").contains(where: { trimmingSpacesAndTabs($0) == chosen }) {
                 fields.append(name: "Sec-WebSocket-Protocol", value: chosen)
             }
+            // permessage-deflate when offered: a client may insist on it, and the recording
+            // keeps messages inflated either way.
+            let offers = current.head.fields.fields.filter { $0.name.lowercased() == "sec-websocket-extensions" }
+            let deflate = offers.isEmpty ? nil : PerMessageDeflate.accepting(offer: offers.map(\.value).joined(separator: ", "))
+            if let deflate { fields.append(name: "Sec-WebSocket-Extensions", value: deflate.response) }
             sendClient((try? HTTP1Serializer.responseHead(version: .http11, status: 101, reason: "Switching Protocols",
                                                           fields: fields)) ?? [])
-            let socket = WebSocketReplay(conversation: conversation, label: label, latency: service.recordedLatency)
+            let socket = WebSocketReplay(conversation: conversation, label: label, latency: service.recordedLatency,
+                                         deflate: deflate?.parameters)
             replaySocket = socket
             replaySocketURL = webSocketURL(current.url)
             log(.replayed(method: current.method, url: replaySocketURL, status: 101, label: label))

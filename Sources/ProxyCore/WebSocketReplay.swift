@@ -36,16 +36,20 @@ final class WebSocketReplay {
     let label: String
     let latency: Bool
     private(set) var state = State.open
-    private var parser = WebSocketParser(direction: .clientToServer, deflate: nil)
+    private var parser: WebSocketParser
     /// The next recorded message not yet replayed or matched.
     private var cursor = 0
     private var scheduled: [(at: Double, frame: [UInt8], isClose: Bool)] = []
     private var clientMessages = 0
 
-    init(conversation: RecordedConversation, label: String, latency: Bool) {
+    /// `deflate`: permessage-deflate as the 101 accepted it; the client's compressed messages
+    /// are inflated before they are compared, and harrec's own frames go out uncompressed
+    /// (RFC 7692 §6.1 allows that).
+    init(conversation: RecordedConversation, label: String, latency: Bool, deflate: PerMessageDeflate? = nil) {
         self.conversation = conversation
         self.label = label
         self.latency = latency
+        parser = WebSocketParser(direction: .clientToServer, deflate: deflate)
     }
 
     /// The 101 went out: the server's opening messages are scheduled.

@@ -103,7 +103,7 @@ public struct PerMessageDeflate: Equatable, Sendable {
     }
 
     /// `1*DIGIT` without a leading zero, 8...15.
-    private static func windowBits(_ value: String) -> Int? {
+    static func windowBits(_ value: String) -> Int? {
         let digits = Array(value.utf8)
         guard (1...2).contains(digits.count), digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
               digits[0] != 0x30 else { return nil }

@@ -137,4 +137,27 @@ final class WebSocketReplayTests: XCTestCase {
         XCTAssertTrue(text(clientBytes(miss)).hasPrefix("HTTP/1.1 599"))
         XCTAssertEqual(service.summary().unmatched, ["GET http://chat.test/other (websocket)"])
     }
+
+    func testACompressingClientIsAcceptedAndItsMessagesInflated() throws {
+        let entry = QueueEntry(item: ResponseQueueItem(
+            condition: RequestCondition(method: "GET", scheme: "http", host: "chat.test", path: "/socket"),
+            response: MockResponse(status: 101), repeatability: .always))
+        var configuration = ProxyConfiguration()
+        configuration.replay = ReplayService(entries: [], source: "t", webSockets: ([entry], [chat]))
+        let p = Playbook(configuration: configuration)
+        let answer = clientBytes(p.client("GET http://chat.test/socket HTTP/1.1\r\nHost: chat.test\r\nUpgrade: websocket\r\n"
+            + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+            + "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n\r\n"))
+        let head = text(answer).components(separatedBy: "\r\n\r\n")[0]
+        XCTAssertTrue(head.contains("\r\nSec-WebSocket-Extensions: permessage-deflate"), head)
+        // Two compressed messages sharing the client's context (context takeover), in one write.
+        let deflater = try XCTUnwrap(WebSocketDeflater())
+        let compressed = WebSocketFrameEncoder.message(opcode: WebSocketOpcode.text, payload: Array(#"{"type":"subscribe"}"#.utf8),
+                                                       deflater: deflater, maskKey: { _ in 0x0102_0304 })
+            + WebSocketFrameEncoder.message(opcode: WebSocketOpcode.text, payload: Array("bye".utf8), deflater: deflater,
+                                            maskKey: { _ in 0x0506_0708 })
+        let replies = frames(clientBytes(p.client(compressed)))
+        XCTAssertEqual(replies, ["subscribed", "\u{0}\u{1}\u{2}", "close 1000 done"], "matched after inflating: no divergence")
+        XCTAssertTrue(configuration.replay!.summary().divergences.isEmpty)
+    }
 }

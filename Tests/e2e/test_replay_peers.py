@@ -240,12 +240,15 @@ def test_websocket_conversations_are_replayed(harrec, harrec_tls, ws_server, wss
     plain, secure = ws_server.start(compression=None), wss_server.start(compression=None)
     script = ["hello", json.dumps({"op": "send", "n": 2, "kind": "text", "size": 12, "seed": 3}), b"\x00\x01\xff"]
 
-    async def converse(url, proxy, cafile, messages, expect_replies):
-        kw = dict(proxy=proxy, compression=None, ping_interval=None, open_timeout=10, close_timeout=5)
+    negotiated = []
+
+    async def converse(url, proxy, cafile, messages, expect_replies, compression=None):
+        kw = dict(proxy=proxy, compression=compression, ping_interval=None, open_timeout=10, close_timeout=5)
         if url.startswith("wss"):
             kw["ssl"] = client_context(cafile)
         got = []
         async with connect(url, **kw) as ws:
+            negotiated.append(ws.response.headers.get("Sec-WebSocket-Extensions"))
             for message, replies in zip(messages, expect_replies):
                 await ws.send(message)
                 for _ in range(replies):
@@ -268,6 +271,10 @@ def test_websocket_conversations_are_replayed(harrec, harrec_tls, ws_server, wss
     for url, expected in zip(urls, recorded):
         assert asyncio.run(converse(url, rp.http_proxy, px.ca_pem, script, [1, 2, 1])) == expected
         assert asyncio.run(converse(url, socks, px.ca_pem, script, [1, 2, 1])) == expected, "the last one repeats"
+        # A client that compresses (python websockets' default offer): accepted, its messages inflated.
+        negotiated.clear()
+        assert asyncio.run(converse(url, rp.http_proxy, px.ca_pem, script, [1, 2, 1], compression="deflate")) == expected
+        assert negotiated == ["permessage-deflate"], negotiated
     # Another first message: logged as a divergence, the recorded answer still comes.
     got = asyncio.run(converse(urls[0], rp.http_proxy, px.ca_pem, ["goodbye"], [1]))
     assert got == ["hello"]
