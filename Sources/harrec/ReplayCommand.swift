@@ -26,7 +26,7 @@ let replaySpec = CommandSpec(
         OptionSpec("reset-on", .value(placeholder: "\"<METHOD> <path>\""), help: "Restart every queue after serving this request, e.g. \"GET /v1/logout\" (repeatable)."),
         OptionSpec("host-map", .value(placeholder: "<recorded>=<host:port>"), help: "Serve requests for host:port from the entries recorded for <recorded> (repeatable)."),
         OptionSpec("ignore-query", .value(placeholder: "<name>"), help: "Leave this query item out of matching (a cache buster; repeatable)."),
-        OptionSpec("passthrough", .flag, help: "Forward requests that match nothing to their real upstream (HTTP/1.1 clients) instead of answering 599."),
+        OptionSpec("passthrough", .flag, help: "Forward requests and HTTP/2 streams that match nothing to their real upstream instead of answering 599."),
         OptionSpec("out", short: "o", .value(placeholder: "<file.har>"), help: "With --passthrough: record the forwarded exchanges into this HAR at exit (redacted by default)."),
         OptionSpec("no-redact", .flag, help: "With --out: write the raw HAR (prints a warning)."),
         OptionSpec("upstream-ca", .value(placeholder: "<file.pem>"), help: "With --passthrough: extra trust anchors for upstream TLS (repeatable)."),
