@@ -253,7 +253,20 @@ class ManyConnectionsOrigin:
             pass
 
     def close(self):
-        self.loop.call_soon_threadsafe(self.server.close)
+        """Stops listening and ends every connection's coroutine on the loop's thread (left
+        suspended, they were collected later, during another test, as unraisable warnings)."""
+        import asyncio
+
+        async def shutdown():
+            # The handlers first: closing the server ends serve_forever, and with it the loop.
+            me = asyncio.current_task()
+            handlers = [t for t in asyncio.all_tasks() if t is not me and t.get_coro().__name__ == "serve"]
+            for task in handlers:
+                task.cancel()
+            await asyncio.gather(*handlers, return_exceptions=True)
+            self.server.close()
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(30)
 
 
 def test_2000_concurrent_connections(harrec):
