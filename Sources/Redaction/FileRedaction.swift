@@ -133,19 +133,22 @@ public final class FileRedaction: @unchecked Sendable {
         var reserved = head.reserved
         for i in 0..<entryCount { reserved += pending[i].reserved }
         let (numbering, chasedBare) = interner.freeze(reserved: reserved)
-        var pairs = chasedBare.map { (value: numbering.value($0), placeholder: numbering.placeholder($0)) }
         // `name=value` of every replaced cookie, short values included, in file order.
         let replacedCookies = cookies.withLock { seen in
             defer { seen = [:] }
             return seen.values.sorted { $0.first < $1.first }
         }
+        var cookiePairs: [(value: String, placeholder: String)] = []
         for cookie in replacedCookies {
             guard let placeholder = numbering.lookup(.secret, cookie.value) ?? numbering.lookup(.email, cookie.value) else { continue }
-            pairs.append((cookie.name + "=" + cookie.value, cookie.name + "=" + placeholder))
+            cookiePairs.append((cookie.name + "=" + cookie.value, cookie.name + "=" + placeholder))
         }
         self.table = numbering
         guard rules.flags.has(.knownSecrets) else { return }
-        known = KnownValueIndex(pairs: pairs)
+        // The chased values, then the cookies; each value is looked up by the thread that indexes it.
+        known = KnownValueIndex(count: chasedBare.count + cookiePairs.count) { k in
+            k < chasedBare.count ? (numbering.value(chasedBare[k]), numbering.placeholder(chasedBare[k])) : cookiePairs[k - chasedBare.count]
+        }
     }
 
     /// How many distinct values were interned (for tests of the memory bound).

@@ -29,6 +29,8 @@ final class KnownValueIndex: @unchecked Sendable {
     private var slotKeys: UnsafeMutablePointer<UInt64>
     private var slotHeads: UnsafeMutablePointer<Int32>
     private var slotMask = 0
+    /// Probes wrap within `probeMask + 1` slots (`nextSlot`).
+    private var probeMask = 0
     private var candidates: [Candidate] = []
     private var patterns: [UInt8] = []
     private var replacements: [UInt8] = []
@@ -66,23 +68,34 @@ final class KnownValueIndex: @unchecked Sendable {
     /// Builds the index of `pairs` (value, placeholder), in the order given, with their encoded
     /// forms: percent-encoded (upper- and lowercase escapes), base64 and base64url (padded and
     /// not), and JSON with `\/`.
-    init(pairs: [(value: String, placeholder: String)]) {
+    convenience init(pairs: [(value: String, placeholder: String)]) {
+        self.init(count: pairs.count) { pairs[$0] }
+    }
+
+    /// The same for `count` pairs, the `k`th given by `pair(k)` (called on several threads at once).
+    init(count: Int, pair: (Int) -> (value: String, placeholder: String)) {
         // About five forms per value (bare, percent, base64, base64url, `\/`).
-        let expectedForms = max(1, pairs.count * 5)
+        let expectedForms = max(1, count * 5)
         filterBits = min(Self.maximumFilterBits, max(10, Int.bitWidth - (expectedForms * 16).leadingZeroBitCount))
         filter = .allocate(capacity: (1 << filterBits) / 64)
         filter.initialize(repeating: 0, count: (1 << filterBits) / 64)
         // The forms, computed in parallel chunks, then joined in order (so the index is the same on
         // every run): (pattern start, count, replacement start, count) in the joined arenas.
-        let chunkCount = max(1, min(64, pairs.count / 1024))
+        let chunkCount = max(1, min(64, count / 1024))
         var chunks = [Forms](repeating: Forms(), count: chunkCount)
-        chunks.withUnsafeMutableBufferPointer { buffer in
-            let out = UncheckedBuffer(buffer)
-            DispatchQueue.concurrentPerform(iterations: chunkCount) { c in
-                let range = (pairs.count * c / chunkCount)..<(pairs.count * (c + 1) / chunkCount)
-                var forms = Forms()
-                for k in range { forms.add(value: pairs[k].value, placeholder: pairs[k].placeholder) }
-                out.buffer[c] = forms
+        withoutActuallyEscaping(pair) { pair in
+            let source = UncheckedPairs(pair: pair)
+            chunks.withUnsafeMutableBufferPointer { buffer in
+                let out = UncheckedBuffer(buffer)
+                DispatchQueue.concurrentPerform(iterations: chunkCount) { c in
+                    let range = (count * c / chunkCount)..<(count * (c + 1) / chunkCount)
+                    var forms = Forms()
+                    for k in range {
+                        let (value, placeholder) = source.pair(k)
+                        forms.add(value: value, placeholder: placeholder)
+                    }
+                    out.buffer[c] = forms
+                }
             }
         }
         var patterns: [UInt8] = [], replacements: [UInt8] = []
@@ -104,40 +117,74 @@ final class KnownValueIndex: @unchecked Sendable {
         slotHeads = .allocate(capacity: capacity)
         slotHeads.initialize(repeating: -1, count: capacity)
         slotMask = capacity - 1
+        // Large tables are built by two threads, each owning half the slots (and half the filter
+        // words): a probe wraps inside its half, so the halves never meet.
+        let halves = forms.count >= Self.parallelInsertForms ? 2 : 1
+        probeMask = capacity / halves - 1
         self.patterns = patterns
         self.replacements = replacements
         guard !forms.isEmpty else { return }
         isEmpty = false
-        candidates.reserveCapacity(forms.count)
+        candidates = [Candidate](repeating: Candidate(patternStart: 0, patternCount: 0, replacementStart: 0,
+                                                      replacementCount: 0, next: -1), count: forms.count)
         let arena = UnsafeMutableRawBufferPointer.allocate(byteCount: patterns.count, alignment: 8)
         defer { arena.deallocate() }
         patterns.withUnsafeBytes { arena.copyMemory(from: $0) }
-        for (pStart, pCount, rStart, rCount) in forms {
-            let key = arena.loadUnaligned(fromByteOffset: Int(pStart), as: UInt64.self)
-            let (word, bits) = filterProbe(key)
-            filter[word] |= bits
-            var slot = Int(truncatingIfNeeded: Self.slotHash(key)) & slotMask
-            while slotHeads[slot] >= 0 && slotKeys[slot] != key { slot = (slot + 1) & slotMask }
-            let index = Int32(candidates.count)
-            candidates.append(Candidate(patternStart: pStart, patternCount: pCount, replacementStart: rStart,
-                                        replacementCount: rCount, next: -1))
-            if slotHeads[slot] < 0 {
-                slotKeys[slot] = key
-                slotHeads[slot] = index
-                continue
+        let filterWordBits = filterBits - 6
+        candidates.withUnsafeMutableBufferPointer { candidateBuffer in
+            let table = UncheckedTable(candidates: candidateBuffer, slotKeys: slotKeys, slotHeads: slotHeads, filter: filter)
+            DispatchQueue.concurrentPerform(iterations: halves) { half in
+                let candidates = table.candidates, slotKeys = table.slotKeys, slotHeads = table.slotHeads
+                for (index, (pStart, pCount, rStart, rCount)) in forms.enumerated() {
+                    let key = arena.loadUnaligned(fromByteOffset: Int(pStart), as: UInt64.self)
+                    let (word, bits) = filterProbe(key)
+                    if halves == 1 || word >> (filterWordBits - 1) == half { table.filter[word] |= bits }
+                    var slot = Int(truncatingIfNeeded: Self.slotHash(key)) & slotMask
+                    if halves == 2 && (slot > probeMask) != (half == 1) { continue }
+                    while slotHeads[slot] >= 0 && slotKeys[slot] != key { slot = nextSlot(slot) }
+                    candidates[index] = Candidate(patternStart: pStart, patternCount: pCount, replacementStart: rStart,
+                                                  replacementCount: rCount, next: -1)
+                    let index = Int32(index)
+                    if slotHeads[slot] < 0 {
+                        slotKeys[slot] = key
+                        slotHeads[slot] = index
+                        continue
+                    }
+                    // Longest first, so the first candidate that matches at a position is the longest;
+                    // equal lengths keep the order given.
+                    if candidates[Int(slotHeads[slot])].patternCount < pCount {
+                        candidates[Int(index)].next = slotHeads[slot]
+                        slotHeads[slot] = index
+                        continue
+                    }
+                    var c = Int(slotHeads[slot])
+                    while candidates[c].next >= 0 && candidates[Int(candidates[c].next)].patternCount >= pCount {
+                        c = Int(candidates[c].next)
+                    }
+                    candidates[Int(index)].next = candidates[c].next
+                    candidates[c].next = index
+                }
             }
-            // Longest first, so the first candidate that matches at a position is the longest;
-            // equal lengths keep the order given.
-            if candidates[Int(slotHeads[slot])].patternCount < pCount {
-                candidates[Int(index)].next = slotHeads[slot]
-                slotHeads[slot] = index
-                continue
-            }
-            var c = Int(slotHeads[slot])
-            while candidates[c].next >= 0 && candidates[Int(candidates[c].next)].patternCount >= pCount { c = Int(candidates[c].next) }
-            candidates[Int(index)].next = candidates[c].next
-            candidates[c].next = index
         }
+    }
+
+    /// Forms from which two threads build the table.
+    static let parallelInsertForms = 65_536
+
+    /// The next slot of a probe: linear, wrapping inside the half (or whole) table it started in.
+    @inline(__always) private func nextSlot(_ slot: Int) -> Int {
+        (slot & ~probeMask) | ((slot &+ 1) & probeMask)
+    }
+
+    private struct UncheckedPairs: @unchecked Sendable {
+        let pair: (Int) -> (value: String, placeholder: String)
+    }
+
+    private struct UncheckedTable: @unchecked Sendable {
+        let candidates: UnsafeMutableBufferPointer<Candidate>
+        let slotKeys: UnsafeMutablePointer<UInt64>
+        let slotHeads: UnsafeMutablePointer<Int32>
+        let filter: UnsafeMutablePointer<UInt64>
     }
 
     /// The forms of some values: percent-encoded (upper- and lowercase escapes), base64 and
@@ -289,7 +336,7 @@ final class KnownValueIndex: @unchecked Sendable {
                     return nil
                 }
             }
-            slot = (slot + 1) & slotMask
+            slot = nextSlot(slot)
         }
         return nil
     }

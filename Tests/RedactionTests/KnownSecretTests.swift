@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 import HAR
 @testable import Redaction
@@ -100,4 +101,46 @@ final class KnownSecretTests: XCTestCase {
         XCTAssertEqual(twice.bytes, once.bytes)
         XCTAssertTrue(findings(once.log).isEmpty)
     }
+}
+
+/// The index itself, past the size where two threads build it (each owning half the slots).
+final class KnownValueIndexTests: XCTestCase {
+    func testALargeIndexFindsEveryValueLongestFirst() {
+        // 30,000 values (over 100,000 forms with the encoded ones); every tenth shares its first
+        // 8 bytes with a longer one, so chains hold several lengths.
+        var pairs: [(value: String, placeholder: String)] = []
+        for k in 0..<30_000 {
+            let stem = "tok\(String(k, radix: 36))Qx9"
+            let value = k % 10 == 0 ? String((stem + "zzzzzzzz").prefix(8)) + "A7b" : stem + "Zk\(k)"
+            pairs.append((value, "redacted-\(k)"))
+            if k % 10 == 0 { pairs.append((value + "Longer/+", "redacted-long-\(k)")) }
+        }
+        let index = KnownValueIndex(pairs: pairs)
+        XCTAssertFalse(index.isEmpty)
+        func found(_ text: String) -> String? {
+            let bytes = Array(text.utf8)
+            return bytes.withUnsafeBufferPointer { p in
+                index.match(p, at: 0).map { m in
+                    let r = index.replacement(m.replacement)
+                    return String(decoding: r, as: UTF8.self) + "|\(m.end)"
+                }
+            }
+        }
+        for (value, placeholder) in pairs where KnownValueIndex.isIndexable(value) {
+            XCTAssertEqual(found(value + " rest"), "\(placeholder)|\(value.utf8.count)", value)
+        }
+        // The longer value wins where both match; the shorter where the longer does not.
+        let short = pairs[0].value
+        XCTAssertEqual(found(short + "Longer/+ x"), "redacted-long-0|\(short.utf8.count + 8)")
+        XCTAssertEqual(found(short + "Longer x"), nil, "no word end after the short value, and the long one differs")
+        XCTAssertNil(found("unrelatedValue123 x"))
+        // An encoded form of a value indexed by the other half.
+        let base64 = Array(pairs[12_345].value.utf8).base64EncodedForTest()
+        XCTAssertEqual(found(base64 + " x")?.components(separatedBy: "|").first,
+                       Array(pairs[12_345].placeholder.utf8).base64EncodedForTest())
+    }
+}
+
+private extension Array where Element == UInt8 {
+    func base64EncodedForTest() -> String { Data(self).base64EncodedString() }
 }
