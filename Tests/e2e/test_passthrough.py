@@ -24,8 +24,13 @@ def direct(case, host, origin, payloads):
 def test_same_bytes_as_direct(case, mode, origin_module, proxy_module, payloads):
     host = mode_host(mode)
     want = direct(case, host, origin_module, payloads)
-    got = run_case(case, f"http://{host}:{origin_module.port}", payloads,
-                   proxy_curl_args(mode, proxy_module))
+    try:
+        got = run_case(case, f"http://{host}:{origin_module.port}", payloads,
+                       proxy_curl_args(mode, proxy_module))
+    except AssertionError as failure:
+        # Seen once in CI: the origin reset a fresh upstream connection. What both sides saw then.
+        raise AssertionError(f"{failure}\norigin: {origin_module.stats()}\n"
+                             f"harrec log (last lines):\n{proxy_module.stderr_text[-3000:]}") from None
     assert len(got) == len(want) and sha256(got) == sha256(want), \
         f"{case.name} via {mode}: {len(got)} bytes, direct {len(want)} bytes"
 
