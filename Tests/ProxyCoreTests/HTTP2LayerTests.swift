@@ -135,6 +135,17 @@ final class HTTP2LayerHarness {
         return id
     }
 
+    /// The first head the client got on `stream` (nil before one came).
+    func responseHead(_ stream: Int32) -> [HTTPField]? {
+        for case .headers(stream, let fields, _) in clientEvents { return fields }
+        return nil
+    }
+
+    /// The `:status` of that head.
+    func status(_ stream: Int32) -> String? {
+        responseHead(stream)?.first { $0.name == ":status" }?.value
+    }
+
     /// The origin's stream for the request whose path is `path`.
     func originStream(_ path: String) -> Int32? {
         for case .headers(let id, let fields, _) in originEvents where fields.contains(HTTPField(name: ":path", value: path)) {

@@ -26,13 +26,6 @@ final class HTTP2ReplayTests: XCTestCase {
                              source: "HAR file t.har")
     }
 
-    private func status(_ h: HTTP2LayerHarness, _ stream: Int32) -> String? {
-        for case .headers(stream, let fields, _) in h.clientEvents {
-            return fields.first { $0.name == ":status" }?.value
-        }
-        return nil
-    }
-
     func testStreamsAreAnsweredFromTheRecordingInOrder() throws {
         for chunk in [Int.max, 1, 5] {
             let h = try HTTP2LayerHarness(chunk: chunk, replay: service())
@@ -42,7 +35,7 @@ final class HTTP2ReplayTests: XCTestCase {
             try h.run()
             XCTAssertEqual([a, b, c].map { text(streamData(h.clientEvents, $0)) }, ["first", "again", "again"], "chunk \(chunk)")
             XCTAssertEqual(text(streamData(h.clientEvents, post)), "matched")
-            XCTAssertEqual(status(h, a), "200")
+            XCTAssertEqual(h.status(a), "200")
             XCTAssertTrue(h.clientEvents.contains { event in
                 if case .headers(a, let fields, _) = event {
                     return fields.contains(HTTPField(name: "content-length", value: "5"))
@@ -50,7 +43,7 @@ final class HTTP2ReplayTests: XCTestCase {
                 }
                 return false
             }, "content-length added, connection-specific fields dropped")
-            XCTAssertEqual(status(h, missing), "599")
+            XCTAssertEqual(h.status(missing), "599")
             XCTAssertTrue(text(streamData(h.clientEvents, missing)).contains("no response for GET https://api.test/nothing"))
             XCTAssertTrue(h.originEvents.isEmpty, "nothing reaches an origin")
             XCTAssertTrue(h.flows.isEmpty, "a replay records nothing")
@@ -63,7 +56,7 @@ final class HTTP2ReplayTests: XCTestCase {
         let down = try h.request("/down")
         try h.run()
         XCTAssertEqual(h.wakes, [h.now + 0.5])
-        XCTAssertNil(status(h, slow), "not before the recorded latency")
+        XCTAssertNil(h.status(slow), "not before the recorded latency")
         XCTAssertTrue(h.clientEvents.contains { if case .reset(down, _) = $0 { return true }; return false },
                       "a recorded failure resets its stream")
         h.now += 0.5
@@ -82,13 +75,6 @@ final class HTTP2PassthroughTests: XCTestCase {
             condition: RequestCondition(method: "GET", scheme: "https", host: "api.test", path: "/known"),
             response: response, repeatability: .always))
         return ReplayService(entries: [entry], source: "HAR file t.har", passthrough: true)
-    }
-
-    private func status(_ h: HTTP2LayerHarness, _ stream: Int32) -> String? {
-        for case .headers(stream, let fields, _) in h.clientEvents {
-            return fields.first { $0.name == ":status" }?.value
-        }
-        return nil
     }
 
     func testUnmatchedStreamsGoUpstreamOnceItIsReadyAndAreRecorded() throws {
@@ -111,7 +97,7 @@ final class HTTP2PassthroughTests: XCTestCase {
             try h.respond(oid, status: 201, body: Array("live".utf8))
             try h.respond(try XCTUnwrap(h.originStream("/other")), body: Array("other".utf8))
             try h.run()
-            XCTAssertEqual(status(h, missing), "201")
+            XCTAssertEqual(h.status(missing), "201")
             XCTAssertEqual(text(streamData(h.clientEvents, missing)), "live")
             XCTAssertEqual(text(streamData(h.clientEvents, other)), "other")
             XCTAssertEqual(h.flows.map(\.request.url).sorted(), ["https://api.test/missing", "https://api.test/other"],
@@ -137,7 +123,7 @@ final class HTTP2PassthroughTests: XCTestCase {
         try h.run()
         h.loseOrigin("cannot connect to api.test:443: connection refused")
         try h.run()
-        XCTAssertEqual(status(h, missing), "502")
+        XCTAssertEqual(h.status(missing), "502")
         XCTAssertTrue(text(streamData(h.clientEvents, missing)).contains("connection refused"))
         XCTAssertEqual(h.flows.first?.error, "cannot connect to api.test:443: connection refused", "recorded with the reason")
         XCTAssertEqual(h.layer.state, .open, "the replay goes on")
@@ -163,7 +149,7 @@ final class HTTP2PassthroughTests: XCTestCase {
         h.loseOrigin("upstream closed the connection")
         let known = try h.request("/known")
         try h.run()
-        XCTAssertEqual(status(h, missing), "502")
+        XCTAssertEqual(h.status(missing), "502")
         XCTAssertEqual(text(streamData(h.clientEvents, known)), "recorded")
         XCTAssertEqual(h.layer.state, .open)
     }
@@ -183,7 +169,7 @@ final class HTTP2PassthroughTests: XCTestCase {
         let second = try h.request("/second")
         try h.run()
         XCTAssertEqual(h.upstreamOpenings, 2, "a new connection, not a stream on the one going away")
-        XCTAssertNil(status(h, second))
+        XCTAssertNil(h.status(second))
         try h.connectOrigin()
         try h.run()
         XCTAssertEqual(h.layer.replayUpstream, .ready)
@@ -200,7 +186,7 @@ final class HTTP2PassthroughTests: XCTestCase {
         let h = try HTTP2LayerHarness(replay: ReplayService(entries: [entry], source: "t"))
         let missing = try h.request("/missing")
         try h.run()
-        XCTAssertEqual(status(h, missing), "599")
+        XCTAssertEqual(h.status(missing), "599")
         XCTAssertEqual(h.upstreamOpenings, 0)
         XCTAssertTrue(h.flows.isEmpty)
     }
@@ -211,11 +197,6 @@ final class HTTP2PassthroughTests: XCTestCase {
 final class HTTP2PassthroughHTTP1Tests: XCTestCase {
     private func service() -> ReplayService {
         ReplayService(entries: [], source: "HAR file t.har", passthrough: true)
-    }
-
-    private func head(_ h: HTTP2LayerHarness, _ stream: Int32) -> [HTTPField]? {
-        for case .headers(stream, let fields, _) in h.clientEvents { return fields }
-        return nil
     }
 
     func testStreamsBecomeHTTP1ExchangesOneAtATime() throws {
@@ -239,7 +220,7 @@ final class HTTP2PassthroughHTTP1Tests: XCTestCase {
                            "POST /items?x=1 HTTP/1.1\r\nhost: api.test\r\ncookie: a=1; b=2\r\ncontent-length: 5\r\n\r\nhello",
                            "the next request once the first response ended; cookies joined; te dropped")
             try h.fromHTTP1Origin("HTTP/1.1 201 Created\r\nContent-Length: 4\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nX-A: 1\r\n\r\nlive")
-            XCTAssertEqual(head(h, post), [HTTPField(name: ":status", value: "201"), HTTPField(name: "content-length", value: "4"),
+            XCTAssertEqual(h.responseHead(post), [HTTPField(name: ":status", value: "201"), HTTPField(name: "content-length", value: "4"),
                                            HTTPField(name: "x-a", value: "1")], "connection-specific fields dropped")
             XCTAssertEqual(text(streamData(h.clientEvents, post)), "live")
             XCTAssertEqual(h.flows.map(\.request.url), ["https://api.test/first", "https://api.test/items?x=1"])
@@ -280,13 +261,13 @@ final class HTTP2PassthroughHTTP1Tests: XCTestCase {
         h.loseOrigin("upstream closed the connection")
         try h.run()
         XCTAssertEqual(h.upstreamOpenings, 2, "sent again on a new connection")
-        XCTAssertNil(head(h, two), "no 502 for a request the server never saw")
+        XCTAssertNil(h.responseHead(two), "no 502 for a request the server never saw")
         h.connectHTTP1Origin()
         try h.run()
         XCTAssertEqual(String(decoding: h.originHTTP1!, as: UTF8.self), "GET /two HTTP/1.1\r\nhost: api.test\r\n\r\n")
         h.loseOrigin("upstream closed the connection")
         try h.run()
-        XCTAssertEqual(head(h, two)?.first?.value, "502", "only once")
+        XCTAssertEqual(h.responseHead(two)?.first?.value, "502", "only once")
     }
 
     func testABadResponseGives502AndTheReplayGoesOn() throws {
@@ -297,10 +278,10 @@ final class HTTP2PassthroughHTTP1Tests: XCTestCase {
         h.connectHTTP1Origin()
         try h.run()
         try h.fromHTTP1Origin("SSH-2.0-OpenSSH_9.6\r\n\r\n")
-        XCTAssertEqual(head(h, bad)?.first?.value, "502")
+        XCTAssertEqual(h.responseHead(bad)?.first?.value, "502")
         XCTAssertTrue(text(streamData(h.clientEvents, bad)).contains("bad upstream response"))
         XCTAssertEqual(h.upstreamOpenings, 2, "the waiting stream gets a new connection")
-        XCTAssertNil(head(h, next))
+        XCTAssertNil(h.responseHead(next))
         XCTAssertEqual(h.layer.state, .open)
     }
 

@@ -17,15 +17,30 @@ from helpers import HARREC_BIN, content_bytes, curl, entries
 from test_replay import record, recorded_bodies, replay
 
 
-def test_h2_clients_are_served_over_h2(harrec, harrec_tls, origin, https_origin):
-    """An https client offering h2 gets it from the replay (no upstream to ask), through CONNECT
-    and SOCKS5; streams answer in recorded order, unmatched ones get 599, h2c prior knowledge works
-    in a tunnel too."""
+def h2_gets(proxy, cafile, urls):
+    """GETs every URL at once with httpx over one HTTP/2 connection through `proxy`, trusting
+    `cafile`; returns (http_version, status, content) per URL, in order."""
     import asyncio
     import ssl
 
     import httpx
 
+    async def run():
+        verify = ssl.create_default_context(cafile=str(cafile))
+        async with httpx.AsyncClient(http2=True, proxy=proxy, verify=verify,
+                                     limits=httpx.Limits(max_connections=1), timeout=30) as client:
+            async def one(url):
+                response = await client.get(url)
+                return response.http_version, response.status_code, response.content
+            return await asyncio.gather(*(one(url) for url in urls))
+
+    return asyncio.run(run())
+
+
+def test_h2_clients_are_served_over_h2(harrec, harrec_tls, origin, https_origin):
+    """An https client offering h2 gets it from the replay (no upstream to ask), through CONNECT
+    and SOCKS5; streams answer in recorded order, unmatched ones get 599, h2c prior knowledge works
+    in a tunnel too."""
     px, har_path, har = record(harrec_tls, origin, https_origin)
     secure, base = https_origin.base_url, origin.base_url
     bodies = recorded_bodies(har, "/counter?k=s")
@@ -37,17 +52,8 @@ def test_h2_clients_are_served_over_h2(harrec, harrec_tls, origin, https_origin)
              "-w", "\n%{http_version}", f"{secure}/counter?k=s")
     assert r.out.rsplit(b"\n", 1) == [bodies[1], b"2"]
 
-    async def run():
-        verify = ssl.create_default_context(cafile=str(px.ca_pem))
-        async with httpx.AsyncClient(http2=True, proxy=rp.http_proxy, verify=verify,
-                                     limits=httpx.Limits(max_connections=1), timeout=30) as client:
-            async def one(i):
-                url = f"{secure}/counter?k=s" if i % 2 == 0 else f"{secure}/not-recorded/{i}"
-                response = await client.get(url)
-                return i, response.http_version, response.status_code, response.content
-            return await asyncio.gather(*(one(i) for i in range(20)))
-
-    for i, version, status, content in asyncio.run(run()):
+    urls = [f"{secure}/counter?k=s" if i % 2 == 0 else f"{secure}/not-recorded/{i}" for i in range(20)]
+    for i, (version, status, content) in enumerate(h2_gets(rp.http_proxy, px.ca_pem, urls)):
         assert version == "HTTP/2"
         if i % 2 == 0:
             assert (status, content) == (200, bodies[1]), "the last recorded repeat, again"
@@ -107,11 +113,6 @@ def test_passthrough_forwards_h2_streams_over_h2(harrec, harrec_tls, origin, htt
     from the HAR and sends the unmatched ones to the real upstream over h2 (nginx with `http2`),
     concurrently on one client connection; --out records those as http/2.0. An upstream whose
     ALPN chooses HTTP/1.1 gets them as HTTP/1.1 exchanges on a keep-alive connection."""
-    import asyncio
-    import ssl
-
-    import httpx
-
     import origin as origin_mod
     from test_http2 import NginxH2
 
@@ -137,17 +138,9 @@ def test_passthrough_forwards_h2_streams_over_h2(harrec, harrec_tls, origin, htt
                  f"{h2_base}/echo")
         assert r.rc == 0 and r.out == upload, r.err
 
-        async def run():
-            verify = ssl.create_default_context(cafile=str(px.ca_pem))
-            async with httpx.AsyncClient(http2=True, proxy=rp.http_proxy, verify=verify,
-                                         limits=httpx.Limits(max_connections=1), timeout=30) as client:
-                async def one(i):
-                    url = f"{https_origin.base_url}/counter?k=s" if i % 2 == 0 else f"{h2_base}/bytes?n={1000 + i}&seed={i}"
-                    response = await client.get(url)
-                    return i, response.http_version, response.status_code, response.content
-                return await asyncio.gather(*(one(i) for i in range(12)))
-
-        for i, version, status, content in asyncio.run(run()):
+        urls = [f"{https_origin.base_url}/counter?k=s" if i % 2 == 0 else f"{h2_base}/bytes?n={1000 + i}&seed={i}"
+                for i in range(12)]
+        for i, (version, status, content) in enumerate(h2_gets(rp.http_proxy, px.ca_pem, urls)):
             assert version == "HTTP/2" and status == 200, (i, status, content[:200])
             want = recorded[1] if i % 2 == 0 else origin_mod.make_bytes(1000 + i, i)
             assert content == want, i
