@@ -176,8 +176,11 @@ struct ValueCollector {
     private(set) var values: [(kind: ValueKind, value: String)] = []
     /// Each value's `PlaceholderTable.hash`, computed here on the worker threads.
     private(set) var hashes: [UInt64] = []
-    /// Index by hash (kind mixed in); `keys` holds each value's lookup key to confirm a hit.
-    private var indexes: [UInt64: Int] = [:]
+    /// Index by hash (kind mixed in), open addressing: `slots[s]` is a value's index + 1 (0:
+    /// free); `keys` holds each value's lookup key to confirm a hit. Only the slots in use are
+    /// cleared for the next unit (a Swift Dictionary cost about a third of each lookup).
+    private var slots = [Int32](repeating: 0, count: 64)
+    private var usedSlots: [Int32] = []
     /// Each value's lookup key (`PlaceholderTable.key`), so interning does not compute it again.
     private(set) var keys: [String] = []
     /// The plain marker of each value, built once per value.
@@ -188,17 +191,33 @@ struct ValueCollector {
     mutating func index(_ kind: ValueKind, _ value: String) -> Int {
         let key = PlaceholderTable.key(kind, value)
         let hash = PlaceholderTable.hash(kind, key: key)
-        if let known = indexes[hash] {
-            if values[known].kind == kind && keys[known] == key { return known }
-            // Two values with one 64-bit hash: the second is found by a scan (never seen in practice).
-            if let other = values.indices.first(where: { values[$0].kind == kind && keys[$0] == key }) { return other }
-        } else {
-            indexes[hash] = values.count
+        if values.count * 2 >= slots.count { grow() }
+        let mask = slots.count - 1
+        var s = Int(truncatingIfNeeded: hash) & mask
+        while slots[s] != 0 {
+            let known = Int(slots[s]) - 1
+            if hashes[known] == hash && values[known].kind == kind && keys[known] == key { return known }
+            s = (s + 1) & mask
         }
+        slots[s] = Int32(values.count + 1)
+        usedSlots.append(Int32(s))
         values.append((kind, value))
         hashes.append(hash)
         keys.append(key)
         return values.count - 1
+    }
+
+    /// Twice the slots, every value placed again.
+    private mutating func grow() {
+        slots = [Int32](repeating: 0, count: slots.count * 2)
+        usedSlots.removeAll(keepingCapacity: true)
+        let mask = slots.count - 1
+        for (k, hash) in hashes.enumerated() {
+            var s = Int(truncatingIfNeeded: hash) & mask
+            while slots[s] != 0 { s = (s + 1) & mask }
+            slots[s] = Int32(k + 1)
+            usedSlots.append(Int32(s))
+        }
     }
 
     mutating func reserve(_ kind: ValueKind, _ number: Int) { reserved.append((kind, number)) }
@@ -223,7 +242,8 @@ struct ValueCollector {
         values.removeAll(keepingCapacity: true)
         hashes.removeAll(keepingCapacity: true)
         keys.removeAll(keepingCapacity: true)
-        indexes.removeAll(keepingCapacity: true)
+        for s in usedSlots { slots[Int(s)] = 0 }
+        usedSlots.removeAll(keepingCapacity: true)
         plainMarkers.removeAll(keepingCapacity: true)
         reserved.removeAll(keepingCapacity: true)
         chased.removeAll(keepingCapacity: true)

@@ -50,14 +50,38 @@ struct PlaceholderTable: Sendable {
         return needed ? value.lowercased() : value
     }
 
-    /// FNV-1a over the key's bytes, with the kind mixed in.
+    /// A 64-bit hash of the key's bytes, eight at a time, with the kind and the length mixed in
+    /// (every bit of the result depends on every byte: shards take the top bits, tables the low
+    /// ones). Not for hostile input: a collision only costs a comparison of keys.
     static func hash(_ kind: ValueKind, key: String) -> UInt64 {
         var copy = key
         return copy.withUTF8 { p in
-            var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ (UInt64(kind.rawValue) &* 0x9E37_79B9_7F4A_7C15)
-            for b in p { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-            return h ^ (h >> 31)
+            let n = p.count
+            var h: UInt64 = 0x243F_6A88_85A3_08D3 ^ (UInt64(kind.rawValue) &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(n)
+            guard let base = p.baseAddress else { return Self.finish(h) }
+            var i = 0
+            while i &+ 8 <= n {
+                let w = UInt64(littleEndian: UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
+                h = (h ^ w) &* 0xBF58_476D_1CE4_E5B9
+                h ^= h &>> 31
+                i &+= 8
+            }
+            if i < n {
+                var w: UInt64 = 0
+                for k in i..<n { w |= UInt64(base[k]) &<< UInt64((k &- i) &* 8) }
+                h = (h ^ w) &* 0x94D0_49BB_1331_11EB
+                h ^= h &>> 29
+            }
+            return Self.finish(h)
         }
+    }
+
+    @inline(__always) private static func finish(_ x: UInt64) -> UInt64 {
+        var h = x
+        h ^= h &>> 32
+        h = h &* 0xD6E8_FEB8_6659_FD93
+        h ^= h &>> 32
+        return h
     }
 
     private func find(_ kind: ValueKind, _ key: String, _ hash: UInt64) -> (slot: Int, entry: Int?) {
