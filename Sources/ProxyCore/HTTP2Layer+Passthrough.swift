@@ -66,10 +66,10 @@ extension HTTP2Layer {
         for stream in waiting { sendForwarded(stream) }
     }
 
-    /// The passthrough connection failed, or closed: its streams and the waiting ones get a 502
-    /// with the reason, unless the connection had only gone away (then the waiting streams get a
-    /// new one).
-    func replayUpstreamLost(_ reason: String) {
+    /// The passthrough connection failed, or closed: its streams and the waiting ones get `status`
+    /// (502; 504 when connecting timed out) with the reason, unless the connection had only gone
+    /// away (then the waiting streams get a new one).
+    func replayUpstreamLost(_ reason: String, status: Int = 502) {
         let servedWhole = endHTTP1Connection(reason: reason)
         let wentAway = replayUpstream == .goingAway || servedWhole
         for stream in streams.values.sorted(by: { $0.clientID < $1.clientID }) where stream.upstreamID != nil {
@@ -86,7 +86,7 @@ extension HTTP2Layer {
         let waiting = awaitingUpstream
         awaitingUpstream.removeAll()
         for stream in waiting where !stream.recorded {
-            answerOrReset(stream, status: 502, reason: reason, resetCode: ErrorCode.internalError)
+            answerOrReset(stream, status: status, reason: reason, resetCode: ErrorCode.internalError)
         }
     }
 

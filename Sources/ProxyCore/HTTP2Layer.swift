@@ -212,12 +212,13 @@ final class HTTP2Layer {
 
     /// The upstream connection closed or broke: streams still waiting for a head get a 502,
     /// the others are reset, and the client is told to go away.
-    func upstreamLost(_ reason: String, at time: Double) {
+    /// `status` answers the streams still waiting for a head (504 when connecting timed out).
+    func upstreamLost(_ reason: String, status: Int = 502, at time: Double) {
         now = max(now, time)
         guard state != .closed else { return }
         if context.replay != nil {
             // Only the passthrough streams depended on it; the replay goes on.
-            replayUpstreamLost(reason)
+            replayUpstreamLost(reason, status: status)
             return
         }
         for stream in streams.values { stream.upstreamClosed = true }

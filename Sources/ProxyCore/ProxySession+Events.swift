@@ -156,7 +156,7 @@ extension ProxySession {
             pendingUpstreamFailure = reason
             resumeClientHandshake()
         case .http2:
-            http2UpstreamLost(reason)
+            http2UpstreamLost(reason, status: failure.kind == .timeout ? 504 : 502)
         default:
             finish(log: nil)
         }

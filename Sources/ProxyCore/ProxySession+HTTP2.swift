@@ -133,9 +133,9 @@ extension ProxySession {
     }
 
     /// The upstream connection of an HTTP/2 session is gone.
-    func http2UpstreamLost(_ reason: String) {
+    func http2UpstreamLost(_ reason: String, status: Int = 502) {
         closeUpstream()
-        http2?.upstreamLost(reason, at: now)
+        http2?.upstreamLost(reason, status: status, at: now)
         pumpHTTP2()
     }
 

@@ -139,6 +139,16 @@ final class HTTP2PassthroughTests: XCTestCase {
         XCTAssertEqual(text(streamData(h.clientEvents, again)), "up")
     }
 
+    func testAConnectTimeoutGives504() throws {
+        let h = try HTTP2LayerHarness(replay: service())
+        let missing = try h.request("/missing")
+        try h.run()
+        h.layer.upstreamLost("cannot connect to api.test:443: connect timed out after 10 s", status: 504, at: h.now)
+        try h.run()
+        XCTAssertEqual(h.status(missing), "504")
+        XCTAssertEqual(h.layer.replayUpstream, .none, "the next unmatched stream connects again")
+    }
+
     func testALostConnectionFailsOnlyTheStreamsOnIt() throws {
         let h = try HTTP2LayerHarness(replay: service())
         let missing = try h.request("/missing")

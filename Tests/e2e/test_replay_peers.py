@@ -176,6 +176,25 @@ def test_passthrough_forwards_h2_streams_over_h2(harrec, harrec_tls, origin, htt
         live.stop()
 
 
+def test_h2_passthrough_to_an_upstream_that_is_down(harrec, harrec_tls, origin, https_origin, closed_port, tmp_path):
+    """--passthrough over h2 when the real upstream refuses connections (a dev server that is not
+    running): each forwarded stream gets a 502 naming the refusal, recorded with the reason, and
+    the recorded streams on the same connection are still served."""
+    px, har_path, har = record(harrec_tls, origin, https_origin)
+    recorded = recorded_bodies(har, "/counter?k=s")
+    out = tmp_path / "missing.har"
+    rp = replay(harrec, px, har_path, "--passthrough", "--out", out, "--no-redact")
+    down = f"https://localhost:{closed_port}"
+    urls = [f"{down}/a", f"{https_origin.base_url}/counter?k=s", f"{down}/b", f"{https_origin.base_url}/counter?k=s"]
+    got = h2_gets(rp.http_proxy, px.ca_pem, urls)
+    assert [(v, s) for v, s, _ in got] == [("HTTP/2", 502), ("HTTP/2", 200), ("HTTP/2", 502), ("HTTP/2", 200)], got
+    assert b"cannot connect" in got[0][2] and b"refused" in got[0][2], got[0][2]
+    assert sorted([got[1][2], got[3][2]]) == sorted(recorded), "the recorded answers, in order"
+    assert rp.finish() == 0
+    errors = [e.get("_error", "") for e in entries(validate_har_file(out))]
+    assert len(errors) == 2 and all("refused" in e for e in errors), errors
+
+
 @pytest.mark.parametrize("speak_first", [True, False], ids=["speaks-first", "answers-first"])
 def test_passthrough_of_http1_clients_to_an_h2_only_upstream(harrec, harrec_tls, origin, https_origin, test_pki,
                                                             tmp_path, speak_first):
