@@ -79,6 +79,15 @@ extension RedactionEngine {
                 || p[end] == 0x2B || p[end] == 0x2D { end += 1 }
             return end
         }
+        /// Whether a number at `j` stands where JSON puts a value: after `[`, `,` or `:` (spaces
+        /// between), or at the start. Digits after anything else are part of other text (`%3D`
+        /// in a percent-encoded run), and a later run, whose quotes the placeholders moved, must
+        /// read them the same way.
+        func atValuePosition(_ j: Int) -> Bool {
+            var k = j
+            while k > 0 && isSpace(p[k - 1]) { k -= 1 }
+            return k == 0 || p[k - 1] == 0x5B || p[k - 1] == 0x2C || p[k - 1] == 0x3A
+        }
         func replaceNumber(_ j: Int, _ end: Int, _ nameClass: NameClass) {
             guard !(end - j == 1 && p[j] == 0x30),
                   nameClass == .secret || nameClass == .phone || nameClass == .cardNumber || nameClass == .cardCode else { return }
@@ -109,7 +118,7 @@ extension RedactionEngine {
             let inSecret = !secretDepths.isEmpty
             if c == 0x2D || RedactionEngine.isDigit(c) {
                 let end = numberEnd(i)
-                if inSecret && (i == 0 || !RedactionEngine.isAlnum(p[i - 1])) { replaceNumber(i, end, .secret) }
+                if inSecret && atValuePosition(i) { replaceNumber(i, end, .secret) }
                 i = end
                 continue
             }

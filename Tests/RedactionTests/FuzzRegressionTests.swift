@@ -125,4 +125,12 @@ final class FuzzRegressionTests: XCTestCase {
     func testAStringOpeningAtAnEscapedQuoteStaysWithTheTextScan() {
         assertFixedPoint("AHsiYWNjZXNzX3Rva2WS1TogXWV5SmhiR2NpT2lKSVV6STFOaUo5LmV5SnpkV0lpT2lJeE1qTTBOVFkzT0Rrd0luMC5kb3pqZ05yeVA0SjNqVm1OSGwwdzJOYDExIiwgIm9yZyIsICJwaG9uZSI6ICIrMShhZ2U9MiY1IDAxMDAiLCAiY2FyZCI6ICI0MTExIDIxMTEgMTExMSAxMTExIiwgIm5lc3RlZCI6ICJ7XiJwYXNzd29yZFwieGFtPWUlNDFjb3JwLmV4YYZleTogQWV5OiBBS0lBSU9TN0VYQU1QTEU6XCJodW50ZWV5PXNrLXByb2otQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVowMTIzNDUBQmVhy2VyIGFiYy5kZWYuZ2hp")
     }
+
+    func testDigitsInPercentEncodingAreNoNumberUnderASecretKey() {
+        // Broken JSON where a placeholder moved the quotes: the second run read the 3 of `%3D`
+        // (and the 88 of `%88`) as a JSON number inside a secret object and replaced it with 0.
+        // A number is one only where JSON puts values: after `[`, `,` or `:`.
+        assertFixedPoint("AHsiYWNjZXNzX3Rva2VuIjpbImV5SmhiR2NpT2lKSVVu////CWVzdGVkIjrFIntcInBhc3N3b3JkXCI6XCJodW50YHIyMlwifSIsAnBhc3N3b3JkPWh1bnRlcjQmdXNlcj1qcj1qYWUlNDBjb3JwLmV4YW1uIiwCcGFzc3dvcmQ9aHVudGVyNCZ1c2VyPWpyPWphZSU0MGNvcnAuZXhhbW50LURpc0lBdC1EaXNJQUlPYWUlNDBjb3JwLmV4/yVhbW50LURpc0lBBAAAADBOU0ZPT0ROTjdFWEFNUExFMSIsICJuZXAuZXhhbXBsZS5vcmciLCAiZWYuZ2gE", absent: ["hunter4", "jae%40corp"])
+        assertFixedPoint("AHsiYWNjZXNzX3Rva2VuIjogW2V5SmhiRwB7ImFjY2Vzc190b2tlktU6IF1leUpoYkdjaU9pY2lPaUpJVXpJMU5pSjkuZXlKemRXSWlPaUkAAABQNEozalZtLCAidmVyc2lvbiI6ICIxMC40LjExNyeK/ouQlJquwmQ9aHVudGVyMiZ1c2VyPWphbmVUJTQwY29ycC5leGFtcGxlLm9yZ9nZ2dnZ2dnZ2dnZiNnZ2dnZ2dnZ2dnZ2dnZ2dnZ2dnZ2dnZ2eLZ2dnZ2dkeJiYm2dnR2dnZ2dnZAXg9MbRrZXk6IEH///8MQ2RhdGFpX3Rva2VuIg0KZXJzDWMKZWFuZVQlNDBjb3JwLmV4YW1wbGUub3Jn2dnZ2dnZ2dnZ2dnZ2dnZ2dnZ2dnZ2dnZ2dnZ2dnZ2dnZ2dni2WFiYzYyMmRlZjQ1NmdoaSZwYWdlPTImYXBpX2tleT1zckpJVXp5UDRKM2pWbUlOSDFObA==", absent: ["janeT%40corp"])
+    }
 }
