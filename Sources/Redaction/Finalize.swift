@@ -38,31 +38,29 @@ struct Finalizer {
             out.append(contentsOf: replacement)
             copied = end
         }
-        /// A plain mark, the common case (one per replaced value): its placeholder's bytes go
-        /// straight into `out`, without an array of their own.
-        func emitPlainMark(at start: Int) -> Int? {
-            guard p[start + 2] == 0x80, let m = syntax.parseValue(p, at: start), m.index < placeholders.count,
-                  case .plain = m.modifier else { return nil }
-            if out.isEmpty { out.reserveCapacity(n + 64) }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<start]))
-            out.append(contentsOf: placeholders[m.index].utf8)
-            copied = m.end
-            return m.end
+        /// A mark of this run at `start` (a 0xEE 0x80 lead checked): written out, and where it
+        /// ends; nil when it is none. A plain mark, the common case (one per replaced value), has
+        /// its placeholder's bytes go straight into `out`, without an array of their own.
+        func emitMark(at start: Int) -> Int? {
+            if p[start + 2] == 0x80, let m = syntax.parseValue(p, at: start), m.index < placeholders.count,
+               case .plain = m.modifier {
+                if out.isEmpty { out.reserveCapacity(n + 64) }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<start]))
+                out.append(contentsOf: placeholders[m.index].utf8)
+                copied = m.end
+                return m.end
+            }
+            guard let (end, replacement) = resolveMark(p, at: start) else { return nil }
+            emit(start, end, replacement)
+            return end
         }
         guard let base = p.baseAddress else { return nil }
         guard let known = self.known else {
             // Marks only.
             while i < n {
-                if base[i] == 0xEE, i + 6 <= n, base[i + 1] == 0x80 {
-                    if let end = emitPlainMark(at: i) {
-                        i = end
-                        continue
-                    }
-                    if let (end, replacement) = resolveMark(p, at: i) {
-                        emit(i, end, replacement)
-                        i = end
-                        continue
-                    }
+                if base[i] == 0xEE, i + 6 <= n, base[i + 1] == 0x80, let end = emitMark(at: i) {
+                    i = end
+                    continue
                 }
                 i += 1
             }
@@ -75,16 +73,9 @@ struct Finalizer {
         Self.byteClass.withUnsafeBufferPointer { cls in
             while i < n {
                 let b = base[i]
-                if b == 0xEE, i + 6 <= n, base[i + 1] == 0x80 {
-                    if let end = emitPlainMark(at: i) {
-                        i = end
-                        continue
-                    }
-                    if let (end, replacement) = resolveMark(p, at: i) {
-                        emit(i, end, replacement)
-                        i = end
-                        continue
-                    }
+                if b == 0xEE, i + 6 <= n, base[i + 1] == 0x80, let end = emitMark(at: i) {
+                    i = end
+                    continue
                 }
                 let c = cls[Int(b)]
                 // A known value starts where a word starts (the loop skips the rest of each word,
