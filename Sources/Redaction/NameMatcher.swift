@@ -92,18 +92,30 @@ struct NameMatcher {
         exactSecretNames = Set(exactNames.map { $0.lowercased() })
     }
 
-    /// Longer names are not split into words: no identifier is this long, and what stands in a
-    /// name's place beyond it is data (random bytes in a body that only claims to be a form, a
-    /// hash used as a key), whose words cost time in proportion to their number (a 48 MB random
-    /// "form" took 28 s). Exact names (rules files, `secretParameterNames`) still match at any
-    /// length, and the value is still scanned as content.
+    /// Longer names are read by their last words only (`tail`): no identifier is this long, and
+    /// what stands in a name's place beyond it is data (random bytes in a body that only claims
+    /// to be a form, a hash used as a key), whose words cost time in proportion to their number
+    /// (a 48 MB random "form" took 28 s). The words nearest the value still name it (`...&token`),
+    /// and a name that a first redaction shortens under the limit must be read the same way again.
+    /// Exact names (rules files, `secretParameterNames`) still match at any length, and the value
+    /// is still scanned as content.
     static let maximumNameLength = 128
+
+    /// The last `maximumNameLength` bytes of a longer name, from the first word boundary in them.
+    static func tail(_ name: String) -> String {
+        let bytes = Array(name.utf8.suffix(maximumNameLength))
+        var start = 0
+        while start < bytes.count && (RedactionEngine.isAlnum(bytes[start]) || bytes[start] == 0x5F || bytes[start] >= 0x80) {
+            start += 1
+        }
+        return String(decoding: bytes[start...], as: UTF8.self)
+    }
 
     /// The class of a name. `asParameter`: the name stands for a query or form parameter, where
     /// a bare `key` and `code` are credentials (`?key=AIza...`, OAuth's `?code=`).
     func classify(_ name: String, asParameter: Bool = false) -> NameClass {
         if asParameter && exactSecretNames.contains(name.lowercased()) { return .secret }
-        guard name.utf8.count <= Self.maximumNameLength else { return .ordinary }
+        guard name.utf8.count <= Self.maximumNameLength else { return classify(Self.tail(name), asParameter: asParameter) }
         let words = Self.words(name)
         guard !words.isEmpty else { return .ordinary }
         if words.first == "key" && words.dropFirst().allSatisfy({ $0 == "value" || $0 == "string" }) {

@@ -133,4 +133,12 @@ final class FuzzRegressionTests: XCTestCase {
         assertFixedPoint("AHsiYWNjZXNzX3Rva2VuIjpbImV5SmhiR2NpT2lKSVVu////CWVzdGVkIjrFIntcInBhc3N3b3JkXCI6XCJodW50YHIyMlwifSIsAnBhc3N3b3JkPWh1bnRlcjQmdXNlcj1qcj1qYWUlNDBjb3JwLmV4YW1uIiwCcGFzc3dvcmQ9aHVudGVyNCZ1c2VyPWpyPWphZSU0MGNvcnAuZXhhbW50LURpc0lBdC1EaXNJQUlPYWUlNDBjb3JwLmV4/yVhbW50LURpc0lBBAAAADBOU0ZPT0ROTjdFWEFNUExFMSIsICJuZXAuZXhhbXBsZS5vcmciLCAiZWYuZ2gE", absent: ["hunter4", "jae%40corp"])
         assertFixedPoint("AHsiYWNjZXNzX3Rva2VuIjogW2V5SmhiRwB7ImFjY2Vzc190b2tlktU6IF1leUpoYkdjaU9pY2lPaUpJVXpJMU5pSjkuZXlKemRXSWlPaUkAAABQNEozalZtLCAidmVyc2lvbiI6ICIxMC40LjExNyeK/ouQlJquwmQ9aHVudGVyMiZ1c2VyPWphbmVUJTQwY29ycC5leGFtcGxlLm9yZ9nZ2dnZ2dnZ2dnZiNnZ2dnZ2dnZ2dnZ2dnZ2dnZ2dnZ2dnZ2eLZ2dnZ2dkeJiYm2dnR2dnZ2dnZAXg9MbRrZXk6IEH///8MQ2RhdGFpX3Rva2VuIg0KZXJzDWMKZWFuZVQlNDBjb3JwLmV4YW1wbGUub3Jn2dnZ2dnZ2dnZ2dnZ2dnZ2dnZ2dnZ2dnZ2dnZ2dnZ2dnZ2dni2WFiYzYyMmRlZjQ1NmdoaSZwYWdlPTImYXBpX2tleT1zckpJVXp5UDRKM2pWbUlOSDFObA==", absent: ["janeT%40corp"])
     }
+
+    func testALongBrokenJSONNameIsReadByItsLastWords() {
+        // A 200-byte "name" (a value string followed by ':' in broken JSON) was over the 128-byte
+        // name limit, so the value after it was only text-scanned and kept a JWT signature's tail;
+        // the first run's placeholders shortened the name under the limit, and the second run
+        // replaced the whole value. Long names are read by their last words (`...&usetoken`).
+        assertFixedPoint("AHsiYWNjZXNzXwJwYXNzb3I9d2RodW50ZXIyJnVzZXRva2VqIjogImV5SmhiR2NpT2lKSVV6STFOaUo5LmV5SnpkVy1pcj1qYW5lJTQwY29ycC5leGFtcGxlLm9yZ3RleHQvZXZlbnQte3RyZWFtRk9ET2lJeE1qTTBOVFkzT0Rrd0luMC5kb3pqZ05yeVA0SjNqVm1OSGwwdzVjY2Vzc18CcGFzc29yPXdkaHVudGVyMiZ1c2V0b2tlbiI6ICJleUpoYkdjaU9pSklVekkxTmlKOS5leUp6ZFctaXI9amFuZSU0MGNvcnAuZXhhbXBsZS5vcmd0ZXh0L2V2ZW50LXt0cmVhbUZPRE9pSXhNak0wTlRZM09Ea3dJbjAuZG96amdOcnlQNEozalZtTkhsMHc1Tl9YZ0wwbjNJOVBsRlVQMFRIc1I4VSIsICJlbWE0MTERIDIyMjIgMU5fWGdMMG4zSTlQbEZVUDBUSHNSOFUiLCAiZW1hNDExESAyMjIyIDExMTEgMSkxMTFYQU1HTCJFLCA=", absent: ["dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"])
+    }
 }

@@ -111,12 +111,19 @@ final class NameMatcherTests: XCTestCase {
         XCTAssertEqual(custom.classify("serial"), .ordinary)
     }
 
-    func testNamesLongerThanTheBoundAreNotSplitIntoWords() {
+    func testNamesLongerThanTheBoundAreReadByTheirLastWords() {
         let limit = NameMatcher.maximumNameLength
         let atLimit = String(repeating: "x", count: limit - "_password".count) + "_password"
         XCTAssertEqual(atLimit.utf8.count, limit)
         XCTAssertEqual(matcher.classify(atLimit), .secret)
-        XCTAssertEqual(matcher.classify("y" + atLimit), .ordinary, "one byte over: data, not a name")
+        XCTAssertEqual(matcher.classify("y" + atLimit), .ordinary,
+                       "one byte over: only the last 128 bytes count, from a word boundary, and they are one cut word")
+        // Data before the last words (broken JSON, a random "form"): the words nearest the value name it.
+        let noise = String(repeating: "aZ9/q.", count: 60)
+        XCTAssertEqual(matcher.classify(noise + "&api_token"), .secret)
+        XCTAssertEqual(matcher.classify(noise + "&page"), .ordinary)
+        XCTAssertEqual(matcher.classify(String(repeating: noise, count: 20_000) + "&usetoken"), .secret,
+                       "a 7 MB name costs its last 128 bytes")
         // Exact names match at any length, before the bound.
         let long = String(repeating: "z", count: limit * 2)
         XCTAssertEqual(NameMatcher(exactNames: [long]).classify(long.uppercased(), asParameter: true), .secret)
