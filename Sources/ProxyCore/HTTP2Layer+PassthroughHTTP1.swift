@@ -5,7 +5,8 @@ import Recording
 // `harrec replay --passthrough` to an upstream that chose HTTP/1.1 in ALPN: the client still
 // speaks h2 to the replay (it was answered before any upstream existed), so each forwarded
 // stream becomes one HTTP/1.1 exchange on the connection, one at a time (RFC 9113 §8.2.3 for
-// cookies, §8.2.2 for connection-specific fields), and the response goes back as the stream's.
+// cookies, §8.2.2 for connection-specific fields, dropped from responses by
+// `HTTPFields.removingHopByHop` as for HTTP/1 clients), and the response goes back as the stream's.
 extension HTTP2Layer {
     /// The HTTP/1.1 side of a passthrough connection.
     final class PassthroughHTTP1 {
@@ -94,12 +95,9 @@ extension HTTP2Layer {
                 if head.status >= 100 && head.status < 200 { continue } // the whole request went out already
                 if !head.keepAlive { h1.closing = true }
                 var fields = [HTTPField(name: ":status", value: String(head.status))]
-                let nominated = Set((head.fields["connection"] ?? "").split(separator: ",").map {
-                    trimmingSpacesAndTabs($0).lowercased()
-                })
-                for field in head.fields {
+                // The same hop-by-hop rule as for HTTP/1 clients (Connection and what it names).
+                for field in head.fields.removingHopByHop() {
                     let name = field.name.lowercased()
-                    if Self.connectionSpecificFields.contains(name) || nominated.contains(name) { continue }
                     if name == "content-length" && framing == .chunked { continue }
                     fields.append(HTTPField(name: name, value: field.value))
                 }
@@ -108,7 +106,7 @@ extension HTTP2Layer {
                 stream.flow.response?.body.append(bytes, cap: context.maxRecordedBodyBytes)
                 client.sendData(bytes, on: stream.clientID)
             case .end(let trailers):
-                let h2Trailers = trailers.fields.map { HTTPField(name: $0.name.lowercased(), value: $0.value) }
+                let h2Trailers = trailers.removingHopByHop().fields.map { HTTPField(name: $0.name.lowercased(), value: $0.value) }
                 if !h2Trailers.isEmpty {
                     stream.flow.response?.trailers = h2Trailers.map { RecordedField(name: $0.name, value: $0.value) }
                 }
