@@ -338,8 +338,12 @@ def test_parallel_clients_share_one_queue(harrec, harrec_tls, origin):
         finally:
             conn.close()
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=40) as pool:
-        got = list(pool.map(one, range(40)))
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=40) as pool:
+            got = list(pool.map(one, range(40)))
+    except (OSError, http.client.HTTPException) as failure:
+        # Seen once in CI (session 13): one connection closed without a response. What harrec said.
+        raise AssertionError(f"{failure!r}\nharrec log (last lines):\n{rp.stderr_text[-3000:]}") from None
     assert sorted(got) == sorted(recorded[:29] + [recorded[29]] * 11), "each .once item once, then the last"
     assert rp.finish() == 0
     assert "served 40 requests" in rp.stderr_text
