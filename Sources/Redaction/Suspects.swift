@@ -49,7 +49,7 @@ enum SuspectScanner {
         return t
     }()
 
-    private static let placeholderMarks: [[UInt8]] = ["redacted", "REDACTED", "@example.com", ".example.invalid", "person-",
+    private static let placeholderMarks: [[UInt8]] = ["redacted", "REDACTED", "@example.com", "%40example.com", ".example.invalid", "person-",
                                                       "55501", "400000000", "192.0.2.", "198.51.100.", "203.0.113.",
                                                       "2001:db8::"].map { Array($0.utf8) }
 
@@ -105,7 +105,7 @@ enum SuspectScanner {
                     if !isPlaceholderRun(value) { found.append(start..<j) }
                     continue
                 }
-                if letters >= 2 && digits >= 2 && secretWordBefore(p, start, memo: &memo)
+                if letters >= 2 && digits >= 2 && (followsSuspect(p, start, found.last) || secretWordBefore(p, start, memo: &memo))
                     && looksRandom(value) && !isPlaceholderRun(value) {
                     found.append(start..<j)
                 }
@@ -153,6 +153,16 @@ enum SuspectScanner {
 
     /// c * log2(c) for the counts a run of up to 8 KiB can have.
     private static let countLog: [Double] = (0...8192).map { $0 == 0 ? 0 : Double($0) * log2(Double($0)) }
+
+    /// Whether the value at `start` follows a suspect value of the same field within the
+    /// look-back (`token: 5N_Xg... FUP0THsR8...`): it goes with it. A later run reads the first
+    /// value's placeholder there instead, and the secret word before it, so the first run must
+    /// not read the first value's random bytes as the name of the second.
+    static func followsSuspect(_ p: UnsafeBufferPointer<UInt8>, _ start: Int, _ last: Range<Int>?) -> Bool {
+        guard let last, last.upperBound <= start, start - last.upperBound < lookBack else { return false }
+        for k in last.upperBound..<start where fieldBoundary[Int(p[k])] { return false }
+        return true
+    }
 
     /// Whether the text just before `start` (same field, at most `lookBack` bytes) names a secret:
     /// its last three words, read as one name (`api key is` -> api, key, is).

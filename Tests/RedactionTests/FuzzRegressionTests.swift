@@ -141,4 +141,19 @@ final class FuzzRegressionTests: XCTestCase {
         // replaced the whole value. Long names are read by their last words (`...&usetoken`).
         assertFixedPoint("AHsiYWNjZXNzXwJwYXNzb3I9d2RodW50ZXIyJnVzZXRva2VqIjogImV5SmhiR2NpT2lKSVV6STFOaUo5LmV5SnpkVy1pcj1qYW5lJTQwY29ycC5leGFtcGxlLm9yZ3RleHQvZXZlbnQte3RyZWFtRk9ET2lJeE1qTTBOVFkzT0Rrd0luMC5kb3pqZ05yeVA0SjNqVm1OSGwwdzVjY2Vzc18CcGFzc29yPXdkaHVudGVyMiZ1c2V0b2tlbiI6ICJleUpoYkdjaU9pSklVekkxTmlKOS5leUp6ZFctaXI9amFuZSU0MGNvcnAuZXhhbXBsZS5vcmd0ZXh0L2V2ZW50LXt0cmVhbUZPRE9pSXhNak0wTlRZM09Ea3dJbjAuZG96amdOcnlQNEozalZtTkhsMHc1Tl9YZ0wwbjNJOVBsRlVQMFRIc1I4VSIsICJlbWE0MTERIDIyMjIgMU5fWGdMMG4zSTlQbEZVUDBUSHNSOFUiLCAiZW1hNDExESAyMjIyIDExMTEgMSkxMTFYQU1HTCJFLCA=", absent: ["dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"])
     }
+
+    /// `s_token": 5N_Xg...` then, in the same field, `FUP0THsR8ter22` (JSON broken by control
+    /// bytes): the first run replaced the first value and read the second one's name from the
+    /// first one's random words; the second run read `s_token` through the placeholder and
+    /// replaced the second value too. A value after a suspect in the same field goes with it.
+    func testAValueAfterASuspectValueGoesWithIt() {
+        assertFixedPoint("AHsiYWNjZXMPYQ8PDw8PDw8P/yZhcGlfa///////////c190b2tlbiI6IDVOX1hnTDBuMyNJOVB3NU5fWGf///8DTDBuM0k5UBFGVVAwVEhzUjh0ZXIyMlwifSIsICJ2ZXJzaW9uIjogIjEwLjQuMS43In0BdG9rZW49YWJjMTKzZGVmNDVfWGdMMG4zSTkBAAAAAAABGFARRlVQMFRIc1I4dGVyMjJcIn0iLCAidmVyc2lvbiI6ICIxMC40LrNkZWY0NTZnaGkmcGFnZT0yInBhc3MPDw8PDw8PDw8PDw8PDw8PDw8PDw8PYQ8PDw8PDw8P/yZhcGlfa///////////ZXk9", absent: ["FUP0THsR8ter22"])
+    }
+
+    /// An HTML body with `api_key=\x1f-njask%40corp...`: the first run replaced the address with
+    /// `user1%40example.com`, and the second run took that for a random value after `api_key`
+    /// (the suspect scan knew only the `@` form of address placeholders).
+    func testAPercentEncodedAddressPlaceholderIsNoSuspect() {
+        assertFixedPoint("BTxpbnB1dCB0cKJsZS5vcmciLCAicGhvbmUiOikyIisxIDQxZjQ1NmdoaSZwYWdlPTImYXBpX2tleT0fLW5qYXNrJTQwY29ycC5zZWV4YW1wbGUuAAAAb3JnAXg9MQEAAGtleTogQUsA//8AAAAA/wIAAA==", absent: ["njask"])
+    }
 }

@@ -59,6 +59,17 @@ final class SuspectTests: XCTestCase {
         XCTAssertEqual(suspects("ghp_ABC1"), [], "too short")
     }
 
+    /// A value after a suspect value in the same field goes with it: a later run reads the first
+    /// one's placeholder and the secret word before it, so the first run must not read the first
+    /// value's random bytes as the second one's name. A field boundary ends the field.
+    func testAValueAfterASuspectInTheSameFieldIsSuspect() {
+        XCTAssertEqual(suspects("s_token: 5N_XgL0n3I9Pw5N_Xg x\u{3}L0n3I9P FUP0THsR8ter22"),
+                       ["5N_XgL0n3I9Pw5N_Xg", "FUP0THsR8ter22"])
+        XCTAssertEqual(suspects("s_token: 5N_XgL0n3I9Pw5N_Xg, build FUP0THsR8ter22"), ["5N_XgL0n3I9Pw5N_Xg"])
+        XCTAssertEqual(suspects("s_token: 5N_XgL0n3I9Pw5N_Xg and then a long stretch of plain words that goes on and on FUP0THsR8ter22"),
+                       ["5N_XgL0n3I9Pw5N_Xg"], "beyond the look-back")
+    }
+
     // MARK: Not flagged
 
     func testRandomLookingDataWithoutASecretWordNearby() {
@@ -85,7 +96,7 @@ final class SuspectTests: XCTestCase {
     func testPlaceholdersAreNotSuspects() {
         let placeholderJWT = JWTShape.placeholder(header: [(key: "alg", value: .string("HS256"))], number: 3)
         for text in ["token redacted-12", "api_key: redacted-3x9", "token \(placeholderJWT)", "password redacted-1*****",
-                     "token REDACTED-0001", "secret ************", "bearer \(placeholderJWT)**"] {
+                     "token REDACTED-0001", "secret ************", "api_key=user1%40example.com.", "bearer \(placeholderJWT)**"] {
             XCTAssertEqual(suspects(text), [], text)
         }
     }
