@@ -5,6 +5,15 @@ import HAR
 // the whole text is scanned as plain text.
 
 extension RedactionEngine {
+    /// Printable ASCII bytes that go on a value in broken JSON: all but structure, quotes and
+    /// escapes.
+    static let continuesLenientValue: [Bool] = {
+        var t = [Bool](repeating: false, count: 256)
+        for b in 0x21..<0x7F { t[b] = true }
+        for b in ",]}[{:\"\\".utf8 { t[Int(b)] = false }
+        return t
+    }()
+
     /// Text that starts like JSON but does not parse: cut off by --max-body, JSON lines, a
     /// trailing comma. `"key": value` pairs under secret keys still get placeholders (a string
     /// stays a string, a number becomes 0, even when the text ends inside the value), then the
@@ -73,10 +82,14 @@ extension RedactionEngine {
             found.append(PreMatch(match: TextMatch(start: value.content.lowerBound, end: value.content.upperBound,
                                                    replacement: "", keep: true), first: true))
         }
+        /// Where the number at `j` ends. Digits that run on into other value bytes
+        /// (`1111115jane%40c`) are no number but one value: replaced whole, or a second run would
+        /// read the rest after the first run's `0` (`0jane%40c`) as a value of its own.
         func numberEnd(_ j: Int) -> Int {
             var end = j + 1
             while end < n, RedactionEngine.isDigit(p[end]) || p[end] == 0x2E || p[end] | 0x20 == 0x65
                 || p[end] == 0x2B || p[end] == 0x2D { end += 1 }
+            while end < n && Self.continuesLenientValue[Int(p[end])] { end += 1 }
             return end
         }
         /// Whether a number at `j` stands where JSON puts a value: after `[`, `,` or `:` (spaces

@@ -156,4 +156,12 @@ final class FuzzRegressionTests: XCTestCase {
     func testAPercentEncodedAddressPlaceholderIsNoSuspect() {
         assertFixedPoint("BTxpbnB1dCB0cKJsZS5vcmciLCAicGhvbmUiOikyIisxIDQxZjQ1NmdoaSZwYWdlPTImYXBpX2tleT0fLW5qYXNrJTQwY29ycC5zZWV4YW1wbGUuAAAAb3JnAXg9MQEAAGtleTogQUsA//8AAAAA/wIAAA==", absent: ["njask"])
     }
+
+    /// `"acceJ3jtoken":1111111115jane%40cnameW` in broken JSON: the first run replaced the number
+    /// `1111111115` with 0 and left `jane%40cnameW`; the second read `0jane%40cnameW` as a value
+    /// under `token`. Digits that run on into other value bytes are one value, replaced whole.
+    func testDigitsRunningIntoTextUnderASecretKeyAreOneValue() {
+        assertFixedPoint("AHsiYWNjZUozanRva2VuIjoxMTExMTExMTE1amFuZSU0MGNuYW1lVxrwWvl/AAA9IjAuzNHO0cjdgwF0b2tlbj1hYmMxMjNkZWY0NTZnaGkmcGFnZT0yJmFwaV8EZGF0YTprZXk9M2RlZjQ1NmdoaSZwYWdlPTImYXBpXwRkYXRhOmtleT1zay1wcm9qIHsidG9rZW4iOiJvai1BQkNERUZHSElKQEtMTU5PUFFSU1RVVldYWVowMTIzNDUBQmVhcmVyIGFiYy5kZWYuZ2hp", absent: ["cnameW"])
+    }
 }
+
