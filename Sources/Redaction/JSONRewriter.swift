@@ -58,8 +58,9 @@ extension RedactionEngine {
         return copy.withUTF8 { p in redactValueBytes(p, location, path).map { String(decoding: $0, as: UTF8.self) } }
     }
 
+    /// `shape`: what the caller's pass over the bytes already learned (a JSON string's token).
     func redactValueBytes(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String,
-                          nestingLevel: Int = 0) -> [UInt8]? {
+                          nestingLevel: Int = 0, shape: ByteShape = .unknown) -> [UInt8]? {
         if Self.looksLikeJSON(p) && nestingLevel <= maximumNestedJSONLevels {
             switch rewriteJSON(p, location, path, nestingLevel: nestingLevel) {
             case .edited(let edits): return Self.applying(edits, to: p)
@@ -67,14 +68,15 @@ extension RedactionEngine {
             case .notJSON: return redactBrokenJSON(p, location, path)
             }
         }
-        if nestingLevel <= maximumNestedJSONLevels, let view = Base64View.decode(p) {
+        // Base64 of text has both cases (`Base64View.decode`).
+        if nestingLevel <= maximumNestedJSONLevels, shape.hasUpper, let view = Base64View.decode(p) {
             let before = mark
             if let inner = view.text.withUnsafeBufferPointer({ redactValueBytes($0, location, path, nestingLevel: nestingLevel + 1) }) {
                 return syntax.base64(inner, urlSafe: view.urlSafe, padded: view.padded)
             }
             rollBack(to: before)
         }
-        return scanBytes(p, location, path)
+        return scanBytes(p, location, path, shape: shape)
     }
 }
 
@@ -88,6 +90,8 @@ struct JSONRewriter {
     var i = 0
     /// The replacements so far, in order.
     var edits: [(range: Range<Int>, bytes: [UInt8])] = []
+    /// What the last `stringToken` saw in its bytes.
+    var tokenShape = ByteShape.unknown
     /// Member names and indexes down to the current value; kept only when findings need paths.
     var pathStack: [PathComponent] = []
 
@@ -266,6 +270,7 @@ struct JSONRewriter {
         let start = i
         guard let token = stringToken() else { return false }
         let end = i
+        let shape = tokenShape
         // Paths only for findings (`--check`): otherwise a closure context holding the path
         // stack was allocated and freed for every string value.
         let pathFunction: () -> String
@@ -286,7 +291,7 @@ struct JSONRewriter {
             case .version:
                 engine.versionContext = true
                 defer { engine.versionContext = false }
-                return engine.redactValueBytes(q, location, pathFunction, nestingLevel: nestingLevel + 1)
+                return engine.redactValueBytes(q, location, pathFunction, nestingLevel: nestingLevel + 1, shape: shape)
             default:
                 let value = String(decoding: q, as: UTF8.self)
                 if let r = engine.replaceNamedValue(value, context, secretRule: .jsonKeys, location, pathFunction) {
@@ -294,7 +299,7 @@ struct JSONRewriter {
                 }
                 if context == .secret && engine.flags.has(.jsonKeys) { return nil }  // placeholders, allowed values
             }
-            return engine.redactValueBytes(q, location, pathFunction, nestingLevel: nestingLevel + 1)
+            return engine.redactValueBytes(q, location, pathFunction, nestingLevel: nestingLevel + 1, shape: shape)
         }
         if let replacement {
             replace(start..<end, with: Self.quoted(replacement, syntax: engine.syntax))
@@ -373,16 +378,21 @@ struct JSONRewriter {
     }
 
     /// Reads a string token at `i` (which is at the opening quote), or nil on a syntax error.
+    /// Sets `tokenShape` from its raw bytes (an escape of an ASCII letter, `\u004A`, has digits).
     mutating func stringToken() -> StringContent? {
         i += 1
         let start = i
         var hasEscape = false
+        var shapeBits: UInt64 = 0
         let raw = UnsafeRawPointer(p.baseAddress!)
         while i < p.count {
             // Eight bytes at a time up to the next quote, backslash or control character.
             if i + 8 <= p.count {
-                let m = stringStopMask(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
-                if m == 0 { i += 8; continue }
+                let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let m = stringStopMask(w)
+                if m == 0 { shapeBits |= ByteShape.bits(w); i += 8; continue }
+                // Only the bytes before the stop are the string's.
+                shapeBits |= ByteShape.bits(w) & ((m & (0 &- m)) &- 1)
                 i += m.trailingZeroBitCount >> 3
             }
             let c = p[i]
@@ -393,9 +403,11 @@ struct JSONRewriter {
                 i += 2
                 continue
             }
+            shapeBits |= ByteShape.bits(UInt64(c))
             i += 1
         }
         guard i < p.count else { return nil }
+        tokenShape = ByteShape(bits: shapeBits)
         let end = i
         i += 1
         if !hasEscape { return .slice(start..<end) }

@@ -62,10 +62,10 @@ extension RedactionEngine {
 
     /// Redacts UTF-8 `bytes`; nil when nothing changed. `preMatches` are sorted by start.
     func scanBytes(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String,
-                   preMatches given: [PreMatch] = []) -> [UInt8]? {
+                   preMatches given: [PreMatch] = [], shape: ByteShape = .unknown) -> [UInt8]? {
         var pre = given
         if rules.hasPatterns { collectPatternMatches(p, location, path, into: &pre) }
-        if flags.has(.highEntropy) {
+        if flags.has(.highEntropy) && shape.mayHoldSuspect {
             for range in SuspectScanner.scan(p, memo: &nameMemo) {
                 pre.append(PreMatch(match: TextMatch(start: range.lowerBound, end: range.upperBound, replacement: ""),
                                     first: false, lazyRule: .highEntropy))
