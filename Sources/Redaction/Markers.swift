@@ -222,6 +222,30 @@ struct ValueCollector {
 
     mutating func reserve(_ kind: ValueKind, _ number: Int) { reserved.append((kind, number)) }
 
+    /// How much the collector holds: what `truncate(to:)` goes back to.
+    struct Mark {
+        fileprivate let values, reserved, chased, cookies: Int
+    }
+
+    var mark: Mark { Mark(values: values.count, reserved: reserved.count, chased: chased.count, cookies: cookies.count) }
+
+    /// Forgets what was collected since `mark` (an attempt whose output was dropped: a value it
+    /// found must not be chased through the file, or a second run, which reads the text
+    /// differently, would disagree). The values are the last ones in, so no probe chain of an
+    /// earlier value crosses their slots, and clearing them keeps the index sound.
+    mutating func truncate(to mark: Mark) {
+        for k in stride(from: values.count - 1, through: mark.values, by: -1) { slots[Int(usedSlots[k])] = 0 }
+        if values.count > mark.values {
+            usedSlots.removeSubrange(mark.values...)
+            values.removeSubrange(mark.values...)
+            hashes.removeSubrange(mark.values...)
+            keys.removeSubrange(mark.values...)
+        }
+        if reserved.count > mark.reserved { reserved.removeSubrange(mark.reserved...) }
+        if chased.count > mark.chased { chased.removeSubrange(mark.chased...) }
+        if cookies.count > mark.cookies { cookies.removeSubrange(mark.cookies...) }
+    }
+
     /// Values no marker stands for but pass 2 looks for everywhere (a URL password, which is
     /// dropped, and a Basic credential's password). They are numbered after every other value,
     /// so the placeholders a reader sees stay numbered 1, 2, 3 in file order.

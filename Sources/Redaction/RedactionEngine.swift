@@ -166,14 +166,15 @@ public final class RedactionEngine {
         }
     }
 
-    /// Takes back the notes made since `mark` (journal count, findings count).
-    func rollBack(to mark: (journal: Int, findings: Int)) {
+    /// Takes back the notes made and the values collected since `mark`.
+    func rollBack(to mark: (journal: Int, findings: Int, values: ValueCollector.Mark)) {
         for cell in journal[mark.journal...] { tallies[cell] -= 1 }
         journal.removeSubrange(mark.journal...)
         findings.removeSubrange(mark.findings...)
+        collector.truncate(to: mark.values)
     }
 
-    var mark: (journal: Int, findings: Int) { (journal.count, findings.count) }
+    var mark: (journal: Int, findings: Int, values: ValueCollector.Mark) { (journal.count, findings.count, collector.mark) }
 
     /// A preview that says what kind of value it was without revealing it: its first two
     /// characters (one for short values, none below 6) and its length.

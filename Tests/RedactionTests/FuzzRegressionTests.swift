@@ -163,5 +163,13 @@ final class FuzzRegressionTests: XCTestCase {
     func testDigitsRunningIntoTextUnderASecretKeyAreOneValue() {
         assertFixedPoint("AHsiYWNjZUozanRva2VuIjoxMTExMTExMTE1amFuZSU0MGNuYW1lVxrwWvl/AAA9IjAuzNHO0cjdgwF0b2tlbj1hYmMxMjNkZWY0NTZnaGkmcGFnZT0yJmFwaV8EZGF0YTprZXk9M2RlZjQ1NmdoaSZwYWdlPTImYXBpXwRkYXRhOmtleT1zay1wcm9qIHsidG9rZW4iOiJvai1BQkNERUZHSElKQEtMTU5PUFFSU1RVVldYWVowMTIzNDUBQmVhcmVyIGFiYy5kZWYuZ2hp", absent: ["cnameW"])
     }
+
+    /// Broken JSON whose strict parse failed at different places in two runs: the second run's
+    /// attempt got as far as `"nep.exampln"`, an element of the `access_token` array, collected
+    /// it as a secret before failing, and pass 2 replaced it as a known value. A dropped attempt
+    /// now forgets what it collected (`ValueCollector.truncate`).
+    func testAFailedStrictParseCollectsNothing() {
+        assertFixedPoint("AHsiYWNjZXNzX3Rva2VuIjpbImV5SmhiR3Nlcj1qcj1qYWUlNDBjb3IuZXhhbW50LURpc0lBdC1EaXNJQUlPYWUlNDBjb3JwLmV4/yVhbW50LURpc0lBBAAAADBOU0ZPT0ROTjdFWEFNUExFMSIsICJuZXAuZXhhbXBsbiI6InQ9enpjY3p6enRhZS5vcmciLCAiZWYuZ2gE")
+    }
 }
 
