@@ -103,12 +103,13 @@ struct NameMatcher {
 
     /// The last `maximumNameLength` bytes of a longer name, from the first word boundary in them.
     static func tail(_ name: String) -> String {
-        let bytes = Array(name.utf8.suffix(maximumNameLength))
-        var start = 0
-        while start < bytes.count && (RedactionEngine.isAlnum(bytes[start]) || bytes[start] == 0x5F || bytes[start] >= 0x80) {
-            start += 1
-        }
-        return String(decoding: bytes[start...], as: UTF8.self)
+        var bytes = name.utf8.suffix(maximumNameLength)[...]
+        // Whole characters, then no partial word: a word goes on through letters and digits of
+        // any script (as `words` reads them), and stops at anything else (a U+FFFD that stood
+        // for a bad byte among them is no letter).
+        while let b = bytes.first, b & 0xC0 == 0x80 { bytes = bytes.dropFirst() }
+        let text = String(decoding: bytes, as: UTF8.self)
+        return String(text.unicodeScalars.drop { $0 == "_" || $0.properties.isAlphabetic || $0.properties.numericType != nil })
     }
 
     /// The class of a name. `asParameter`: the name stands for a query or form parameter, where

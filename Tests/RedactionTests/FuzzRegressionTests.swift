@@ -171,5 +171,13 @@ final class FuzzRegressionTests: XCTestCase {
     func testAFailedStrictParseCollectsNothing() {
         assertFixedPoint("AHsiYWNjZXNzX3Rva2VuIjpbImV5SmhiR3Nlcj1qcj1qYWUlNDBjb3IuZXhhbW50LURpc0lBdC1EaXNJQUlPYWUlNDBjb3JwLmV4/yVhbW50LURpc0lBBAAAADBOU0ZPT0ROTjdFWEFNUExFMSIsICJuZXAuZXhhbXBsbiI6InQ9enpjY3p6enRhZS5vcmciLCAiZWYuZ2gE")
     }
+
+    /// A broken-JSON name of a JWT, bad bytes (each a 3-byte U+FFFD), `otp` and `rd`, over the
+    /// 128-byte name limit: its tail skipped every non-ASCII byte as if it were a letter, so no
+    /// word was left and the name was ordinary; once the first run's placeholder shortened it,
+    /// the second run read `otp` and replaced the value after it.
+    func testATailReadsBadBytesAsWordBoundaries() {
+        assertFixedPoint("AHsiYWNjZXNzX3RvbGVuIjogImV5SmhiR2NpT2lKSVV6STF6aUo5LmV5SnpkV0lpT2lJeE1qTTBOVFkzT0Rrd0luMC5kb3pqZ05yeVA0SjNqVm1OSGwwdzVOX1hnTDBu//////////////9vdHD///////////////////////////9yZCI6ICI0MTExIDIyMjIgMTExMSAxMTExIiwgIm5lc3RlZCI6IGdceyAiZWYuZ2hp", absent: ["4111 2222 1111 1111"])
+    }
 }
 

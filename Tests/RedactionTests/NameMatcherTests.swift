@@ -124,6 +124,12 @@ final class NameMatcherTests: XCTestCase {
         XCTAssertEqual(matcher.classify(noise + "&page"), .ordinary)
         XCTAssertEqual(matcher.classify(String(repeating: noise, count: 20_000) + "&usetoken"), .secret,
                        "a 7 MB name costs its last 128 bytes")
+        // Characters that are no letters (U+FFFD for bad bytes) end words, as `words` reads them;
+        // letters of any script go on (the cut word `éééx` is dropped whole).
+        let replacementRun = String(repeating: "\u{FFFD}", count: 21)
+        XCTAssertEqual(matcher.classify(noise + "x" + replacementRun + "otp" + replacementRun + "rd"), .secret)
+        XCTAssertEqual(matcher.classify(String(repeating: "é", count: 70) + "x&otp"), .secret)
+        XCTAssertEqual(matcher.classify(String(repeating: "é", count: 70) + "xotp"), .ordinary)
         // Exact names match at any length, before the bound.
         let long = String(repeating: "z", count: limit * 2)
         XCTAssertEqual(NameMatcher(exactNames: [long]).classify(long.uppercased(), asParameter: true), .secret)
