@@ -62,6 +62,12 @@ extension RedactionEngine {
         /// the structure from the text scan (`\"password\":\"...\"` is no assignment), so its
         /// decoded text is redacted on its own, as the strict rewriter does with every string.
         func redactNested(_ value: (content: Range<Int>, next: Int, escaped: Bool)) {
+            // Escapes that do not decode (`\` before a bad byte) hide nothing: the text scan reads
+            // those bytes where they stand, with the name before them, as every later run will.
+            // Redacted alone, the string would lose that name and have its backslashes doubled.
+            if value.escaped && JSONParser.unescapeStringContent(UnsafeBufferPointer(rebasing: p[value.content])) == nil {
+                return
+            }
             let content = decoded(value.content, escaped: value.escaped)
             // A "string" that opens at an escaped quote (`password\"xam=...`) is a piece of a
             // broken one: the text scan reads it with what stands before it, which the decoded

@@ -179,5 +179,14 @@ final class FuzzRegressionTests: XCTestCase {
     func testATailReadsBadBytesAsWordBoundaries() {
         assertFixedPoint("AHsiYWNjZXNzX3RvbGVuIjogImV5SmhiR2NpT2lKSVV6STF6aUo5LmV5SnpkV0lpT2lJeE1qTTBOVFkzT0Rrd0luMC5kb3pqZ05yeVA0SjNqVm1OSGwwdzVOX1hnTDBu//////////////9vdHD///////////////////////////9yZCI6ICI0MTExIDIyMjIgMTExMSAxMTExIiwgIm5lc3RlZCI6IGdceyAiZWYuZ2hp", absent: ["4111 2222 1111 1111"])
     }
+
+    /// A broken-JSON string with a backslash before bad bytes (an escape that does not decode)
+    /// was redacted on its own: without `access_token` before it, the JWT piece at its start
+    /// stayed, and its backslash was doubled; the second run's nested redaction changed nothing,
+    /// so the text scan's finding under `access_token` applied. Strings whose escapes do not
+    /// decode are left to the text scan.
+    func testAStringWhoseEscapesDoNotDecodeIsLeftToTheTextScan() {
+        assertFixedPoint("AHsiYWNjZXNzX3Rva2VuIjEgImV5SmhiR2NpT2lKSVV6STFOaUo0LmV5SnpkV0lpT2lJeE1quP//////////////////////////////////////////////ME5UWTNPRGt3SW4wLnpkb3pqd05yJ3lQNEozalZtcGFzc3dvcmRYZ0wwbjNJOWRXSWk9aUZ4TWpNMH1UWTNPvIx3SW4wLmR6b3pqNTZnaP///////wAYaWtwZV9hsm9rYW1lPVRVVldYWVowMTIzNDVc//9xq3RlcjL//yJ9MTExMTExMTExMTExMTExMTExMTExMTExMTExMTExMTExMTExMTExMTExMTExMWlGeE1qTTB9VFkzT7yMd0luMC5kem96ajU2Z2j///////8AGGlrcGVf//////////////////////////////////////////8wTlRZM09Ea3dJbjAuemRvemp3TnIneVA0SjNqVm1OSGwwdzVOX1hnTDBuM0k5ZFdJaU9pRnhNak0wfVRZM0+8jHdJbjAsICJ2ZXJzaW9uIjogIjBib3VuMXRvenp6ei1BegJ6eg==", absent: ["eyJhbGciOiJIUzI1NiJ4.eyJzdWIiOiIxMj"])
+    }
 }
 
