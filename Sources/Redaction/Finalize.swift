@@ -185,9 +185,10 @@ struct Finalizer {
     private mutating func knownInEncodedRun(_ p: UnsafeBufferPointer<UInt8>, at i: Int,
                                             classes cls: UnsafeBufferPointer<UInt8>) -> (Int, [UInt8]?) {
         var j = i
-        var percent = false, base64 = true
+        var percent = false, base64 = true, upper = false
         while j < p.count && cls[Int(p[j])] & Self.encodedClass != 0 {
             let c = p[j]
+            if c &- 0x41 < 26 { upper = true }
             if c == 0x25 {
                 guard j + 2 < p.count, RedactionEngine.isHex(p[j + 1]), RedactionEngine.isHex(p[j + 2]) else { break }
                 percent = true
@@ -207,7 +208,8 @@ struct Finalizer {
             guard let inner = decoded.withUnsafeBufferPointer({ bytes($0, sameLength: false) }) else { return (end, nil) }
             return (end, URLParts.percentEncodedQueryValue(inner))
         }
-        guard base64, j - i >= Base64View.minimumLength else { return (j, nil) }
+        // Base64 of text has both cases (`Base64View.decode`): lowercase ids and hex digests are none.
+        guard base64, upper, j - i >= Base64View.minimumLength else { return (j, nil) }
         var padding = 0
         while j < p.count, p[j] == 0x3D, padding < 2 { j += 1; padding += 1 }
         guard j - i <= 1 << 20, let view = Base64View.decode(UnsafeBufferPointer(rebasing: p[i..<j])),

@@ -26,6 +26,9 @@ final class KnownValueIndex: @unchecked Sendable {
     private let filterBits: Int
 
     private let filter: UnsafeMutablePointer<UInt64>
+    /// One bit per pair of first bytes of some form (8 KiB, in the L1 cache): most word starts of
+    /// a file (English words, punctuation) fail here, before the filter's cache miss.
+    private let startPairs: UnsafeMutablePointer<UInt64>
     private var slotKeys: UnsafeMutablePointer<UInt64>
     private var slotHeads: UnsafeMutablePointer<Int32>
     private var slotMask = 0
@@ -79,6 +82,8 @@ final class KnownValueIndex: @unchecked Sendable {
         filterBits = min(Self.maximumFilterBits, max(10, Int.bitWidth - (expectedForms * 16).leadingZeroBitCount))
         filter = .allocate(capacity: (1 << filterBits) / 64)
         filter.initialize(repeating: 0, count: (1 << filterBits) / 64)
+        startPairs = .allocate(capacity: 1024)
+        startPairs.initialize(repeating: 0, count: 1024)
         // The forms, computed in parallel chunks, then joined in order (so the index is the same on
         // every run): (pattern start, count, replacement start, count) in the joined arenas.
         let chunkCount = max(1, min(64, count / 1024))
@@ -132,13 +137,18 @@ final class KnownValueIndex: @unchecked Sendable {
         patterns.withUnsafeBytes { arena.copyMemory(from: $0) }
         let filterWordBits = filterBits - 6
         candidates.withUnsafeMutableBufferPointer { candidateBuffer in
-            let table = UncheckedTable(candidates: candidateBuffer, slotKeys: slotKeys, slotHeads: slotHeads, filter: filter)
+            let table = UncheckedTable(candidates: candidateBuffer, slotKeys: slotKeys, slotHeads: slotHeads, filter: filter,
+                                       startPairs: startPairs)
             DispatchQueue.concurrentPerform(iterations: halves) { half in
                 let candidates = table.candidates, slotKeys = table.slotKeys, slotHeads = table.slotHeads
                 for (index, (pStart, pCount, rStart, rCount)) in forms.enumerated() {
                     let key = arena.loadUnaligned(fromByteOffset: Int(pStart), as: UInt64.self)
                     let (word, bits) = filterProbe(key)
                     if halves == 1 || word >> (filterWordBits - 1) == half { table.filter[word] |= bits }
+                    if half == 0 {
+                        let pair = Int(key & 0xFFFF)
+                        table.startPairs[pair >> 6] |= 1 << UInt64(pair & 63)
+                    }
                     var slot = Int(truncatingIfNeeded: Self.slotHash(key)) & slotMask
                     if halves == 2 && (slot > probeMask) != (half == 1) { continue }
                     while slotHeads[slot] >= 0 && slotKeys[slot] != key { slot = nextSlot(slot) }
@@ -185,6 +195,7 @@ final class KnownValueIndex: @unchecked Sendable {
         let slotKeys: UnsafeMutablePointer<UInt64>
         let slotHeads: UnsafeMutablePointer<Int32>
         let filter: UnsafeMutablePointer<UInt64>
+        let startPairs: UnsafeMutablePointer<UInt64>
     }
 
     /// The forms of some values: percent-encoded (upper- and lowercase escapes), base64 and
@@ -273,6 +284,7 @@ final class KnownValueIndex: @unchecked Sendable {
 
     deinit {
         filter.deallocate()
+        startPairs.deallocate()
         slotKeys.deallocate()
         slotHeads.deallocate()
     }
@@ -309,6 +321,9 @@ final class KnownValueIndex: @unchecked Sendable {
     func match(_ p: UnsafeBufferPointer<UInt8>, at i: Int) -> (end: Int, replacement: Range<Int>)? {
         guard i + 8 <= p.count else { return nil }
         let key = UnsafeRawPointer(p.baseAddress! + i).loadUnaligned(as: UInt64.self)
+        // The first two bytes (little-endian: the key's low 16 bits).
+        let pair = Int(key & 0xFFFF)
+        guard startPairs[pair >> 6] & (1 << UInt64(pair & 63)) != 0 else { return nil }
         let (word, bits) = filterProbe(key)
         guard filter[word] & bits == bits else { return nil }
         return slowMatch(p, at: i, key: key)
