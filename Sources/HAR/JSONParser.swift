@@ -313,18 +313,37 @@ private struct Scanner {
             guard let o = out.baseAddress, let b = buf.baseAddress else { return }
             (o).update(from: b + start, count: pos - start)
             count = pos - start
+            let out = UnsafeMutableRawPointer(o)
             while pos < stop {
-                if buf[pos] != backslash {
-                    let next = memchr(b + pos, Int32(backslash), stop - pos)
-                    let run = next.map { UnsafeRawPointer($0) - UnsafeRawPointer(b) } ?? stop
-                    (o + count).update(from: b + pos, count: run - pos)
-                    count += run - pos
-                    pos = run
+                // Eight bytes at a time: stored whole (the buffer has the escaped size, and fewer
+                // bytes came out than went in, so a word's room is there), kept up to the first
+                // backslash. Bodies escape every line break and quote, so runs are short and a
+                // call per run (memchr, a copy) cost more than the bytes.
+                if pos + 8 <= stop {
+                    let w = raw.loadUnaligned(fromByteOffset: pos, as: UInt64.self)
+                    out.storeBytes(of: w, toByteOffset: count, as: UInt64.self)
+                    let m = backslashMask(UInt64(littleEndian: w))
+                    if m == 0 { pos += 8; count += 8; continue }
+                    let k = m.trailingZeroBitCount >> 3
+                    pos += k
+                    count += k
+                } else if buf[pos] != backslash {
+                    o[count] = buf[pos]
+                    count += 1
+                    pos += 1
                     continue
                 }
                 let escapeStart = pos
                 pos += 1
                 guard pos < end else { failure = fail("unterminated string", at: open); return }
+                // The one-letter escapes of text, without a call.
+                let single = JSONEscape.singleLetter[Int(buf[pos])]
+                if single != 0 {
+                    o[count] = single
+                    count += 1
+                    pos += 1
+                    continue
+                }
                 switch JSONEscape.decode(buf, letterAt: pos, end: end, rejectLoneSurrogates: rejectLoneSurrogates) {
                 case .success(let (scalar, next)):
                     count += writeUTF8(scalar, to: o + count)

@@ -13,6 +13,14 @@ enum JSONEscape {
         case invalidEscape(UInt8)
     }
 
+    /// What each one-letter escape stands for (`\n`: 0x0A), by its letter; 0 for the others.
+    static let singleLetter: [UInt8] = {
+        var t = [UInt8](repeating: 0, count: 256)
+        for (letter, byte) in [(0x22, 0x22), (0x5C, 0x5C), (0x2F, 0x2F), (0x62, 0x08), (0x66, 0x0C), (0x6E, 0x0A),
+                               (0x72, 0x0D), (0x74, 0x09)] { t[letter] = UInt8(byte) }
+        return t
+    }()
+
     /// Decodes the escape whose letter is at `at` (just after the backslash, `at < end`): the
     /// scalar it stands for and the index after it. A high surrogate followed by an escaped low
     /// one is one scalar; a lone surrogate is U+FFFD unless `rejectLoneSurrogates`.

@@ -134,7 +134,8 @@ final class JSONParserTests: XCTestCase {
     /// multi-byte escapes and raw UTF-8 between them, against Foundation's parser.
     func testLongEscapedStringsMatchFoundation() throws {
         var generator = SystemRandomNumberGenerator()
-        let pieces = ["\\n", "\\\"", "\\\\", "\\u00e9", "\\ud83d\\ude00", "é", "€", "abc", " ", "\\t", "\\/"]
+        let pieces = ["\\n", "\\\"", "\\\\", "\\u00e9", "\\ud83d\\ude00", "é", "€", "abc", " ", "\\t", "\\/", "\\b", "\\f",
+                      "\\r", "abcdefghijklmnopq", "0123456"]
         for _ in 0..<200 {
             let json = (0..<Int.random(in: 1...400, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
             let document = "[\"\(json)\"]"
