@@ -234,10 +234,10 @@ public final class RedactionEngine {
             if flags.has(.email), Self.isWholeEmail(value) { return replaceEmail(value, location, path, length: length) }
             return replaceValue(.person, value, .personName, location, path, length: length)
         case .phone:
-            guard flags.has(.phoneNumber), value.utf8Count(where: Self.isDigit) >= 6 else { return nil }
+            guard flags.has(.phoneNumber), Self.ownDigitCount(value) >= 6 else { return nil }
             return replaceValue(.phone, value, .phoneNumber, location, path, length: length)
         case .cardNumber:
-            let digits = value.utf8Count(where: Self.isDigit)
+            let digits = Self.ownDigitCount(value)
             guard flags.has(.cardNumber), digits >= 12, digits <= 19 else { return nil }
             return replaceValue(.card, value, .cardNumber, location, path, length: length)
         case .cardCode:
@@ -281,6 +281,13 @@ public final class RedactionEngine {
     }
 
     /// `bytes` without `redacted-N`, `userN@example.com` and `internal-N.example.invalid` runs.
+    /// The digits of a value but those of the placeholders in it: a first run that replaced a
+    /// token inside a phone field's text must not give it the digits of a phone number.
+    static func ownDigitCount(_ value: String) -> Int {
+        let all = value.utf8Count(where: isDigit)
+        return all == 0 ? 0 : withoutNumberedPlaceholders(Array(value.utf8)).reduce(0) { $0 + (isDigit($1) ? 1 : 0) }
+    }
+
     static func withoutNumberedPlaceholders(_ bytes: [UInt8]) -> [UInt8] {
         let shapes: [(prefix: [UInt8], suffix: [UInt8])] = [
             (Array("redacted-".utf8), []), (Array("user".utf8), Array("@example.com".utf8)),

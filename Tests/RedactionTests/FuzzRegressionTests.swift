@@ -188,5 +188,12 @@ final class FuzzRegressionTests: XCTestCase {
     func testAStringWhoseEscapesDoNotDecodeIsLeftToTheTextScan() {
         assertFixedPoint("AHsiYWNjZXNzX3Rva2VuIjEgImV5SmhiR2NpT2lKSVV6STFOaUo0LmV5SnpkV0lpT2lJeE1quP//////////////////////////////////////////////ME5UWTNPRGt3SW4wLnpkb3pqd05yJ3lQNEozalZtcGFzc3dvcmRYZ0wwbjNJOWRXSWk9aUZ4TWpNMH1UWTNPvIx3SW4wLmR6b3pqNTZnaP///////wAYaWtwZV9hsm9rYW1lPVRVVldYWVowMTIzNDVc//9xq3RlcjL//yJ9MTExMTExMTExMTExMTExMTExMTExMTExMTExMTExMTExMTExMTExMTExMTExMWlGeE1qTTB9VFkzT7yMd0luMC5kem96ajU2Z2j///////8AGGlrcGVf//////////////////////////////////////////8wTlRZM09Ea3dJbjAuemRvemp3TnIneVA0SjNqVm1OSGwwdzVOX1hnTDBuM0k5ZFdJaU9pRnhNak0wfVRZM0+8jHdJbjAsICJ2ZXJzaW9uIjogIjBib3VuMXRvenp6ei1BegJ6eg==", absent: ["eyJhbGciOiJIUzI1NiJ4.eyJzdWIiOiIxMj"])
     }
+
+    /// Text under a `phone` key with five digits of its own and a key format (`AKIAIOS...`): the
+    /// first run replaced the key, and the second counted its placeholder's digit as the sixth
+    /// of a phone number. Under phone and card keys, placeholders' digits do not count.
+    func testPlaceholderDigitsDoNotMakeAPhoneNumber() {
+        assertFixedPoint("AHsibEZVUDBUKnNSOFUiLCAiZW1hYWIicGhvbmUiOiAiKzEgNDE1IDU1NSAwMTAwIko5LmV5SnpkV0lpT2lJeE1qTTBONDE1IDU1NSAwMTAwIko5LmV5SnpkV0lpT2lJeE1qTTBOVFkzT0Rrd0luMC5kb3pqZ05yeVA0SjNqVm0sICJ2ZXJzaW9wLmV4YW1wbGVUWTNPRGt3SW4wLmRvempnTnJ5UDRKM2pWbSwgInZlcm9rZW49YWIicGhvbmUiOiAiKzEgAy0tdW50ZXIyJnVzZT1yaiFuZSUyMHN3b3JkPWh1bnRlcjImdXNlPXJqYW5lJSBBS0lBSU9TY29icC5leGFtcGxlLm9yZyJhY2Nlc3NfdG9rZW4iOiAiZXlXSWlPaUl4TWpNME5UWTNPRGt3SW4wLmRvempnTnJ5UDRKM2pWbSwgInZlcnNpb3AuZXhhbXBKaDw8PDw8PDxsZVRZPDw8WDNPRGt3SW4wMHN3b3JkPWguZG8=")
+    }
 }
 
