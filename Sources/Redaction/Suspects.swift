@@ -192,8 +192,11 @@ enum SuspectScanner {
         return nameClass == .secret || nameClass == .bareKey
     }
 
+    /// Bytes of the look-back's words. '*' too: a binary body's same-length placeholder
+    /// (`*******`) stands where a word stood, and a second run must count it as the first run
+    /// counted the value (or the look-back would reach one word further back).
     @inline(__always) private static func isWordByte(_ b: UInt8) -> Bool {
-        RedactionEngine.isAlnum(b) || b == 0x5F || b == 0x2D || b == 0x2E
+        RedactionEngine.isAlnum(b) || b == 0x5F || b == 0x2D || b == 0x2E || b == 0x2A
     }
 
     /// Placeholder text in a run (`redacted-3`, `Jredacted-3` where a placeholder now touches

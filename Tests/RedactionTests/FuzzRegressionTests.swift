@@ -195,5 +195,13 @@ final class FuzzRegressionTests: XCTestCase {
     func testPlaceholderDigitsDoNotMakeAPhoneNumber() {
         assertFixedPoint("AHsibEZVUDBUKnNSOFUiLCAiZW1hYWIicGhvbmUiOiAiKzEgNDE1IDU1NSAwMTAwIko5LmV5SnpkV0lpT2lJeE1qTTBONDE1IDU1NSAwMTAwIko5LmV5SnpkV0lpT2lJeE1qTTBOVFkzT0Rrd0luMC5kb3pqZ05yeVA0SjNqVm0sICJ2ZXJzaW9wLmV4YW1wbGVUWTNPRGt3SW4wLmRvempnTnJ5UDRKM2pWbSwgInZlcm9rZW49YWIicGhvbmUiOiAiKzEgAy0tdW50ZXIyJnVzZT1yaiFuZSUyMHN3b3JkPWh1bnRlcjImdXNlPXJqYW5lJSBBS0lBSU9TY29icC5leGFtcGxlLm9yZyJhY2Nlc3NfdG9rZW4iOiAiZXlXSWlPaUl4TWpNME5UWTNPRGt3SW4wLmRvempnTnJ5UDRKM2pWbSwgInZlcnNpb3AuZXhhbXBKaDw8PDw8PDxsZVRZPDw8WDNPRGt3SW4wMHN3b3JkPWguZG8=")
     }
+
+    /// A binary body: `"access_token": "eye1fa3"><sen" value="c5f0cr0n3I9P..."`. The first run
+    /// wrote `*******` for the token (no placeholder fits 7 bytes), and the second run's suspect
+    /// look-back skipped the stars and reached `access_token` as its third word. A star run is a
+    /// word of the look-back, as the value it stands for was.
+    func testAStarPlaceholderIsAWordOfTheLookBack() {
+        assertFixedPoint("DwoQZXlKaGJHY2lwZT1BX3Rva2VuIiB2YWx1ZT0iYzVmMGE4Zf8yYjdkOTQAeyJhY2Nlc3NfdG9rZW4iOiAiZXllMWZhMyI+PHNlbiIgdmFsdWU9ImM1ZjBjcjBuM0k5UGFzcHNlc3Npb25pZCJpdHBhdXMifUpoYkdjaU9pSklVd0kxTmlKNC5leQ==")
+    }
 }
 
