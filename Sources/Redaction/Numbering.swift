@@ -58,37 +58,78 @@ final class ValueInterner: @unchecked Sendable {
     func freeze(reserved: [(ValueKind, Int)]) -> (FileNumbering, chasedBare: [Int32]) {
         frozen.store(true, ordering: .releasing)
         var tables = shards.map { shard in shard.table.withLock { $0 } }
-        let occurrences = tables.map(\.occurrences)
-        var order: [(first: UInt64, id: Int32)] = []
-        order.reserveCapacity(occurrences.reduce(0) { $0 + $1.count })
-        for (s, values) in occurrences.enumerated() {
-            for (e, occurrence) in values.enumerated() { order.append((occurrence.first, Int32(e) << Self.shardBits | Int32(s))) }
-        }
-        func described(_ id: Int32) -> (kind: ValueKind, key: String) {
-            let o = occurrences[Int(id & ((1 << Self.shardBits) - 1))][Int(id >> Self.shardBits)]
-            return (o.kind, o.key)
-        }
-        // Positions are unique but for a unit's values past 2^26: those go by kind and key.
-        order.sort { a, b in
-            if a.first != b.first { return a.first < b.first }
-            let x = described(a.id), y = described(b.id)
-            return x.kind != y.kind ? x.kind.rawValue < y.kind.rawValue : x.key < y.key
+        // Each shard's values sorted by first occurrence on every core, then merged: one sort of
+        // them all was most of the sequential part of freeze.
+        var runs = [[Ordered]](repeating: [], count: Self.shardCount)
+        tables.withUnsafeBufferPointer { t in
+            let tables = UncheckedTables(tables: t)
+            runs.withUnsafeMutableBufferPointer { r in
+                let out = SendableBuffer(r)
+                DispatchQueue.concurrentPerform(iterations: Self.shardCount) { s in
+                    var run = tables.tables[s].occurrences.enumerated().map {
+                        Ordered(first: $0.element.first, id: Int32($0.offset) << Self.shardBits | Int32(s), kind: $0.element.kind)
+                    }
+                    run.sort { Self.precedes($0, $1, tables.tables) }
+                    out.buffer[s] = run
+                }
+            }
+            while runs.count > 1 {
+                var merged = [[Ordered]](repeating: [], count: (runs.count + 1) / 2)
+                let pairs = runs
+                merged.withUnsafeMutableBufferPointer { m in
+                    let out = SendableBuffer(m)
+                    DispatchQueue.concurrentPerform(iterations: out.buffer.count) { k in
+                        out.buffer[k] = 2 * k + 1 < pairs.count ? Self.merge(pairs[2 * k], pairs[2 * k + 1], tables.tables) : pairs[2 * k]
+                    }
+                }
+                runs = merged
+            }
         }
         var counters = PlaceholderCounters()
         for (kind, number) in reserved { counters.reserve(kind, number) }
         var numbers = tables.map { [Int](repeating: 0, count: $0.count) }
         var chasedBare: [Int32] = []
-        for value in order {
+        for value in runs.first ?? [] {
             let s = Int(value.id & ((1 << Self.shardBits) - 1)), e = Int(value.id >> Self.shardBits)
-            let kind = occurrences[s][e].kind
-            numbers[s][e] = counters.next(kind)
-            if FileNumbering.isChasedBare(kind) { chasedBare.append(value.id) }
+            numbers[s][e] = counters.next(value.kind)
+            if FileNumbering.isChasedBare(value.kind) { chasedBare.append(value.id) }
         }
         tables.withUnsafeMutableBufferPointer { t in
             let cells = SendableBuffer(t)
             DispatchQueue.concurrentPerform(iterations: Self.shardCount) { s in cells.buffer[s].makePlaceholders(numbers: numbers[s]) }
         }
         return (FileNumbering(shards: tables), chasedBare)
+    }
+
+    /// A value to number: its first occurrence, id and kind.
+    struct Ordered {
+        let first: UInt64
+        let id: Int32
+        let kind: ValueKind
+    }
+
+    private struct UncheckedTables: @unchecked Sendable {
+        let tables: UnsafeBufferPointer<PlaceholderTable>
+    }
+
+    /// File order. Positions are unique but for a unit's values past 2^26: those go by kind and key.
+    private static func precedes(_ a: Ordered, _ b: Ordered, _ tables: UnsafeBufferPointer<PlaceholderTable>) -> Bool {
+        if a.first != b.first { return a.first < b.first }
+        if a.kind != b.kind { return a.kind.rawValue < b.kind.rawValue }
+        let mask = Int32((1 << shardBits) - 1)
+        return tables[Int(a.id & mask)].key(a.id >> shardBits) < tables[Int(b.id & mask)].key(b.id >> shardBits)
+    }
+
+    private static func merge(_ a: [Ordered], _ b: [Ordered], _ tables: UnsafeBufferPointer<PlaceholderTable>) -> [Ordered] {
+        var out: [Ordered] = []
+        out.reserveCapacity(a.count + b.count)
+        var i = 0, j = 0
+        while i < a.count && j < b.count {
+            if precedes(b[j], a[i], tables) { out.append(b[j]); j += 1 } else { out.append(a[i]); i += 1 }
+        }
+        out.append(contentsOf: a[i...])
+        out.append(contentsOf: b[j...])
+        return out
     }
 }
 

@@ -178,10 +178,14 @@ struct PlaceholderTable: Sendable {
         }
     }
 
-    /// Each value's first occurrence, kind and key, by id (for numbering in file order).
-    var occurrences: [(first: UInt64, kind: ValueKind, key: String)] {
-        entries.map { ($0.first, $0.kind, $0.key) }
+    /// Each value's first occurrence and kind, by id (for numbering in file order), without its
+    /// strings: retaining a key per value showed in the sequential part of numbering.
+    var occurrences: [(first: UInt64, kind: ValueKind)] {
+        entries.withUnsafeBufferPointer { b in b.map { ($0.first, $0.kind) } }
     }
+
+    /// The lookup key of the value with id `id` (to order values of the same position).
+    func key(_ id: Int32) -> String { entries[Int(id)].key }
 
     /// The value with id `id`, as first seen.
     func value(_ id: Int32) -> String { entries[Int(id)].value }
