@@ -192,11 +192,12 @@ enum SuspectScanner {
         return nameClass == .secret || nameClass == .bareKey
     }
 
-    /// Bytes of the look-back's words. '*' too: a binary body's same-length placeholder
-    /// (`*******`) stands where a word stood, and a second run must count it as the first run
-    /// counted the value (or the look-back would reach one word further back).
+    /// Bytes of the look-back's words: those of value runs. A value another rule replaces is one
+    /// run, and so is its placeholder (`redacted-5`, `0`, a binary body's `*******`), so a second
+    /// run counts the same words as the first (identifier words split `1115jane%40cnameW` in two,
+    /// and the look-back of the next run reached one word further back once it was `0`).
     @inline(__always) private static func isWordByte(_ b: UInt8) -> Bool {
-        RedactionEngine.isAlnum(b) || b == 0x5F || b == 0x2D || b == 0x2E || b == 0x2A
+        valueKind[Int(b)] != 0
     }
 
     /// Placeholder text in a run (`redacted-3`, `Jredacted-3` where a placeholder now touches

@@ -203,5 +203,13 @@ final class FuzzRegressionTests: XCTestCase {
     func testAStarPlaceholderIsAWordOfTheLookBack() {
         assertFixedPoint("DwoQZXlKaGJHY2lwZT1BX3Rva2VuIiB2YWx1ZT0iYzVmMGE4Zf8yYjdkOTQAeyJhY2Nlc3NfdG9rZW4iOiAiZXllMWZhMyI+PHNlbiIgdmFsdWU9ImM1ZjBjcjBuM0k5UGFzcHNlc3Npb25pZCJpdHBhdXMifUpoYkdjaU9pSklVd0kxTmlKNC5leQ==")
     }
+
+    /// `"acceJ3jtoken":1111111115jane%40cnameW` then, after bad bytes, `1115jane%40cnameW`: the
+    /// first run replaced the first value with 0; its look-back for the second had read the first
+    /// as two words (`1111111115jane`, `40cnameW`), the second run's as one (`0`), so only the
+    /// second run reached `token`. The look-back's words are value runs, as placeholders are.
+    func testTheLookBackCountsAReplacedValueAsOneWord() {
+        assertFixedPoint("AHsiYWNjZUozanRva2VuIjoxMTExMTExMTE1amFuZSU0MGNuYW1lVxrwWvl/ADExMTVqYW5lJTQwY25hbWVXGvBa+X8AAD0iMC7M0c7RyN2DAXRva2VuPWFiYzEyM2RlampqampqampqampqampqampqampqampqampqampqampqampqampqampqampqampqamY0NTZnaGkmcGFnZT0yJmFwaV8EZGF0YTprZXk9M2RlZjY1NmdoaSZwYWdlPTImYXBpXwRkYXRhOmtleT1zay1wcm9qIHsidG9rZW4iOiJvai1BQkNERUZHSElKQEtMTU5PUFFSU1RVVldYWVowMQA9IjAuzNHO0cjdgwF0b2tlbj1hYmMxMjNkZWpqampqampqampqampqampqampqampqampqampqampqampqampqampqampqampqampmNDU2Z2hpJnBhZ2U9MiZhcGlfBGRhdGE6a2V5PTNkZWY2NTZnaGkmcGFnZT0yJmFwaV8EZGF0YTprZXk9c2stcHJvaiB7InRva2VuIjoib2otQUJDREVGR0hJSkBLTE1OT1BRUlNUVVZXWFlaMDEyMzQ1AUJlYXJlciBhYmMuZGVmLmdoaQ==")
+    }
 }
 

@@ -66,6 +66,9 @@ final class SuspectTests: XCTestCase {
         XCTAssertEqual(suspects("s_token: 5N_XgL0n3I9Pw5N_Xg x\u{3}L0n3I9P FUP0THsR8ter22"),
                        ["5N_XgL0n3I9Pw5N_Xg", "FUP0THsR8ter22"])
         XCTAssertEqual(suspects("s_token: 5N_XgL0n3I9Pw5N_Xg, build FUP0THsR8ter22"), ["5N_XgL0n3I9Pw5N_Xg"])
+        // A value is one word of the look-back, however many identifier words it holds.
+        XCTAssertEqual(suspects("token:1111111115jane%40cnameW Z 1115jane%40cnameW"), ["1115jane%40cnameW"])
+        XCTAssertEqual(suspects("token:0 Z 1115jane%40cnameW"), ["1115jane%40cnameW"])
         // A binary body's star placeholder is a word, as the value it stands for was.
         XCTAssertEqual(suspects(#"access_token: "*******"><sen value="c5f0cr0n3I9Paspsessionid""#), [])
         XCTAssertEqual(suspects(#"access_token: "*******"><value="c5f0cr0n3I9Paspsessionid""#), ["c5f0cr0n3I9Paspsessionid"])
