@@ -65,10 +65,8 @@ extension RedactionEngine {
             // Escapes that do not decode (`\` before a bad byte) hide nothing: the text scan reads
             // those bytes where they stand, with the name before them, as every later run will.
             // Redacted alone, the string would lose that name and have its backslashes doubled.
-            if value.escaped && JSONParser.unescapeStringContent(UnsafeBufferPointer(rebasing: p[value.content])) == nil {
-                return
-            }
-            let content = decoded(value.content, escaped: value.escaped)
+            let raw = UnsafeBufferPointer(rebasing: p[value.content])
+            guard let content = value.escaped ? JSONParser.unescapeStringContent(raw) : Array(raw) else { return }
             // A "string" that opens at an escaped quote (`password\"xam=...`) is a piece of a
             // broken one: the text scan reads it with what stands before it, which the decoded
             // text would lose (`password\"xam=...` is an assignment to a secret name).

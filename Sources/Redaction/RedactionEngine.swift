@@ -280,7 +280,6 @@ public final class RedactionEngine {
         return own.contains(where: isDigit) && own.contains(where: { $0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A })
     }
 
-    /// `bytes` without `redacted-N`, `userN@example.com` and `internal-N.example.invalid` runs.
     /// The digits of a value but those of the placeholders in it: a first run that replaced a
     /// token inside a phone field's text must not give it the digits of a phone number.
     static func ownDigitCount(_ value: String) -> Int {
@@ -288,6 +287,7 @@ public final class RedactionEngine {
         return all == 0 ? 0 : withoutNumberedPlaceholders(Array(value.utf8)).reduce(0) { $0 + (isDigit($1) ? 1 : 0) }
     }
 
+    /// `bytes` without `redacted-N`, `userN@example.com` and `internal-N.example.invalid` runs.
     static func withoutNumberedPlaceholders(_ bytes: [UInt8]) -> [UInt8] {
         let shapes: [(prefix: [UInt8], suffix: [UInt8])] = [
             (Array("redacted-".utf8), []), (Array("user".utf8), Array("@example.com".utf8)),
