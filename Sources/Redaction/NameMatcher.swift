@@ -122,7 +122,9 @@ struct NameMatcher {
         if words.first == "key" && words.dropFirst().allSatisfy({ $0 == "value" || $0 == "string" }) {
             return asParameter ? .secret : .bareKey
         }
-        if let personal = Self.personalClass(words) { return personal }
+        // A secret word wins over a card code word (`cvcToken`): a secret's placeholder replaces
+        // any value, a code's only digits.
+        if let personal = Self.personalClass(words), personal != .cardCode || !isSecret(words) { return personal }
         if isSecret(words) { return .secret }
         if words.contains(where: { Self.versionWords.contains($0) }) { return .version }
         return .ordinary
@@ -177,7 +179,11 @@ struct NameMatcher {
             }
             return false
         }
-        if words.contains(where: { cardCodeWords.contains($0) }) && !words.contains(where: describingWords.contains) {
+        // Only words after the code word describe it (`cvcLength`): words before it may be a value
+        // a placeholder replaced in broken JSON (`redacted-1\u{3}csc`), which must not change the
+        // class from one run to the next.
+        if let code = words.firstIndex(where: { cardCodeWords.contains($0) }),
+           !words[(code + 1)...].contains(where: describingWords.contains) {
             return .cardCode
         }
         if cardCodeRuns.contains(where: endsWith) { return .cardCode }

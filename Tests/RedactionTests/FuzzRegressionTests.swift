@@ -211,5 +211,13 @@ final class FuzzRegressionTests: XCTestCase {
     func testTheLookBackCountsAReplacedValueAsOneWord() {
         assertFixedPoint("AHsiYWNjZUozanRva2VuIjoxMTExMTExMTE1amFuZSU0MGNuYW1lVxrwWvl/ADExMTVqYW5lJTQwY25hbWVXGvBa+X8AAD0iMC7M0c7RyN2DAXRva2VuPWFiYzEyM2RlampqampqampqampqampqampqampqampqampqampqampqampqampqampqampqampqamY0NTZnaGkmcGFnZT0yJmFwaV8EZGF0YTprZXk9M2RlZjY1NmdoaSZwYWdlPTImYXBpXwRkYXRhOmtleT1zay1wcm9qIHsidG9rZW4iOiJvai1BQkNERUZHSElKQEtMTU5PUFFSU1RVVldYWVowMQA9IjAuzNHO0cjdgwF0b2tlbj1hYmMxMjNkZWpqampqampqampqampqampqampqampqampqampqampqampqampqampqampqampqampmNDU2Z2hpJnBhZ2U9MiZhcGlfBGRhdGE6a2V5PTNkZWY2NTZnaGkmcGFnZT0yJmFwaV8EZGF0YTprZXk9c2stcHJvaiB7InRva2VuIjoib2otQUJDREVGR0hJSkBLTE1OT1BRUlNUVVZXWFlaMDEyMzQ1AUJlYXJlciBhYmMuZGVmLmdoaQ==")
     }
-}
 
+    /// `{"token""""I1NiJ9.eyJ\u{3}csctoken":"e`: the quotes pair up into a member name
+    /// `I1NiJ9.eyJ\u{3}csctoken`. The first run read its `csc` as a card code (the value `e` is
+    /// none) and replaced the suspect `I1NiJ9.eyJ` before it; the second run read
+    /// `redacted-1\u{3}csctoken`, where `redacted` is a describing word that made the name a
+    /// secret. Only words after a code word describe it now, and a secret word wins over it.
+    func testACardCodeNameKeepsItsClassAfterAPlaceholder() {
+        assertFixedPoint("AHsidG9rZW4iIiIiSTFOaUo5LmV5SgNjc2N0b2tlbiI6ImU=", absent: ["I1NiJ9.eyJ", #"csctoken\":\"e""#])
+    }
+}

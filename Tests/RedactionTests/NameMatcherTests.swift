@@ -148,6 +148,11 @@ final class NameMatcherTests: XCTestCase {
                      "phoneNumber", "cell_phone", "fax", "phonenumber", "whatsapp", "contactPhone"], .phone)
         assertClass(["cardNumber", "card_number", "card-no", "pan", "credit_card", "ccNumber", "cardnumber"], .cardNumber)
         assertClass(["cvc", "cvv", "CVV", "cvv2", "cvc2", "csc", "securityCode", "security_code", "card_code"], .cardCode)
+        // Only words after the code word describe it: a placeholder before it in broken JSON
+        // (`redacted-1` is a describing word) leaves the class as it was.
+        assertClass(["maskedCvc", "redacted-1\u{3}csc", "I1NiJ9.eyJ\u{3}csc"], .cardCode)
+        // A secret word wins: its placeholder replaces any value, a code's only digits.
+        assertClass(["cvcToken", "csctoken", "redacted-1\u{3}csctoken", "I1NiJ9.eyJ\u{3}csctoken"], .secret)
     }
 
     func testLabelsOfPersonalFieldsAreOrdinary() {
