@@ -314,8 +314,10 @@ extension RedactionEngine {
                                           decode: false, location, path) else { return nil }
         // The start tag's attributes are scanned like any text (not its name: that would find this
         // element again); then the content's placeholder, or the content as it is (a version).
-        let attributes = UnsafeBufferPointer(rebasing: p[tagName.upperBound..<tagEnd])
-        let scannedAttributes = scanBytes(attributes, location, path)
+        // Without the tag's '>': a value there must not run into it (`"phone":415555>` would take
+        // the '>' along, and the next run, finding no tag, would read on past it).
+        let attributes = UnsafeBufferPointer(rebasing: p[tagName.upperBound..<k])
+        let scannedAttributes = scanBytes(attributes, location, path).map { $0 + [0x3E] }
         if value.keep && scannedAttributes == nil {
             return TextMatch(start: i, end: contentEnd, replacement: "", keep: true)
         }
@@ -369,9 +371,12 @@ extension RedactionEngine {
         let base = attributes.lowerBound
         let pre = [PreMatch(match: TextMatch(start: valueRange.lowerBound - base, end: valueRange.upperBound - base,
                                              replacement: value.replacement, keep: value.keep), first: true)]
-        guard let out = scanBytes(UnsafeBufferPointer(rebasing: p[base..<tag.upperBound]), location, path, preMatches: pre)
+        // The attributes are scanned without the tag's '>' (`attributes` ends before it), so a
+        // value there cannot run into it.
+        guard let out = scanBytes(UnsafeBufferPointer(rebasing: p[attributes]), location, path, preMatches: pre)
         else { return TextMatch(start: tag.lowerBound, end: tag.upperBound, replacement: "", keep: true) }
         return TextMatch(start: tag.lowerBound, end: tag.upperBound,
-                         replacement: string(p, tag.lowerBound..<base) + String(decoding: out, as: UTF8.self))
+                         replacement: string(p, tag.lowerBound..<base) + String(decoding: out, as: UTF8.self)
+                            + string(p, attributes.upperBound..<tag.upperBound))
     }
 }

@@ -18,16 +18,27 @@ struct Finalizer {
         self.known = (known?.isEmpty ?? true) ? nil : known
     }
 
-    mutating func text(_ s: String, sameLength: Bool = false) -> String? {
+    /// `queryFrom`: the byte offset where URL query encoding starts (a URL's query, a form body).
+    mutating func text(_ s: String, sameLength: Bool = false, queryFrom: Int = .max) -> String? {
         // Shorter than any known value and no room for a mark: nothing to do.
         if s.utf8.count < KnownValueIndex.minimumLength { return nil }
         var copy = s
-        return copy.withUTF8 { bytes($0, sameLength: sameLength) }.map { String(decoding: $0, as: UTF8.self) }
+        return copy.withUTF8 { bytes($0, sameLength: sameLength, queryFrom: queryFrom) }.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// A URL with the offset of its query (after the first '?'), where a known value found bare is
+    /// replaced query-encoded.
+    mutating func url(_ s: String) -> String? {
+        text(s, queryFrom: s.utf8.firstIndex(of: 0x3F).map { s.utf8.distance(from: s.utf8.startIndex, to: $0) + 1 } ?? .max)
     }
 
     /// The unit's text with every mark resolved and every known value replaced; nil when nothing
-    /// changed. `sameLength`: a binary body, where known values keep their byte length.
-    mutating func bytes(_ p: UnsafeBufferPointer<UInt8>, sameLength: Bool) -> [UInt8]? {
+    /// changed. `sameLength`: a binary body, where known values keep their byte length. From
+    /// `queryFrom` on, the text is URL-query encoded (a form body, a URL's query): a known value
+    /// found bare there is replaced by its placeholder query-encoded (`+` in a phone placeholder
+    /// would read as a space, and the next run would see another value). Marks' wraps encode
+    /// their own content.
+    mutating func bytes(_ p: UnsafeBufferPointer<UInt8>, sameLength: Bool, queryFrom: Int = .max) -> [UInt8]? {
         var out: [UInt8] = []
         var copied = 0
         var i = 0
@@ -84,6 +95,7 @@ struct Finalizer {
                 if let m = known.match(p, at: i) {
                     var replacement = Array(known.replacement(m.replacement))
                     if sameLength { replacement = Self.fit(replacement, m.end - i) }
+                    if i >= queryFrom { replacement = URLParts.percentEncodedQueryValue(replacement) }
                     hits.append(RedactionEngine.mask(String(decoding: UnsafeBufferPointer(rebasing: p[i..<m.end]), as: UTF8.self)))
                     emit(i, m.end, replacement)
                     i = m.end

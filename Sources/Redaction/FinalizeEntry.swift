@@ -24,7 +24,7 @@ extension Finalizer {
             if hits.count > before { counts[location, default: 0] += hits.count - before }
         }
         var request = entry.request
-        count(.url) { if let r = text(request.url) { request.url = r } }
+        count(.url) { if let r = url(request.url) { request.url = r } }
         count(.header) { finalize(&request.headers) }
         count(.cookie) { finalize(&request.cookies) }
         count(.query) {
@@ -66,7 +66,7 @@ extension Finalizer {
         var response = entry.response
         count(.header) { finalize(&response.headers) }
         count(.cookie) { finalize(&response.cookies) }
-        count(.url) { if let r = text(response.redirectURL) { response.redirectURL = r } }
+        count(.url) { if let r = url(response.redirectURL) { response.redirectURL = r } }
         count(.body) {
             var content = response.content
             if let body = content.text {
@@ -108,7 +108,7 @@ extension Finalizer {
     private mutating func finalizeBody(_ body: String, base64: Bool, mimeType: String) -> String? {
         var copy = body
         let marked = copy.withUTF8 { syntax.containsMarks($0) }
-        if marked || !base64 { return text(body) }
+        if marked || !base64 { return text(body, queryFrom: BodyKind.isURLEncoded(mimeType) ? 0 : .max) }
         guard known != nil, let bytes = Base64.decode(body), !bytes.isEmpty else { return nil }
         let isText = BodyKind.isTextual(mimeType: mimeType) && String(validating: bytes, as: UTF8.self) != nil
         guard let r = bytes.withUnsafeBufferPointer({ self.bytes($0, sameLength: !isText) }) else { return nil }

@@ -220,4 +220,20 @@ final class FuzzRegressionTests: XCTestCase {
     func testACardCodeNameKeepsItsClassAfterAPlaceholder() {
         assertFixedPoint("AHsidG9rZW4iIiIiSTFOaUo5LmV5SgNjc2N0b2tlbiI6ImU=", absent: ["I1NiJ9.eyJ", #"csctoken\":\"e""#])
     }
+
+    /// A form value `<input name=token value= "phone":415555>s`: the tag's attributes were
+    /// scanned with its `>`, so the phone value took it along (`415555>` became the placeholder)
+    /// and the second run, finding no tag end, read the phone on into `s`. Attributes are
+    /// scanned without the tag's `>` now.
+    func testAnAttributeValueStopsAtTheTagEnd() {
+        assertFixedPoint("Aj08aW5wdXQgbmFtZT10b2tlbiB2YWx1ZT0gInBob25lIjo0MTU1NTU+cw==", absent: ["415555"], present: [#"0100%3Es"#])
+    }
+
+    /// A form value `{<input ""name="token"value= "phone":"415555><`: the phone was collected,
+    /// then its match gave way to the tag's, and pass 2 found `415555><` bare in the form text
+    /// and wrote `+12015550100` there unencoded, which the next run decoded as ` 12015550100`, a
+    /// new phone. Pass 2 writes placeholders query-encoded in form bodies and URL queries.
+    func testAKnownValueInAFormBodyGetsItsPlaceholderQueryEncoded() {
+        assertFixedPoint("Aj17PGlucHV0ICIibmFtZT0idG9rZW4idmFsdWU9ICJwaG9uZSI6IjQxNTU1NT48", absent: ["415555"], present: ["%2B12015550100"])
+    }
 }
