@@ -92,7 +92,7 @@ struct Finalizer {
                 // A known value starts where a word starts (the loop skips the rest of each word,
                 // so a word byte here is a word start), or at a symbol.
                 guard c & Self.startClass != 0 else { i += 1; continue }
-                if let m = known.match(p, at: i) {
+                if let m = known.match(p, at: i), i < queryFrom || !Self.crossesQuerySyntax(p, i..<m.end, queryFrom: queryFrom) {
                     var replacement = Array(known.replacement(m.replacement))
                     if sameLength { replacement = Self.fit(replacement, m.end - i) }
                     if i >= queryFrom { replacement = URLParts.percentEncodedQueryValue(replacement) }
@@ -124,6 +124,28 @@ struct Finalizer {
         guard copied > 0 else { return nil }
         out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<n]))
         return out
+    }
+
+    /// Whether a known value found bare in query-encoded text (from `queryFrom` on) spans the
+    /// query's own syntax: a `&` or `#`, or the `=` that ends its item's name (`415 555 0100N=`,
+    /// a phone read from a parameter value, found again in `"phone":415 555 0100N="...`).
+    /// Replaced there, it would merge the name into the value; a second run would read another
+    /// query. A base64 value's own padding (`t=dGhp...==`) comes after that `=` and is kept.
+    static func crossesQuerySyntax(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, queryFrom: Int) -> Bool {
+        var equals = false
+        for k in range {
+            let b = p[k]
+            if b == 0x26 || b == 0x23 { return true }
+            if b == 0x3D { equals = true }
+        }
+        guard equals else { return false }
+        // An '=' before the match in the same item ended the name already.
+        var k = range.lowerBound - 1
+        while k >= queryFrom && p[k] != 0x26 && p[k] != 0x3F {
+            if p[k] == 0x3D { return false }
+            k -= 1
+        }
+        return true
     }
 
     /// Byte classes for the scan: word bytes (letters and digits) and bytes a known value may

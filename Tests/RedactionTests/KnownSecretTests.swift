@@ -33,6 +33,23 @@ final class KnownSecretTests: XCTestCase {
         XCTAssertEqual(r.report.counts[.knownSecrets]?[.header], 1)
     }
 
+    /// In a URL's query and a form body a known value is replaced where it stands as part of a
+    /// value (base64 padding after the item's `=` too), with its placeholder query-encoded, but
+    /// not across the query's syntax: a value ending in `=` found as a parameter name plus its
+    /// `=` would merge the name into the value.
+    func testKnownValuesInQueriesKeepTheQuerySyntax() {
+        let padded = "dGhpcyBpcyBhIHRva2Vu=="
+        let entries = [
+            makeEntry(index: 0, responseBody: ("application/json", #"{"token":"\#(padded)","secret":"n4meP4rt-x="}"#)),
+            makeEntry(index: 1, url: "https://api.example.com/v1/x?t=\(padded)&n4meP4rt-x=1",
+                      requestBody: ("application/x-www-form-urlencoded", "a=\(padded)&n4meP4rt-x=2&b=x+n4meP4rt-x=")),
+        ]
+        let r = redacted(entries)
+        let request = r.log.entries[1].request
+        XCTAssertEqual(request.url, "https://api.example.com/v1/x?t=redacted-1&n4meP4rt-x=1")
+        XCTAssertEqual(request.postData?.text, "a=redacted-1&n4meP4rt-x=2&b=x+redacted-2")
+    }
+
     func testShortSecretsAndPartsOfWordsStay() {
         // "42" was a secret (a session number) but also a project id: too short to chase. A secret
         // that is only part of a longer word is a different word.
