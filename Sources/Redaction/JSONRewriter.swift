@@ -321,7 +321,7 @@ struct JSONRewriter {
             while i < p.count {
                 // Bytes that need nothing are copied a run at a time.
                 var run = i
-                while run < p.count && !needsQuoting[Int(p[run])] { run += 1 }
+                while run < p.count && !needsQuoting(p[run]) { run += 1 }
                 if run > i {
                     out.append(contentsOf: UnsafeBufferPointer(rebasing: p[i..<run]))
                     i = run
@@ -361,7 +361,11 @@ struct JSONRewriter {
 
     /// Bytes `quoted` does not copy as they are: quotes, backslashes, control characters, DEL,
     /// and 0xEE (the first byte of a marker, whose wraps are copied whole).
-    private static let needsQuoting: [Bool] = (0...255).map { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F || $0 == 0xEE }
+    /// Compared, not looked up: a table is a global, and its lazy initialization check was a
+    /// `swift_once` call per quoted string.
+    @inline(__always) private static func needsQuoting(_ b: UInt8) -> Bool {
+        b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F || b == 0xEE
+    }
 
     /// A string's decoded content: where it is in the input when it has no escapes (no copy), or
     /// the unescaped bytes.

@@ -122,6 +122,9 @@ enum KeyFormats {
         return pairs
     }
 
+    /// Azure connection strings' key fields.
+    static let azureKeyNames = ["AccountKey=", "SharedAccessKey="]
+
     /// Formats by their first two bytes.
     static let byStart: [UInt16: [KeyFormat]] = {
         var table: [UInt16: [KeyFormat]] = [:]
@@ -196,7 +199,7 @@ extension RedactionEngine {
             return secretMatch(p, range, rule: rule, location, path)
         }
         if p[i] == UInt8(ascii: "A") || p[i] == UInt8(ascii: "S"), flags.has(.azureKey) {
-            for name in ["AccountKey=", "SharedAccessKey="] where hasPrefix(p, at: i, name) {
+            for name in KeyFormats.azureKeyNames where hasPrefix(p, at: i, name) {
                 let start = i + name.utf8.count
                 let end = run(p, from: start) { KeyFormat.Alphabet.base64.contains($0) || $0 == 0x3D }
                 if end - start >= 20 { return secretMatch(p, start..<end, rule: .azureKey, location, path) }
