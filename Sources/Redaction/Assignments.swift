@@ -377,6 +377,6 @@ extension RedactionEngine {
         else { return TextMatch(start: tag.lowerBound, end: tag.upperBound, replacement: "", keep: true) }
         return TextMatch(start: tag.lowerBound, end: tag.upperBound,
                          replacement: string(p, tag.lowerBound..<base) + String(decoding: out, as: UTF8.self)
-                            + string(p, attributes.upperBound..<tag.upperBound))
+                            + string(p, attributes.upperBound..<tag.upperBound), valueEnd: valueRange.upperBound)
     }
 }

@@ -95,7 +95,8 @@ struct Finalizer {
                 if let m = known.match(p, at: i), i < queryFrom || !Self.crossesQuerySyntax(p, i..<m.end, queryFrom: queryFrom) {
                     var replacement = Array(known.replacement(m.replacement))
                     if sameLength { replacement = Self.fit(replacement, m.end - i) }
-                    if i >= queryFrom { replacement = URLParts.percentEncodedQueryValue(replacement) }
+                    // A `%` is the escape of an encoded form's replacement: placeholders have none.
+                    if i >= queryFrom { replacement = URLParts.percentEncodedQueryValue(replacement, keepingPercent: true) }
                     hits.append(RedactionEngine.mask(String(decoding: UnsafeBufferPointer(rebasing: p[i..<m.end]), as: UTF8.self)))
                     emit(i, m.end, replacement)
                     i = m.end

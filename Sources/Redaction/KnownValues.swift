@@ -224,8 +224,11 @@ final class KnownValueIndex: @unchecked Sendable {
         }
 
         mutating func add(value: String, placeholder: String) {
+            // Spaces around a value (a broken string's ` 141550>`) are not chased: a match starts
+            // at a word start, so only the forms that encode the space (`%20141550%3E`) would be
+            // found, and only in some runs.
+            var value = KnownValueIndex.trimmingSpaces(value), placeholder = placeholder
             guard KnownValueIndex.isIndexable(value) else { return }
-            var value = value, placeholder = placeholder
             value.withUTF8 { v in placeholder.withUTF8 { r in add(forms: v, r) } }
         }
 
@@ -287,6 +290,15 @@ final class KnownValueIndex: @unchecked Sendable {
         startPairs.deallocate()
         slotKeys.deallocate()
         slotHeads.deallocate()
+    }
+
+    static func trimmingSpaces(_ value: String) -> String {
+        let utf8 = value.utf8
+        func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+        guard let first = utf8.first, let last = utf8.last, isSpace(first) || isSpace(last) else { return value }
+        guard let start = utf8.firstIndex(where: { !isSpace($0) }), let end = utf8.lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(value[start...end])
     }
 
     fileprivate static func lowercasedEscapes(_ bytes: [UInt8]) -> [UInt8] {

@@ -277,12 +277,13 @@ struct ValueCollector {
 
 extension URLParts {
     /// Percent-encodes for a query value: unreserved characters and `@ : / ! $ ' ( ) * , ;` stay.
-    static func percentEncodedQueryValue(_ bytes: [UInt8]) -> [UInt8] {
+    /// `keepingPercent`: text that is query-encoded already where it has a `%`.
+    static func percentEncodedQueryValue(_ bytes: [UInt8], keepingPercent: Bool = false) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         let hex = Array("0123456789ABCDEF".utf8)
         for b in bytes {
-            if RedactionEngine.isAlnum(b) || Self.queryKept[Int(b)] {
+            if RedactionEngine.isAlnum(b) || Self.queryKept[Int(b)] || (keepingPercent && b == 0x25) {
                 out.append(b)
             } else {
                 out += [0x25, hex[Int(b >> 4)], hex[Int(b & 15)]]

@@ -42,6 +42,10 @@ extension RedactionEngine {
         var resume: Int? = nil
         /// The text matched but stays as it is (already placeholders or allowed).
         var keep = false
+        /// Where the replaced value ends, when the match covers more than its value (a whole
+        /// HTML tag for its `value` attribute): a later match that starts past it is no rest
+        /// of that value.
+        var valueEnd: Int? = nil
     }
 
     /// A match found before the scan; `first` ones win over a detector at the same position.
@@ -80,8 +84,10 @@ extension RedactionEngine {
         var k = 0  // next pre-match
         var lastReplaced = false  // whether the last match applied was replaced (not kept)
         var keptUntil = -1  // the end of the last match kept as it is
+        var lastValueEnd = -1  // where the value of the last match replaced ends
         func apply(_ m: TextMatch) {
             lastReplaced = !m.keep
+            lastValueEnd = m.valueEnd ?? m.end
             if m.keep {
                 keptUntil = m.resume ?? m.end
                 // Matched but left as is (placeholders, allowed values): its bytes are still not up
@@ -121,6 +127,11 @@ extension RedactionEngine {
                             i = m.end
                             continue
                         }
+                        // A value that starts inside a larger match past the value that match
+                        // replaced (an unterminated string from the middle of a whole `<input>`
+                        // tag): its rest is scanned as the text it is, as a run without that tag
+                        // would read it.
+                        if lastReplaced && copied == i && m.start >= lastValueEnd { continue }
                         if lastReplaced && copied == i {
                             // (In a binary body the bytes are kept in number, as '*'s.)
                             if sameLength { out.append(contentsOf: [UInt8](repeating: 0x2A, count: m.end - i)) }

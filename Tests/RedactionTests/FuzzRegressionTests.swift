@@ -244,4 +244,22 @@ final class FuzzRegressionTests: XCTestCase {
     func testAKnownValueDoesNotSpanAQuerySeparator() {
         assertFixedPoint("AAEicGhvbmUiOjQxNSA1NTUgMDEwME49InBob25lIjo0MTUgNTU1IDAxMDBOPQ==", present: [#"phone%22:%2B12015550100"#])
     }
+
+    /// A form value `{<input ""name="token"value=, "phone":"415 555><`: the lenient JSON pass
+    /// read an unterminated `"415 555><` under `"phone"` from inside the `<input>` tag, whose
+    /// match replaced its `value`; the rest of the phone (`<`) went with the tag's replacement and
+    /// was lost, so the second run read another text. A value that starts inside a larger match,
+    /// past the value that match replaced, has its rest scanned as text.
+    func testTheRestOfAValueFromInsideATagStays() {
+        assertFixedPoint("Aj17PGlucHV0ICIibmFtZT0idG9rZW4idmFsdWU9LCAicGhvbmUiOiI0MTUgNTU1Pjw=")
+    }
+
+    /// The same tag with `"phone":"+141550>` in a form: the phone was collected as ` 141550>`
+    /// (the form's `+` is a space). A match starts at a word start, so pass 2 found only its
+    /// percent form, and only once the first run had re-encoded the item; it then encoded that
+    /// replacement again (`%252B`). Chased values lose the spaces around them (` 141550>` is
+    /// then too short to chase), and a replacement's `%` is not encoded again.
+    func testSpacesAroundAKnownValueAndAnEncodedReplacement() {
+        assertFixedPoint("Aj17PGlucHV0ICIibmFtZT0idG9rZW4idmFsdWU9LCAicGhvbmUiOiIrMTQxNTUwPg==")
+    }
 }
