@@ -98,7 +98,10 @@ struct Finalizer {
                     // A `%` is the escape of an encoded form's replacement: placeholders have none.
                     if i >= queryFrom { replacement = URLParts.percentEncodedQueryValue(replacement, keepingPercent: true) }
                     hits.append(RedactionEngine.mask(String(decoding: UnsafeBufferPointer(rebasing: p[i..<m.end]), as: UTF8.self)))
-                    emit(i, m.end, replacement)
+                    // A phone known without its `+` (`1 415 555 0100`) met with it: the `+` goes
+                    // too, or the placeholder would follow it (`++12015550100`, no placeholder).
+                    let plus = !sameLength && i < queryFrom && i > copied && base[i - 1] == 0x2B && replacement.first == 0x2B
+                    emit(plus ? i - 1 : i, m.end, replacement)
                     i = m.end
                     continue
                 }

@@ -262,4 +262,22 @@ final class FuzzRegressionTests: XCTestCase {
     func testSpacesAroundAKnownValueAndAnEncodedReplacement() {
         assertFixedPoint("Aj17PGlucHV0ICIibmFtZT0idG9rZW4idmFsdWU9LCAicGhvbmUiOiIrMTQxNTUwPg==")
     }
+
+    /// Broken JSON `"phone":"1 ...0100 "phone":+1 ...0100`: the phone was known from the first,
+    /// quoted value without its `+`; pass 2 found it after the second one's `+` and wrote
+    /// `++12015550100`, which the next run read as a new phone. The `+` before a phone known
+    /// without it goes with the match.
+    func testAPhoneKnownWithoutItsPlusTakesThePlusAlong() {
+        assertFixedPoint("ACJwaG9uZSI6IjEg////DTQxNSA1NTUgMDEwMCAicGhvbmUiOisxIP///w00MTUgNTU1IDAxMDA=", present: [#"\"phone\":+12015550100"#])
+    }
+
+    /// The same with a bad byte for the second `+`: pass 2 wrote the placeholder after it
+    /// (`\u{FFFD}+12015550100`), and the next run, reading that as the value under `phone`, saw
+    /// 11 digits of its own. A phone placeholder's digits are a placeholder's wherever it stands.
+    func testAPhonePlaceholderAfterOtherBytesHasNoDigitsOfItsOwn() {
+        assertFixedPoint("ACJwaG9uZSI6IjEg////DTQxNSA1NTUgMDEwMCAicGhvbmUiOuoxIP///w00MTUgNTU1IDAxMDA=")
+        XCTAssertEqual(RedactionEngine.ownDigitCount("\u{FFFD}+12015550100"), 0)
+        XCTAssertEqual(RedactionEngine.ownDigitCount("+120155501001"), 12)
+        XCTAssertEqual(RedactionEngine.ownDigitCount("+1 415 555 0100"), 11)
+    }
 }
