@@ -49,9 +49,11 @@ enum SuspectScanner {
         return t
     }()
 
+    /// `.eyJzdWIiOiJyZWRhY3Rl` is the start of a placeholder JWT's payload (`{"sub":"redacte`),
+    /// found also where other bytes run into the JWT (`+eyJhbGci...`).
     private static let placeholderMarks: [[UInt8]] = ["redacted", "REDACTED", "@example.com", "%40example.com", ".example.invalid", "person-",
                                                       "55501", "400000000", "192.0.2.", "198.51.100.", "203.0.113.",
-                                                      "2001:db8::"].map { Array($0.utf8) }
+                                                      "2001:db8::", ".eyJzdWIiOiJyZWRhY3Rl"].map { Array($0.utf8) }
 
     /// Bytes where the look-back for a secret word stops: the value belongs to another field.
     private static let fieldBoundary: [Bool] = {

@@ -280,4 +280,11 @@ final class FuzzRegressionTests: XCTestCase {
         XCTAssertEqual(RedactionEngine.ownDigitCount("+120155501001"), 12)
         XCTAssertEqual(RedactionEngine.ownDigitCount("+1 415 555 0100"), 11)
     }
+
+    /// `token +eyJhbGciOiJIUzI1NiJ9.yJ.eyJ`: the JWT became a placeholder JWT, but with the `+`
+    /// before it the run read as random text after `token` to the suspect scan, whose placeholder
+    /// check wanted the run to start with the JWT. A placeholder JWT's payload marks the run.
+    func testAPlaceholderJWTAfterAPlusIsAPlaceholder() {
+        assertFixedPoint("AHRva2VuICtleUpoYkdjaU9pSklVekkxTmlKOS55Si5leUo=", present: [".eyJzdWIiOiJyZWRhY3RlZC0xIn0."])
+    }
 }
