@@ -44,8 +44,8 @@ extension RedactionEngine {
         var keep = false
         /// Where the replaced value ends, when the match covers more than its value (a whole
         /// HTML tag for its `value` attribute): a later match that starts past it is no rest
-        /// of that value.
-        var valueEnd: Int? = nil
+        /// of that value. -1: at `end` (an Int, not an optional: every detector returns this).
+        var valueEnd = -1
     }
 
     /// A match found before the scan; `first` ones win over a detector at the same position.
@@ -87,7 +87,7 @@ extension RedactionEngine {
         var lastValueEnd = -1  // where the value of the last match replaced ends
         func apply(_ m: TextMatch) {
             lastReplaced = !m.keep
-            lastValueEnd = m.valueEnd ?? m.end
+            lastValueEnd = m.valueEnd >= 0 ? m.valueEnd : m.end
             if m.keep {
                 keptUntil = m.resume ?? m.end
                 // Matched but left as is (placeholders, allowed values): its bytes are still not up
