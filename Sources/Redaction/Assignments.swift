@@ -160,6 +160,7 @@ extension RedactionEngine {
         while nameEnd > lowerBound && (p[nameEnd - 1] == 0x20 || p[nameEnd - 1] == 0x09) && i - nameEnd < 4 { nameEnd -= 1 }
         var nameStart = nameEnd
         var quoted = false
+        var partialName = false
         if nameEnd > lowerBound, p[nameEnd - 1] == 0x22 || p[nameEnd - 1] == 0x27 {
             // "name": (JSON-like) or 'name':
             if lenientJSON { return nil }  // the JSON key pass owns quoted names there
@@ -168,17 +169,24 @@ extension RedactionEngine {
             nameEnd -= 1
             nameStart = nameEnd
             while nameStart > lowerBound && p[nameStart - 1] != quote && nameEnd - nameStart <= 64 { nameStart -= 1 }
-            guard nameStart > lowerBound, p[nameStart - 1] == quote else { return nil }
-            // A "name" holding a placeholder is a value an earlier match replaced (quotes paired
-            // across values in text that is not quite JSON): the first run's scan had passed
-            // those bytes, so a second run must not read them as a name either.
-            if Self.containsNumberedPlaceholder(p, nameStart..<nameEnd) { return nil }
+            if nameStart > lowerBound, p[nameStart - 1] == quote {
+                // A "name" holding a placeholder is a value an earlier match replaced (quotes paired
+                // across values in text that is not quite JSON): the first run's scan had passed
+                // those bytes, so a second run must not read them as a name either.
+                if Self.containsNumberedPlaceholder(p, nameStart..<nameEnd) { return nil }
+            } else {
+                // An earlier match replaced the name's start (`"e@p.ss_token":` in a binary body,
+                // the address now `******`): the rest of it names the value, as it does for the
+                // next run, which reads it after the placeholder.
+                guard nameStart == lowerBound, lowerBound > 0, nameStart < nameEnd else { return nil }
+                partialName = true
+            }
         } else {
             while nameStart > lowerBound && Self.isNameByte(p[nameStart - 1]) { nameStart -= 1 }
         }
         guard nameStart < nameEnd, nameEnd - nameStart <= 64 else { return nil }
         let before = quoted ? nameStart - 2 : nameStart - 1
-        if before >= 0 {
+        if before >= 0 && !partialName {
             let c = p[before]
             guard c <= 0x20 || c == 0x7B || c == 0x2C || c == 0x28 || c == 0x3B || c == 0x5B || c == 0x2D else { return nil }
         }

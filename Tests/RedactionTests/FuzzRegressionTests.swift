@@ -287,4 +287,12 @@ final class FuzzRegressionTests: XCTestCase {
     func testAPlaceholderJWTAfterAPlusIsAPlaceholder() {
         assertFixedPoint("AHRva2VuICtleUpoYkdjaU9pSklVekkxTmlKOS55Si5leUo=", present: [".eyJzdWIiOiJyZWRhY3RlZC0xIn0."])
     }
+
+    /// A binary body `"e@p.ss_token":e`: the first run replaced the address with `******` (no
+    /// placeholder fits 6 bytes), and the assignment after it found no opening quote of its name
+    /// past that match; the second run read `"******_token"` whole and replaced `e`. The rest of a
+    /// quoted name whose start an earlier match replaced names the value.
+    func testTheRestOfANameWhoseStartWasReplacedNamesTheValue() {
+        assertFixedPoint("DyJlQHAuc3NfdG9rZW4iOmU=", absent: [#"_token\":e"#])
+    }
 }
