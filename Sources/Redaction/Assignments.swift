@@ -174,6 +174,8 @@ extension RedactionEngine {
                 // across values in text that is not quite JSON): the first run's scan had passed
                 // those bytes, so a second run must not read them as a name either.
                 if Self.containsNumberedPlaceholder(p, nameStart..<nameEnd) { return nil }
+                // In a binary body a value too short for a placeholder became '*'s (`"e_key=*"`).
+                if sameLength && p[nameStart..<nameEnd].contains(0x2A) { return nil }
             } else {
                 // An earlier match replaced the name's start (`"e@p.ss_token":` in a binary body,
                 // the address now `******`): the rest of it names the value, as it does for the

@@ -295,4 +295,12 @@ final class FuzzRegressionTests: XCTestCase {
     func testTheRestOfANameWhoseStartWasReplacedNamesTheValue() {
         assertFixedPoint("DyJlQHAuc3NfdG9rZW4iOmU=", absent: [#"_token\":e"#])
     }
+
+    /// A binary body `"e_key=s":c`: the first run replaced the assignment's `s` with `*`, and the
+    /// quoted name after it began before that match, so `c` stayed; the second run, with no match
+    /// on the `*`, read `"e_key=*"` as a name holding `key`. In a binary body a quoted name holding
+    /// `*`s holds a placeholder, and names nothing, as one holding `redacted-N` does.
+    func testAQuotedNameHoldingStarsInABinaryBodyNamesNothing() {
+        assertFixedPoint("DyJlX2tleT1zIjpj")
+    }
 }
