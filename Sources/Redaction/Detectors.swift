@@ -160,6 +160,10 @@ extension RedactionEngine {
         // `a@b@c`: the address is the one at the first '@'; what follows the second is no local
         // part (after a first run, `user1@example.com@c` must not yield `example.com@c`).
         if start > 0 && p[start - 1] == 0x40 { return nil }
+        // `redacted-1@c.fo`: a placeholder before the '@' stands for a value an earlier match
+        // replaced (`sk-...e%40c.fo`, a key that ran up to the '@'); that run's look-back stopped
+        // at the value's end, so it found no address here, and neither does this one.
+        if Self.containsNumberedPlaceholder(p, start..<i) { return nil }
         // Domain: labels of [A-Za-z0-9-] joined by dots; the last label alphabetic, 2+ long.
         var j = i + (encoded ? 3 : 1)
         var lastLabelStart = j

@@ -303,4 +303,11 @@ final class FuzzRegressionTests: XCTestCase {
     func testAQuotedNameHoldingStarsInABinaryBodyNamesNothing() {
         assertFixedPoint("DyJlX2tleT1zIjpj")
     }
+
+    /// A form value `sk-tABC...Ce%40c.fo`: the key format took `sk-...e` and left `@c.fo`; the
+    /// second run read `redacted-1@c.fo` as an address. A placeholder before an '@' is no local
+    /// part.
+    func testAPlaceholderBeforeAnAtIsNoLocalPart() {
+        assertFixedPoint("Aj1zay10QUJDQ0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0NDZSU0MGMuZm8=", present: ["redacted-1@c.fo"])
+    }
 }
