@@ -92,7 +92,13 @@ struct Finalizer {
                 // A known value starts where a word starts (the loop skips the rest of each word,
                 // so a word byte here is a word start), or at a symbol.
                 guard c & Self.startClass != 0 else { i += 1; continue }
-                if let m = known.match(p, at: i), i < queryFrom || !Self.crossesQuerySyntax(p, i..<m.end, queryFrom: queryFrom) {
+                // The rest of the word is no word start.
+                var wordEnd = i + 1
+                if c & Self.wordClass != 0 {
+                    while wordEnd < n && cls[Int(base[wordEnd])] & Self.wordClass != 0 { wordEnd += 1 }
+                }
+                if c & Self.wordClass == 0 || known.mayStart(wordOf: wordEnd - i, before: wordEnd < n ? base[wordEnd] : nil),
+                   let m = known.match(p, at: i), i < queryFrom || !Self.crossesQuerySyntax(p, i..<m.end, queryFrom: queryFrom) {
                     var replacement = Array(known.replacement(m.replacement))
                     if sameLength { replacement = Self.fit(replacement, m.end - i) }
                     // A `%` is the escape of an encoded form's replacement: placeholders have none.
@@ -104,11 +110,6 @@ struct Finalizer {
                     emit(plus ? i - 1 : i, m.end, replacement)
                     i = m.end
                     continue
-                }
-                // The rest of the word is no word start.
-                var wordEnd = i + 1
-                if c & Self.wordClass != 0 {
-                    while wordEnd < n && cls[Int(base[wordEnd])] & Self.wordClass != 0 { wordEnd += 1 }
                 }
                 // A run of base64 or percent-encoding that decodes to text: the known values inside.
                 // Only a long word or one that goes on in an encoding's characters can start one.

@@ -29,6 +29,12 @@ final class KnownValueIndex: @unchecked Sendable {
     /// One bit per pair of first bytes of some form (8 KiB, in the L1 cache): most word starts of
     /// a file (English words, punctuation) fail here, before the filter's cache miss.
     private let startPairs: UnsafeMutablePointer<UInt64>
+    /// For a form that starts with a word of L < 8 letters or digits, bit (L, b) of the byte b
+    /// after that word; bit (0, 0) when some form starts with a word of 8 or more (256 bytes, in
+    /// the L1 cache). A text's short word is a candidate only if some form starts with a word of
+    /// its length followed by the byte after it: most words of text (`the `, `name",`) are
+    /// none, and are passed over before the filter's cache miss.
+    private let wordShapes: UnsafeMutablePointer<UInt64>
     private var slotKeys: UnsafeMutablePointer<UInt64>
     private var slotHeads: UnsafeMutablePointer<Int32>
     private var slotMask = 0
@@ -105,6 +111,10 @@ final class KnownValueIndex: @unchecked Sendable {
         }
         var patterns: [UInt8] = [], replacements: [UInt8] = []
         var forms: [(Int32, Int32, Int32, Int32)] = []
+        var shapes = WordShapes()
+        for chunk in chunks { shapes.formUnion(chunk.wordShapes) }
+        wordShapes = .allocate(capacity: WordShapes.words)
+        shapes.copy(to: wordShapes)
         patterns.reserveCapacity(chunks.reduce(0) { $0 + $1.patterns.count })
         replacements.reserveCapacity(chunks.reduce(0) { $0 + $1.replacements.count })
         forms.reserveCapacity(chunks.reduce(0) { $0 + $1.forms.count })
@@ -204,19 +214,22 @@ final class KnownValueIndex: @unchecked Sendable {
         var forms: [(Int32, Int32, Int32, Int32)] = []
         var patterns: [UInt8] = []
         var replacements: [UInt8] = []
+        var wordShapes = WordShapes()
 
         /// Records a form whose bytes are already in the arenas (forms may share bytes: an
         /// unpadded base64 form is a prefix of the padded one).
         mutating func record(_ p: Int, _ pc: Int, _ r: Int, _ rc: Int) {
             guard pc >= KnownValueIndex.minimumLength else { return }
             forms.append((Int32(p), Int32(pc), Int32(r), Int32(rc)))
+            patterns.withUnsafeBufferPointer { wordShapes.insert(UnsafeBufferPointer(rebasing: $0[p..<p + pc])) }
         }
 
         mutating func add(_ pattern: UnsafeBufferPointer<UInt8>, _ replacement: UnsafeBufferPointer<UInt8>) {
             guard pattern.count >= KnownValueIndex.minimumLength else { return }
-            record(patterns.count, pattern.count, replacements.count, replacement.count)
+            let p = patterns.count, r = replacements.count
             patterns.append(contentsOf: pattern)
             replacements.append(contentsOf: replacement)
+            record(p, pattern.count, r, replacement.count)
         }
 
         mutating func add(_ pattern: [UInt8], _ replacement: [UInt8]) {
@@ -288,6 +301,7 @@ final class KnownValueIndex: @unchecked Sendable {
     deinit {
         filter.deallocate()
         startPairs.deallocate()
+        wordShapes.deallocate()
         slotKeys.deallocate()
         slotHeads.deallocate()
     }
@@ -325,6 +339,13 @@ final class KnownValueIndex: @unchecked Sendable {
     @inline(__always) private static func slotHash(_ key: UInt64) -> UInt64 {
         let x = (key ^ (key >> 29)) &* 0xBF58_476D_1CE4_E5B9
         return x ^ (x >> 32)
+    }
+
+    /// Whether a form may start at a word of `length` letters and digits followed by the byte at
+    /// `next` (nil: the text ends there). False is certain; true needs `match`.
+    @inline(__always)
+    func mayStart(wordOf length: Int, before next: UInt8?) -> Bool {
+        WordShapes.contains(wordShapes, length, next)
     }
 
     /// The longest known form that starts at `i` (a word start) and ends at a word end: where it
@@ -369,6 +390,43 @@ final class KnownValueIndex: @unchecked Sendable {
     }
 
     func replacement(_ range: Range<Int>) -> ArraySlice<UInt8> { replacements[range] }
+}
+
+/// Which word lengths, and bytes after them, the forms of a `KnownValueIndex` start with
+/// (`KnownValueIndex.mayStart`).
+struct WordShapes {
+    /// 8 x 256 bits: row L, bit b: a form starts with L word bytes, then b; row 0, bit 0: a form
+    /// starts with 8 or more word bytes.
+    private var bits = [UInt64](repeating: 0, count: WordShapes.words)
+
+    mutating func insert(_ form: UnsafeBufferPointer<UInt8>) {
+        var length = 0
+        while length < 8 && length < form.count && RedactionEngine.isAlnum(form[length]) { length += 1 }
+        // A form that starts with a symbol is found at that symbol, not at a word start.
+        guard length > 0 else { return }
+        guard length < 8 else { bits[0] |= 1; return }
+        // Forms are at least 8 bytes long, so a byte follows the word.
+        let b = Int(form[length])
+        bits[length * 4 + b >> 6] |= 1 << UInt64(b & 63)
+    }
+
+    mutating func formUnion(_ other: WordShapes) {
+        for k in bits.indices { bits[k] |= other.bits[k] }
+    }
+
+    static let words = 32
+
+    func copy(to words: UnsafeMutablePointer<UInt64>) {
+        for k in bits.indices { words[k] = bits[k] }
+    }
+
+    @inline(__always)
+    static func contains(_ bits: UnsafeMutablePointer<UInt64>, _ length: Int, _ next: UInt8?) -> Bool {
+        if length >= 8 { return bits[0] & 1 != 0 }
+        guard let next else { return false }
+        let b = Int(next)
+        return bits[length &* 4 &+ b >> 6] & (1 << UInt64(b & 63)) != 0
+    }
 }
 
 @inline(__always)

@@ -158,6 +158,47 @@ final class KnownValueIndexTests: XCTestCase {
     }
 }
 
+/// Pass 2 probes the index only at a word whose length and next byte some form starts with.
+final class KnownValueWordShapeTests: XCTestCase {
+    private let pairs: [(value: String, placeholder: String)] = [
+        ("ab-cdef12x", "redacted-1"),       // a 2-letter word, then '-'
+        ("Jane Q Doe", "person-2"),         // a 4-letter word, then a space
+        ("x_y1234567", "redacted-3"),       // a 1-letter word, then '_'
+        ("abcdefghij12", "redacted-4"),     // a word of 8 or more
+        ("(415) 555-0199", "+12015550101"), // a symbol first
+    ]
+
+    private func finalized(_ text: String) -> String {
+        var f = Finalizer(syntax: MarkerSyntax(nonce: Array("abc".utf8)), placeholders: UnitPlaceholders([]),
+                          known: KnownValueIndex(pairs: pairs))
+        let out = Array(text.utf8).withUnsafeBufferPointer { f.bytes($0, sameLength: false) }
+        return out.map { String(decoding: $0, as: UTF8.self) } ?? text
+    }
+
+    func testEachShapeIsFound() {
+        XCTAssertEqual(finalized("see ab-cdef12x, Jane Q Doe; x_y1234567/abcdefghij12 (415) 555-0199."),
+                       "see redacted-1, person-2; redacted-3/redacted-4 +12015550101.")
+        // At the very end of the text, and as the whole text.
+        XCTAssertEqual(finalized("Jane Q Doe"), "person-2")
+        XCTAssertEqual(finalized("id=abcdefghij12"), "id=redacted-4")
+    }
+
+    func testOtherShapesAreLeft() {
+        // The same words followed by other bytes, or shorter ones: no form starts so.
+        let text = "ab cdef12x ab_cdef12x Jane-Q-Doe x-y1234567 abcdefg abcdefghij123 Jane"
+        XCTAssertEqual(finalized(text), text)
+        let index = KnownValueIndex(pairs: pairs)
+        XCTAssertTrue(index.mayStart(wordOf: 2, before: UInt8(ascii: "-")))
+        XCTAssertTrue(index.mayStart(wordOf: 4, before: UInt8(ascii: " ")))
+        XCTAssertTrue(index.mayStart(wordOf: 1, before: UInt8(ascii: "_")))
+        XCTAssertTrue(index.mayStart(wordOf: 9, before: nil))
+        XCTAssertFalse(index.mayStart(wordOf: 2, before: UInt8(ascii: " ")))
+        XCTAssertFalse(index.mayStart(wordOf: 4, before: UInt8(ascii: "-")))
+        XCTAssertFalse(index.mayStart(wordOf: 4, before: nil), "a form is 8 bytes or more: none ends a text 4 bytes on")
+        XCTAssertFalse(index.mayStart(wordOf: 3, before: UInt8(ascii: "-")))
+    }
+}
+
 private extension Array where Element == UInt8 {
     func base64EncodedForTest() -> String { Data(self).base64EncodedString() }
 }
