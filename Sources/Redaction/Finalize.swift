@@ -107,7 +107,16 @@ struct Finalizer {
                     // A phone known without its `+` (`1 415 555 0100`) met with it: the `+` goes
                     // too, or the placeholder would follow it (`++12015550100`, no placeholder).
                     let plus = !sameLength && i < queryFrom && i > copied && base[i - 1] == 0x2B && replacement.first == 0x2B
-                    emit(plus ? i - 1 : i, m.end, replacement)
+                    // A value that ends in symbols (base64's `=` padding) met right before more of a
+                    // token: the symbols stay, or the placeholder would run into the rest and read
+                    // as another token (`Bearer abc.de==X` -> `Bearer redacted-1X`, which a second
+                    // run replaces, where `==X` said "no credential").
+                    var replacedEnd = m.end
+                    if !sameLength && m.end < n && RedactionEngine.isTokenByte(base[m.end]), let last = replacement.last,
+                       RedactionEngine.isAlnum(last) {
+                        while replacedEnd > i + 1 && !RedactionEngine.isAlnum(base[replacedEnd - 1]) { replacedEnd -= 1 }
+                    }
+                    emit(plus ? i - 1 : i, replacedEnd, replacement)
                     i = m.end
                     continue
                 }
