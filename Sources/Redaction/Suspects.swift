@@ -16,7 +16,8 @@ import HAR
 enum SuspectScanner {
     /// Shortest value the entropy test looks at: below this, a word and a token look alike.
     static let minimumLength = 10
-    /// Bytes the look-back for a secret word covers (same line, same field).
+    /// Bytes between the words the look-back for a secret word reads (same line, same field), and
+    /// between a suspect value and the next.
     static let lookBack = 48
 
     /// Prefixes that mark a credential wherever they stand, each needing this many more bytes.
@@ -166,26 +167,29 @@ enum SuspectScanner {
         return true
     }
 
-    /// Whether the text just before `start` (same field, at most `lookBack` bytes) names a secret:
-    /// its last three words, read as one name (`api key is` -> api, key, is).
+    /// Whether the text just before `start` names a secret: its last three words in the same
+    /// field, read as one name (`api key is` -> api, key, is), with at most `lookBack` bytes
+    /// between them. Words are taken whole, and only the bytes between them are counted: a window
+    /// of bytes cut a word where it began (`{"cjtoken":1105555...` read `jtoken`), and a second
+    /// run, where a rule had made a word shorter (`0`), cut it elsewhere.
     static func secretWordBefore(_ p: UnsafeBufferPointer<UInt8>, _ start: Int, memo: inout NameMemo) -> Bool {
-        var k = start
-        while k > 0 && start - k < lookBack && !fieldBoundary[Int(p[k - 1])] { k -= 1 }
-        guard k < start else { return false }
-        // The last three identifier-like words of the window, read as one name: from the start of
-        // the earliest to the end of the latest (no array: this runs for every long run).
+        // The last three words, as one name: from the start of the earliest to the end of the
+        // latest (no array: this runs for every long run).
         var nameStart = -1, nameEnd = -1
-        var words = 0
+        var words = 0, between = 0
         var end = start
-        while end > k && words < 3 {
-            while end > k && !isWordByte(p[end - 1]) { end -= 1 }
-            var begin = end
-            while begin > k && isWordByte(p[begin - 1]) { begin -= 1 }
-            if begin < end {
-                if words == 0 { nameEnd = end }
-                nameStart = begin
-                words += 1
+        scan: while end > 0 && words < 3 {
+            while end > 0 && !isWordByte(p[end - 1]) {
+                if fieldBoundary[Int(p[end - 1])] || between == lookBack { break scan }
+                between += 1
+                end -= 1
             }
+            guard end > 0 else { break }
+            var begin = end
+            while begin > 0 && isWordByte(p[begin - 1]) { begin -= 1 }
+            if words == 0 { nameEnd = end }
+            nameStart = begin
+            words += 1
             end = begin
         }
         guard words > 0 else { return false }

@@ -319,4 +319,12 @@ final class FuzzRegressionTests: XCTestCase {
         assertFixedPoint("AAEBQmVhcmVyIGFiYy5kZT09PT09PT09PT09PT09PT09PT09PT09PT09WAFCZWFyZXIgYWJjLmRlPT09PT09PT09PT09PT09PT09PT09PT09PT0=", absent: ["abc.de"], present: ["redacted-1==", "==X"])
         assertFixedPoint("AAEBQmVhcmVyIGFiYy5kZT09PT09PT09PT09PT09PT09PT09PT09PT09LUJlYXJlciBhYmMuZGU9PT09PT09PT09PT09PT09PT09PT09PT09PQ==", absent: ["abc.de"], present: ["==-Bearer"])
     }
+
+    /// `{"cjtoken":1105555<8 bad bytes>hbGciOiJ\x18/evIUzI1N4`: the look-back for a secret word
+    /// before `/evIUzI1N4` covered 48 bytes and began inside `cjtoken` (`jtoken` names nothing);
+    /// once the number was `0` it reached the whole word, a secret's name. The look-back now reads
+    /// whole words and counts only the bytes between them.
+    func testTheLookBackForASecretWordReadsWholeWords() {
+        assertFixedPoint("AHsiY2p0b2tlbiI6MTEwNTU1Nc/Ozs7Ozs7OaGJHY2lPaUoYL2V2SVV6STFONA==", absent: ["evIUzI1N4"])
+    }
 }
