@@ -146,9 +146,12 @@ public final class FileRedaction: @unchecked Sendable {
         self.table = numbering
         guard rules.flags.has(.knownSecrets) else { return }
         // The chased values, then the cookies; each value is looked up by the thread that indexes it.
-        known = KnownValueIndex(count: chasedBare.count + cookiePairs.count) { k in
-            k < chasedBare.count ? (numbering.value(chasedBare[k]), numbering.placeholder(chasedBare[k])) : cookiePairs[k - chasedBare.count]
-        }
+        let cookies = cookiePairs
+        known = KnownValueIndex(count: chasedBare.count + cookies.count, value: { k in
+            k < chasedBare.count ? numbering.value(chasedBare[k]) : cookies[k - chasedBare.count].value
+        }, placeholder: { k in
+            k < chasedBare.count ? numbering.placeholder(chasedBare[k]) : cookies[k - chasedBare.count].placeholder
+        })
     }
 
     /// How many distinct values were interned (for tests of the memory bound).

@@ -99,7 +99,7 @@ struct Finalizer {
                 }
                 if c & Self.wordClass == 0 || known.mayStart(wordOf: wordEnd - i, before: wordEnd < n ? base[wordEnd] : nil),
                    let m = known.match(p, at: i), i < queryFrom || !Self.crossesQuerySyntax(p, i..<m.end, queryFrom: queryFrom) {
-                    var replacement = Array(known.replacement(m.replacement))
+                    var replacement = known.replacement(of: m.form)
                     if sameLength { replacement = Self.fit(replacement, m.end - i) }
                     // A `%` is the escape of an encoded form's replacement: placeholders have none.
                     if i >= queryFrom { replacement = URLParts.percentEncodedQueryValue(replacement, keepingPercent: true) }

@@ -12,8 +12,9 @@ import HAR
 ///
 /// Lookups cost one load and one test per candidate position: the first 8 bytes of every form,
 /// hashed into a filter of up to 4 Mbit (two bits per form in one word), then an open-addressing
-/// table of candidates. Forms live in
-/// two byte arenas, so a file with 300,000 secrets costs a few tens of MB, not a String each.
+/// table of candidates. Forms live in one byte arena, so a file with 300,000 secrets costs a few
+/// tens of MB, not a String each. A form's replacement (its placeholder, encoded as the form is)
+/// is made only when the form is found: most are never met again.
 final class KnownValueIndex: @unchecked Sendable {
     /// Shorter values are not chased bare: a numeric id or a short word also occurs by chance.
     static let minimumLength = 8
@@ -42,15 +43,44 @@ final class KnownValueIndex: @unchecked Sendable {
     private var probeMask = 0
     private var candidates: [Candidate] = []
     private var patterns: [UInt8] = []
-    private var replacements: [UInt8] = []
+    /// The placeholder of the `k`th value given to `init`.
+    private let placeholder: @Sendable (Int) -> String
     private(set) var isEmpty = true
 
     struct Candidate {
         var patternStart: Int32
         var patternCount: Int32
-        var replacementStart: Int32
-        var replacementCount: Int32
+        /// Which value given to `init` the form encodes, and how.
+        var source: Int32
+        var form: Form
         var next: Int32
+    }
+
+    /// How a form encodes its value; its replacement encodes the placeholder the same way.
+    enum Form: UInt8 {
+        /// As it is, or JSON with `\/` (the placeholder has no '/').
+        case plain
+        /// Percent-encoded, with upper- or lowercase escapes.
+        case percent
+        case base64, base64Unpadded, base64URL, base64URLUnpadded
+
+        func encode(_ placeholder: String) -> [UInt8] {
+            let bytes = Array(placeholder.utf8)
+            switch self {
+            case .plain: return bytes
+            case .percent: return URLParts.percentEncodedQueryValue(bytes)
+            case .base64, .base64Unpadded, .base64URL, .base64URLUnpadded:
+                var out: [UInt8] = []
+                bytes.withUnsafeBufferPointer { Base64.append($0, to: &out) }
+                if self == .base64Unpadded || self == .base64URLUnpadded {
+                    while out.last == 0x3D { out.removeLast() }
+                }
+                if self == .base64URL || self == .base64URLUnpadded {
+                    for k in out.indices { out[k] = out[k] == 0x2B ? 0x2D : (out[k] == 0x2F ? 0x5F : out[k]) }
+                }
+                return out
+            }
+        }
     }
 
     /// Whether a value is worth chasing bare: long enough, and not a plain word or number that
@@ -78,11 +108,14 @@ final class KnownValueIndex: @unchecked Sendable {
     /// forms: percent-encoded (upper- and lowercase escapes), base64 and base64url (padded and
     /// not), and JSON with `\/`.
     convenience init(pairs: [(value: String, placeholder: String)]) {
-        self.init(count: pairs.count) { pairs[$0] }
+        self.init(count: pairs.count, value: { pairs[$0].value }, placeholder: { pairs[$0].placeholder })
     }
 
-    /// The same for `count` pairs, the `k`th given by `pair(k)` (called on several threads at once).
-    init(count: Int, pair: (Int) -> (value: String, placeholder: String)) {
+    /// The same for `count` values, the `k`th given by `value(k)` (called on several threads at
+    /// once, during `init`) and its placeholder by `placeholder(k)` (kept, and called when a form
+    /// of the value is found).
+    init(count: Int, value: (Int) -> String, placeholder: @escaping @Sendable (Int) -> String) {
+        self.placeholder = placeholder
         // About five forms per value (bare, percent, base64, base64url, `\/`).
         let expectedForms = max(1, count * 5)
         filterBits = min(Self.maximumFilterBits, max(10, Int.bitWidth - (expectedForms * 16).leadingZeroBitCount))
@@ -91,38 +124,36 @@ final class KnownValueIndex: @unchecked Sendable {
         startPairs = .allocate(capacity: 1024)
         startPairs.initialize(repeating: 0, count: 1024)
         // The forms, computed in parallel chunks, then joined in order (so the index is the same on
-        // every run): (pattern start, count, replacement start, count) in the joined arenas.
+        // every run).
         let chunkCount = max(1, min(64, count / 1024))
         var chunks = [Forms](repeating: Forms(), count: chunkCount)
-        withoutActuallyEscaping(pair) { pair in
-            let source = UncheckedPairs(pair: pair)
+        withoutActuallyEscaping(value) { value in
+            let source = UncheckedValues(value: value)
             chunks.withUnsafeMutableBufferPointer { buffer in
                 let out = UncheckedBuffer(buffer)
                 DispatchQueue.concurrentPerform(iterations: chunkCount) { c in
                     let range = (count * c / chunkCount)..<(count * (c + 1) / chunkCount)
                     var forms = Forms()
-                    for k in range {
-                        let (value, placeholder) = source.pair(k)
-                        forms.add(value: value, placeholder: placeholder)
-                    }
+                    for k in range { forms.add(value: source.value(k), source: Int32(k)) }
                     out.buffer[c] = forms
                 }
             }
         }
-        var patterns: [UInt8] = [], replacements: [UInt8] = []
-        var forms: [(Int32, Int32, Int32, Int32)] = []
+        var patterns: [UInt8] = []
+        var forms: [Candidate] = []
         var shapes = WordShapes()
         for chunk in chunks { shapes.formUnion(chunk.wordShapes) }
         wordShapes = .allocate(capacity: WordShapes.words)
         shapes.copy(to: wordShapes)
         patterns.reserveCapacity(chunks.reduce(0) { $0 + $1.patterns.count })
-        replacements.reserveCapacity(chunks.reduce(0) { $0 + $1.replacements.count })
         forms.reserveCapacity(chunks.reduce(0) { $0 + $1.forms.count })
         for chunk in chunks {
-            let p = Int32(patterns.count), r = Int32(replacements.count)
-            for (ps, pc, rs, rc) in chunk.forms { forms.append((ps + p, pc, rs + r, rc)) }
+            let p = Int32(patterns.count)
+            for var form in chunk.forms {
+                form.patternStart += p
+                forms.append(form)
+            }
             patterns += chunk.patterns
-            replacements += chunk.replacements
         }
         chunks = []
         var capacity = 16
@@ -137,11 +168,9 @@ final class KnownValueIndex: @unchecked Sendable {
         let halves = forms.count >= Self.parallelInsertForms ? 2 : 1
         probeMask = capacity / halves - 1
         self.patterns = patterns
-        self.replacements = replacements
         guard !forms.isEmpty else { return }
         isEmpty = false
-        candidates = [Candidate](repeating: Candidate(patternStart: 0, patternCount: 0, replacementStart: 0,
-                                                      replacementCount: 0, next: -1), count: forms.count)
+        candidates = forms
         let arena = UnsafeMutableRawBufferPointer.allocate(byteCount: patterns.count, alignment: 8)
         defer { arena.deallocate() }
         patterns.withUnsafeBytes { arena.copyMemory(from: $0) }
@@ -151,8 +180,9 @@ final class KnownValueIndex: @unchecked Sendable {
                                        startPairs: startPairs)
             DispatchQueue.concurrentPerform(iterations: halves) { half in
                 let candidates = table.candidates, slotKeys = table.slotKeys, slotHeads = table.slotHeads
-                for (index, (pStart, pCount, rStart, rCount)) in forms.enumerated() {
-                    let key = arena.loadUnaligned(fromByteOffset: Int(pStart), as: UInt64.self)
+                for index in 0..<candidates.count {
+                    let pCount = candidates[index].patternCount
+                    let key = arena.loadUnaligned(fromByteOffset: Int(candidates[index].patternStart), as: UInt64.self)
                     let (word, bits) = filterProbe(key)
                     if halves == 1 || word >> (filterWordBits - 1) == half { table.filter[word] |= bits }
                     if half == 0 {
@@ -162,8 +192,6 @@ final class KnownValueIndex: @unchecked Sendable {
                     var slot = Int(truncatingIfNeeded: Self.slotHash(key)) & slotMask
                     if halves == 2 && (slot > probeMask) != (half == 1) { continue }
                     while slotHeads[slot] >= 0 && slotKeys[slot] != key { slot = nextSlot(slot) }
-                    candidates[index] = Candidate(patternStart: pStart, patternCount: pCount, replacementStart: rStart,
-                                                  replacementCount: rCount, next: -1)
                     let index = Int32(index)
                     if slotHeads[slot] < 0 {
                         slotKeys[slot] = key
@@ -196,8 +224,8 @@ final class KnownValueIndex: @unchecked Sendable {
         (slot & ~probeMask) | ((slot &+ 1) & probeMask)
     }
 
-    private struct UncheckedPairs: @unchecked Sendable {
-        let pair: (Int) -> (value: String, placeholder: String)
+    private struct UncheckedValues: @unchecked Sendable {
+        let value: (Int) -> String
     }
 
     private struct UncheckedTable: @unchecked Sendable {
@@ -209,86 +237,82 @@ final class KnownValueIndex: @unchecked Sendable {
     }
 
     /// The forms of some values: percent-encoded (upper- and lowercase escapes), base64 and
-    /// base64url (padded and not), and JSON with `\/`, in two arenas.
+    /// base64url (padded and not), and JSON with `\/`, in one arena.
     private struct Forms {
-        var forms: [(Int32, Int32, Int32, Int32)] = []
+        var forms: [Candidate] = []
         var patterns: [UInt8] = []
-        var replacements: [UInt8] = []
         var wordShapes = WordShapes()
+        /// The value whose forms are being added.
+        var source: Int32 = 0
 
-        /// Records a form whose bytes are already in the arenas (forms may share bytes: an
+        /// Records a form whose bytes are already in the arena (forms may share bytes: an
         /// unpadded base64 form is a prefix of the padded one).
-        mutating func record(_ p: Int, _ pc: Int, _ r: Int, _ rc: Int) {
+        mutating func record(_ p: Int, _ pc: Int, _ form: Form) {
             guard pc >= KnownValueIndex.minimumLength else { return }
-            forms.append((Int32(p), Int32(pc), Int32(r), Int32(rc)))
+            forms.append(Candidate(patternStart: Int32(p), patternCount: Int32(pc), source: source, form: form, next: -1))
             patterns.withUnsafeBufferPointer { wordShapes.insert(UnsafeBufferPointer(rebasing: $0[p..<p + pc])) }
         }
 
-        mutating func add(_ pattern: UnsafeBufferPointer<UInt8>, _ replacement: UnsafeBufferPointer<UInt8>) {
+        mutating func add(_ pattern: UnsafeBufferPointer<UInt8>, _ form: Form) {
             guard pattern.count >= KnownValueIndex.minimumLength else { return }
-            let p = patterns.count, r = replacements.count
+            let p = patterns.count
             patterns.append(contentsOf: pattern)
-            replacements.append(contentsOf: replacement)
-            record(p, pattern.count, r, replacement.count)
+            record(p, pattern.count, form)
         }
 
-        mutating func add(_ pattern: [UInt8], _ replacement: [UInt8]) {
-            pattern.withUnsafeBufferPointer { p in replacement.withUnsafeBufferPointer { add(p, $0) } }
+        mutating func add(_ pattern: [UInt8], _ form: Form) {
+            pattern.withUnsafeBufferPointer { add($0, form) }
         }
 
-        mutating func add(value: String, placeholder: String) {
+        mutating func add(value: String, source: Int32) {
             // Spaces around a value (a broken string's ` 141550>`) are not chased: a match starts
             // at a word start, so only the forms that encode the space (`%20141550%3E`) would be
             // found, and only in some runs.
-            var value = KnownValueIndex.trimmingSpaces(value), placeholder = placeholder
+            var value = KnownValueIndex.trimmingSpaces(value)
             guard KnownValueIndex.isIndexable(value) else { return }
-            value.withUTF8 { v in placeholder.withUTF8 { r in add(forms: v, r) } }
+            self.source = source
+            value.withUTF8 { add(forms: $0) }
         }
 
-        /// Written straight into the arenas: this runs for every value chased in the file.
-        private mutating func add(forms v: UnsafeBufferPointer<UInt8>, _ r: UnsafeBufferPointer<UInt8>) {
-            add(v, r)
+        /// Written straight into the arena: this runs for every value chased in the file.
+        private mutating func add(forms v: UnsafeBufferPointer<UInt8>) {
+            add(v, .plain)
             if v.contains(where: { !RedactionEngine.isAlnum($0) && !URLParts.queryKept[Int($0)] }) {
-                let query = URLParts.percentEncodedQueryValue(Array(v)), encoded = URLParts.percentEncodedQueryValue(Array(r))
-                add(query, encoded)
+                let query = URLParts.percentEncodedQueryValue(Array(v))
+                add(query, .percent)
                 let lower = KnownValueIndex.lowercasedEscapes(query)
-                if lower != query { add(lower, encoded) }
+                if lower != query { add(lower, .percent) }
             }
-            // Base64: the padded form, and the unpadded one as its prefix.
-            let p0 = patterns.count, r0 = replacements.count
+            // Base64: the padded form, and the unpadded one as its prefix (a value with no padding
+            // is replaced by the placeholder's base64 without).
+            let p0 = patterns.count
             Base64.append(v, to: &patterns)
-            Base64.append(r, to: &replacements)
-            let pc = patterns.count - p0, rc = replacements.count - r0
-            let padding = (3 - v.count % 3) % 3, paddingR = (3 - r.count % 3) % 3
-            if padding > 0 { record(p0, pc, r0, rc) }
-            record(p0, pc - padding, r0, rc - paddingR)
+            let pc = patterns.count - p0
+            let padding = (3 - v.count % 3) % 3
+            if padding > 0 { record(p0, pc, .base64) }
+            record(p0, pc - padding, .base64Unpadded)
             // Base64url, when it differs: a copy with '-' and '_' for '+' and '/'.
             let differs = patterns.withUnsafeBufferPointer { b in
                 UnsafeBufferPointer(rebasing: b[p0..<p0 + pc]).contains { $0 == 0x2B || $0 == 0x2F }
             }
             if differs {
-                let p1 = patterns.count, r1 = replacements.count
+                let p1 = patterns.count
                 patterns.append(contentsOf: repeatElement(0, count: pc))
-                replacements.append(contentsOf: repeatElement(0, count: rc))
-                func copyURLSafe(_ a: inout [UInt8], from: Int, to: Int, count: Int) {
-                    a.withUnsafeMutableBufferPointer { b in
-                        for k in 0..<count {
-                            let c = b[from + k]
-                            b[to + k] = c == 0x2B ? 0x2D : (c == 0x2F ? 0x5F : c)
-                        }
+                patterns.withUnsafeMutableBufferPointer { b in
+                    for k in 0..<pc {
+                        let c = b[p0 + k]
+                        b[p1 + k] = c == 0x2B ? 0x2D : (c == 0x2F ? 0x5F : c)
                     }
                 }
-                copyURLSafe(&patterns, from: p0, to: p1, count: pc)
-                copyURLSafe(&replacements, from: r0, to: r1, count: rc)
-                if padding > 0 { record(p1, pc, r1, rc) }
-                record(p1, pc - padding, r1, rc - paddingR)
+                if padding > 0 { record(p1, pc, .base64URL) }
+                record(p1, pc - padding, .base64URLUnpadded)
             }
             if v.contains(0x2F) {
                 // JSON writers that escape '/' (PHP, some Java) write `\/`.
                 var escaped: [UInt8] = []
                 escaped.reserveCapacity(v.count + 8)
                 for b in v { if b == 0x2F { escaped += [0x5C, 0x2F] } else { escaped.append(b) } }
-                escaped.withUnsafeBufferPointer { add($0, r) }
+                add(escaped, .plain)
             }
         }
     }
@@ -351,7 +375,7 @@ final class KnownValueIndex: @unchecked Sendable {
     /// The longest known form that starts at `i` (a word start) and ends at a word end: where it
     /// ends and what replaces it.
     @inline(__always)
-    func match(_ p: UnsafeBufferPointer<UInt8>, at i: Int) -> (end: Int, replacement: Range<Int>)? {
+    func match(_ p: UnsafeBufferPointer<UInt8>, at i: Int) -> (end: Int, form: Int32)? {
         guard i + 8 <= p.count else { return nil }
         let key = UnsafeRawPointer(p.baseAddress! + i).loadUnaligned(as: UInt64.self)
         // The first two bytes (little-endian: the key's low 16 bits).
@@ -362,11 +386,11 @@ final class KnownValueIndex: @unchecked Sendable {
         return slowMatch(p, at: i, key: key)
     }
 
-    private func slowMatch(_ p: UnsafeBufferPointer<UInt8>, at i: Int, key: UInt64) -> (end: Int, replacement: Range<Int>)? {
+    private func slowMatch(_ p: UnsafeBufferPointer<UInt8>, at i: Int, key: UInt64) -> (end: Int, form: Int32)? {
         var slot = Int(truncatingIfNeeded: Self.slotHash(key)) & slotMask
         while slotHeads[slot] >= 0 {
             if slotKeys[slot] == key {
-                return patterns.withUnsafeBufferPointer { arena -> (end: Int, replacement: Range<Int>)? in
+                return patterns.withUnsafeBufferPointer { arena -> (end: Int, form: Int32)? in
                     var c = Int(slotHeads[slot])
                     while c >= 0 {
                         let candidate = candidates[c]
@@ -375,8 +399,7 @@ final class KnownValueIndex: @unchecked Sendable {
                         if i + n <= p.count && memcmpEqual(arena.baseAddress! + start, p.baseAddress! + i, n) {
                             let end = i + n
                             if !(RedactionEngine.isAlnum(arena[start + n - 1]) && end < p.count && RedactionEngine.isAlnum(p[end])) {
-                                let r = Int(candidate.replacementStart)
-                                return (end, r..<r + Int(candidate.replacementCount))
+                                return (end, Int32(c))
                             }
                         }
                         c = Int(candidate.next)
@@ -389,7 +412,11 @@ final class KnownValueIndex: @unchecked Sendable {
         return nil
     }
 
-    func replacement(_ range: Range<Int>) -> ArraySlice<UInt8> { replacements[range] }
+    /// What replaces the form `match` found: the placeholder of its value, encoded as it is.
+    func replacement(of form: Int32) -> [UInt8] {
+        let candidate = candidates[Int(form)]
+        return candidate.form.encode(placeholder(Int(candidate.source)))
+    }
 }
 
 /// Which word lengths, and bytes after them, the forms of a `KnownValueIndex` start with

@@ -138,7 +138,7 @@ final class KnownValueIndexTests: XCTestCase {
             let bytes = Array(text.utf8)
             return bytes.withUnsafeBufferPointer { p in
                 index.match(p, at: 0).map { m in
-                    let r = index.replacement(m.replacement)
+                    let r = index.replacement(of: m.form)
                     return String(decoding: r, as: UTF8.self) + "|\(m.end)"
                 }
             }
