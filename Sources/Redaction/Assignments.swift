@@ -118,8 +118,12 @@ extension RedactionEngine {
     private func encodedValueMatch(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ location: RedactionLocation,
                                    _ path: () -> String) -> TextMatch? {
         let decoded = Array(PercentEncoding.decoded(string(p, range), plusAsSpace: false).utf8)
-        guard decoded.count < range.count, !sameLength,
-              let inner = decoded.withUnsafeBufferPointer({ redactValueBytes($0, location, path, nestingLevel: 1) }) else { return nil }
+        guard decoded.count < range.count, !sameLength else { return nil }
+        // The words before the value still say what a random run in it is (`token"r=a%40b/:x7Rk...`),
+        // as they do once a first run has written the value without escapes.
+        suspectLookBack = Array(p[SuspectScanner.lookBack(p, range.lowerBound).start..<range.lowerBound])
+        defer { suspectLookBack = [] }
+        guard let inner = decoded.withUnsafeBufferPointer({ redactValueBytes($0, location, path, nestingLevel: 1) }) else { return nil }
         return TextMatch(start: range.lowerBound, end: range.upperBound,
                          replacement: syntax.queryEncoded(String(decoding: inner, as: UTF8.self)))
     }

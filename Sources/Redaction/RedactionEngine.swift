@@ -91,6 +91,9 @@ public final class RedactionEngine {
     /// The values this unit replaced, which markers refer to.
     var collector = ValueCollector()
     var nameMemo: NameMemo
+    /// The text before a percent-encoded value being decoded and scanned: the suspect scan's
+    /// look-back reads on into it (`encodedValueMatch`).
+    var suspectLookBack: [UInt8] = []
     /// Replacement counts, `tallies[rule.slot * locationCount + location]`.
     private(set) var tallies: [Int]
     private(set) var findings: [RedactionFinding] = []

@@ -173,29 +173,59 @@ enum SuspectScanner {
     /// of bytes cut a word where it began (`{"cjtoken":1105555...` read `jtoken`), and a second
     /// run, where a rule had made a word shorter (`0`), cut it elsewhere.
     static func secretWordBefore(_ p: UnsafeBufferPointer<UInt8>, _ start: Int, memo: inout NameMemo) -> Bool {
-        // The last three words, as one name: from the start of the earliest to the end of the
-        // latest (no array: this runs for every long run).
-        var nameStart = -1, nameEnd = -1
+        let (nameStart, nameEnd) = lookBack(p, start)
+        guard nameStart < nameEnd else { return false }
+        let nameClass = memo.classify(UnsafeBufferPointer(rebasing: p[nameStart..<nameEnd]))
+        return nameClass == .secret || nameClass == .bareKey
+    }
+
+    /// The look-back's name before `start`: from the start of the earliest of the last three
+    /// words to the end of the latest (empty when there is none). No array: this runs for every
+    /// long run.
+    static func lookBack(_ p: UnsafeBufferPointer<UInt8>, _ start: Int) -> (start: Int, end: Int) {
+        var nameStart = start, nameEnd = start
         var words = 0, between = 0
         var end = start
         scan: while end > 0 && words < 3 {
-            while end > 0 && !isWordByte(p[end - 1]) {
-                if fieldBoundary[Int(p[end - 1])] || between == lookBack { break scan }
+            while end > 0 {
+                let (b, width) = byte(before: end, p)
+                if isWordByte(b) { break }
+                if fieldBoundary[Int(b)] || between == lookBack { break scan }
                 between += 1
-                end -= 1
+                end -= width
             }
             guard end > 0 else { break }
             var begin = end
-            while begin > 0 && isWordByte(p[begin - 1]) { begin -= 1 }
+            while begin > 0 {
+                let (b, width) = byte(before: begin, p)
+                guard isWordByte(b) else { break }
+                begin -= width
+            }
             if words == 0 { nameEnd = end }
             nameStart = begin
             words += 1
             end = begin
         }
-        guard words > 0 else { return false }
-        let name = UnsafeBufferPointer(rebasing: p[nameStart..<nameEnd])
-        let nameClass = memo.classify(name)
-        return nameClass == .secret || nameClass == .bareKey
+        return (nameStart, nameEnd)
+    }
+
+    /// The byte that ends just before `end`, reading a `%XX` escape as the byte it stands for
+    /// (and its width): a value written percent-encoded (`%7B` for `{`) reads as it does decoded,
+    /// so the look-back finds the same words in both.
+    @inline(__always) private static func byte(before end: Int, _ p: UnsafeBufferPointer<UInt8>) -> (UInt8, Int) {
+        if end >= 3 && p[end - 3] == 0x25, let high = hexValue(p[end - 2]), let low = hexValue(p[end - 1]) {
+            return (high << 4 | low, 3)
+        }
+        return (p[end - 1], 1)
+    }
+
+    @inline(__always) private static func hexValue(_ b: UInt8) -> UInt8? {
+        switch b {
+        case 0x30...0x39: return b - 0x30
+        case 0x41...0x46: return b - 0x37
+        case 0x61...0x66: return b - 0x57
+        default: return nil
+        }
     }
 
     /// Bytes of the look-back's words: those of value runs. A value another rule replaces is one

@@ -64,13 +64,25 @@ extension RedactionEngine {
         return result.map { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// The suspect runs of `p`; read after `suspectLookBack` when it is set (the text before a
+    /// percent-encoded value decoded for this scan), which it then is no longer.
+    private func suspects(_ p: UnsafeBufferPointer<UInt8>) -> [Range<Int>] {
+        guard !suspectLookBack.isEmpty else { return SuspectScanner.scan(p, memo: &nameMemo) }
+        let before = suspectLookBack
+        suspectLookBack = []
+        let text = before + Array(p)
+        return text.withUnsafeBufferPointer { SuspectScanner.scan($0, memo: &nameMemo) }.compactMap { range in
+            range.lowerBound >= before.count ? (range.lowerBound - before.count)..<(range.upperBound - before.count) : nil
+        }
+    }
+
     /// Redacts UTF-8 `bytes`; nil when nothing changed. `preMatches` are sorted by start.
     func scanBytes(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String,
                    preMatches given: [PreMatch] = [], shape: ByteShape = .unknown) -> [UInt8]? {
         var pre = given
         if rules.hasPatterns { collectPatternMatches(p, location, path, into: &pre) }
         if flags.has(.highEntropy) && shape.mayHoldSuspect {
-            for range in SuspectScanner.scan(p, memo: &nameMemo) {
+            for range in suspects(p) {
                 pre.append(PreMatch(match: TextMatch(start: range.lowerBound, end: range.upperBound, replacement: ""),
                                     first: false, lazyRule: .highEntropy))
             }

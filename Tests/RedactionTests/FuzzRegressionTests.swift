@@ -327,4 +327,18 @@ final class FuzzRegressionTests: XCTestCase {
     func testTheLookBackForASecretWordReadsWholeWords() {
         assertFixedPoint("AHsiY2p0b2tlbiI6MTEwNTU1Nc/Ozs7Ozs7OaGJHY2lPaUoYL2V2SVV6STFONA==", absent: ["evIUzI1N4"])
     }
+
+    /// A header `token"r=e%40p.et/:zjgNryP4J3`: the percent-encoded value of `r` was decoded and
+    /// scanned on its own, where no secret word stands before `zjgNryP4J3`; once a first run had
+    /// written it without escapes (`user1@example.com/:...`), the scan of the whole header read
+    /// `token` before it. The look-back of a decoded value reads on into the text before it.
+    func testTheLookBackReadsOnBeforeADecodedValue() {
+        assertFixedPoint("AgEBdG9rZW4icj1lJTQwcC5ldC86empnTnJ5UDRKMw==", absent: ["zjgNryP4J3"])
+    }
+
+    /// `token"r=e%40p.le{:zjgNryP4J3`: decoded, `{` ends the look-back's field; written again as
+    /// `%7B`, it did not. The look-back reads a `%XX` escape as the byte it stands for.
+    func testTheLookBackReadsAnEscapeAsItsByte() {
+        assertFixedPoint("AgEBdG9rZW4icj1lJTQwcC5sZXs6empnTnJ5UDRKMw==", present: ["zjgNryP4J3"])
+    }
 }
