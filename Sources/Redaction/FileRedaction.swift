@@ -76,10 +76,7 @@ public final class FileRedaction: @unchecked Sendable {
     private func take(_ engine: RedactionEngine, unit number: Int, fixups: [BodyLengthFixup]) -> Pending {
         var unit = Pending()
         let collector = engine.collector
-        unit.ids = collector.values.indices.map { k in
-            interner.intern(collector.values[k].kind, collector.values[k].value, key: collector.keys[k], hash: collector.hashes[k],
-                            position: ValueInterner.position(.marked, unit: number, k))
-        }
+        unit.ids = interner.intern(unit: number, values: collector.values, keys: collector.keys, hashes: collector.hashes)
         for (k, chased) in collector.chased.enumerated() {
             _ = interner.intern(chased.kind, chased.value, hash: nil, position: ValueInterner.position(.chased, unit: number, k))
         }

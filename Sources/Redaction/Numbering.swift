@@ -52,6 +52,50 @@ final class ValueInterner: @unchecked Sendable {
         return id << Self.shardBits | Int32(s)
     }
 
+    /// The ids of a unit's values (`values[k]` with key `keys[k]` and hash `hashes[k]`, at
+    /// position k of unit `unit`), as `intern` gives them one by one. The values are grouped by
+    /// shard, and each shard is locked once: inside, every value's slot is read before any is
+    /// inserted, so the cache misses of the large tables overlap rather than come one by one
+    /// (they were most of interning's time).
+    func intern(unit: Int, values: [(kind: ValueKind, value: String)], keys: [String], hashes: [UInt64]) -> [Int32] {
+        let n = values.count
+        guard n >= 8, !frozen.load(ordering: .acquiring) else {
+            return (0..<n).map { k in
+                intern(values[k].kind, values[k].value, key: keys[k], hash: hashes[k],
+                       position: Self.position(.marked, unit: unit, k))
+            }
+        }
+        // A counting sort of the values by shard.
+        var starts = [Int](repeating: 0, count: Self.shardCount + 1)
+        for hash in hashes { starts[Self.shard(hash) + 1] += 1 }
+        for s in 0..<Self.shardCount { starts[s + 1] += starts[s] }
+        var order = [Int32](repeating: 0, count: n)
+        var next = starts
+        for (k, hash) in hashes.enumerated() {
+            let s = Self.shard(hash)
+            order[next[s]] = Int32(k)
+            next[s] += 1
+        }
+        var ids = [Int32](repeating: -1, count: n)
+        for s in 0..<Self.shardCount where starts[s] < starts[s + 1] {
+            shards[s].table.withLock { table in
+                var touched: UInt64 = 0
+                for j in starts[s]..<starts[s + 1] { touched &+= table.touch(hashes[Int(order[j])]) }
+                for j in starts[s]..<starts[s + 1] {
+                    let k = Int(order[j])
+                    let id = table.insert(values[k].kind, values[k].value, key: keys[k], hash: hashes[k],
+                                          first: Self.position(.marked, unit: unit, k)).id
+                    ids[k] = id << Self.shardBits | Int32(s)
+                }
+                // Keeps the reads (their sum is otherwise unused).
+                if touched == 1 { touchSink.store(touched, ordering: .relaxed) }
+            }
+        }
+        return ids
+    }
+
+    private let touchSink = Atomic<UInt64>(0)
+
     /// Numbers every value in order of first occurrence, after the numbers in `reserved`
     /// (placeholders already in the file). Returns the numbering and the ids of the values to
     /// chase bare, in the order they were numbered. Call once, after the last `intern` of pass 1.
@@ -163,6 +207,13 @@ struct FileNumbering: @unchecked Sendable {
         ids.withUnsafeMutableBufferPointer { buffer in
             let cells = SendableBuffer(buffer)
             DispatchQueue.concurrentPerform(iterations: groups.count) { g in
+                let values = groups[g].values
+                if groups[g].hashes.count == values.count && !values.isEmpty {
+                    // As pass 1 interns an entry's values: all at once.
+                    let keys = values.map { PlaceholderTable.key($0.kind, $0.value) }
+                    cells.buffer[g] = interner.intern(unit: g, values: values, keys: keys, hashes: groups[g].hashes)
+                    return
+                }
                 // Backwards, so later occurrences are often interned before earlier ones.
                 for k in groups[g].values.indices.reversed() {
                     let (kind, value) = groups[g].values[k]

@@ -99,6 +99,14 @@ struct PlaceholderTable: Sendable {
         }
     }
 
+    /// Reads the slot a value of `hash` is looked for in, and the entry it holds, to bring both
+    /// into the cache (`ValueInterner.intern(unit:...)`); the result means nothing.
+    @inline(__always) func touch(_ hash: UInt64) -> UInt64 {
+        let slot = slots[Int(truncatingIfNeeded: hash) & (slots.count - 1)]
+        guard slot != 0 else { return 0 }
+        return entries[Int(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1].hash
+    }
+
     func lookup(_ kind: ValueKind, _ value: String) -> String? {
         let key = Self.key(kind, value)
         return find(kind, key, Self.hash(kind, key: key)).entry.map { entries[$0].placeholder }
