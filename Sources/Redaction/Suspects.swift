@@ -77,9 +77,13 @@ enum SuspectScanner {
                     i += p[i] == 0x5C ? escapeLength(p, at: i) : 1
                     continue
                 }
+                if p[i] == 0x25 && isEscapedBreak(p, at: i, kind) { i += 3; continue }
                 let start = i
                 var j = i
                 while j < n && kind[Int(p[j])] != 0 { j &+= 1 }
+                // A `%XX` escape of a byte that is no part of a value (`%7B`) ends the run, as the
+                // byte does: a value written percent-encoded reads as it does decoded.
+                if j - start >= minimumLength, let cut = firstEscapedBreak(p, start..<j, kind) { j = cut }
                 let runEnd = j
                 // base64 padding belongs to the value.
                 while j < n && p[j] == 0x3D && (j + 1 == n || kind[Int(p[j + 1])] == 0 || p[j + 1] == 0x3D) { j += 1 }
@@ -115,6 +119,23 @@ enum SuspectScanner {
             }
         }
         return found
+    }
+
+    /// Whether `p[i]` starts a `%XX` escape of a byte that is no part of a value run.
+    @inline(__always) private static func isEscapedBreak(_ p: UnsafeBufferPointer<UInt8>, at i: Int,
+                                                         _ kind: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard i + 2 < p.count, let high = hexValue(p[i + 1]), let low = hexValue(p[i + 2]) else { return false }
+        return kind[Int(high << 4 | low)] == 0
+    }
+
+    private static func firstEscapedBreak(_ p: UnsafeBufferPointer<UInt8>, _ run: Range<Int>,
+                                          _ kind: UnsafeBufferPointer<UInt8>) -> Int? {
+        var k = run.lowerBound
+        while k < run.upperBound {
+            if p[k] == 0x25 && isEscapedBreak(p, at: k, kind) { return k }
+            k += 1
+        }
+        return nil
     }
 
     /// The length of the JSON escape at the backslash at `i` (`\n`: 2, `\u00e9`: 6), else 1.

@@ -341,4 +341,11 @@ final class FuzzRegressionTests: XCTestCase {
     func testTheLookBackReadsAnEscapeAsItsByte() {
         assertFixedPoint("AgEBdG9rZW4icj1lJTQwcC5sZXs6empnTnJ5UDRKMw==", present: ["zjgNryP4J3"])
     }
+
+    /// `token"r=%40{n0.key:d`: decoded, `{` splits `@{n0.key` in two short runs; written back as
+    /// `@%7Bn0.key`, a second run read one random-looking run after `token` there. A `%XX`
+    /// escape of a byte that is no part of a value ends the suspect scan's run as the byte does.
+    func testAnEscapedBraceEndsASuspectRun() {
+        assertFixedPoint("AgEBdG9rZW4icj0lNDB7bjAua2V5OmQ=", present: ["%7Bn0.key"])
+    }
 }
