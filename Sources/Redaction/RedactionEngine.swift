@@ -292,11 +292,12 @@ public final class RedactionEngine {
         return all == 0 ? 0 : withoutNumberedPlaceholders(Array(value.utf8)).reduce(0) { $0 + (isDigit($1) ? 1 : 0) }
     }
 
-    /// `bytes` without `redacted-N`, `userN@example.com`, `internal-N.example.invalid` and phone
-    /// placeholder (`+1AAA55501NN`) runs.
+    /// `bytes` without `redacted-N`, `userN@example.com` (also as `userN%40example.com`),
+    /// `internal-N.example.invalid` and phone placeholder (`+1AAA55501NN`) runs.
     static func withoutNumberedPlaceholders(_ bytes: [UInt8]) -> [UInt8] {
         let shapes: [(prefix: [UInt8], suffix: [UInt8])] = [
             (Array("redacted-".utf8), []), (Array("user".utf8), Array("@example.com".utf8)),
+            (Array("user".utf8), Array("%40example.com".utf8)),
             (Array("internal-".utf8), Array(".example.invalid".utf8)),
         ]
         var out: [UInt8] = []

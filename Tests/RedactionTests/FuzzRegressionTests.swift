@@ -348,4 +348,12 @@ final class FuzzRegressionTests: XCTestCase {
     func testAnEscapedBraceEndsASuspectRun() {
         assertFixedPoint("AgEBdG9rZW4icj0lNDB7bjAua2V5OmQ=", present: ["%7Bn0.key"])
     }
+
+    /// `"phone":14<bad byte>e%40p.AM<bad byte>9` in broken JSON: three digits are no phone; once
+    /// the address was `user1%40example.com`, its `1` and `40` made six, and a second run replaced
+    /// the whole value as a phone. A percent-encoded email placeholder's digits are a
+    /// placeholder's too.
+    func testAnEncodedEmailPlaceholdersDigitsMakeNoPhone() {
+        assertFixedPoint("ASJwaG9uZSI6MTSrZSU0MHAuQU3/OQ==", present: ["user1%40example.com"])
+    }
 }
