@@ -98,11 +98,13 @@ extension RedactionEngine {
         var end = j
         while end > valueStart && (p[end - 1] == 0x20 || p[end - 1] == 0x09) { end -= 1 }
         // `token=redacted-1=2`: a first run replaced a value and the run of random-looking bytes
-        // it cut into (`abc...#page`); the placeholder is the value, the rest stays as it is.
+        // it cut into (`abc...#page`); the placeholder is the value, the rest stays as it is. So
+        // with a second placeholder right after (`redacted-1redacted-2`: the value ended at a
+        // `#` that began a random run, replaced on its own).
         if nameClass != .ordinary, hasPrefix(p, at: valueStart, "redacted-") {
             var k = valueStart + 9
             while k < end && Self.isDigit(p[k]) { k += 1 }
-            if k > valueStart + 9 && k < end && !Self.isAlnum(p[k]) {
+            if k > valueStart + 9 && k < end && (!Self.isAlnum(p[k]) || hasPrefix(p, at: k, "redacted-")) {
                 return TextMatch(start: valueStart, end: k, replacement: "", keep: true)
             }
         }

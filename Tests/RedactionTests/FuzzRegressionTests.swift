@@ -356,4 +356,12 @@ final class FuzzRegressionTests: XCTestCase {
     func testAnEncodedEmailPlaceholdersDigitsMakeNoPhone() {
         assertFixedPoint("ASJwaG9uZSI6MTSrZSU0MHAuQU3/OQ==", present: ["user1%40example.com"])
     }
+
+    /// `i_key=<bad byte>#GjVmNHl00` as text: the assignment's value ended at the `#`, and the
+    /// random run from the `#` was replaced on its own, so the output read
+    /// `i_key=redacted-1redacted-2`, which a second run took as one value. A value that starts
+    /// with a placeholder followed by another is that placeholder, and the rest stays.
+    func testAValueOfTwoPlaceholdersStays() {
+        assertFixedPoint("D2lfa2V5Pa8jR2pWbU5IbDAw", absent: ["GjVmNHl00"])
+    }
 }
