@@ -330,13 +330,12 @@ final class KnownValueIndex: @unchecked Sendable {
         slotHeads.deallocate()
     }
 
+    /// `value` without the spaces around it; itself when it has none (this runs for each chased
+    /// value of a file).
     static func trimmingSpaces(_ value: String) -> String {
-        let utf8 = value.utf8
         func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
-        guard let first = utf8.first, let last = utf8.last, isSpace(first) || isSpace(last) else { return value }
-        guard let start = utf8.firstIndex(where: { !isSpace($0) }), let end = utf8.lastIndex(where: { !isSpace($0) })
-        else { return "" }
-        return String(value[start...end])
+        guard let first = value.utf8.first, let last = value.utf8.last, isSpace(first) || isSpace(last) else { return value }
+        return value.trimming(" \t\n\r")
     }
 
     fileprivate static func lowercasedEscapes(_ bytes: [UInt8]) -> [UInt8] {

@@ -8,16 +8,29 @@ enum PlaceholderFormat {
         switch kind {
         case .secret:
             if let header = JWTShape.header(of: value) { return JWTShape.placeholder(header: header, number: n) }
-            return numbered("redacted-", n, "")
-        case .email: return numbered("user", n, "@example.com")
-        case .host: return numbered("internal-", n, ".example.invalid")
+            return numbered(secretPrefix, n, "")
+        case .email: return numbered(emailPrefix, n, emailSuffix)
+        case .host: return numbered(hostPrefix, n, hostSuffix)
         case .ipv4: return ipv4(n)
         case .ipv6: return "2001:db8::" + String(n, radix: 16)
         case .phone: return phone(n)
         case .card: return card(n)
-        case .person: return numbered("person-", n, "")
+        case .person: return numbered(personPrefix, n, "")
         }
     }
+
+    static let secretPrefix: StaticString = "redacted-", personPrefix: StaticString = "person-"
+    static let emailPrefix: StaticString = "user", emailSuffix: StaticString = "@example.com"
+    static let hostPrefix: StaticString = "internal-", hostSuffix: StaticString = ".example.invalid"
+
+    /// The numbered shapes as bytes around the number, for finding placeholders anywhere in text
+    /// (`RedactionEngine.withoutNumberedPlaceholders`); an email's also query-encoded.
+    static let numberedShapes: [(prefix: [UInt8], suffix: [UInt8])] = {
+        func bytes(_ s: StaticString) -> [UInt8] { Array(UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount)) }
+        return [(bytes(secretPrefix), []), (bytes(personPrefix), []), (bytes(emailPrefix), bytes(emailSuffix)),
+                (bytes(emailPrefix), Array("%40".utf8) + bytes(emailSuffix).dropFirst()),
+                (bytes(hostPrefix), bytes(hostSuffix))]
+    }()
 
     /// `prefix`, the decimal `n`, `suffix`, written into one buffer: interpolation cost a string
     /// append and a `description` call per piece, for each of a large file's 300,000 values.
@@ -52,7 +65,20 @@ enum PlaceholderFormat {
         let n = number - 1
         let area = 201 + n / 100
         let line = n % 100
-        return "+1\(area)55501" + (line < 10 ? "0" : "") + String(line)
+        return "+1\(area)\(phoneExchange)" + (line < 10 ? "0" : "") + String(line)
+    }
+
+    /// The exchange and the line's first digit: `+1AAA` `55501` `NN`.
+    static let phoneExchange = "55501"
+
+    /// Whether a phone placeholder (`+1AAA55501NN`) stands at `i`, not followed by another digit:
+    /// also where pass 2 wrote one next to other bytes (`\u{FFFD}+12015550100`).
+    static func isPhone(_ bytes: [UInt8], at i: Int) -> Bool {
+        func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+        guard i + 12 <= bytes.count, bytes[i] == 0x2B, bytes[i + 1] == 0x31,
+              bytes[(i + 2)..<(i + 5)].allSatisfy(isDigit), bytes[(i + 5)..<(i + 10)].elementsEqual(phoneExchange.utf8),
+              bytes[(i + 10)..<(i + 12)].allSatisfy(isDigit) else { return false }
+        return i + 12 == bytes.count || !isDigit(bytes[i + 12])
     }
 
     /// Luhn-valid 16-digit numbers in the 400000 test range (apps that check the digit still accept

@@ -292,23 +292,19 @@ public final class RedactionEngine {
         return all == 0 ? 0 : withoutNumberedPlaceholders(Array(value.utf8)).reduce(0) { $0 + (isDigit($1) ? 1 : 0) }
     }
 
-    /// `bytes` without `redacted-N`, `userN@example.com` (also as `userN%40example.com`),
-    /// `internal-N.example.invalid` and phone placeholder (`+1AAA55501NN`) runs.
+    /// `bytes` without the numbered placeholders in it (`PlaceholderFormat.numberedShapes`:
+    /// `redacted-N`, `person-N`, `userN@example.com` also as `userN%40example.com`,
+    /// `internal-N.example.invalid`) and phone placeholders (`+1AAA55501NN`).
     static func withoutNumberedPlaceholders(_ bytes: [UInt8]) -> [UInt8] {
-        let shapes: [(prefix: [UInt8], suffix: [UInt8])] = [
-            (Array("redacted-".utf8), []), (Array("user".utf8), Array("@example.com".utf8)),
-            (Array("user".utf8), Array("%40example.com".utf8)),
-            (Array("internal-".utf8), Array(".example.invalid".utf8)),
-        ]
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var i = 0
         scan: while i < bytes.count {
-            if bytes[i] == 0x2B, isPhonePlaceholder(bytes, at: i) {
+            if bytes[i] == 0x2B, PlaceholderFormat.isPhone(bytes, at: i) {
                 i += 12
                 continue
             }
-            for shape in shapes where bytes[i...].starts(with: shape.prefix) {
+            for shape in PlaceholderFormat.numberedShapes where bytes[i...].starts(with: shape.prefix) {
                 var j = i + shape.prefix.count
                 let digits = j
                 while j < bytes.count && isDigit(bytes[j]) { j += 1 }
@@ -320,15 +316,6 @@ public final class RedactionEngine {
             i += 1
         }
         return out
-    }
-
-    /// `+1AAA55501NN` at `i` (`PlaceholderFormat.phone`), not followed by another digit: a phone
-    /// placeholder that pass 2 wrote next to other bytes (`\u{FFFD}+12015550100`).
-    static func isPhonePlaceholder(_ bytes: [UInt8], at i: Int) -> Bool {
-        guard i + 12 <= bytes.count, bytes[i] == 0x2B, bytes[i + 1] == 0x31,
-              bytes[(i + 2)..<(i + 5)].allSatisfy(isDigit), bytes[(i + 5)..<(i + 10)].elementsEqual("55501".utf8),
-              bytes[(i + 10)..<(i + 12)].allSatisfy(isDigit) else { return false }
-        return i + 12 == bytes.count || !isDigit(bytes[i + 12])
     }
 
     /// Whether the whole value is one email address (the shape the text scanner finds).

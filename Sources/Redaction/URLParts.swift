@@ -199,10 +199,20 @@ extension RedactionEngine {
 extension StringProtocol {
     var trimmingSpaces: String { trimming(" \t") }
 
-    func trimming(_ set: String) -> String {
-        var s = Substring(self)
-        while let f = s.first, set.contains(f) { s.removeFirst() }
-        while let l = s.last, set.contains(l) { s.removeLast() }
-        return String(s)
+    /// Without the leading and trailing bytes that are in `set` (ASCII), compared as bytes: a
+    /// trailing `\r\n` goes too (one Character, which a Character comparison would keep).
+    func trimming(_ set: StaticString) -> String {
+        let trim = UnsafeBufferPointer(start: set.utf8Start, count: set.utf8CodeUnitCount)
+        let utf8 = self.utf8
+        var start = utf8.startIndex
+        while start < utf8.endIndex && trim.contains(utf8[start]) { start = utf8.index(after: start) }
+        // Forward to the end of the last byte kept (a protocol's UTF-8 view does not walk back).
+        var end = start, i = start
+        while i < utf8.endIndex {
+            let next = utf8.index(after: i)
+            if !trim.contains(utf8[i]) { end = next }
+            i = next
+        }
+        return String(self[start..<end])
     }
 }

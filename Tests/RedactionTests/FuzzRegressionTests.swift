@@ -279,6 +279,19 @@ final class FuzzRegressionTests: XCTestCase {
         XCTAssertEqual(RedactionEngine.ownDigitCount("\u{FFFD}+12015550100"), 0)
         XCTAssertEqual(RedactionEngine.ownDigitCount("+120155501001"), 12)
         XCTAssertEqual(RedactionEngine.ownDigitCount("+1 415 555 0100"), 11)
+        // Every numbered shape, the encoded email's too, wherever it stands.
+        XCTAssertEqual(RedactionEngine.ownDigitCount("x redacted-12 person-3 user45%40example.com internal-6.example.invalid 7"), 1)
+        XCTAssertEqual(RedactionEngine.ownDigitCount("user45@example.com8"), 1)
+        XCTAssertEqual(RedactionEngine.ownDigitCount("user45%40example.org"), 4, "no placeholder: another domain")
+    }
+
+    /// The byte-level trim: a trailing CRLF goes (one Character, which a Character comparison kept).
+    func testTrimmingIsByBytes() {
+        XCTAssertEqual(" \tab c\r\n".trimming(" \t\n\r"), "ab c")
+        XCTAssertEqual("abc".trimming(" "), "abc")
+        XCTAssertEqual("   ".trimming(" "), "")
+        XCTAssertEqual(KnownValueIndex.trimmingSpaces(" 141550>\r\n"), "141550>")
+        XCTAssertEqual(Substring("  é  ").trimming(" "), "é")
     }
 
     /// `token +eyJhbGciOiJIUzI1NiJ9.yJ.eyJ`: the JWT became a placeholder JWT, but with the `+`
