@@ -98,9 +98,9 @@ struct Finalizer {
                     while wordEnd < n && cls[Int(base[wordEnd])] & Self.wordClass != 0 { wordEnd += 1 }
                 }
                 if c & Self.wordClass == 0 || known.mayStart(wordOf: wordEnd - i, before: wordEnd < n ? base[wordEnd] : nil),
-                   let m = known.match(p, at: i), i < queryFrom || !Self.crossesQuerySyntax(p, i..<m.end, queryFrom: queryFrom) {
+                   let m = known.match(p, at: i), let start = i < queryFrom ? i : Self.queryMatchStart(p, i, m.end, queryFrom: queryFrom) {
                     var replacement = known.replacement(of: m.form)
-                    if sameLength { replacement = Self.fit(replacement, m.end - i) }
+                    if sameLength { replacement = Self.fit(replacement, m.end - start) }
                     // A `%` is the escape of an encoded form's replacement: placeholders have none.
                     if i >= queryFrom { replacement = URLParts.percentEncodedQueryValue(replacement, keepingPercent: true) }
                     hits.append(RedactionEngine.mask(String(decoding: UnsafeBufferPointer(rebasing: p[i..<m.end]), as: UTF8.self)))
@@ -114,9 +114,9 @@ struct Finalizer {
                     var replacedEnd = m.end
                     if !sameLength && m.end < n && RedactionEngine.isTokenByte(base[m.end]), let last = replacement.last,
                        RedactionEngine.isAlnum(last) {
-                        while replacedEnd > i + 1 && !RedactionEngine.isAlnum(base[replacedEnd - 1]) { replacedEnd -= 1 }
+                        while replacedEnd > start + 1 && !RedactionEngine.isAlnum(base[replacedEnd - 1]) { replacedEnd -= 1 }
                     }
-                    emit(plus ? i - 1 : i, replacedEnd, replacement)
+                    emit(plus ? i - 1 : start, replacedEnd, replacement)
                     i = m.end
                     continue
                 }
@@ -140,6 +140,15 @@ struct Finalizer {
         return out
     }
 
+    /// Where a known value found at `i` in query-encoded text (from `queryFrom` on) is replaced
+    /// from: past the `=` that ends its item's name when the value starts with one (`#=zzcc...`,
+    /// for a value `=zzcc...` known from a body), so the item keeps its name and a second run reads
+    /// the same items; nil when the match spans the query's syntax.
+    static func queryMatchStart(_ p: UnsafeBufferPointer<UInt8>, _ i: Int, _ end: Int, queryFrom: Int) -> Int? {
+        let start = p[i] == 0x3D && crossesQuerySyntax(p, i..<end, queryFrom: queryFrom) ? i + 1 : i
+        return start < end && !crossesQuerySyntax(p, start..<end, queryFrom: queryFrom) ? start : nil
+    }
+
     /// Whether a known value found bare in query-encoded text (from `queryFrom` on) spans the
     /// query's own syntax: a `&` or `#`, or the `=` that ends its item's name (`415 555 0100N=`,
     /// a phone read from a parameter value, found again in `"phone":415 555 0100N="...`).
@@ -153,9 +162,10 @@ struct Finalizer {
             if b == 0x3D { equals = true }
         }
         guard equals else { return false }
-        // An '=' before the match in the same item ended the name already.
+        // An '=' before the match in the same item ended the name already (items end at `&`, and
+        // the query's and the fragment's first begin after `?` and `#`).
         var k = range.lowerBound - 1
-        while k >= queryFrom && p[k] != 0x26 && p[k] != 0x3F {
+        while k >= queryFrom && p[k] != 0x26 && p[k] != 0x3F && p[k] != 0x23 {
             if p[k] == 0x3D { return false }
             k -= 1
         }

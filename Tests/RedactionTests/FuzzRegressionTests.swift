@@ -377,4 +377,13 @@ final class FuzzRegressionTests: XCTestCase {
     func testAValueOfTwoPlaceholdersStays() {
         assertFixedPoint("D2lfa2V5Pa8jR2pWbU5IbDAw", absent: ["GjVmNHl00"])
     }
+
+    /// A URL `...?=#=zzcczzztae.org,"phone":4152%80` and a body value `=zzcczzztae.org` under
+    /// `token`: pass 2 replaced `=zzcc...` in the fragment with its `=`, so the fragment's only item
+    /// lost its value; a second run read `"phone":4152%80` undecoded (six digits) and replaced it.
+    /// A known value starting with the `=` that ends an item's name is replaced after it, and the
+    /// look-back for that `=` stops at a `#` as at a `&`.
+    func testAKnownValueLeavesAFragmentItemsEquals() {
+        assertFixedPoint("AHsidG9rZW4iOlsiIiI9enpjY3p6enRhZS5vcmcBPSM9enpjY3p6enRhZS5vcmcsInBob25lIjo0MTUyJTgw", absent: ["zzcczzztae"], present: ["#=redacted-1"])
+    }
 }
