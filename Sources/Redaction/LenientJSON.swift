@@ -158,7 +158,11 @@ extension RedactionEngine {
             var nameClass = decoded(token.content, escaped: token.escaped).withUnsafeBufferPointer { nameMemo.classify($0) }
             if inSecret { nameClass = .secret }
             guard j < n, nameClass != .ordinary, nameClass != .version else {
-                if j < n, p[j] == 0x22, nameClass == .version {
+                // A quote glued to a word before it (`"token"19.version":`) may as well close a
+                // string as open this name: the text scan reads `"token"` and its value
+                // `19.version` there, and a second run no name holding `version`. Only a name
+                // that stands where JSON puts one keeps a version from the IP rule.
+                if j < n, p[j] == 0x22, nameClass == .version, i == 0 || !RedactionEngine.isAlnum(p[i - 1]) {
                     let value = string(at: j)
                     keepVersion(value)
                     i = value.next

@@ -386,4 +386,12 @@ final class FuzzRegressionTests: XCTestCase {
     func testAKnownValueLeavesAFragmentItemsEquals() {
         assertFixedPoint("AHsidG9rZW4iOlsiIiI9enpjY3p6enRhZS5vcmcBPSM9enpjY3p6enRhZS5vcmcsInBob25lIjo0MTUyJTgw", absent: ["zzcczzztae"], present: ["#=redacted-1"])
     }
+
+    /// `{""token"19.version":"10.4.1.7` in broken JSON: the lenient parse read `"19.version"` as a
+    /// name and kept the dotted quad as a version; the text scan read `"token"` with the value
+    /// `19.version` and replaced it, so a second run saw the name `redacted-1` and replaced the
+    /// quad as an IP. A name whose opening quote is glued to a word keeps no version.
+    func testAVersionNameGluedToAWordKeepsNoVersion() {
+        assertFixedPoint("AHsiInRva2VuIjE5LnZlcnNpb24iOiIxMC40LjEuNw==", absent: ["10.4.1.7"])
+    }
 }
