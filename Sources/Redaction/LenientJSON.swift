@@ -10,7 +10,9 @@ extension RedactionEngine {
     static let continuesLenientValue: [Bool] = {
         var t = [Bool](repeating: false, count: 256)
         for b in 0x21..<0x7F { t[b] = true }
-        for b in ",]}[{:\"\\".utf8 { t[Int(b)] = false }
+        // `&;?|` end a field for the suspect scan's look-back too: taken into a number's value,
+        // its placeholder `0` would join what stood on either side for a second run.
+        for b in ",]}[{:\"\\&;?|".utf8 { t[Int(b)] = false }
         return t
     }()
 

@@ -394,4 +394,11 @@ final class FuzzRegressionTests: XCTestCase {
     func testAVersionNameGluedToAWordKeepsNoVersion() {
         assertFixedPoint("AHsiInRva2VuIjE5LnZlcnNpb24iOiIxMC40LjEuNw==", absent: ["10.4.1.7"])
     }
+
+    /// `{"token":2&\u{11}FUP0iTHsR8` in broken JSON: the number under `token` ran on into the `&`
+    /// and became `0`; the `&` had ended the suspect scan's look-back before `FUP0iTHsR8`, and
+    /// without it a second run read `token` there. A number's value stops at `&;?|`.
+    func testANumbersValueStopsAtAFieldEnd() {
+        assertFixedPoint("AHsidG9rZW4iOjImEUZVUDBpVEhzUjg=", present: [#"\"token\":0&"#])
+    }
 }
