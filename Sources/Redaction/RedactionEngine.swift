@@ -242,7 +242,7 @@ public final class RedactionEngine {
             guard Self.ownDigitCount(value) >= 6 else { _ = isUntouchable(value); return nil }
             return replaceValue(.phone, value, .phoneNumber, location, path, length: length)
         case .cardNumber:
-            let digits = Self.ownDigitCount(value)
+            let digits = Self.longestOwnDigitGroup(value)
             guard flags.has(.cardNumber), digits >= 12, digits <= 19 else { return nil }
             return replaceValue(.card, value, .cardNumber, location, path, length: length)
         case .cardCode:
@@ -290,6 +290,25 @@ public final class RedactionEngine {
     static func ownDigitCount(_ value: String) -> Int {
         let all = value.utf8Count(where: isDigit)
         return all == 0 ? 0 : withoutNumberedPlaceholders(Array(value.utf8)).reduce(0) { $0 + (isDigit($1) ? 1 : 0) }
+    }
+
+    /// The digits of the longest group in a value but the placeholders in it: digits with single
+    /// spaces or dashes between them (`4111 1111 1111 1111`). A card number is one group; digits
+    /// scattered through other text (`7<NUL>token"zk-1234567}123456789000`) are not added up, or
+    /// replacing a token among them (`redacted-1`) would make a card of what was none.
+    static func longestOwnDigitGroup(_ value: String) -> Int {
+        guard value.utf8Count(where: isDigit) > 0 else { return 0 }
+        let own = withoutNumberedPlaceholders(Array(value.utf8))
+        var longest = 0, group = 0
+        for (k, b) in own.enumerated() {
+            if isDigit(b) {
+                group += 1
+                longest = max(longest, group)
+            } else if !((b == 0x20 || b == 0x2D) && k > 0 && isDigit(own[k - 1]) && k + 1 < own.count && isDigit(own[k + 1])) {
+                group = 0
+            }
+        }
+        return longest
     }
 
     /// `bytes` without the numbered placeholders in it (`PlaceholderFormat.numberedShapes`:

@@ -401,4 +401,15 @@ final class FuzzRegressionTests: XCTestCase {
     func testANumbersValueStopsAtAFieldEnd() {
         assertFixedPoint("AHsidG9rZW4iOjImEUZVUDBpVEhzUjg=", present: [#"\"token\":0&"#])
     }
+
+    /// A form `pan=7<NUL>token"zk-1234567}123456789000`: 20 digits in all are no card number, so
+    /// the value was scanned as text and `zk-1234567` replaced; a second run counted 13 and
+    /// replaced the value as a card. A card number under a card name is its longest group of
+    /// digits (single spaces or dashes between), here 12: a card in both runs.
+    func testACardNumberIsOneGroupOfDigits() {
+        assertFixedPoint("AnBhbj03AHRva2VuInprLTEyMzQ1Njd9MTIzNDU2Nzg5MDAw", absent: ["1234567", "123456789000"])
+        XCTAssertEqual(RedactionEngine.longestOwnDigitGroup("4111 1111-1111 1111 exp 12/26"), 16)
+        XCTAssertEqual(RedactionEngine.longestOwnDigitGroup("12  34"), 2, "two spaces end a group")
+        XCTAssertEqual(RedactionEngine.longestOwnDigitGroup("redacted-12345678901234 9"), 1, "a placeholder's digits are none")
+    }
 }
