@@ -31,7 +31,8 @@ public enum PercentEncoding {
         return out
     }
 
-    private static func hexValue(_ c: UInt8) -> UInt8? {
+    /// The value of a hex digit (either case), nil for any other byte.
+    @inlinable public static func hexValue(_ c: UInt8) -> UInt8? {
         switch c {
         case 0x30...0x39: return c - 0x30
         case 0x41...0x46: return c - 0x41 + 10

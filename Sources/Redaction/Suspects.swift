@@ -124,7 +124,7 @@ enum SuspectScanner {
     /// Whether `p[i]` starts a `%XX` escape of a byte that is no part of a value run.
     @inline(__always) private static func isEscapedBreak(_ p: UnsafeBufferPointer<UInt8>, at i: Int,
                                                          _ kind: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard i + 2 < p.count, let high = hexValue(p[i + 1]), let low = hexValue(p[i + 2]) else { return false }
+        guard i + 2 < p.count, let high = PercentEncoding.hexValue(p[i + 1]), let low = PercentEncoding.hexValue(p[i + 2]) else { return false }
         return kind[Int(high << 4 | low)] == 0
     }
 
@@ -234,19 +234,10 @@ enum SuspectScanner {
     /// (and its width): a value written percent-encoded (`%7B` for `{`) reads as it does decoded,
     /// so the look-back finds the same words in both.
     @inline(__always) private static func byte(before end: Int, _ p: UnsafeBufferPointer<UInt8>) -> (UInt8, Int) {
-        if end >= 3 && p[end - 3] == 0x25, let high = hexValue(p[end - 2]), let low = hexValue(p[end - 1]) {
+        if end >= 3 && p[end - 3] == 0x25, let high = PercentEncoding.hexValue(p[end - 2]), let low = PercentEncoding.hexValue(p[end - 1]) {
             return (high << 4 | low, 3)
         }
         return (p[end - 1], 1)
-    }
-
-    @inline(__always) private static func hexValue(_ b: UInt8) -> UInt8? {
-        switch b {
-        case 0x30...0x39: return b - 0x30
-        case 0x41...0x46: return b - 0x37
-        case 0x61...0x66: return b - 0x57
-        default: return nil
-        }
     }
 
     /// Bytes of the look-back's words: those of value runs. A value another rule replaces is one
