@@ -57,7 +57,7 @@ struct Finalizer {
                case .plain = m.modifier {
                 if out.isEmpty { out.reserveCapacity(n + 64) }
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<start]))
-                out.append(contentsOf: placeholders[m.index].utf8)
+                placeholders.withBytes(m.index) { out.append(contentsOf: $0) }
                 copied = m.end
                 return m.end
             }
@@ -322,5 +322,13 @@ struct UnitPlaceholders {
     subscript(index: Int) -> String {
         guard let numbering else { return list[index] }
         return ids[index] >= 0 ? numbering.placeholder(ids[index]) : "redacted"
+    }
+
+    /// Calls `body` with the bytes of `self[index]`.
+    @inline(__always)
+    func withBytes<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let numbering, ids[index] >= 0 { return numbering.withPlaceholderBytes(ids[index], body) }
+        var placeholder = self[index]
+        return placeholder.withUTF8(body)
     }
 }

@@ -232,6 +232,12 @@ struct FileNumbering: @unchecked Sendable {
         shards[shard(of: id)].placeholder(id >> ValueInterner.shardBits)
     }
 
+    /// Calls `body` with the bytes of `placeholder(id)`, without a string.
+    @inline(__always)
+    func withPlaceholderBytes<R>(_ id: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        shards.withUnsafeBufferPointer { $0[shard(of: id)].withPlaceholderBytes(id >> ValueInterner.shardBits, body) }
+    }
+
     /// The value with id `id`, as it stands at its first occurrence.
     func value(_ id: Int32) -> String {
         shards[shard(of: id)].value(id >> ValueInterner.shardBits)

@@ -30,6 +30,12 @@ struct PlaceholderTable: Sendable {
     private var slots = [UInt64](repeating: 0, count: 64)
     private var entries: [Entry] = []
     private var counters = PlaceholderCounters()
+    /// Every placeholder's bytes, one after another (after `makePlaceholders`), and where each
+    /// one's are by id: `offset << 16 | count`. Pass 2 copies a placeholder per marker; read from
+    /// `entries`, each was a cache miss into a table of tens of megabytes, and another into the
+    /// string's own storage (a third of pass 2's samples).
+    private var placeholderBytes: [UInt8] = []
+    private var placeholderSpans: [UInt64] = []
 
     /// How many values have placeholders.
     var count: Int { entries.count }
@@ -178,11 +184,37 @@ struct PlaceholderTable: Sendable {
     /// In place, field by field: copying each entry out (three strings retained and released)
     /// was a few percent of a redaction's sequential numbering.
     mutating func makePlaceholders(numbers: [Int]) {
+        var bytes: [UInt8] = [], spans = [UInt64](repeating: 0, count: entries.count)
+        bytes.reserveCapacity(entries.count * 20)
         entries.withUnsafeMutableBufferPointer { buffer in
             for e in buffer.indices {
                 buffer[e].number = numbers[e]
-                buffer[e].placeholder = PlaceholderFormat.make(buffer[e].kind, number: numbers[e], value: buffer[e].key)
+                var placeholder = PlaceholderFormat.make(buffer[e].kind, number: numbers[e], value: buffer[e].key)
+                placeholder.withUTF8 { p in
+                    // A longer placeholder (none is) is read from its entry.
+                    guard p.count < 0xFFFF else { spans[e] = 0xFFFF; return }
+                    spans[e] = UInt64(bytes.count) << 16 | UInt64(p.count)
+                    bytes.append(contentsOf: p)
+                }
+                buffer[e].placeholder = placeholder
             }
+        }
+        placeholderBytes = bytes
+        placeholderSpans = spans
+    }
+
+    /// Calls `body` with the bytes of the placeholder of the value numbered `id` (after
+    /// `makePlaceholders`).
+    @inline(__always)
+    func withPlaceholderBytes<R>(_ id: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        let span = Int(id) < placeholderSpans.count ? placeholderSpans[Int(id)] : 0xFFFF
+        let count = Int(span & 0xFFFF)
+        guard count != 0xFFFF else {
+            var placeholder = entries[Int(id)].placeholder
+            return placeholder.withUTF8(body)
+        }
+        return placeholderBytes.withUnsafeBufferPointer { b in
+            body(UnsafeBufferPointer(rebasing: b[Int(span >> 16)..<(Int(span >> 16) + count)]))
         }
     }
 

@@ -52,6 +52,9 @@ final class NumberingTests: XCTestCase {
                 XCTAssertEqual(ids[g].count, group.values.count)
                 for (k, (kind, value)) in group.values.enumerated() {
                     XCTAssertEqual(numbering.placeholder(ids[g][k]), table.lookup(kind, value), "seed \(seed) \(kind) \(value)")
+                    // Pass 2 copies the same bytes from the numbering's compact store.
+                    XCTAssertEqual(numbering.withPlaceholderBytes(ids[g][k]) { String(decoding: $0, as: UTF8.self) },
+                                   table.lookup(kind, value))
                     XCTAssertEqual(numbering.lookup(kind, value), table.lookup(kind, value))
                     XCTAssertEqual(numbering.id(kind, value), ids[g][k])
                 }
