@@ -309,10 +309,14 @@ private struct Scanner {
         }
         stop = min(stop, end)
         var failure: ScanFailure?
-        let decoded = [UInt8](unsafeUninitializedCapacity: max(1, stop - start)) { out, count in
-            guard let o = out.baseAddress, let b = buf.baseAddress else { return }
+        var invalid = false
+        // Decoded straight into the string's storage, which is then checked in place: a buffer
+        // of its own, copied into the string, was an allocation, a copy and fresh pages for
+        // every body.
+        let s = String(unsafeUninitializedCapacity: max(1, stop - start)) { out -> Int in
+            guard let o = out.baseAddress, let b = buf.baseAddress else { return 0 }
             (o).update(from: b + start, count: pos - start)
-            count = pos - start
+            var count = pos - start
             let out = UnsafeMutableRawPointer(o)
             while pos < stop {
                 // Eight bytes at a time: stored whole (the buffer has the escaped size, and fewer
@@ -335,7 +339,7 @@ private struct Scanner {
                 }
                 let escapeStart = pos
                 pos += 1
-                guard pos < end else { failure = fail("unterminated string", at: open); return }
+                guard pos < end else { failure = fail("unterminated string", at: open); return 0 }
                 // The one-letter escapes of text, without a call.
                 let single = JSONEscape.singleLetter[Int(buf[pos])]
                 if single != 0 {
@@ -349,13 +353,16 @@ private struct Scanner {
                     count += writeUTF8(scalar, to: o + count)
                     pos = next
                 case .failure(.badHex):
-                    failure = fail("invalid \\u escape, expected 4 hex digits", at: escapeStart); return
+                    failure = fail("invalid \\u escape, expected 4 hex digits", at: escapeStart); return 0
                 case .failure(.loneSurrogate):
-                    failure = fail("lone UTF-16 surrogate in \\u escape", at: escapeStart); return
+                    failure = fail("lone UTF-16 surrogate in \\u escape", at: escapeStart); return 0
                 case .failure(.invalidEscape(let e)):
-                    failure = fail("invalid escape sequence '\\' followed by \(describeByte(e))", at: escapeStart); return
+                    failure = fail("invalid escape sequence '\\' followed by \(describeByte(e))", at: escapeStart); return 0
                 }
             }
+            // Escapes write valid UTF-8; the bytes copied as they are may not be.
+            if firstInvalidUTF8(UnsafeBufferPointer(start: o, count: count)) != count { invalid = true; return 0 }
+            return count
         }
         if let failure { throw failure }
         guard pos < end else { throw fail("unterminated string", at: open) }
@@ -363,7 +370,7 @@ private struct Scanner {
         if b < 0x20 { throw fail("unescaped control character \(describeByte(b)) in string") }
         let close = pos
         pos += 1
-        guard let s = decoded.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) else {
+        if invalid {
             let raw = UnsafeBufferPointer(rebasing: buf[start..<close])
             throw fail("invalid UTF-8 in string", at: start + firstInvalidUTF8(raw))
         }
