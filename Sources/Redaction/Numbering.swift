@@ -101,7 +101,12 @@ final class ValueInterner: @unchecked Sendable {
     /// chase bare, in the order they were numbered. Call once, after the last `intern` of pass 1.
     func freeze(reserved: [(ValueKind, Int)]) -> (FileNumbering, chasedBare: [Int32]) {
         frozen.store(true, ordering: .releasing)
-        var tables = shards.map { shard in shard.table.withLock { $0 } }
+        // Moved out of the locks, so making the placeholders below mutates the only reference:
+        // a copy left behind made every table copied whole (every entry, its strings retained).
+        var tables = shards.map { shard in shard.table.withLock { table in
+            defer { table = PlaceholderTable() }
+            return table
+        } }
         // Each shard's values sorted by first occurrence on every core, then merged: one sort of
         // them all was most of the sequential part of freeze.
         var runs = [[Ordered]](repeating: [], count: Self.shardCount)
@@ -142,6 +147,8 @@ final class ValueInterner: @unchecked Sendable {
             let cells = SendableBuffer(t)
             DispatchQueue.concurrentPerform(iterations: Self.shardCount) { s in cells.buffer[s].makePlaceholders(numbers: numbers[s]) }
         }
+        // Back for `intern`'s lookups after the freeze (shared: nothing changes them now).
+        for s in shards.indices { shards[s].table.withLock { $0 = tables[s] } }
         return (FileNumbering(shards: tables), chasedBare)
     }
 
