@@ -215,9 +215,7 @@ enum JWTShape {
 
     /// The decoded header object of a JWT, or nil when `value` is not one.
     static func header(of value: String) -> JSONFields? {
-        // A JWT header is a JSON object, so its base64url starts with "ey" ('{' then a quote or
-        // whitespace); checking that first keeps ordinary secrets off the decoding path.
-        guard value.utf8.starts(with: "ey".utf8) else { return nil }
+        guard mayBeJWT(value) else { return nil }
         var parts = value.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else { return nil }
         let headerPart = parts.removeFirst()
@@ -228,6 +226,11 @@ enum JWTShape {
         for part in parts where !part.allSatisfy(Base64URL.isAlphabet) { return nil }
         return object
     }
+
+    /// Whether `value` may be a JWT: a JWT header is a JSON object, so its base64url starts with
+    /// "ey" ('{' then a quote or whitespace). Checking that first keeps ordinary secrets off the
+    /// decoding path.
+    static func mayBeJWT(_ value: String) -> Bool { value.utf8.starts(with: "ey".utf8) }
 
     static func placeholder(header: JSONFields, number: Int) -> String {
         var kept: JSONFields = []

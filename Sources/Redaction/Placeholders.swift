@@ -22,7 +22,9 @@ struct PlaceholderTable: Sendable {
         /// Where the value first occurs, in file order (`ValueInterner.position`).
         var first: UInt64
         var number: Int
-        var placeholder: String
+        /// A secret that may be a JWT (its placeholder keeps the header): the only kind whose
+        /// placeholder reads the value, so numbering reads no other value's storage.
+        var mayBeJWT: Bool
     }
     /// Open addressing by the hash's low bits. A slot holds the hash's top 32 bits and the entry
     /// id + 1 (0: empty), so a probe reads an entry only when those bits match: the table is
@@ -30,10 +32,10 @@ struct PlaceholderTable: Sendable {
     private var slots = [UInt64](repeating: 0, count: 64)
     private var entries: [Entry] = []
     private var counters = PlaceholderCounters()
-    /// Every placeholder's bytes, one after another (after `makePlaceholders`), and where each
-    /// one's are by id: `offset << 16 | count`. Pass 2 copies a placeholder per marker; read from
-    /// `entries`, each was a cache miss into a table of tens of megabytes, and another into the
-    /// string's own storage (a third of pass 2's samples).
+    /// Every placeholder's bytes, one after another, and where each one's are by id:
+    /// `offset << 32 | count` (0: none yet). Pass 2 copies a placeholder per marker; a string
+    /// per entry made each a cache miss into a table of tens of megabytes and another into the
+    /// string's storage (a third of pass 2's samples), and numbering retained each.
     private var placeholderBytes: [UInt8] = []
     private var placeholderSpans: [UInt64] = []
 
@@ -115,7 +117,7 @@ struct PlaceholderTable: Sendable {
 
     func lookup(_ kind: ValueKind, _ value: String) -> String? {
         let key = Self.key(kind, value)
-        return find(kind, key, Self.hash(kind, key: key)).entry.map { entries[$0].placeholder }
+        return find(kind, key, Self.hash(kind, key: key)).entry.map { placeholder(Int32($0)) }
     }
 
     /// Room for `n` values without growing.
@@ -146,9 +148,18 @@ struct PlaceholderTable: Sendable {
         let (id, new) = insert(kind, value, hash: nil, first: 0)
         if new {
             entries[Int(id)].number = counters.next(kind)
-            entries[Int(id)].placeholder = Self.make(entries[Int(id)])
+            var placeholder = Self.make(entries[Int(id)])
+            if placeholderSpans.count <= Int(id) { placeholderSpans += repeatElement(0, count: Int(id) + 1 - placeholderSpans.count) }
+            placeholderSpans[Int(id)] = placeholder.withUTF8 { Self.append($0, to: &placeholderBytes) }
         }
-        return entries[Int(id)].placeholder
+        return placeholder(id)
+    }
+
+    /// Appends `p` to `bytes`; its span there.
+    private static func append(_ p: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8]) -> UInt64 {
+        let span = UInt64(bytes.count) << 32 | UInt64(p.count)
+        bytes.append(contentsOf: p)
+        return span
     }
 
     /// Adds `value` when it is new, without a number yet (`ValueInterner` numbers the values of a
@@ -170,14 +181,15 @@ struct PlaceholderTable: Sendable {
         }
         let id = Int32(entries.count)
         slots[slot] = Self.slot(hash, Int(id))
-        entries.append(Entry(hash: hash, kind: kind, key: key, value: value, first: first, number: 0, placeholder: ""))
+        entries.append(Entry(hash: hash, kind: kind, key: key, value: value, first: first, number: 0,
+                             mayBeJWT: kind == .secret && JWTShape.mayBeJWT(key)))
         if entries.count * 2 > slots.count { rehash(slots.count * 2) }
         return (id, true)
     }
 
     /// Only secrets use the value (a JWT keeps its header), and a secret's key is its value.
     private static func make(_ entry: Entry) -> String {
-        PlaceholderFormat.make(entry.kind, number: entry.number, value: entry.key)
+        PlaceholderFormat.make(entry.kind, number: entry.number, value: entry.mayBeJWT ? entry.key : "")
     }
 
     /// Makes the placeholder of every value added by `insert`: value `id` gets `numbers[id]`.
@@ -185,36 +197,26 @@ struct PlaceholderTable: Sendable {
     /// was a few percent of a redaction's sequential numbering.
     mutating func makePlaceholders(numbers: [Int]) {
         var bytes: [UInt8] = [], spans = [UInt64](repeating: 0, count: entries.count)
-        bytes.reserveCapacity(entries.count * 20)
+        bytes.reserveCapacity(entries.count * 16)
         entries.withUnsafeMutableBufferPointer { buffer in
             for e in buffer.indices {
                 buffer[e].number = numbers[e]
-                var placeholder = PlaceholderFormat.make(buffer[e].kind, number: numbers[e], value: buffer[e].key)
-                placeholder.withUTF8 { p in
-                    // A longer placeholder (none is) is read from its entry.
-                    guard p.count < 0xFFFF else { spans[e] = 0xFFFF; return }
-                    spans[e] = UInt64(bytes.count) << 16 | UInt64(p.count)
-                    bytes.append(contentsOf: p)
-                }
-                buffer[e].placeholder = placeholder
+                var placeholder = Self.make(buffer[e])
+                spans[e] = placeholder.withUTF8 { Self.append($0, to: &bytes) }
             }
         }
         placeholderBytes = bytes
         placeholderSpans = spans
     }
 
-    /// Calls `body` with the bytes of the placeholder of the value numbered `id` (after
-    /// `makePlaceholders`).
+    /// Calls `body` with the bytes of the placeholder of the value numbered `id` (empty before it
+    /// has one).
     @inline(__always)
     func withPlaceholderBytes<R>(_ id: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        let span = Int(id) < placeholderSpans.count ? placeholderSpans[Int(id)] : 0xFFFF
-        let count = Int(span & 0xFFFF)
-        guard count != 0xFFFF else {
-            var placeholder = entries[Int(id)].placeholder
-            return placeholder.withUTF8(body)
-        }
+        let span = Int(id) < placeholderSpans.count ? placeholderSpans[Int(id)] : 0
         return placeholderBytes.withUnsafeBufferPointer { b in
-            body(UnsafeBufferPointer(rebasing: b[Int(span >> 16)..<(Int(span >> 16) + count)]))
+            let start = Int(span >> 32)
+            return body(UnsafeBufferPointer(rebasing: b[start..<(start + Int(span & 0xFFFF_FFFF))]))
         }
     }
 
@@ -231,7 +233,7 @@ struct PlaceholderTable: Sendable {
     func value(_ id: Int32) -> String { entries[Int(id)].value }
 
     /// The placeholder of the value numbered `id` (after `makePlaceholders`).
-    func placeholder(_ id: Int32) -> String { entries[Int(id)].placeholder }
+    func placeholder(_ id: Int32) -> String { withPlaceholderBytes(id) { String(decoding: $0, as: UTF8.self) } }
 
     /// The id of a value numbered before.
     func id(_ kind: ValueKind, _ value: String) -> Int32? {
