@@ -148,11 +148,13 @@ extension RedactionEngine {
     /// (`123456789:AA...`), which are found at their colon.
     /// Whether `redacted-<digit>` occurs in `range`.
     static func containsNumberedPlaceholder(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
-        let prefix: [UInt8] = Array("redacted-".utf8)
+        // A StaticString: an array made here was an allocation per email and assignment found.
+        let prefix = PlaceholderFormat.secretPrefix
+        let n = prefix.utf8CodeUnitCount
         var i = range.lowerBound
-        while i + prefix.count < range.upperBound {
-            if p[i] == 0x72 && p[i + prefix.count] >= 0x30 && p[i + prefix.count] <= 0x39
-                && prefix.indices.allSatisfy({ p[i + $0] == prefix[$0] }) { return true }
+        while i + n < range.upperBound {
+            if p[i] == 0x72 && p[i + n] >= 0x30 && p[i + n] <= 0x39
+                && (0..<n).allSatisfy({ p[i + $0] == prefix.utf8Start[$0] }) { return true }
             i += 1
         }
         return false

@@ -54,12 +54,34 @@ extension RedactionEngine {
     /// A decoded body by its type: forms, multipart, server-sent events, JSON lines, then JSON,
     /// base64 text or plain text.
     func redactDecodedBody(_ text: String, mimeType: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
+        switch rewriteDecodedBody(text, mimeType: mimeType, location, path, asBytes: false) {
+        case .string(let s): return s
+        case .bytes(let b): return String(decoding: b, as: UTF8.self)
+        case nil: return nil
+        }
+    }
+
+    /// A body's new text, as a string or as bytes.
+    enum BodyText {
+        case string(String)
+        case bytes([UInt8])
+    }
+
+    /// `redactDecodedBody`; with `asBytes`, a JSON document or scanned text comes back as the
+    /// bytes it was rewritten into: a string made of them here would be read as bytes again in
+    /// pass 2 (`FileRedaction` keeps a response body's bytes for it), and building one cost
+    /// ~1,800 instructions per value replaced.
+    func rewriteDecodedBody(_ text: String, mimeType: String, _ location: RedactionLocation, _ path: () -> String,
+                            asBytes: Bool) -> BodyText? {
+        func result(_ bytes: [UInt8]?) -> BodyText? {
+            bytes.map { asBytes ? .bytes($0) : .string(String(decoding: $0, as: UTF8.self)) }
+        }
         let type = mimeType.lowercased()
         if BodyKind.isURLEncoded(type) {
-            return redactQuery(text, location, path, plusAsSpace: true)
+            return redactQuery(text, location, path, plusAsSpace: true).map(BodyText.string)
         }
         if let boundary = BodyKind.boundary(of: mimeType) {
-            return redactMultipart(text, boundary: boundary, location, path)
+            return redactMultipart(text, boundary: boundary, location, path).map(BodyText.string)
         }
         if type.hasPrefix("text/event-stream") {
             return redactLines(text) { line in
@@ -68,22 +90,22 @@ extension RedactionEngine {
                 let start = line.count > 5 && line[5] == 0x20 ? 6 : 5
                 return redactValueBytes(UnsafeBufferPointer(rebasing: line[start...]), location, path)
                     .map { Array(line[..<start]) + $0 }
-            }
+            }.map(BodyText.string)
         }
         var copy = text
-        return copy.withUTF8 { p -> String? in
+        return copy.withUTF8 { p -> BodyText? in
             if Self.looksLikeJSON(p) {
                 switch rewriteJSON(p, location, path) {
-                case .edited(let edits): return Self.applying(edits, to: text)
+                case .edited(let edits): return asBytes ? .bytes(Self.applying(edits, to: p)) : .string(Self.applying(edits, to: text))
                 case .unchanged: return nil
                 case .notJSON:
                     // JSON lines (NDJSON), or JSON cut off or broken: line by line keeps each
                     // document's keys and types.
-                    if p.contains(0x0A) { return redactJSONLines(text, location, path) }
-                    return redactBrokenJSON(p, location, path).map { String(decoding: $0, as: UTF8.self) }
+                    if p.contains(0x0A) { return redactJSONLines(text, location, path).map(BodyText.string) }
+                    return result(redactBrokenJSON(p, location, path))
                 }
             }
-            return redactValueBytes(p, location, path).map { String(decoding: $0, as: UTF8.self) }
+            return result(redactValueBytes(p, location, path))
         }
     }
 

@@ -46,13 +46,20 @@ public final class FileRedaction: @unchecked Sendable {
         var binaryBodies = 0
         var knownCounts: [RedactionLocation: Int] = [:]
         var done = false
+        /// The response body as pass 1 rewrote it, for pass 2 (the entry's text is nil until then).
+        var responseBody: [UInt8]?
     }
+
+    private let deferBodies: Bool
 
     public convenience init(config: RedactionConfiguration, entryCount: Int, collectFindings: Bool = false) {
         self.init(rules: CompiledRules(config), entryCount: entryCount, collectFindings: collectFindings)
     }
 
-    init(rules: CompiledRules, entryCount: Int, collectFindings: Bool) {
+    /// `deferBodies`: response bodies rewritten into bytes stay bytes until pass 2 (off only in
+    /// tests, which compare the two ways).
+    init(rules: CompiledRules, entryCount: Int, collectFindings: Bool, deferBodies: Bool = true) {
+        self.deferBodies = deferBodies
         self.rules = rules
         self.entryCount = entryCount
         self.collectFindings = collectFindings
@@ -67,6 +74,7 @@ public final class FileRedaction: @unchecked Sendable {
 
     private func withEngine<R>(_ body: (RedactionEngine) -> R) -> R {
         let engine = engines.withLock { $0.popLast() } ?? RedactionEngine(rules: rules, collectFindings: collectFindings)
+        engine.deferBodies = deferBodies
         defer { engines.withLock { $0.append(engine) } }
         return body(engine)
     }
@@ -92,6 +100,8 @@ public final class FileRedaction: @unchecked Sendable {
         }
         unit.reserved = collector.reserved
         unit.fixups = fixups
+        unit.responseBody = engine.deferredResponseBody
+        engine.deferredResponseBody = nil
         let results = engine.takeResults()
         for (cell, count) in results.tallies.enumerated() where count != 0 { unit.tallies.append((Int32(cell), Int32(count))) }
         unit.findings = results.findings
@@ -182,7 +192,8 @@ public final class FileRedaction: @unchecked Sendable {
     public func finalize(_ entry: inout HAREntry, index: Int) {
         precondition(frozen && index >= 0 && index < entryCount)
         var f = finalizer(pending[index])
-        let counts = f.finalizeEntry(&entry, fixups: pending[index].fixups)
+        let counts = f.finalizeEntry(&entry, fixups: pending[index].fixups, responseBody: pending[index].responseBody)
+        pending[index].responseBody = nil
         pending[index].knownCounts = counts
         if collectFindings {
             let base = "log.entries[\(index)]"

@@ -16,7 +16,8 @@ extension Finalizer {
 
     /// Pass 2 of one entry, with the body length fixups of pass 1. Returns how many known values
     /// were replaced per location.
-    mutating func finalizeEntry(_ entry: inout HAREntry, fixups: [BodyLengthFixup]) -> [RedactionLocation: Int] {
+    /// `responseBody`: the response body pass 1 kept as bytes (the entry's text is nil).
+    mutating func finalizeEntry(_ entry: inout HAREntry, fixups: [BodyLengthFixup], responseBody: [UInt8]? = nil) -> [RedactionLocation: Int] {
         var counts: [RedactionLocation: Int] = [:]
         func count(_ location: RedactionLocation, _ work: () -> Void) {
             let before = hits.count
@@ -69,11 +70,19 @@ extension Finalizer {
         count(.url) { if let r = url(response.redirectURL) { response.redirectURL = r } }
         count(.body) {
             var content = response.content
-            if let body = content.text {
-                let isBase64 = content.encoding == "base64"
-                let old = fixups.first { $0.body == .response }?.oldLength
+            let isBase64 = content.encoding == "base64"
+            var old: Int?
+            if let body = responseBody {
+                old = fixups.first { $0.body == .response }?.oldLength ?? body.count
+                let queryFrom = BodyKind.isURLEncoded(content.mimeType) ? 0 : Int.max
+                let final = body.withUnsafeBufferPointer { bytes($0, sameLength: false, queryFrom: queryFrom) } ?? body
+                content.text = String(decoding: final, as: UTF8.self)
+            } else if let body = content.text {
+                old = fixups.first { $0.body == .response }?.oldLength
                     ?? (isBase64 ? (Base64.decodedCount(body) ?? content.size) : body.utf8.count)
                 if let r = finalizeBody(body, base64: isBase64, mimeType: content.mimeType) { content.text = r }
+            }
+            if let old {
                 let newText = content.text ?? ""
                 let new = isBase64 ? (Base64.decodedCount(newText) ?? newText.utf8.count) : newText.utf8.count
                 if old != new {

@@ -98,7 +98,20 @@ extension RedactionEngine {
         if let text = response.content.text {
             let isBase64 = response.content.encoding == "base64"
             let old = isBase64 ? (Base64.decodedCount(text) ?? response.content.size) : text.utf8.count
-            if let r = redactBody(text, base64: isBase64, mimeType: response.content.mimeType, .body, { base + ".content.text" }) {
+            if deferBodies && !isBase64 && !text.isEmpty {
+                // Kept as bytes for pass 2 (`deferredResponseBody`); the text is set there.
+                switch rewriteDecodedBody(text, mimeType: response.content.mimeType, .body, { base + ".content.text" }, asBytes: true) {
+                case .string(let r):
+                    response.content.text = r
+                    fixups.append(BodyLengthFixup(body: .response, oldLength: old))
+                case .bytes(let r):
+                    response.content.text = nil
+                    deferredResponseBody = r
+                    fixups.append(BodyLengthFixup(body: .response, oldLength: old))
+                case nil:
+                    break
+                }
+            } else if let r = redactBody(text, base64: isBase64, mimeType: response.content.mimeType, .body, { base + ".content.text" }) {
                 response.content.text = r
                 fixups.append(BodyLengthFixup(body: .response, oldLength: old))
             }

@@ -281,12 +281,14 @@ extension URLParts {
     static func percentEncodedQueryValue(_ bytes: [UInt8], keepingPercent: Bool = false) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
-        let hex = Array("0123456789ABCDEF".utf8)
+        let hex: StaticString = "0123456789ABCDEF"
         for b in bytes {
             if RedactionEngine.isAlnum(b) || Self.queryKept[Int(b)] || (keepingPercent && b == 0x25) {
                 out.append(b)
             } else {
-                out += [0x25, hex[Int(b >> 4)], hex[Int(b & 15)]]
+                out.append(0x25)
+                out.append(hex.utf8Start[Int(b >> 4)])
+                out.append(hex.utf8Start[Int(b & 15)])
             }
         }
         return out

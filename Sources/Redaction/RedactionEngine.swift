@@ -111,6 +111,11 @@ public final class RedactionEngine {
     var versionContext = false
     /// Set while scanning JSON that does not parse: its quoted keys are the JSON key pass's.
     var lenientJSON = false
+    /// Set by `FileRedaction`, which takes `deferredResponseBody` after each entry: a response
+    /// body rewritten into bytes stays bytes for pass 2, and the entry's text is nil until then.
+    var deferBodies = false
+    /// The rewritten response body of the entry collected last, when `deferBodies`.
+    var deferredResponseBody: [UInt8]?
     /// The numbering of `redact(_:)` and the standalone helpers (one thread, one file).
     var table = PlaceholderTable()
     static let locationCount = RedactionLocation.allCases.count

@@ -282,4 +282,45 @@ final class TwoPassTests: XCTestCase {
         XCTAssertGreaterThan(sequential.report.counts[.knownSecrets]?[.url] ?? 0, 10)
         XCTAssertFalse(text(sequential.bytes).contains("Yq8wLm3Zp"))
     }
+
+    /// Response bodies kept as bytes between the passes (the entry's text nil) give exactly the
+    /// file that keeping them as strings gives, sizes included.
+    func testBodiesKeptAsBytesGiveTheSameFile() {
+        let bodies: [(String, String, Bool)] = [
+            ("application/json", #"{"token": "tok-1-abcdefgh", "mail": "u1@corp.com", "n": [1, 2.5, "x"]}"#, false),
+            ("application/json", #"{"note": "caf\u00e9 \"quoted\" tok-1-abcdefgh", "password": "hunter2hunter2"}"#, false),
+            ("application/json", #"{"token": "tok-2-abcdefgh", "cut": "#, false),  // broken JSON
+            ("application/x-ndjson", "{\"token\": \"tok-3-abcdefgh\"}\n{\"mail\": \"u2@corp.com\"}", false),
+            ("text/plain", "password=s3cr3t-v4lue-x9 and mail u3@corp.com tok-1-abcdefgh", false),
+            ("application/x-www-form-urlencoded", "token=tok-4-abcdefgh&mail=u4%40corp.com", false),
+            ("application/json", #"{"token": "tok-5-abcdefgh"}"#, true),
+            ("application/json", #"{"plain": "nothing to see"}"#, false),
+            ("application/json", #"{"mail": "\u00fcser@corp.com", "ref": "tok-2-abcdefgh"}"#, false),
+        ]
+        let entries = bodies.enumerated().map { i, body in
+            makeEntry(index: i, url: "https://api.example.com/v1/items?session=sess-\(i % 3)-abcdefgh",
+                      responseBody: (body.0, body.1), responseBase64: body.2)
+        }
+        func run(deferBodies: Bool) -> (bytes: [UInt8], deferred: Int, log: HARLog) {
+            var log = makeLog(entries)
+            let file = FileRedaction(rules: CompiledRules(RedactionConfiguration()), entryCount: log.entries.count,
+                                     collectFindings: false, deferBodies: deferBodies)
+            file.collectHead(&log)
+            for i in log.entries.indices { file.collect(&log.entries[i], index: i) }
+            let deferred = log.entries.filter { $0.response.content.text == nil }.count
+            file.freeze()
+            file.finalizeHead(&log)
+            for i in log.entries.indices { file.finalize(&log.entries[i], index: i) }
+            return (log.serialize(pretty: true), deferred, log)
+        }
+        let asBytes = run(deferBodies: true), asStrings = run(deferBodies: false)
+        XCTAssertEqual(asStrings.deferred, 0)
+        // The JSON, broken JSON and text bodies that changed (not the form, base64 or untouched ones).
+        XCTAssertGreaterThanOrEqual(asBytes.deferred, 5)
+        XCTAssertEqual(text(asBytes.bytes), text(asStrings.bytes))
+        XCTAssertFalse(text(asBytes.bytes).contains("tok-1-abcdefgh"))
+        for entry in asBytes.log.entries where entry.response.content.encoding == nil {
+            XCTAssertEqual(entry.response.content.size, entry.response.content.text?.utf8.count)
+        }
+    }
 }
