@@ -313,6 +313,8 @@ private struct Scanner {
         // Decoded straight into the string's storage, which is then checked in place: a buffer
         // of its own, copied into the string, was an allocation, a copy and fresh pages for
         // every body.
+        // Read once: a static's lazy initializer is checked at each access (a call per escape).
+        let singleLetter = JSONEscape.singleLetter
         let s = String(unsafeUninitializedCapacity: max(1, stop - start)) { out -> Int in
             guard let o = out.baseAddress, let b = buf.baseAddress else { return 0 }
             (o).update(from: b + start, count: pos - start)
@@ -341,7 +343,7 @@ private struct Scanner {
                 pos += 1
                 guard pos < end else { failure = fail("unterminated string", at: open); return 0 }
                 // The one-letter escapes of text, without a call.
-                let single = JSONEscape.singleLetter[Int(buf[pos])]
+                let single = singleLetter[Int(buf[pos])]
                 if single != 0 {
                     o[count] = single
                     count += 1
