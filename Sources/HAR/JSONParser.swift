@@ -98,6 +98,8 @@ private struct Scanner {
     let rejectLoneSurrogates: Bool
     var pos = 0
     var depth = 0
+    /// Room to decode strings with escapes in (`parseEscapedString`).
+    var scratch: [UInt8] = []
 
     init(buf: UnsafeBufferPointer<UInt8>, rejectLoneSurrogates: Bool) {
         self.buf = buf
@@ -288,83 +290,86 @@ private struct Scanner {
         return try parseEscapedString(open: open, start: start)
     }
 
-    /// The rest of a string with escapes, from the first stop byte at `pos`. The decoded bytes
-    /// are never more than the escaped ones, so they go straight into a buffer of that size: an
-    /// array `append` per run and per escape cost about 100 instructions each in bodies full of
-    /// `\n` and `\"`. Errors are reported in the order they stand in the text.
+    /// The rest of a string with escapes, from the first stop byte at `pos`, in one pass: decoded
+    /// into `scratch` (reused by every string of the document) up to the closing quote, then
+    /// copied into the string. Finding the quote first, to decode into a string of the escaped
+    /// size, read every body twice. An array `append` per run and per escape cost about 100
+    /// instructions each in bodies full of `\n` and `\"`, so runs are stored eight bytes at a
+    /// time. Errors are reported in the order they stand in the text.
     mutating func parseEscapedString(open: Int, start: Int) throws(ScanFailure) -> String {
-        // Where decoding stops: the closing quote, a control character, or the end of the input.
         let raw = UnsafeRawPointer(buf.baseAddress!)
-        var stop = pos
-        while stop < end {
-            let b = buf[stop]
-            if b == quote || b < 0x20 { break }
-            if b == backslash { stop += 2; continue }
-            stop += 1
-            while stop + 8 <= end {
-                let m = stringStopMask(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: stop, as: UInt64.self)))
-                if m != 0 { stop += m.trailingZeroBitCount >> 3; break }
-                stop += 8
-            }
+        // Out of `self` while in use (the decoding closure reads the scanner), back when done.
+        var scratch = self.scratch
+        self.scratch = []
+        defer { self.scratch = scratch }
+        // The bytes before the first stop byte, as they are.
+        var count = pos - start
+        Self.ensure(&scratch, count + Self.scratchSlack + 64, keeping: 0)
+        scratch.withUnsafeMutableBufferPointer { out in
+            out.baseAddress!.update(from: buf.baseAddress! + start, count: count)
         }
-        stop = min(stop, end)
+        // The high bits of every byte copied as it is: when none is set, the result is ASCII but
+        // for what escapes wrote (valid UTF-8), and needs no check.
+        var high: UInt64 = 0
+        for k in start..<pos { high |= UInt64(buf[k]) }
         var failure: ScanFailure?
-        var invalid = false
-        // Decoded straight into the string's storage, which is then checked in place: a buffer
-        // of its own, copied into the string, was an allocation, a copy and fresh pages for
-        // every body.
         // Read once: a static's lazy initializer is checked at each access (a call per escape).
         let singleLetter = JSONEscape.singleLetter
-        let s = String(unsafeUninitializedCapacity: max(1, stop - start)) { out -> Int in
-            guard let o = out.baseAddress, let b = buf.baseAddress else { return 0 }
-            (o).update(from: b + start, count: pos - start)
-            var count = pos - start
-            let out = UnsafeMutableRawPointer(o)
-            while pos < stop {
-                // Eight bytes at a time: stored whole (the buffer has the escaped size, and fewer
-                // bytes came out than went in, so a word's room is there), kept up to the first
-                // backslash. Bodies escape every line break and quote, so runs are short and a
-                // call per run (memchr, a copy) cost more than the bytes.
-                if pos + 8 <= stop {
-                    let w = raw.loadUnaligned(fromByteOffset: pos, as: UInt64.self)
-                    out.storeBytes(of: w, toByteOffset: count, as: UInt64.self)
-                    let m = backslashMask(UInt64(littleEndian: w))
-                    if m == 0 { pos += 8; count += 8; continue }
-                    let k = m.trailingZeroBitCount >> 3
-                    pos += k
-                    count += k
-                } else if buf[pos] != backslash {
-                    o[count] = buf[pos]
-                    count += 1
+        var needsRoom = true
+        while needsRoom {
+            Self.ensure(&scratch, count + Self.scratchSlack + 64, keeping: count)
+            needsRoom = scratch.withUnsafeMutableBufferPointer { buffer -> Bool in
+                let o = buffer.baseAddress!
+                let out = UnsafeMutableRawPointer(o)
+                // Below this, a word store and the longest escape's bytes fit.
+                let room = buffer.count - Self.scratchSlack
+                while count < room {
+                    if pos + 8 <= end {
+                        let w = raw.loadUnaligned(fromByteOffset: pos, as: UInt64.self)
+                        out.storeBytes(of: w, toByteOffset: count, as: UInt64.self)
+                        high |= w
+                        let m = stringStopMask(UInt64(littleEndian: w))
+                        if m == 0 { pos += 8; count += 8; continue }
+                        let k = m.trailingZeroBitCount >> 3
+                        pos += k
+                        count += k
+                    } else if pos >= end {
+                        return false
+                    }
+                    let b = buf[pos]
+                    if b == quote || b < 0x20 { return false }
+                    if b != backslash {
+                        o[count] = b
+                        high |= UInt64(b)
+                        count += 1
+                        pos += 1
+                        continue
+                    }
+                    let escapeStart = pos
                     pos += 1
-                    continue
+                    guard pos < end else { failure = fail("unterminated string", at: open); return false }
+                    // The one-letter escapes of text, without a call.
+                    let single = singleLetter[Int(buf[pos])]
+                    if single != 0 {
+                        o[count] = single
+                        count += 1
+                        pos += 1
+                        continue
+                    }
+                    switch JSONEscape.decode(buf, letterAt: pos, end: end, rejectLoneSurrogates: rejectLoneSurrogates) {
+                    case .success(let (scalar, next)):
+                        count += writeUTF8(scalar, to: o + count)
+                        pos = next
+                    case .failure(.badHex):
+                        failure = fail("invalid \\u escape, expected 4 hex digits", at: escapeStart); return false
+                    case .failure(.loneSurrogate):
+                        failure = fail("lone UTF-16 surrogate in \\u escape", at: escapeStart); return false
+                    case .failure(.invalidEscape(let e)):
+                        failure = fail("invalid escape sequence '\\' followed by \(describeByte(e))", at: escapeStart); return false
+                    }
                 }
-                let escapeStart = pos
-                pos += 1
-                guard pos < end else { failure = fail("unterminated string", at: open); return 0 }
-                // The one-letter escapes of text, without a call.
-                let single = singleLetter[Int(buf[pos])]
-                if single != 0 {
-                    o[count] = single
-                    count += 1
-                    pos += 1
-                    continue
-                }
-                switch JSONEscape.decode(buf, letterAt: pos, end: end, rejectLoneSurrogates: rejectLoneSurrogates) {
-                case .success(let (scalar, next)):
-                    count += writeUTF8(scalar, to: o + count)
-                    pos = next
-                case .failure(.badHex):
-                    failure = fail("invalid \\u escape, expected 4 hex digits", at: escapeStart); return 0
-                case .failure(.loneSurrogate):
-                    failure = fail("lone UTF-16 surrogate in \\u escape", at: escapeStart); return 0
-                case .failure(.invalidEscape(let e)):
-                    failure = fail("invalid escape sequence '\\' followed by \(describeByte(e))", at: escapeStart); return 0
-                }
+                return true
             }
-            // Escapes write valid UTF-8; the bytes copied as they are may not be.
-            if firstInvalidUTF8(UnsafeBufferPointer(start: o, count: count)) != count { invalid = true; return 0 }
-            return count
         }
         if let failure { throw failure }
         guard pos < end else { throw fail("unterminated string", at: open) }
@@ -372,10 +377,32 @@ private struct Scanner {
         if b < 0x20 { throw fail("unescaped control character \(describeByte(b)) in string") }
         let close = pos
         pos += 1
-        if invalid {
+        let decoded = count
+        let valid = high & 0x8080_8080_8080_8080 == 0
+            || scratch.withUnsafeBufferPointer { firstInvalidUTF8(UnsafeBufferPointer(rebasing: $0[..<decoded])) == decoded }
+        guard valid else {
             let raw = UnsafeBufferPointer(rebasing: buf[start..<close])
             throw fail("invalid UTF-8 in string", at: start + firstInvalidUTF8(raw))
         }
-        return s
+        return scratch.withUnsafeBufferPointer { decodedBytes in
+            String(unsafeUninitializedCapacity: decoded) { out in
+                out.baseAddress!.update(from: decodedBytes.baseAddress!, count: decoded)
+                return decoded
+            }
+        }
+    }
+
+    /// Bytes past the decoded ones that `parseEscapedString` may write before checking its room:
+    /// an eight-byte store, or a scalar's four.
+    static let scratchSlack = 16
+
+    /// Makes `scratch` hold at least `capacity` bytes, its first `keeping` kept.
+    static func ensure(_ scratch: inout [UInt8], _ capacity: Int, keeping: Int) {
+        guard scratch.count < capacity else { return }
+        let old = scratch
+        scratch = [UInt8](unsafeUninitializedCapacity: max(capacity, 2 * old.count, 4096)) { buffer, initialized in
+            old.withUnsafeBufferPointer { buffer.baseAddress!.update(from: $0.baseAddress!, count: keeping) }
+            initialized = buffer.count
+        }
     }
 }
