@@ -192,7 +192,7 @@ extension RedactionEngine {
     /// "Bearer abc" -> "Bearer redacted-1": the scheme stays, the credential goes.
     private func redactAuthorization(_ value: String, _ path: () -> String) -> String? {
         let trimmed = value.trimmingSpaces
-        guard let space = trimmed.firstIndex(of: " ") else {
+        guard let space = trimmed.firstIndex(ofByte: 0x20) else {
             return replaceSecret(trimmed, .authorizationHeader, .header, path)
         }
         let scheme = trimmed[..<space]
@@ -211,9 +211,9 @@ extension RedactionEngine {
     /// rule off, each value is redacted as text (a base64 JSON cookie is still looked into).
     private func redactCookieHeader(_ value: String, _ path: () -> String) -> String? {
         var changed = false
-        let pieces = value.split(separator: ";", omittingEmptySubsequences: false).map { piece -> String in
-            guard let eq = piece.firstIndex(of: "=") else { return String(piece) }
-            let cookieValue = String(piece[piece.index(after: eq)...]).trimmingSpaces
+        let pieces = value.pieces(splitAt: 0x3B).map { piece -> String in
+            guard let eq = piece.firstIndex(ofByte: 0x3D) else { return String(piece) }
+            let cookieValue = String(piece[piece.index(afterByte: eq)...]).trimmingSpaces
             guard flags.has(.cookies) else {
                 guard let r = redactTextOrJSON(cookieValue, .cookie, path) else { return String(piece) }
                 changed = true
@@ -229,13 +229,13 @@ extension RedactionEngine {
 
     /// "sid=abc; Path=/; Domain=x.corp" -> the value replaced, the attributes scanned as text.
     private func redactSetCookie(_ value: String, _ path: () -> String) -> String? {
-        let semicolon = value.firstIndex(of: ";") ?? value.endIndex
+        let semicolon = value.firstIndex(ofByte: 0x3B) ?? value.endIndex
         let pair = value[..<semicolon]
         var attributes = String(value[semicolon...])
         var changed = false
         var head = String(pair)
-        if let eq = pair.firstIndex(of: "=") {
-            let cookieValue = String(pair[pair.index(after: eq)...]).trimmingSpaces
+        if let eq = pair.firstIndex(ofByte: 0x3D) {
+            let cookieValue = String(pair[pair.index(afterByte: eq)...]).trimmingSpaces
             if let r = replaceSecret(cookieValue, .setCookies, .cookie, path) {
                 collector.cookie(String(pair[..<eq]).trimmingSpaces, cookieValue)
                 head = String(pair[...eq]) + r
@@ -270,8 +270,9 @@ extension RedactionEngine {
 
     // MARK: - Comments and custom fields
 
-    func redactComment(_ comment: inout String?, _ base: String) {
-        if let text = comment, let r = redactTextOrJSON(text, .other, { base + ".comment" }) { comment = r }
+    /// `base` is made only for a comment that is there (a path built per header and cookie showed).
+    func redactComment(_ comment: inout String?, _ base: @autoclosure () -> String) {
+        if let text = comment, let r = redactTextOrJSON(text, .other, { base() + ".comment" }) { comment = r }
     }
 
     /// Custom fields: `_webSocketMessages` message by message, `_trailers` (request and response

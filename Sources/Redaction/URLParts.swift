@@ -26,15 +26,17 @@ extension RedactionEngine {
     /// JWTs, emails and keys in the path), the query and a fragment with parameters item by item.
     func redactURL(_ url: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
         guard !url.isEmpty else { return nil }
+        // Found as bytes (ASCII, so at character boundaries): a search by Character walked
+        // the URL grapheme by grapheme.
         var head = Substring(url)
         var fragment: Substring?
-        if let hash = head.firstIndex(of: "#") {
-            fragment = head[head.index(after: hash)...]
+        if let hash = head.utf8.firstIndex(of: 0x23) {
+            fragment = head[head.utf8.index(after: hash)...]
             head = head[..<hash]
         }
         var query: Substring?
-        if let mark = head.firstIndex(of: "?") {
-            query = head[head.index(after: mark)...]
+        if let mark = head.utf8.firstIndex(of: 0x3F) {
+            query = head[head.utf8.index(after: mark)...]
             head = head[..<mark]
         }
         var changed = false
@@ -47,7 +49,7 @@ extension RedactionEngine {
             guard let part else { continue }
             result += separator
             // An OAuth implicit-flow fragment (`#access_token=...`) is a query too.
-            let r = part.contains("=") ? redactQuery(String(part), location, path, plusAsSpace: false)
+            let r = part.utf8.contains(0x3D) ? redactQuery(String(part), location, path, plusAsSpace: false)
                 : scanText(String(part), location, path)
             if let r {
                 result += r
@@ -64,13 +66,13 @@ extension RedactionEngine {
     func redactQuery(_ query: String, _ location: RedactionLocation, _ path: () -> String, plusAsSpace: Bool) -> String? {
         var changed = false
         var items: [String] = []
-        for item in query.split(separator: "&", omittingEmptySubsequences: false) {
-            guard let eq = item.firstIndex(of: "=") else {
+        for item in query.pieces(splitAt: 0x26) {
+            guard let eq = item.firstIndex(ofByte: 0x3D) else {
                 items.append(String(item))
                 continue
             }
             let name = String(item[..<eq])
-            let rawValue = String(item[item.index(after: eq)...])
+            let rawValue = String(item[item.index(afterByte: eq)...])
             let value = PercentEncoding.decoded(rawValue, plusAsSpace: plusAsSpace)
             if let replacement = redactParameterValue(name: PercentEncoding.decoded(name, plusAsSpace: plusAsSpace),
                                                       value: value, location, path) {
@@ -198,6 +200,29 @@ extension RedactionEngine {
 
 extension StringProtocol {
     var trimmingSpaces: String { trimming(" \t") }
+
+    /// The pieces between occurrences of the ASCII `byte` (empty ones kept), found as bytes:
+    /// `split(separator:)` by Character walked every header and query grapheme by grapheme.
+    func pieces(splitAt byte: UInt8) -> [SubSequence] {
+        let utf8 = self.utf8
+        var result: [SubSequence] = []
+        var start = utf8.startIndex, i = start
+        while i < utf8.endIndex {
+            if utf8[i] == byte {
+                result.append(self[start..<i])
+                start = utf8.index(after: i)
+            }
+            i = utf8.index(after: i)
+        }
+        result.append(self[start..<utf8.endIndex])
+        return result
+    }
+
+    /// Where the first ASCII `byte` is, found as bytes.
+    func firstIndex(ofByte byte: UInt8) -> Index? { utf8.firstIndex(of: byte) }
+
+    /// The index after the ASCII byte at `i`.
+    func index(afterByte i: Index) -> Index { utf8.index(after: i) }
 
     /// Without the leading and trailing bytes that are in `set` (ASCII), compared as bytes: a
     /// trailing `\r\n` goes too (one Character, which a Character comparison would keep).

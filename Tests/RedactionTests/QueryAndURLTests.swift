@@ -135,4 +135,22 @@ final class QueryAndURLTests: XCTestCase {
         XCTAssertEqual(r.log.entries[0].request.bodySize, out.utf8.count)
         XCTAssertEqual(header(r.log.entries[0].request.headers, "Content-Length"), String(out.utf8.count))
     }
+
+    /// Queries and cookie headers are split as bytes: every piece kept, empty ones too, and a
+    /// separator next to a combining mark (one Character with it) still separates.
+    func testSplittingAtBytes() {
+        XCTAssertEqual("".pieces(splitAt: 0x26), [""])
+        XCTAssertEqual("&a=1&&b=é&".pieces(splitAt: 0x26), ["", "a=1", "", "b=é", ""])
+        XCTAssertEqual("x=1&\u{301}y=2".pieces(splitAt: 0x26).count, 2)
+        let sub = "k=v; sid=abc"[...]
+        XCTAssertEqual(sub.pieces(splitAt: 0x3B), ["k=v", " sid=abc"])
+        XCTAssertEqual(sub.firstIndex(ofByte: 0x3D).map { sub[sub.index(afterByte: $0)...] }, "v; sid=abc")
+        let r = redacted([makeEntry(url: "https://api.example.com/a?x=1&\u{301}token=Zq7tok3nLp9xV2aa&y=%C3%A9#f=1",
+                                    requestHeaders: [("Cookie", "sid=Yq8wLm3Zp7tok3nQ; theme=dark;;=x")])])
+        let request = r.log.entries[0].request
+        XCTAssertFalse(request.url.contains("Zq7tok3nLp9xV2aa"))
+        XCTAssertTrue(request.url.hasSuffix("&y=%C3%A9#f=1"))
+        XCTAssertEqual(header(request.headers, "Cookie"), "sid=redacted-2; theme=redacted-3;;=redacted-4")
+    }
 }
+
