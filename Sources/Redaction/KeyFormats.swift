@@ -155,6 +155,31 @@ enum KeyFormats {
     }
 
     /// Webhook URLs whose path is the credential: the secret part's range and rule.
+    /// The first three bytes of everything `keyFormat` looks for, as bits of a 32,768-bit table
+    /// (`tripleBit`): a two-byte start is mostly an English word (`ho` of "hotel" for
+    /// hooks.slack.com, `se` for `secret_`), and its third byte rules it out without a lookup.
+    static func makeTripleBits() -> [UInt64] {
+        var bits = [UInt64](repeating: 0, count: 1 << 9)
+        func set(_ a: UInt8, _ b: UInt8, _ c: UInt8) {
+            let k = tripleBit(a, b, c)
+            bits[k >> 6] |= 1 << UInt64(k & 63)
+        }
+        for format in all {
+            if format.prefix.count >= 3 {
+                set(format.prefix[0], format.prefix[1], format.prefix[2])
+            } else {
+                for c in 0...255 { set(format.prefix[0], format.prefix[1], UInt8(c)) }
+            }
+        }
+        for (host, _) in webhookHosts { set(host[0], host[1], host[2]) }
+        for name in azureKeyNames.map({ Array($0.utf8) }) { set(name[0], name[1], name[2]) }
+        return bits
+    }
+
+    @inline(__always) static func tripleBit(_ a: UInt8, _ b: UInt8, _ c: UInt8) -> Int {
+        Int(truncatingIfNeeded: ((UInt32(a) << 16 | UInt32(b) << 8 | UInt32(c)) &* 0x9E37_79B1) >> 17)
+    }
+
     private static let webhookHosts: [([UInt8], [[UInt8]])] = [
         ("hooks.slack.com/", ["services/", "workflows/", "triggers/"]),
         ("discord.com/api/webhooks/", [""]), ("discordapp.com/api/webhooks/", [""]),
@@ -187,7 +212,11 @@ extension RedactionEngine {
             let c = p[i - 1]
             if Self.isAlnum(c) || c == 0x5F { return nil }
         }
-        if i + 1 < p.count, let formats = KeyFormats.byStart[UInt16(p[i]) << 8 | UInt16(p[i + 1])] {
+        // Every start below has three bytes that must be there.
+        guard i + 2 < p.count else { return nil }
+        let k = KeyFormats.tripleBit(p[i], p[i + 1], p[i + 2])
+        guard rules.keyFormatTriples[k >> 6] & (1 << UInt64(k & 63)) != 0 else { return nil }
+        if let formats = KeyFormats.byStart[UInt16(p[i]) << 8 | UInt16(p[i + 1])] {
             for format in formats where flags.has(format.rule) {
                 if let end = KeyFormats.matchEnd(format, p, at: i, trailingBoundary: !sameLength) {
                     return secretMatch(p, i..<end, rule: format.rule, location, path)

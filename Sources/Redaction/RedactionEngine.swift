@@ -34,6 +34,8 @@ final class CompiledRules: @unchecked Sendable {
     /// One bit per pair: whether any detector starts there. 8 KiB, so the per-byte test stays in
     /// the L1 cache; the 128 KiB table of detector families is read only on a hit.
     let pairBits: UnsafeMutableBufferPointer<UInt64>
+    /// `KeyFormats.makeTripleBits`, as a pointer.
+    let keyFormatTriples: UnsafeMutableBufferPointer<UInt64>
     /// The rules of the user's patterns, numbered after the built-ins.
     let patternRules: [RedactionRule]
     let syntax: MarkerSyntax
@@ -63,6 +65,9 @@ final class CompiledRules: @unchecked Sendable {
         pairBits = .allocate(capacity: table.count / 64)
         pairBits.initialize(repeating: 0)
         for (pair, families) in table.enumerated() where families != 0 { pairBits[pair >> 6] |= 1 << UInt64(pair & 63) }
+        let triples = KeyFormats.makeTripleBits()
+        keyFormatTriples = .allocate(capacity: triples.count)
+        _ = keyFormatTriples.initialize(from: triples)
         patternRules = config.patterns.enumerated().map {
             RedactionRule($0.element.name, slot: RedactionRule.builtIn.count + $0.offset)
         }
@@ -71,6 +76,7 @@ final class CompiledRules: @unchecked Sendable {
     deinit {
         pairTable.deallocate()
         pairBits.deallocate()
+        keyFormatTriples.deallocate()
     }
 }
 
