@@ -95,7 +95,15 @@ struct Finalizer {
                 // The rest of the word is no word start.
                 var wordEnd = i + 1
                 if c & Self.wordClass != 0 {
-                    while wordEnd < n && cls[Int(base[wordEnd])] & Self.wordClass != 0 { wordEnd += 1 }
+                    var found = false
+                    while wordEnd + 8 <= n {
+                        let m = ByteShape.nonAlnumMask(UInt64(littleEndian: UnsafeRawPointer(base + wordEnd).loadUnaligned(as: UInt64.self)))
+                        if m != 0 { wordEnd += m.trailingZeroBitCount >> 3; found = true; break }
+                        wordEnd += 8
+                    }
+                    if !found {
+                        while wordEnd < n && cls[Int(base[wordEnd])] & Self.wordClass != 0 { wordEnd += 1 }
+                    }
                 }
                 if c & Self.wordClass == 0 || known.mayStart(wordOf: wordEnd - i, before: wordEnd < n ? base[wordEnd] : nil),
                    let m = known.match(p, at: i), let start = i < queryFrom ? i : Self.queryMatchStart(p, i, m.end, queryFrom: queryFrom) {

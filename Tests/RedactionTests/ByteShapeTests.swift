@@ -57,4 +57,30 @@ final class ByteShapeTests: XCTestCase {
             }
         }
     }
+
+    /// `nonAlnumMask` marks exactly the bytes that are no ASCII letter or digit: every byte value
+    /// at every position of a word of word bytes, and mixed words at random.
+    func testNonAlnumMaskIsExact() {
+        func expected(_ bytes: [UInt8]) -> UInt64 {
+            var m: UInt64 = 0
+            for (k, b) in bytes.enumerated() where !RedactionEngine.isAlnum(b) { m |= 0x80 << UInt64(k * 8) }
+            return m
+        }
+        func word(_ bytes: [UInt8]) -> UInt64 {
+            bytes.enumerated().reduce(0) { $0 | UInt64($1.element) << UInt64($1.offset * 8) }
+        }
+        for position in 0..<8 {
+            for b in 0...255 {
+                var bytes = [UInt8](repeating: 0x61, count: 8)
+                bytes[position] = UInt8(b)
+                XCTAssertEqual(ByteShape.nonAlnumMask(word(bytes)), expected(bytes), "byte \(b) at \(position)")
+            }
+        }
+        var rng = SeededRNG(seed: 3)
+        for _ in 0..<20_000 {
+            let bytes = (0..<8).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            XCTAssertEqual(ByteShape.nonAlnumMask(word(bytes)), expected(bytes))
+        }
+    }
 }
+
