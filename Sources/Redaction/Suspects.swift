@@ -80,7 +80,20 @@ enum SuspectScanner {
                 if p[i] == 0x25 && isEscapedBreak(p, at: i, kind) { i += 3; continue }
                 let start = i
                 var j = i
-                while j < n && kind[Int(p[j])] != 0 { j &+= 1 }
+                // Letters and digits eight at a time; any other byte is looked up (most of them,
+                // a space or a quote, end the run).
+                let base = p.baseAddress!
+                while true {
+                    if j &+ 8 <= n {
+                        let m = ByteShape.nonAlnumMask(UInt64(littleEndian: UnsafeRawPointer(base + j).loadUnaligned(as: UInt64.self)))
+                        if m == 0 { j &+= 8; continue }
+                        j &+= m.trailingZeroBitCount >> 3
+                    } else if j >= n {
+                        break
+                    }
+                    if kind[Int(p[j])] == 0 { break }
+                    j &+= 1
+                }
                 // A `%XX` escape of a byte that is no part of a value (`%7B`) ends the run, as the
                 // byte does: a value written percent-encoded reads as it does decoded.
                 if j - start >= minimumLength, let cut = firstEscapedBreak(p, start..<j, kind) { j = cut }
