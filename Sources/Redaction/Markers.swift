@@ -183,7 +183,9 @@ struct ValueCollector {
     private var usedSlots: [Int32] = []
     /// Each value's lookup key (`PlaceholderTable.key`), so interning does not compute it again.
     private(set) var keys: [String] = []
-    /// The plain marker of each value, built once per value.
+    /// The plain marker of value index k, built once: a marker names only its index (and the
+    /// run's syntax), so the markers outlive the unit (`removeAll` keeps them). Made per value,
+    /// each was a string validated as UTF-8 (a third of a marker's cost).
     var plainMarkers: [String] = []
     /// Placeholder numbers met in the input: new numbers start after them.
     private(set) var reserved: [(ValueKind, Int)] = []
@@ -268,7 +270,6 @@ struct ValueCollector {
         keys.removeAll(keepingCapacity: true)
         for s in usedSlots { slots[Int(s)] = 0 }
         usedSlots.removeAll(keepingCapacity: true)
-        plainMarkers.removeAll(keepingCapacity: true)
         reserved.removeAll(keepingCapacity: true)
         chased.removeAll(keepingCapacity: true)
         cookies.removeAll(keepingCapacity: true)
