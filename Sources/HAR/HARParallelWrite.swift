@@ -38,7 +38,7 @@ extension HARLog {
         let writer = DispatchQueue(label: "harrec.har-writer")
         let failure = Mutex<(any Error)?>(nil)
         // At most two windows wait for the writer: bounded memory, and building overlaps writing.
-        let slots = DispatchSemaphore(value: 2)
+        let slots = DispatchSemaphore(value: 1)
         let range: @Sendable (Int) -> Range<Int> = { batch in batch * batchSize..<min((batch + 1) * batchSize, entryCount) }
         /// Serializes batches `first..<last` on every core, entry `i` from `entryAt(i)`.
         let serializeWindow = { @Sendable (first: Int, last: Int, entryAt: (Int) -> HAREntry) -> [[UInt8]] in
