@@ -106,7 +106,7 @@ struct Finalizer {
                     }
                 }
                 if c & Self.wordClass == 0 || known.mayStart(wordOf: wordEnd - i, before: wordEnd < n ? base[wordEnd] : nil),
-                   let m = known.match(p, at: i), let start = i < queryFrom ? i : Self.queryMatchStart(p, i, m.end, queryFrom: queryFrom) {
+                   let m = known.match(p, at: i), let start = Self.replacedStart(p, i, m.end, queryFrom: queryFrom) {
                     var replacement = known.replacement(of: m.form)
                     if sameLength { replacement = Self.fit(replacement, m.end - start) }
                     // A `%` is the escape of an encoded form's replacement: placeholders have none.
@@ -114,7 +114,7 @@ struct Finalizer {
                     hits.append(RedactionEngine.mask(String(decoding: UnsafeBufferPointer(rebasing: p[i..<m.end]), as: UTF8.self)))
                     // A phone known without its `+` (`1 415 555 0100`) met with it: the `+` goes
                     // too, or the placeholder would follow it (`++12015550100`, no placeholder).
-                    let plus = !sameLength && i < queryFrom && i > copied && base[i - 1] == 0x2B && replacement.first == 0x2B
+                    let plus = !sameLength && start == i && i < queryFrom && i > copied && base[i - 1] == 0x2B && replacement.first == 0x2B
                     // A value that ends in symbols (base64's `=` padding) met right before more of a
                     // token: the symbols stay, or the placeholder would run into the rest and read
                     // as another token (`Bearer abc.de==X` -> `Bearer redacted-1X`, which a second
@@ -146,6 +146,21 @@ struct Finalizer {
         guard copied > 0 else { return nil }
         out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<n]))
         return out
+    }
+
+    /// Where a known value found bare at `i..<end` is replaced from; nil when it is not. In
+    /// query-encoded text, `queryMatchStart`. A value that begins with JSON's structure (`: [eyJh`,
+    /// the content of a broken string) keeps that structure where it is met bare: replaced, the
+    /// colon after `":"` went with it, and a second run read that name as a secret array's element.
+    static func replacedStart(_ p: UnsafeBufferPointer<UInt8>, _ i: Int, _ end: Int, queryFrom: Int) -> Int? {
+        guard var start = i < queryFrom ? i : queryMatchStart(p, i, end, queryFrom: queryFrom) else { return nil }
+        while start < end && isJSONStructure(p[start]) { start += 1 }
+        return start < end ? start : nil
+    }
+
+    /// `: , [ ] { }` and the spaces JSON allows between them.
+    @inline(__always) static func isJSONStructure(_ b: UInt8) -> Bool {
+        b == 0x3A || b == 0x2C || b == 0x5B || b == 0x5D || b == 0x7B || b == 0x7D || b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D
     }
 
     /// Where a known value found at `i` in query-encoded text (from `queryFrom` on) is replaced

@@ -412,4 +412,13 @@ final class FuzzRegressionTests: XCTestCase {
         XCTAssertEqual(RedactionEngine.longestOwnDigitGroup("12  34"), 2, "two spaces end a group")
         XCTAssertEqual(RedactionEngine.longestOwnDigitGroup("redacted-12345678901234 9"), 1, "a placeholder's digits are none")
     }
+
+    /// `{"token":[": [eyJh<FF>fjVm"":": [eyJh<FF>fjVm` in broken JSON: the first string under
+    /// `token` became a known value, `: [eyJh...`, and pass 2 replaced its bare occurrence with the
+    /// colon that followed `":"`, so a second run read `":"` as the secret array's next element
+    /// instead of a name. A known value met bare keeps its leading structure (`: [`).
+    func testAKnownValueKeepsTheStructureItStartsWith() {
+        assertFixedPoint("AHsidG9rZW4iOlsiOiBbZXlKaP9malZtIiI6IjogW2V5Smj/ZmpWbQ==", absent: ["fjVm"], present: [#"\":\": [redacted-1"#])
+    }
 }
+
