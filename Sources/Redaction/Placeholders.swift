@@ -201,7 +201,9 @@ struct PlaceholderTable: Sendable {
         entries.withUnsafeMutableBufferPointer { buffer in
             for e in buffer.indices {
                 buffer[e].number = numbers[e]
-                var placeholder = Self.make(buffer[e])
+                // Field by field: `make(buffer[e])` copied the entry, retaining its strings.
+                var placeholder = PlaceholderFormat.make(buffer[e].kind, number: numbers[e],
+                                                         value: buffer[e].mayBeJWT ? buffer[e].key : "")
                 spans[e] = placeholder.withUTF8 { Self.append($0, to: &bytes) }
             }
         }
