@@ -200,10 +200,10 @@ extension RedactionEngine {
         let pair = Int(p[i]) << 8 | Int(next)
         if bits[pair >> 6] & (1 << UInt64(pair & 63)) == 0 { return nil }
         let families = pairs[pair]
-        // Cards, IPv4 addresses and key formats start at a word's start (each checks the byte
-        // before it first): inside a word, mostly the digits of every number in a body, the call
-        // cost more than that test. A key format in a binary body and an Azure secret's `Q~` are
-        // the exceptions, found by their own rules.
+        // Cards, IPv4 addresses, key formats and `Bearer`/`Basic` start at a word's start (each
+        // checks the byte before it first): inside a word, mostly the digits of every number in a
+        // body, the call cost more than that test. A key format in a binary body and an Azure
+        // secret's `Q~` are the exceptions, found by their own rules.
         if i > 0 && families & ~Self.wordStartFamilies == 0 && Self.isAlnum(p[i - 1])
             && (families & Detectors.keyFormat.rawValue == 0 || (!sameLength && p[i] != 0x51)) {
             return nil
@@ -212,7 +212,7 @@ extension RedactionEngine {
     }
 
     @inline(__always) private static var wordStartFamilies: UInt16 {
-        Detectors.card.rawValue | Detectors.ipv4.rawValue | Detectors.keyFormat.rawValue
+        Detectors.card.rawValue | Detectors.ipv4.rawValue | Detectors.keyFormat.rawValue | Detectors.bearer.rawValue
     }
 
     /// `table[first << 8 | second]` holds the detectors that can start at `first` followed by
