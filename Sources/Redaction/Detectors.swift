@@ -184,8 +184,15 @@ extension RedactionEngine {
             return nil
         }
         var value = string(p, start..<j)
-        if encoded || value.utf8Contains(0x25) { value = PercentEncoding.decoded(value, plusAsSpace: false) }
-        guard Self.isWholeEmail(value) else { return nil }
+        if encoded || value.utf8Contains(0x25) {
+            value = PercentEncoding.decoded(value, plusAsSpace: false)
+            guard Self.isWholeEmail(value) else { return nil }
+        } else {
+            // The scan above checked the shape `isWholeEmail` checks (local bytes, no leading
+            // dot, two labels or more, a last label of letters); only the length is left.
+            guard value.utf8.count <= 254 else { return nil }
+            assert(Self.isWholeEmail(value), "the scan and isWholeEmail disagree on \(value)")
+        }
         if Self.hasSuffixIgnoringCase(value, "@example.com") {
             // A placeholder (or a reserved example address) stays, and its bytes are not up for a
             // later look-back: in `user1@example.com@corp.example.org` (what the first run makes of
