@@ -144,7 +144,15 @@ enum SuspectScanner {
     private static func firstEscapedBreak(_ p: UnsafeBufferPointer<UInt8>, _ run: Range<Int>,
                                           _ kind: UnsafeBufferPointer<UInt8>) -> Int? {
         var k = run.lowerBound
+        let base = UnsafeRawPointer(p.baseAddress!)
         while k < run.upperBound {
+            // Most runs have no '%': eight bytes a step to the next one.
+            if k + 8 <= run.upperBound {
+                let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: k, as: UInt64.self)) ^ 0x2525_2525_2525_2525
+                let m = (w &- 0x0101_0101_0101_0101) & ~w & 0x8080_8080_8080_8080
+                if m == 0 { k += 8; continue }
+                k += m.trailingZeroBitCount >> 3
+            }
             if p[k] == 0x25 && isEscapedBreak(p, at: k, kind) { return k }
             k += 1
         }
