@@ -139,78 +139,105 @@ final class KnownValueIndex: @unchecked Sendable {
                 }
             }
         }
-        var patterns: [UInt8] = []
-        var forms: [Candidate] = []
         var shapes = WordShapes()
         for chunk in chunks { shapes.formUnion(chunk.wordShapes) }
         wordShapes = .allocate(capacity: WordShapes.words)
         shapes.copy(to: wordShapes)
-        patterns.reserveCapacity(chunks.reduce(0) { $0 + $1.patterns.count })
-        forms.reserveCapacity(chunks.reduce(0) { $0 + $1.forms.count })
+        // The chunks joined in order, each copied into place by its own thread (joined on one,
+        // this was most of the index's sequential time).
+        var formStarts = [0], patternStarts = [0]
         for chunk in chunks {
-            let p = Int32(patterns.count)
-            for var form in chunk.forms {
-                form.patternStart += p
-                forms.append(form)
+            formStarts.append(formStarts.last! + chunk.forms.count)
+            patternStarts.append(patternStarts.last! + chunk.patterns.count)
+        }
+        let formCount = formStarts.last!, patternCount = patternStarts.last!
+        let joinedChunks = chunks
+        var joinedForms: [Candidate] = []
+        let patterns = [UInt8](unsafeUninitializedCapacity: patternCount) { patternBuffer, patternsDone in
+            joinedForms = [Candidate](unsafeUninitializedCapacity: formCount) { formBuffer, formsDone in
+                let out = UncheckedJoin(forms: formBuffer, patterns: patternBuffer)
+                DispatchQueue.concurrentPerform(iterations: joinedChunks.count) { c in
+                    let chunk = joinedChunks[c], p = Int32(patternStarts[c])
+                    chunk.forms.withUnsafeBufferPointer { source in
+                        for (k, form) in source.enumerated() {
+                            var moved = form
+                            moved.patternStart += p
+                            (out.forms.baseAddress! + formStarts[c] + k).initialize(to: moved)
+                        }
+                    }
+                    chunk.patterns.withUnsafeBufferPointer { source in
+                        guard let from = source.baseAddress else { return }
+                        (out.patterns.baseAddress! + patternStarts[c]).initialize(from: from, count: source.count)
+                    }
+                }
+                formsDone = formCount
             }
-            patterns += chunk.patterns
+            patternsDone = patternCount
         }
         chunks = []
         var capacity = 16
-        while capacity < forms.count * 2 { capacity <<= 1 }
+        while capacity < formCount * 2 { capacity <<= 1 }
+        // Filled by the threads that insert, each its own half (`insert`'s halves below).
         slotKeys = .allocate(capacity: capacity)
-        slotKeys.initialize(repeating: 0, count: capacity)
         slotHeads = .allocate(capacity: capacity)
-        slotHeads.initialize(repeating: -1, count: capacity)
         slotMask = capacity - 1
         // Large tables are built by two threads, each owning half the slots (and half the filter
         // words): a probe wraps inside its half, so the halves never meet.
-        let halves = forms.count >= Self.parallelInsertForms ? 2 : 1
+        let halves = formCount >= Self.parallelInsertForms ? 2 : 1
         probeMask = capacity / halves - 1
         self.patterns = patterns
-        guard !forms.isEmpty else { return }
+        guard formCount > 0 else {
+            slotKeys.initialize(repeating: 0, count: capacity)
+            slotHeads.initialize(repeating: -1, count: capacity)
+            return
+        }
         isEmpty = false
-        candidates = forms
-        let arena = UnsafeMutableRawBufferPointer.allocate(byteCount: patterns.count, alignment: 8)
-        defer { arena.deallocate() }
-        patterns.withUnsafeBytes { arena.copyMemory(from: $0) }
+        candidates = joinedForms
+        joinedForms = []
         let filterWordBits = filterBits - 6
-        candidates.withUnsafeMutableBufferPointer { candidateBuffer in
-            let table = UncheckedTable(candidates: candidateBuffer, slotKeys: slotKeys, slotHeads: slotHeads, filter: filter,
-                                       startPairs: startPairs)
-            DispatchQueue.concurrentPerform(iterations: halves) { half in
-                let candidates = table.candidates, slotKeys = table.slotKeys, slotHeads = table.slotHeads
-                for index in 0..<candidates.count {
-                    let pCount = candidates[index].patternCount
-                    let key = arena.loadUnaligned(fromByteOffset: Int(candidates[index].patternStart), as: UInt64.self)
-                    let (word, bits) = filterProbe(key)
-                    if halves == 1 || word >> (filterWordBits - 1) == half { table.filter[word] |= bits }
-                    if half == 0 {
-                        let pair = Int(key & 0xFFFF)
-                        table.startPairs[pair >> 6] |= 1 << UInt64(pair & 63)
+        patterns.withUnsafeBytes { raw in
+            let arena = UncheckedBytes(bytes: raw)
+            candidates.withUnsafeMutableBufferPointer { candidateBuffer in
+                let table = UncheckedTable(candidates: candidateBuffer, slotKeys: slotKeys, slotHeads: slotHeads, filter: filter,
+                                           startPairs: startPairs)
+                DispatchQueue.concurrentPerform(iterations: halves) { half in
+                    let candidates = table.candidates, slotKeys = table.slotKeys, slotHeads = table.slotHeads
+                    let arena = arena.bytes
+                    let slice = half * (capacity / halves)..<(half + 1) * (capacity / halves)
+                    (slotKeys + slice.lowerBound).initialize(repeating: 0, count: slice.count)
+                    (slotHeads + slice.lowerBound).initialize(repeating: -1, count: slice.count)
+                    for index in 0..<candidates.count {
+                        let pCount = candidates[index].patternCount
+                        let key = arena.loadUnaligned(fromByteOffset: Int(candidates[index].patternStart), as: UInt64.self)
+                        let (word, bits) = filterProbe(key)
+                        if halves == 1 || word >> (filterWordBits - 1) == half { table.filter[word] |= bits }
+                        if half == 0 {
+                            let pair = Int(key & 0xFFFF)
+                            table.startPairs[pair >> 6] |= 1 << UInt64(pair & 63)
+                        }
+                        var slot = Int(truncatingIfNeeded: Self.slotHash(key)) & slotMask
+                        if halves == 2 && (slot > probeMask) != (half == 1) { continue }
+                        while slotHeads[slot] >= 0 && slotKeys[slot] != key { slot = nextSlot(slot) }
+                        let index = Int32(index)
+                        if slotHeads[slot] < 0 {
+                            slotKeys[slot] = key
+                            slotHeads[slot] = index
+                            continue
+                        }
+                        // Longest first, so the first candidate that matches at a position is the longest;
+                        // equal lengths keep the order given.
+                        if candidates[Int(slotHeads[slot])].patternCount < pCount {
+                            candidates[Int(index)].next = slotHeads[slot]
+                            slotHeads[slot] = index
+                            continue
+                        }
+                        var c = Int(slotHeads[slot])
+                        while candidates[c].next >= 0 && candidates[Int(candidates[c].next)].patternCount >= pCount {
+                            c = Int(candidates[c].next)
+                        }
+                        candidates[Int(index)].next = candidates[c].next
+                        candidates[c].next = index
                     }
-                    var slot = Int(truncatingIfNeeded: Self.slotHash(key)) & slotMask
-                    if halves == 2 && (slot > probeMask) != (half == 1) { continue }
-                    while slotHeads[slot] >= 0 && slotKeys[slot] != key { slot = nextSlot(slot) }
-                    let index = Int32(index)
-                    if slotHeads[slot] < 0 {
-                        slotKeys[slot] = key
-                        slotHeads[slot] = index
-                        continue
-                    }
-                    // Longest first, so the first candidate that matches at a position is the longest;
-                    // equal lengths keep the order given.
-                    if candidates[Int(slotHeads[slot])].patternCount < pCount {
-                        candidates[Int(index)].next = slotHeads[slot]
-                        slotHeads[slot] = index
-                        continue
-                    }
-                    var c = Int(slotHeads[slot])
-                    while candidates[c].next >= 0 && candidates[Int(candidates[c].next)].patternCount >= pCount {
-                        c = Int(candidates[c].next)
-                    }
-                    candidates[Int(index)].next = candidates[c].next
-                    candidates[c].next = index
                 }
             }
         }
@@ -226,6 +253,15 @@ final class KnownValueIndex: @unchecked Sendable {
 
     private struct UncheckedValues: @unchecked Sendable {
         let value: (Int) -> String
+    }
+
+    private struct UncheckedJoin: @unchecked Sendable {
+        let forms: UnsafeMutableBufferPointer<Candidate>
+        let patterns: UnsafeMutableBufferPointer<UInt8>
+    }
+
+    private struct UncheckedBytes: @unchecked Sendable {
+        let bytes: UnsafeRawBufferPointer
     }
 
     private struct UncheckedTable: @unchecked Sendable {
