@@ -243,12 +243,28 @@ enum SuspectScanner {
                 guard isWordByte(b) else { break }
                 begin -= width
             }
+            // A number written in groups (`4111 1111 1111`) is one word, as its placeholder
+            // (`4000000000000010`) is: counted as three, a second run reached one word further.
+            if isDigits(p, begin..<end) {
+                while begin > 0 {
+                    let (b, width) = byte(before: begin, p)
+                    guard b == 0x20, begin - width >= 1, RedactionEngine.isDigit(p[begin - width - 1]) else { break }
+                    var groupStart = begin - width
+                    while groupStart > 0 && RedactionEngine.isDigit(p[groupStart - 1]) { groupStart -= 1 }
+                    if groupStart > 0 && isWordByte(byte(before: groupStart, p).0) { break }
+                    begin = groupStart
+                }
+            }
             if words == 0 { nameEnd = end }
             nameStart = begin
             words += 1
             end = begin
         }
         return (nameStart, nameEnd)
+    }
+
+    @inline(__always) private static func isDigits(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+        !range.isEmpty && range.allSatisfy { RedactionEngine.isDigit(p[$0]) }
     }
 
     /// The byte that ends just before `end`, reading a `%XX` escape as the byte it stands for

@@ -420,5 +420,13 @@ final class FuzzRegressionTests: XCTestCase {
     func testAKnownValueKeepsTheStructureItStartsWith() {
         assertFixedPoint("AHsidG9rZW4iOlsiOiBbZXlKaP9malZtIiI6IjogW2V5Smj/ZmpWbQ==", absent: ["fjVm"], present: [#"\":\": [redacted-1"#])
     }
+
+    /// `token"4111 1111 11119"iJ9.exMjM0`: the suspect scan's look-back from `iJ9...` counted the
+    /// card's three groups as three words and never reached `token`; a second run met its
+    /// placeholder, one word, reached `token` and replaced `iJ9.exMjM0`. A number written in
+    /// groups is one word for the look-back.
+    func testANumberInGroupsIsOneWordForTheLookBack() {
+        assertFixedPoint("AHRva2VuIjQxMTEgMTExMSAxMTExOSJpSjkuZXhNak0w", absent: ["4111 1111", "exMjM0"])
+    }
 }
 
