@@ -100,17 +100,13 @@ extension RedactionEngine {
             let old = isBase64 ? (Base64.decodedCount(text) ?? response.content.size) : text.utf8.count
             if deferBodies && !isBase64 && !text.isEmpty {
                 // Kept as bytes for pass 2 (`deferredResponseBody`); the text is set there.
-                switch rewriteDecodedBody(text, mimeType: response.content.mimeType, .body, { base + ".content.text" }, asBytes: true) {
-                case .string(let r):
-                    response.content.text = r
-                    fixups.append(BodyLengthFixup(body: .response, oldLength: old))
-                case .bytes(let r):
-                    response.content.text = nil
-                    deferredResponseBody = r
-                    fixups.append(BodyLengthFixup(body: .response, oldLength: old))
-                case nil:
-                    break
+                let rewritten = rewriteDecodedBody(text, mimeType: response.content.mimeType, .body, { base + ".content.text" }, asBytes: true)
+                switch rewritten {
+                case .string(let r): response.content.text = r
+                case .bytes(let r): response.content.text = nil; deferredResponseBody = r
+                case nil: break
                 }
+                if rewritten != nil { fixups.append(BodyLengthFixup(body: .response, oldLength: old)) }
             } else if let r = redactBody(text, base64: isBase64, mimeType: response.content.mimeType, .body, { base + ".content.text" }) {
                 response.content.text = r
                 fixups.append(BodyLengthFixup(body: .response, oldLength: old))
