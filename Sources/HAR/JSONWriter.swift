@@ -525,13 +525,17 @@ public func stringStopMask(_ w: UInt64) -> UInt64 {
     return (control | ((q &- ones) & ~q) | ((b &- ones) & ~b)) & 0x8080_8080_8080_8080
 }
 
-/// 0x80 at the first backslash of the little-endian word `w` (bytes after it may be marked too).
+/// 0x80 at the first `byte` of the little-endian word `w` (bytes after it may be marked too).
 @inlinable @inline(__always)
-public func backslashMask(_ w: UInt64) -> UInt64 {
+public func byteMask(_ w: UInt64, _ byte: UInt8) -> UInt64 {
     let ones: UInt64 = 0x0101_0101_0101_0101
-    let b = w ^ (ones &* 0x5C)
+    let b = w ^ (ones &* UInt64(byte))
     return ((b &- ones) & ~b) & 0x8080_8080_8080_8080
 }
+
+/// 0x80 at the first backslash of the little-endian word `w` (bytes after it may be marked too).
+@inlinable @inline(__always)
+public func backslashMask(_ w: UInt64) -> UInt64 { byteMask(w, 0x5C) }
 
 /// Like `stringStopMask`, for '"' and '\\' only.
 @inlinable @inline(__always)

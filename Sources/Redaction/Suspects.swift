@@ -148,8 +148,7 @@ enum SuspectScanner {
         while k < run.upperBound {
             // Most runs have no '%': eight bytes a step to the next one.
             if k + 8 <= run.upperBound {
-                let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: k, as: UInt64.self)) ^ 0x2525_2525_2525_2525
-                let m = (w &- 0x0101_0101_0101_0101) & ~w & 0x8080_8080_8080_8080
+                let m = byteMask(UInt64(littleEndian: base.loadUnaligned(fromByteOffset: k, as: UInt64.self)), 0x25)
                 if m == 0 { k += 8; continue }
                 k += m.trailingZeroBitCount >> 3
             }
