@@ -101,13 +101,7 @@ extension RedactionEngine {
         // it cut into (`abc...#page`); the placeholder is the value, the rest stays as it is. So
         // with a second placeholder right after (`redacted-1redacted-2`: the value ended at a
         // `#` that began a random run, replaced on its own).
-        if nameClass != .ordinary, hasPrefix(p, at: valueStart, "redacted-") {
-            var k = valueStart + 9
-            while k < end && Self.isDigit(p[k]) { k += 1 }
-            if k > valueStart + 9 && k < end && (!Self.isAlnum(p[k]) || hasPrefix(p, at: k, "redacted-")) {
-                return TextMatch(start: valueStart, end: k, replacement: "", keep: true)
-            }
-        }
+        if nameClass != .ordinary, let m = leadingPlaceholder(p, valueStart..<end) { return m }
         if nameClass == .ordinary {
             guard encoded, !spaced, end - valueStart >= 6, flags.has(.secretParameters) else { return nil }
             return encodedValueMatch(p, valueStart..<end, location, path)
@@ -251,7 +245,23 @@ extension RedactionEngine {
         while end > valueStart && (p[end - 1] == 0x20 || p[end - 1] == 0x09) { end -= 1 }
         let value = string(p, valueStart..<end)
         if value == "null" || value == "true" || value == "false" || value == "~" { return nil }
+        // `key:redacted-1<U+FFFD>`: as for `token=redacted-1=2` above.
+        if let m = leadingPlaceholder(p, valueStart..<end) { return m }
         return namedValueMatch(p, valueStart..<end, nameClass, secretRule: .secretAssignments, decode: false, location, path)
+    }
+
+    /// A value that is a placeholder with more after it, where the placeholder cannot go on
+    /// (`redacted-1=2`, `redacted-1redacted-2`, `redacted-1` and a non-ASCII character): an
+    /// earlier run replaced the value and cut into what followed, and left that as it was. The
+    /// placeholder is kept as the value and the rest is scanned as text, as the first run did;
+    /// taken whole, the value would be a new secret, numbered anew over the text the first run kept.
+    private func leadingPlaceholder(_ p: UnsafeBufferPointer<UInt8>, _ value: Range<Int>) -> TextMatch? {
+        guard hasPrefix(p, at: value.lowerBound, "redacted-") else { return nil }
+        var k = value.lowerBound + 9
+        while k < value.upperBound && Self.isDigit(p[k]) { k += 1 }
+        guard k > value.lowerBound + 9, k < value.upperBound, !Self.isAlnum(p[k]) || hasPrefix(p, at: k, "redacted-")
+        else { return nil }
+        return TextMatch(start: value.lowerBound, end: k, replacement: "", keep: true)
     }
 
     /// A Telegram bot token, `<8-10 digits>:<35 of [A-Za-z0-9_-]>`, at its colon.

@@ -428,5 +428,12 @@ final class FuzzRegressionTests: XCTestCase {
     func testANumberInGroupsIsOneWordForTheLookBack() {
         assertFixedPoint("AHRva2VuIjQxMTEgMTExMSAxMTExOSJpSjkuZXhNak0w", absent: ["4111 1111", "exMjM0"])
     }
-}
 
+    /// A grpc-web text body `r=%0c0.key:do#l0wz5pN<B1>`: the first run replaced `do#l0wz5pN` and
+    /// kept the U+FFFD after it; a second run read `redacted-1<U+FFFD>` as the value under `key`,
+    /// a new secret, and its placeholder covered the U+FFFD. A value that is a placeholder with
+    /// a non-ASCII character after it is the placeholder, as it is after `=`.
+    func testAPlaceholderBeforeANonASCIICharacterIsTheValue() {
+        assertFixedPoint("/3I9JTBjMC5rZXk6ZG8jbDB3ejVwTrE=", absent: ["l0wz5pN"], present: ["key:redacted-1\u{FFFD}"])
+    }
+}
