@@ -47,11 +47,10 @@ extension RedactionEngine {
         var nameEnd = i
         while nameEnd > lowerBound && (p[nameEnd - 1] == 0x20 || p[nameEnd - 1] == 0x09) && i - nameEnd < 8 { nameEnd -= 1 }
         let spaced = nameEnd < i
-        var start = nameEnd
-        while start > lowerBound && Self.isNameByte(p[start - 1]) { start -= 1 }
+        let (start, bounded) = unquotedNameStart(p, lowerBound: lowerBound, nameEnd: nameEnd)
         guard start < nameEnd, nameEnd - start <= 64 else { return nil }
         var parameter = start == 0 && !spaced
-        if start > 0 {
+        if start > 0 && !bounded {
             let c = p[start - 1]
             if !spaced && (c == 0x3F || c == 0x26 || c == 0x23 || c == 0x3B) {
                 parameter = true
@@ -137,23 +136,44 @@ extension RedactionEngine {
     /// A first word shorter than this starts a phrase: the value runs to the end of the line.
     static let phraseWordLength = 8
 
-    /// `name: value` at the ':' (YAML, HTTP header dumps, JavaScript objects, GraphQL arguments,
-    /// JSON that does not parse); the name may be quoted. Also Telegram bot tokens
-    /// (`123456789:AA...`), which are found at their colon.
     /// Whether `redacted-<digit>` occurs in `range`.
     static func containsNumberedPlaceholder(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+        endOfLastNumberedPlaceholder(p, range) != nil
+    }
+
+    /// Where the last `redacted-<digits>` in `range` ends, if there is one.
+    static func endOfLastNumberedPlaceholder(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
         // A StaticString: an array made here was an allocation per email and assignment found.
         let prefix = PlaceholderFormat.secretPrefix
         let n = prefix.utf8CodeUnitCount
-        var i = range.lowerBound
-        while i + n < range.upperBound {
+        var i = range.upperBound - n - 1
+        while i >= range.lowerBound {
             if p[i] == 0x72 && p[i + n] >= 0x30 && p[i + n] <= 0x39
-                && (0..<n).allSatisfy({ p[i + $0] == prefix.utf8Start[$0] }) { return true }
-            i += 1
+                && (0..<n).allSatisfy({ p[i + $0] == prefix.utf8Start[$0] }) {
+                var end = i + n
+                while end < range.upperBound && isDigit(p[end]) { end += 1 }
+                return end
+            }
+            i -= 1
         }
-        return false
+        return nil
     }
 
+    /// An unquoted name's start: where its name bytes begin, but after a placeholder among them
+    /// (`redacted-1]key:`). The placeholder stands for a value an earlier match replaced, which
+    /// ended there, so the first run's name began after it, and the next run's must too.
+    /// `bounded`: the name starts where an earlier match ended (in this run or, through a
+    /// placeholder, in the last): the byte before it was that value's last, and says nothing.
+    func unquotedNameStart(_ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, nameEnd: Int) -> (start: Int, bounded: Bool) {
+        var start = nameEnd
+        while start > lowerBound && Self.isNameByte(p[start - 1]) { start -= 1 }
+        if let end = Self.endOfLastNumberedPlaceholder(p, start..<nameEnd) { return (end, true) }
+        return (start, start == lowerBound && lowerBound > 0)
+    }
+
+    /// `name: value` at the ':' (YAML, HTTP header dumps, JavaScript objects, GraphQL arguments,
+    /// JSON that does not parse); the name may be quoted. Also Telegram bot tokens
+    /// (`123456789:AA...`), which are found at their colon.
     func colonAssignment(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
                          _ path: () -> String) -> TextMatch? {
         if let m = telegramToken(at: i, p, lowerBound: lowerBound, location, path) { return m }
@@ -162,7 +182,7 @@ extension RedactionEngine {
         while nameEnd > lowerBound && (p[nameEnd - 1] == 0x20 || p[nameEnd - 1] == 0x09) && i - nameEnd < 4 { nameEnd -= 1 }
         var nameStart = nameEnd
         var quoted = false
-        var partialName = false
+        var bounded = false
         if nameEnd > lowerBound, p[nameEnd - 1] == 0x22 || p[nameEnd - 1] == 0x27 {
             // "name": (JSON-like) or 'name':
             if lenientJSON { return nil }  // the JSON key pass owns quoted names there
@@ -183,14 +203,14 @@ extension RedactionEngine {
                 // the address now `******`): the rest of it names the value, as it does for the
                 // next run, which reads it after the placeholder.
                 guard nameStart == lowerBound, lowerBound > 0, nameStart < nameEnd else { return nil }
-                partialName = true
+                bounded = true
             }
         } else {
-            while nameStart > lowerBound && Self.isNameByte(p[nameStart - 1]) { nameStart -= 1 }
+            (nameStart, bounded) = unquotedNameStart(p, lowerBound: lowerBound, nameEnd: nameEnd)
         }
         guard nameStart < nameEnd, nameEnd - nameStart <= 64 else { return nil }
         let before = quoted ? nameStart - 2 : nameStart - 1
-        if before >= 0 && !partialName {
+        if before >= 0 && !bounded {
             let c = p[before]
             guard c <= 0x20 || c == 0x7B || c == 0x2C || c == 0x28 || c == 0x3B || c == 0x5B || c == 0x2D else { return nil }
         }

@@ -27,6 +27,19 @@ final class AssignmentAndMarkupTests: XCTestCase {
         XCTAssertEqual(scanned("curl -u x -d password=hunter2xx -d user=me"), "curl -u x -d password=redacted-1 -d user=me")
     }
 
+    /// A name that starts where a replaced value ended (`]` stops a value, but is a name byte):
+    /// the byte before it was the value's last, whatever it was, so it neither allows nor forbids
+    /// the name. A second run reads the name after the placeholder, never through it.
+    func testANameRightAfterAReplacedValue() {
+        for (text, expected) in [("key: Abcdefgh12345678X]token:xyz", "key: redacted-1]token:redacted-2"),
+                                 ("key: Abcdefgh12345678\u{0}]token=xyz", "key: redacted-1]token=redacted-2"),
+                                 ("key: redacted-1]key:A", "key: redacted-1]key:A")] {
+            let once = scanned(text)
+            XCTAssertEqual(once, expected, text)
+            XCTAssertEqual(scanned(once), once, "a second run changed \(text)")
+        }
+    }
+
     func testNotAssignments() throws {
         let config = try rulesOnly()
         for text in ["TOKEN_TYPE=bearer", "PASSWORD_MIN_LENGTH=12", "export PATH=/usr/bin", "a==b", "x=token",

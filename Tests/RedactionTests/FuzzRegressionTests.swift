@@ -436,4 +436,13 @@ final class FuzzRegressionTests: XCTestCase {
     func testAPlaceholderBeforeANonASCIICharacterIsTheValue() {
         assertFixedPoint("/3I9JTBjMC5rZXk6ZG8jbDB3ejVwTrE=", absent: ["l0wz5pN"], present: ["key:redacted-1\u{FFFD}"])
     }
+
+    /// A header `key: A<NUL><TAB><NUL><STX>b7org<SOH>x=1<SOH><NUL>]key:A`: the first run replaced
+    /// the value up to `]`, and the name after it, `]key`, is a lone `key`, whose short value
+    /// stays; a second run read the name back through the placeholder, `redacted-1]key`, a key
+    /// among other words, and replaced `A`. A name starts after a placeholder, where the first
+    /// run's started, and the byte before such a name says nothing (it was the value's last).
+    func testANameStartsAfterAPlaceholder() {
+        assertFixedPoint("BQEBa2V5OiBBAAkAAmI3b3JnAXg9MQEAXWtleTpB", present: ["redacted-1]key:A"])
+    }
 }
