@@ -104,11 +104,11 @@ enum SuspectScanner {
                 let count = j - start
                 // Letters and digits are counted only in runs long enough to be looked at (most
                 // runs are short words).
-                var letters = 0, digits = 0
+                var letters = 0, digits = 0, percents = 0
                 if count >= minimumLength {
                     for k in start..<runEnd {
                         let c = kind[Int(p[k])]
-                        if c == 3 { letters &+= 1 } else if c == 2 { digits &+= 1 }
+                        if c == 3 { letters &+= 1 } else if c == 2 { digits &+= 1 } else if p[k] == 0x25 { percents &+= 1 }
                     }
                 }
                 if p[start] == 0x2D {
@@ -120,18 +120,53 @@ enum SuspectScanner {
                     continue
                 }
                 guard count >= minimumLength, count <= 8192 else { continue }
-                let value = UnsafeBufferPointer(rebasing: p[start..<j])
-                if prefixStart[Int(p[start])] && hasCredentialPrefix(value) {
-                    if !isPlaceholderRun(value) { found.append(start..<j) }
-                    continue
-                }
-                if letters >= 2 && digits >= 2 && (followsSuspect(p, start, found.last) || secretWordBefore(p, start, memo: &memo))
-                    && looksRandom(value) && !isPlaceholderRun(value) {
-                    found.append(start..<j)
-                }
+                let raw = UnsafeBufferPointer(rebasing: p[start..<j])
+                // A run with `%XX` escapes is judged by its decoded bytes (`jane%25te-` is
+                // `jane%te-`: 8 bytes, no digit), as the value is when a first run decodes it
+                // (a percent-encoded value under an ordinary name) and scans it on its own.
+                let suspect = percents == 0
+                    ? isSuspect(raw, letters: letters, digits: digits, p, start, found.last, &memo)
+                    : withUnsafeTemporaryAllocation(of: UInt8.self, capacity: raw.count) { buffer -> Bool in
+                        let value = UnsafeBufferPointer(start: buffer.baseAddress, count: percentDecode(raw, into: buffer))
+                        var letters = 0, digits = 0
+                        for b in value {
+                            let c = kind[Int(b)]
+                            if c == 3 { letters &+= 1 } else if c == 2 { digits &+= 1 }
+                        }
+                        return value.count >= minimumLength
+                            && isSuspect(value, letters: letters, digits: digits, p, start, found.last, &memo)
+                    }
+                if suspect { found.append(start..<j) }
             }
         }
         return found
+    }
+
+    /// Whether a run's `value` (its bytes, or their decoding) is a suspect: a credential prefix,
+    /// or random-looking letters and digits after a secret word or after another suspect.
+    private static func isSuspect(_ value: UnsafeBufferPointer<UInt8>, letters: Int, digits: Int,
+                                  _ p: UnsafeBufferPointer<UInt8>, _ start: Int, _ last: Range<Int>?,
+                                  _ memo: inout NameMemo) -> Bool {
+        if prefixStart[Int(value[0])] && hasCredentialPrefix(value) { return !isPlaceholderRun(value) }
+        return letters >= 2 && digits >= 2 && (followsSuspect(p, start, last) || secretWordBefore(p, start, memo: &memo))
+            && looksRandom(value) && !isPlaceholderRun(value)
+    }
+
+    /// Writes `run` with each `%XX` escape decoded into `out` (as long as `run`); returns the length.
+    private static func percentDecode(_ run: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var i = 0, n = 0
+        while i < run.count {
+            if run[i] == 0x25, i + 2 < run.count, let high = PercentEncoding.hexValue(run[i + 1]),
+               let low = PercentEncoding.hexValue(run[i + 2]) {
+                out[n] = high << 4 | low
+                i += 3
+            } else {
+                out[n] = run[i]
+                i += 1
+            }
+            n += 1
+        }
+        return n
     }
 
     /// Whether `p[i]` starts a `%XX` escape of a byte that is no part of a value run.

@@ -445,4 +445,13 @@ final class FuzzRegressionTests: XCTestCase {
     func testANameStartsAfterAPlaceholder() {
         assertFixedPoint("BQEBa2V5OiBBAAkAAmI3b3JnAXg9MQEAXWtleTpB", present: ["redacted-1]key:A"])
     }
+
+    /// A body `pass<SI>r=jane%te-{e%40e.rg`: the first run decoded the value under `r`, replaced
+    /// the address and wrote `jane%25te-%7Buser1@example.com`; there `jane%te-` was no suspect
+    /// (8 bytes, no digit), but a second run's suspect scan read `jane%25te-` raw (10 bytes, the
+    /// digits of `%25`) and replaced it after `pass`. A run's escapes count as their bytes.
+    func testAPercentEscapeIsTheByteItStandsFor() {
+        assertFixedPoint("/3Bhc3MPcj1qYW5lJXRlLXtlJTQwZS5yZw==", present: ["jane%25te-%7Buser1@example.com"])
+    }
 }
+

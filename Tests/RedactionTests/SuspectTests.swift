@@ -38,6 +38,16 @@ final class SuspectTests: XCTestCase {
         XCTAssertEqual(suspects(#"token:\u00e99c1fA7b2E4d6F8a0"#), ["9c1fA7b2E4d6F8a0"])
     }
 
+    /// A run written with `%XX` escapes is judged by its decoded bytes, as a first run judges a
+    /// percent-encoded value it decoded to scan on its own: length, letters and digits, entropy
+    /// and prefixes. Its range is still the raw run.
+    func testPercentEscapesCountAsTheBytesTheyStandFor() {
+        XCTAssertEqual(suspects("pass r=jane%25te-%7Bx"), [], "`jane%te-`: 8 bytes and no digit")
+        XCTAssertEqual(suspects("token aB3dE5gH7jK9mN%2B1pQ"), ["aB3dE5gH7jK9mN%2B1pQ"])
+        XCTAssertEqual(suspects("sk-%41%42cdefghijklmnop12"), ["sk-%41%42cdefghijklmnop12"], "sk-ABcd...: a prefix decoded")
+        XCTAssertEqual(suspects("token ab%31%32%33%34%35%36"), [], "ab123456: 8 bytes")
+    }
+
     func testCredentialPrefixesAnywhere() {
         let jwt = makeJWT(header: #"{"alg":"HS256"}"#, payload: #"{"sub":"42"}"#)
         let cases: [(String, [String])] = [
