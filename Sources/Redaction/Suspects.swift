@@ -277,6 +277,9 @@ enum SuspectScanner {
                 guard isWordByte(b) else { break }
                 begin -= width
             }
+            // A binary body's placeholder (`***`) ends the look-back: it kept the length of a value
+            // that may have been several words (`1<TAB>3`), which the first run counted as such.
+            if p[end - 1] == 0x2A && p[begin..<end].allSatisfy({ $0 == 0x2A }) { break }
             // A number written in groups (`4111 1111 1111`) is one word, as its placeholder
             // (`4000000000000010`) is: counted as three, a second run reached one word further.
             if isDigits(p, begin..<end) {

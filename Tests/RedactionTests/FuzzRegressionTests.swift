@@ -453,5 +453,13 @@ final class FuzzRegressionTests: XCTestCase {
     func testAPercentEscapeIsTheByteItStandsFor() {
         assertFixedPoint("/3Bhc3MPcj1qYW5lJXRlLXtlJTQwZS5yZw==", present: ["jane%25te-%7Buser1@example.com"])
     }
+
+    /// A binary body `"cctoken":1<TAB>3"C<cr0n3I9Plt`: the first run replaced `1<TAB>3` with
+    /// `***`, and the suspect look-back from `cr0n3I9Plt` read C, 3 and 1, no secret word; a
+    /// second run read C, `***` and cctoken, and replaced it. A binary placeholder ends the
+    /// look-back.
+    func testABinaryPlaceholderEndsTheLookBack() {
+        assertFixedPoint("DyJjY3Rva2VuIjoxCTMiQzxjcjBuM0k5UGx0", present: ["cr0n3I9Plt"])
+    }
 }
 

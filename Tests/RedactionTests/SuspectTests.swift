@@ -48,6 +48,14 @@ final class SuspectTests: XCTestCase {
         XCTAssertEqual(suspects("token ab%31%32%33%34%35%36"), [], "ab123456: 8 bytes")
     }
 
+    /// A binary body's placeholder, a run of `*`s as long as the value it replaced, ends the
+    /// look-back: the value may have been several words (`1<TAB>3`), which a first run counted.
+    func testABinaryPlaceholderEndsTheLookBack() {
+        XCTAssertEqual(suspects(#""cctoken":1\#t3"C<cr0n3I9Plt"#), [], "C, 3, 1: no secret word")
+        XCTAssertEqual(suspects(#""cctoken":***"C<cr0n3I9Plt"#), [], "C, then the placeholder")
+        XCTAssertEqual(suspects(#""cctoken":1"C<cr0n3I9Plt"#), ["cr0n3I9Plt"], "C, 1, cctoken")
+    }
+
     func testCredentialPrefixesAnywhere() {
         let jwt = makeJWT(header: #"{"alg":"HS256"}"#, payload: #"{"sub":"42"}"#)
         let cases: [(String, [String])] = [
@@ -79,9 +87,11 @@ final class SuspectTests: XCTestCase {
         // A value is one word of the look-back, however many identifier words it holds.
         XCTAssertEqual(suspects("token:1111111115jane%40cnameW Z 1115jane%40cnameW"), ["1115jane%40cnameW"])
         XCTAssertEqual(suspects("token:0 Z 1115jane%40cnameW"), ["1115jane%40cnameW"])
-        // A binary body's star placeholder is a word, as the value it stands for was.
+        // A binary body's star placeholder ends the look-back (it stands for a value of any
+        // number of words): the words after it decide.
         XCTAssertEqual(suspects(#"access_token: "*******"><sen value="c5f0cr0n3I9Paspsessionid""#), [])
-        XCTAssertEqual(suspects(#"access_token: "*******"><value="c5f0cr0n3I9Paspsessionid""#), ["c5f0cr0n3I9Paspsessionid"])
+        XCTAssertEqual(suspects(#"access_token: "*******"><value="c5f0cr0n3I9Paspsessionid""#), [])
+        XCTAssertEqual(suspects(#"x: "*******"><token="c5f0cr0n3I9Paspsessionid""#), ["c5f0cr0n3I9Paspsessionid"])
         XCTAssertEqual(suspects("s_token: 5N_XgL0n3I9Pw5N_Xg and then a long stretch of plain words that goes on and on FUP0THsR8ter22"),
                        ["5N_XgL0n3I9Pw5N_Xg"], "beyond the look-back")
     }
