@@ -383,9 +383,13 @@ extension RedactionEngine {
         var valueRange: Range<Int>?
         var j = attributes.lowerBound
         while j < attributes.upperBound {
-            while j < attributes.upperBound && !Self.isNameByte(p[j]) { j += 1 }
+            // Names as HTML's tokenizer reads them: up to a space, '/', '=' or '>', quotes and
+            // all (`"phone":41555=5"value=5` is one name and its value, and stays so once a rule
+            // has replaced `41555=5` and left `"phone":+12015550100"value=5`).
+            while j < attributes.upperBound && (p[j] <= 0x20 || p[j] == 0x2F) { j += 1 }
             let nameStart = j
-            while j < attributes.upperBound && (Self.isNameByte(p[j]) || p[j] == 0x3A) { j += 1 }
+            while j < attributes.upperBound && p[j] > 0x20 && p[j] != 0x2F && p[j] != 0x3D && p[j] != 0x3E { j += 1 }
+            if j == nameStart { j += 1; continue }  // a stray '='
             let name = string(p, nameStart..<j).lowercased()
             guard j < attributes.upperBound, p[j] == 0x3D else { continue }
             j += 1

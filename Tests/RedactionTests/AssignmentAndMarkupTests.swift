@@ -202,6 +202,19 @@ final class AssignmentAndMarkupTests: XCTestCase {
         XCTAssertEqual(scanned(#"<input name="token_type" value="bearer">"#), #"<input name="token_type" value="bearer">"#)
     }
 
+    /// Attribute names are read as HTML's tokenizer reads them, up to a space, '/', '=' or '>',
+    /// quotes included: `x"value=abc` is the attribute `x"value`, not `value`, before and after a
+    /// rule replaced text around it. Unquoted values, `/` and spaced-out attributes still work.
+    func testHTMLAttributeNamesAreWholeNames() {
+        let text = #"<input name=token "phone":41555=5"value=5>"#
+        let once = scanned(text)
+        XCTAssertEqual(once, #"<input name=token "phone":+12015550100"value=5>"#)
+        XCTAssertEqual(scanned(once), once, "a second run changed it")
+        XCTAssertEqual(scanned(#"<input name=token x"value=abc123def>"#), #"<input name=token x"value=abc123def>"#)
+        XCTAssertEqual(scanned(#"<input name="api_key"/value="abc123def">"#), #"<input name="api_key"/value="redacted-1">"#)
+        XCTAssertEqual(scanned("<input\n  name=api_key\n  value=abc123def\n>"), "<input\n  name=api_key\n  value=redacted-1\n>")
+    }
+
     func testHTMLBodyOfAnEntry() {
         let html = #"<html><head><meta name="csrf-token" content="meta-tok-123456"></head><body><input type="hidden" name="csrf_token" value="meta-tok-123456"></body></html>"#
         let r = redacted([makeEntry(responseBody: ("text/html; charset=utf-8", html))])

@@ -461,5 +461,13 @@ final class FuzzRegressionTests: XCTestCase {
     func testABinaryPlaceholderEndsTheLookBack() {
         assertFixedPoint("DyJjY3Rva2VuIjoxCTMiQzxjcjBuM0k5UGx0", present: ["cr0n3I9Plt"])
     }
+
+    /// A form value `<input name=token "phone":41555=5"value=5>`: the first run read the
+    /// attributes `phone:41555` = `5"value=5` (no `value`), and replaced the phone number
+    /// `41555=5`; a second run, with no '=' left there, found `value=5` and replaced it. Attribute
+    /// names run to a space, '/', '=' or '>' as in HTML: `"phone":+12015550100"value` is one.
+    func testAnHTMLAttributeNameIsWhole() {
+        assertFixedPoint("Aj08aW5wdXQgbmFtZT10b2tlbiAicGhvbmUiOjQxNTU1PTUidmFsdWU9NT4=", present: ["value%3D5"])
+    }
 }
 
