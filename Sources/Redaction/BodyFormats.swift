@@ -113,12 +113,12 @@ extension RedactionEngine {
     /// unchanged parts are appended as substrings, which copies them without validating them
     /// again: `String(decoding:)` of the whole rewritten body validated every byte, markers making
     /// it non-ASCII (5% of a redaction's instructions).
-    static func applying(_ edits: [(range: Range<Int>, bytes: [UInt8])], to text: String) -> String {
+    static func applying(_ edits: JSONEdits, to text: String) -> String {
         let utf8 = text.utf8
         var result = ""
         result.reserveCapacity(utf8.count + edits.count * 16)
         var copied = utf8.startIndex, copiedOffset = 0
-        for (range, bytes) in edits {
+        edits.forEach { range, bytes in
             let start = utf8.index(copied, offsetBy: range.lowerBound - copiedOffset)
             result.append(contentsOf: Substring(utf8[copied..<start]))
             result.append(String(decoding: bytes, as: UTF8.self))
@@ -130,11 +130,11 @@ extension RedactionEngine {
     }
 
     /// `p` with `edits` applied, as bytes.
-    static func applying(_ edits: [(range: Range<Int>, bytes: [UInt8])], to p: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+    static func applying(_ edits: JSONEdits, to p: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(p.count + edits.count * 16)
         var copied = 0
-        for (range, bytes) in edits {
+        edits.forEach { range, bytes in
             out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<range.lowerBound]))
             out.append(contentsOf: bytes)
             copied = range.upperBound

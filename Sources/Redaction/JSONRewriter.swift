@@ -8,10 +8,41 @@ import HAR
 enum JSONRewrite {
     case notJSON
     case unchanged
-    /// The replacements, in order, as ranges of the input and their new bytes: callers apply
-    /// them to the text they hold (a String keeps its unchanged parts without validating them
-    /// again).
-    case edited([(range: Range<Int>, bytes: [UInt8])])
+    /// The replacements: callers apply them to the text they hold (a String keeps its unchanged
+    /// parts without validating them again).
+    case edited(JSONEdits)
+}
+
+/// Replacements in order: ranges of the input, and their new bytes one after another in one
+/// buffer. An array per replacement (and another per quoted string) was two allocations, and a
+/// release each when the list was dropped, for every value a body had redacted.
+struct JSONEdits {
+    struct Edit {
+        let range: Range<Int>
+        /// Where this replacement's bytes end in `bytes`; they start where the previous one's end.
+        let end: Int
+    }
+    private(set) var edits: [Edit] = []
+    var bytes: [UInt8] = []
+
+    var isEmpty: Bool { edits.isEmpty }
+    var count: Int { edits.count }
+
+    /// Records that the bytes appended to `bytes` since the last edit replace `range`.
+    mutating func close(_ range: Range<Int>) {
+        edits.append(Edit(range: range, end: bytes.count))
+    }
+
+    /// Calls `body` with each replaced range and its new bytes, in order.
+    func forEach(_ body: (Range<Int>, UnsafeBufferPointer<UInt8>) -> Void) {
+        bytes.withUnsafeBufferPointer { all in
+            var start = 0
+            for edit in edits {
+                body(edit.range, UnsafeBufferPointer(rebasing: all[start..<edit.end]))
+                start = edit.end
+            }
+        }
+    }
 }
 
 /// Nesting beyond this is not treated as JSON (it is scanned as text instead); the same bound
@@ -89,7 +120,7 @@ struct JSONRewriter {
     var basePath: (() -> String)?
     var i = 0
     /// The replacements so far, in order.
-    var edits: [(range: Range<Int>, bytes: [UInt8])] = []
+    var edits = JSONEdits()
     /// What the last `stringToken` saw in its bytes.
     var tokenShape = ByteShape.unknown
     /// Member names and indexes down to the current value; kept only when findings need paths.
@@ -131,8 +162,16 @@ struct JSONRewriter {
         return (basePath?() ?? "") + " (" + inner + ")"
     }
 
-    mutating func replace(_ range: Range<Int>, with bytes: [UInt8]) {
-        edits.append((range, bytes))
+    mutating func replace(_ range: Range<Int>, with byte: UInt8) {
+        edits.bytes.append(byte)
+        edits.close(range)
+    }
+
+    /// Replaces `range` with `content` as a JSON string literal.
+    mutating func replace(_ range: Range<Int>, quoting content: [UInt8]) {
+        let syntax = engine.syntax
+        content.withUnsafeBufferPointer { Self.quote($0, syntax: syntax, into: &edits.bytes) }
+        edits.close(range)
     }
 
     mutating func skipWhitespace() {
@@ -198,7 +237,7 @@ struct JSONRewriter {
                 let location = self.location
                 let path = { "" }
                 if let r = withContent(key, { engine.scanBytes($0, location, path) }) {
-                    replace(keyStart..<keyEnd, with: Self.quoted(r, syntax: engine.syntax))
+                    replace(keyStart..<keyEnd, quoting: r)
                 }
             }
             guard value(nameClass, depth: depth + 1) else { return false }
@@ -261,7 +300,7 @@ struct JSONRewriter {
         if let rule, !(i - start == 1 && p[start] == 0x30) {
             let literal = String(decoding: UnsafeBufferPointer(rebasing: p[start..<i]), as: UTF8.self)
             engine.note(rule, location, literal) { engine.collectFindings ? currentPath() : "" }
-            replace(start..<i, with: [0x30])
+            replace(start..<i, with: 0x30)
         }
         return true
     }
@@ -302,7 +341,7 @@ struct JSONRewriter {
             return engine.redactValueBytes(q, location, pathFunction, nestingLevel: nestingLevel + 1, shape: shape)
         }
         if let replacement {
-            replace(start..<end, with: Self.quoted(replacement, syntax: engine.syntax))
+            replace(start..<end, quoting: replacement)
         }
         return true
     }
@@ -313,10 +352,17 @@ struct JSONRewriter {
     static func quoted(_ bytes: [UInt8], syntax: MarkerSyntax) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count + 8)
+        bytes.withUnsafeBufferPointer { quote($0, syntax: syntax, into: &out) }
+        return out
+    }
+
+    /// Appends `p` to `out` as `quoted` writes it. (No `reserveCapacity` here: on a buffer
+    /// shared by many strings it would reallocate to the exact size every time.)
+    static func quote(_ p: UnsafeBufferPointer<UInt8>, syntax: MarkerSyntax, into out: inout [UInt8]) {
         out.append(0x22)
         let hex: StaticString = "0123456789abcdef"
         let hexBytes = hex.utf8Start
-        bytes.withUnsafeBufferPointer { p in
+        do {
             var i = 0
             while i < p.count {
                 // Bytes that need nothing are copied a run at a time.
@@ -356,7 +402,6 @@ struct JSONRewriter {
             }
         }
         out.append(0x22)
-        return out
     }
 
     /// Bytes `quoted` does not copy as they are: quotes, backslashes, control characters, DEL,
