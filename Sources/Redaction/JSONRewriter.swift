@@ -92,6 +92,9 @@ extension RedactionEngine {
     /// `shape`: what the caller's pass over the bytes already learned (a JSON string's token).
     func redactValueBytes(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String,
                           nestingLevel: Int = 0, shape: ByteShape = .unknown) -> [UInt8]? {
+        // Lowercase letters and spaces only (no JSON, no base64): no detector matches there
+        // without a trigger word. (A user's patterns may match anything.)
+        if !shape.hasOther && !rules.hasPatterns && !rules.lowercaseProse.mayHoldTrigger(p) { return nil }
         if Self.looksLikeJSON(p) && nestingLevel <= maximumNestedJSONLevels {
             switch rewriteJSON(p, location, path, nestingLevel: nestingLevel) {
             case .edited(let edits): return Self.applying(edits, to: p)
@@ -441,7 +444,7 @@ struct JSONRewriter {
                 let m = stringStopMask(w)
                 if m == 0 { shapeBits |= ByteShape.bits(w); i += 8; continue }
                 // Only the bytes before the stop are the string's.
-                shapeBits |= ByteShape.bits(w) & ((m & (0 &- m)) &- 1)
+                shapeBits |= ByteShape.bits(w) & (((m & (0 &- m)) &>> 7) &- 1)
                 i += m.trailingZeroBitCount >> 3
             }
             let c = p[i]
@@ -452,11 +455,13 @@ struct JSONRewriter {
                 i += 2
                 continue
             }
-            shapeBits |= ByteShape.bits(UInt64(c))
+            shapeBits |= ByteShape.bits(UInt64(c)) & 0xFF  // the other lanes are no bytes of it
             i += 1
         }
         guard i < p.count else { return nil }
         tokenShape = ByteShape(bits: shapeBits)
+        // What an escape stands for was not looked at.
+        if hasEscape { tokenShape.hasOther = true }
         let end = i
         i += 1
         if !hasEscape { return .slice(start..<end) }

@@ -42,6 +42,8 @@ final class CompiledRules: @unchecked Sendable {
     let hasPatterns: Bool
     /// Parameter names that are secret as whole names (`code`, `key`, the rules file's), lowercase.
     let exactParameterNames: [[UInt8]]
+    /// Which lowercase prose needs a scan at all.
+    let lowercaseProse = LowercaseProse()
 
     /// Built-in rules as bits: the scanner asks per match, a Set lookup would show.
     struct Flags {

@@ -6,7 +6,8 @@ import HAR
 /// the suspect scan and the base64 test. A wrong bit would let a secret through unscanned.
 final class ByteShapeTests: XCTestCase {
     private func expected(_ bytes: [UInt8]) -> ByteShape {
-        ByteShape(hasDigit: bytes.contains { $0 >= 0x30 && $0 <= 0x39 }, hasUpper: bytes.contains { $0 >= 0x41 && $0 <= 0x5A })
+        ByteShape(hasDigit: bytes.contains { $0 >= 0x30 && $0 <= 0x39 }, hasUpper: bytes.contains { $0 >= 0x41 && $0 <= 0x5A },
+                  hasOther: bytes.contains { !($0 >= 0x61 && $0 <= 0x7A) && $0 != 0x20 })
     }
 
     private func shape(_ bytes: [UInt8]) -> ByteShape {
@@ -19,12 +20,13 @@ final class ByteShapeTests: XCTestCase {
         for b in 0...255 {
             for position in 0..<8 {
                 // Neighbours of 0xFF and 0x7F: a carry out of a byte would show in the next one.
-                for filler: UInt8 in [0x20, 0x7F, 0xFF, 0x2F, 0x3A, 0x40, 0x5B] {
+                for filler: UInt8 in [0x20, 0x7F, 0xFF, 0x2F, 0x3A, 0x40, 0x5B, 0x61, 0x7A, 0x21, 0xA0] {
                     var bytes = [UInt8](repeating: filler, count: 8)
                     bytes[position] = UInt8(b)
                     let got = shape(bytes), want = expected(bytes)
                     XCTAssertEqual(got.hasDigit, want.hasDigit, "byte \(b) at \(position) among \(filler)")
                     XCTAssertEqual(got.hasUpper, want.hasUpper, "byte \(b) at \(position) among \(filler)")
+                    XCTAssertEqual(got.hasOther, want.hasOther, "byte \(b) at \(position) among \(filler)")
                 }
             }
         }
@@ -37,6 +39,7 @@ final class ByteShapeTests: XCTestCase {
             let got = shape(bytes), want = expected(bytes)
             XCTAssertEqual(got.hasDigit, want.hasDigit, "\(bytes)")
             XCTAssertEqual(got.hasUpper, want.hasUpper, "\(bytes)")
+            XCTAssertEqual(got.hasOther, want.hasOther, "\(bytes)")
         }
     }
 
