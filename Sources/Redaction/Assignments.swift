@@ -275,13 +275,20 @@ extension RedactionEngine {
     /// earlier run replaced the value and cut into what followed, and left that as it was. The
     /// placeholder is kept as the value and the rest is scanned as text, as the first run did;
     /// taken whole, the value would be a new secret, numbered anew over the text the first run kept.
+    /// So with a phone placeholder (`Placeholder.phone`'s `+1AAA55501NN`: `+12015550100<U+FFFD>123456`,
+    /// where pass 2 replaced a known number that ran past the end of the value a first run read).
     private func leadingPlaceholder(_ p: UnsafeBufferPointer<UInt8>, _ value: Range<Int>) -> TextMatch? {
-        guard hasPrefix(p, at: value.lowerBound, "redacted-") else { return nil }
-        var k = value.lowerBound + 9
+        let s = value.lowerBound
+        if s + 12 < value.upperBound, p[s] == 0x2B, p[s + 1] == 0x31, (s + 2..<s + 5).allSatisfy({ Self.isDigit(p[$0]) }),
+           hasPrefix(p, at: s + 5, "55501"), Self.isDigit(p[s + 10]), Self.isDigit(p[s + 11]), !Self.isAlnum(p[s + 12]) {
+            return TextMatch(start: s, end: s + 12, replacement: "", keep: true)
+        }
+        guard hasPrefix(p, at: s, "redacted-") else { return nil }
+        var k = s + 9
         while k < value.upperBound && Self.isDigit(p[k]) { k += 1 }
-        guard k > value.lowerBound + 9, k < value.upperBound, !Self.isAlnum(p[k]) || hasPrefix(p, at: k, "redacted-")
+        guard k > s + 9, k < value.upperBound, !Self.isAlnum(p[k]) || hasPrefix(p, at: k, "redacted-")
         else { return nil }
-        return TextMatch(start: value.lowerBound, end: k, replacement: "", keep: true)
+        return TextMatch(start: s, end: k, replacement: "", keep: true)
     }
 
     /// A Telegram bot token, `<8-10 digits>:<35 of [A-Za-z0-9_-]>`, at its colon.

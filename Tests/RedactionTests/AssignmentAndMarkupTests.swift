@@ -29,11 +29,14 @@ final class AssignmentAndMarkupTests: XCTestCase {
 
     /// A name that starts where a replaced value ended (`]` stops a value, but is a name byte):
     /// the byte before it was the value's last, whatever it was, so it neither allows nor forbids
-    /// the name. A second run reads the name after the placeholder, never through it.
+    /// the name. A second run reads the name after the placeholder, never through it; and a value
+    /// that starts with a placeholder the next byte cannot go on with is that placeholder.
     func testANameRightAfterAReplacedValue() {
         for (text, expected) in [("key: Abcdefgh12345678X]token:xyz", "key: redacted-1]token:redacted-2"),
                                  ("key: Abcdefgh12345678\u{0}]token=xyz", "key: redacted-1]token=redacted-2"),
-                                 ("key: redacted-1]key:A", "key: redacted-1]key:A")] {
+                                 ("key: redacted-1]key:A", "key: redacted-1]key:A"),
+                                 ("phone: +12015550100\u{FFFD}123456", "phone: +12015550100\u{FFFD}123456"),
+                                 ("phone: +1 415 555 0100", "phone: +12015550100")] {
             let once = scanned(text)
             XCTAssertEqual(once, expected, text)
             XCTAssertEqual(scanned(once), once, "a second run changed \(text)")

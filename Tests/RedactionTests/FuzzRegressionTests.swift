@@ -469,5 +469,14 @@ final class FuzzRegressionTests: XCTestCase {
     func testAnHTMLAttributeNameIsWhole() {
         assertFixedPoint("Aj08aW5wdXQgbmFtZT10b2tlbiAicGhvbmUiOjQxNTU1PTUidmFsdWU9NT4=", present: ["value%3D5"])
     }
+
+    /// An HTML body `"phone":"1 <FF><FF><FF><CR>415 555 0100 "phone":1 <FF><FF><FF><CR>415 555 0100<88>123456`:
+    /// the second value ended at the CR, no phone number, and pass 2 replaced the known number
+    /// that ran on past it, leaving `"phone":+12015550100<U+FFFD>123456`; a second run read that
+    /// whole as the value, with six digits of its own, and replaced it. A value that starts with
+    /// a phone placeholder and a byte that cannot go on with it is the placeholder.
+    func testAPhonePlaceholderBeforeMoreDigitsIsTheValue() {
+        assertFixedPoint("BSJwaG9uZSI6IjEg////DTQxNSA1NTUgMDEwMCAicGhvbmUiOjEg////DTQxNSA1NTUgMDEwMIgxMjM0NTY=", present: ["+12015550100\u{FFFD}123456"])
+    }
 }
 
