@@ -227,7 +227,7 @@ struct JSONRewriter {
         while true {
             skipWhitespace()
             let keyStart = i
-            guard i < p.count, p[i] == 0x22, let key = stringToken() else { return false }
+            guard i < p.count, p[i] == 0x22, let key = stringToken(shaped: false) else { return false }
             let keyEnd = i
             skipWhitespace()
             guard i < p.count, p[i] == 0x3A else { return false }
@@ -310,7 +310,7 @@ struct JSONRewriter {
 
     mutating func stringValue(_ context: NameClass) -> Bool {
         let start = i
-        guard let token = stringToken() else { return false }
+        guard let token = stringToken(shaped: true) else { return false }
         let end = i
         let shape = tokenShape
         // Paths only for findings (`--check`): otherwise a closure context holding the path
@@ -430,8 +430,10 @@ struct JSONRewriter {
     }
 
     /// Reads a string token at `i` (which is at the opening quote), or nil on a syntax error.
-    /// Sets `tokenShape` from its raw bytes (an escape of an ASCII letter, `\u004A`, has digits).
-    mutating func stringToken() -> StringContent? {
+    /// With `shaped`, sets `tokenShape` from its raw bytes (an escape of an ASCII letter, `\u004A`,
+    /// has digits); a member name needs no shape, and skipping it there saves 3% of a redaction.
+    @inline(__always)
+    mutating func stringToken(shaped: Bool) -> StringContent? {
         i += 1
         let start = i
         var hasEscape = false
@@ -442,9 +444,13 @@ struct JSONRewriter {
             if i + 8 <= p.count {
                 let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
                 let m = stringStopMask(w)
-                if m == 0 { shapeBits |= ByteShape.bits(w); i += 8; continue }
+                if m == 0 {
+                    if shaped { shapeBits |= ByteShape.bits(w) }
+                    i += 8
+                    continue
+                }
                 // Only the bytes before the stop are the string's.
-                shapeBits |= ByteShape.bits(w) & (((m & (0 &- m)) &>> 7) &- 1)
+                if shaped { shapeBits |= ByteShape.bits(w) & (((m & (0 &- m)) &>> 7) &- 1) }
                 i += m.trailingZeroBitCount >> 3
             }
             let c = p[i]
@@ -455,7 +461,7 @@ struct JSONRewriter {
                 i += 2
                 continue
             }
-            shapeBits |= ByteShape.bits(UInt64(c)) & 0xFF  // the other lanes are no bytes of it
+            if shaped { shapeBits |= ByteShape.bits(UInt64(c)) & 0xFF }  // the other lanes are no bytes of it
             i += 1
         }
         guard i < p.count else { return nil }
