@@ -74,8 +74,12 @@ extension RedactionEngine {
             // text would lose (`password\"xam=...` is an assignment to a secret name).
             let opensAtEscapedQuote = value.content.lowerBound >= 2 && p[value.content.lowerBound - 2] == 0x5C
             guard let first = content.first(where: { !isSpace($0) }),
-                  first == 0x7B || first == 0x5B || (value.escaped && !opensAtEscapedQuote),
-                  let redacted = content.withUnsafeBufferPointer({ redactValueBytes($0, location, path, nestingLevel: 1) })
+                  first == 0x7B || first == 0x5B || (value.escaped && !opensAtEscapedQuote) else { return }
+            // The words before the string still say what a random run in it is (`{"token""y0.dF...`),
+            // as they do for the text scan of a later run, when nothing in the string changes.
+            suspectLookBack = Array(p[SuspectScanner.lookBack(p, value.content.lowerBound).start..<value.content.lowerBound])
+            defer { suspectLookBack = [] }
+            guard let redacted = content.withUnsafeBufferPointer({ redactValueBytes($0, location, path, nestingLevel: 1) })
             else { return }
             let quoted = JSONRewriter.quoted(redacted, syntax: syntax).dropFirst().dropLast()
             found.append(PreMatch(match: TextMatch(start: value.content.lowerBound, end: value.content.upperBound,

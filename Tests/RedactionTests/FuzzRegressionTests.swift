@@ -478,5 +478,13 @@ final class FuzzRegressionTests: XCTestCase {
     func testAPhonePlaceholderBeforeMoreDigitsIsTheValue() {
         assertFixedPoint("BSJwaG9uZSI6IjEg////DTQxNSA1NTUgMDEwMCAicGhvbmUiOjEg////DTQxNSA1NTUgMDEwMIgxMjM0NTY=", present: ["+12015550100\u{FFFD}123456"])
     }
+
+    /// Broken JSON `{"token""y0.dFter23\"4.corp`: the escaped string was redacted decoded on its
+    /// own (its host replaced), where no word said `y0.dFter23` was a secret; a second run, with
+    /// nothing left to change in the string, scanned the text after `token` and replaced it. The
+    /// decoded string is scanned with the words before it, as the text scan reads them.
+    func testANestedStringKeepsTheWordsBeforeIt() {
+        assertFixedPoint("AHsidG9rZW4iInkwLmRGdGVyMjNcIjQuY29ycA==", absent: ["y0.dFter23", "4.corp"])
+    }
 }
 
