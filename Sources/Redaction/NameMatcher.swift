@@ -117,7 +117,7 @@ struct NameMatcher {
     func classify(_ name: String, asParameter: Bool = false) -> NameClass {
         if asParameter && exactSecretNames.contains(name.lowercased()) { return .secret }
         guard name.utf8.count <= Self.maximumNameLength else { return classify(Self.tail(name), asParameter: asParameter) }
-        let words = Self.words(name)
+        let words = Self.words(Self.emailsAsWords(name))
         guard !words.isEmpty else { return .ordinary }
         if words.first == "key" && words.dropFirst().allSatisfy({ $0 == "value" || $0 == "string" }) {
             return asParameter ? .secret : .bareKey
@@ -211,6 +211,38 @@ struct NameMatcher {
 
     /// Splits snake_case, kebab-case, camelCase, dotted and lowercase-compound names into
     /// lowercased words; a run of capitals is one word ("APIKey" -> ["api", "key"]).
+    /// `name` with each email address in it (`@` or `%40`) read as the one word `email`: a
+    /// rule replaces the address in the name (`token At@corp.com` -> `token user1@example.com`),
+    /// and its words (`at`, a describing word, against `user1`) must not change the name's class
+    /// from one run to the next.
+    static func emailsAsWords(_ name: String) -> String {
+        guard name.utf8.contains(0x40) || name.contains("%40") else { return name }
+        let b = Array(name.utf8)
+        func isLocal(_ c: UInt8) -> Bool { RedactionEngine.isAlnum(c) || c == 0x2E || c == 0x5F || c == 0x2B || c == 0x2D }
+        func isDomain(_ c: UInt8) -> Bool { RedactionEngine.isAlnum(c) || c == 0x2E || c == 0x2D }
+        var out: [UInt8] = []
+        var copied = 0
+        var i = 0
+        while i < b.count {
+            let at = b[i] == 0x40 ? 1 : (b[i] == 0x25 && i + 2 < b.count && b[i + 1] == 0x34 && b[i + 2] == 0x30 ? 3 : 0)
+            guard at > 0 else { i += 1; continue }
+            var start = i
+            while start > copied && isLocal(b[start - 1]) { start -= 1 }
+            var end = i + at
+            while end < b.count && isDomain(b[end]) { end += 1 }
+            while end > i + at && (b[end - 1] == 0x2E || b[end - 1] == 0x2D) { end -= 1 }
+            let domain = b[(i + at)..<end]
+            let lastLabel = domain.split(separator: 0x2E, omittingEmptySubsequences: false).last ?? []
+            guard start < i, domain.contains(0x2E), lastLabel.count >= 2,
+                  lastLabel.allSatisfy({ $0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A }) else { i += at; continue }
+            out += b[copied..<start] + Array(" email ".utf8)
+            copied = end
+            i = end
+        }
+        guard copied > 0 else { return name }
+        return String(decoding: out + b[copied...], as: UTF8.self)
+    }
+
     static func words(_ name: String) -> [String] {
         var words: [String] = []
         var current: [Character] = []

@@ -486,5 +486,13 @@ final class FuzzRegressionTests: XCTestCase {
     func testANestedStringKeepsTheWordsBeforeIt() {
         assertFixedPoint("AHsidG9rZW4iInkwLmRGdGVyMjNcIjQuY29ycA==", absent: ["y0.dFter23", "4.corp"])
     }
+
+    /// Broken JSON `{"credential,At%40p.ex":"z`: the name's words were credential, at (a
+    /// describing word), 40p and ex, so `z` stayed; the address in the name was replaced, and a
+    /// second run read credential, user1, example, com and replaced `z`. An email address in a
+    /// name is the one word `email`, original or placeholder.
+    func testAnEmailInANameIsOneWord() {
+        assertFixedPoint("AHsiY3JlZGVudGlhbCxBdCU0MHAuZXgiOiJ6", absent: ["At%40p.ex", ":\"z"])
+    }
 }
 

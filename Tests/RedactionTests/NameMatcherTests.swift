@@ -31,6 +31,24 @@ final class NameMatcherTests: XCTestCase {
         XCTAssertEqual(NameMatcher.words("--__.."), [])
     }
 
+    /// An email address in a name is the one word `email`, whether it is the original or its
+    /// placeholder, so replacing it never changes the name's class.
+    func testAnEmailInANameIsOneWord() {
+        XCTAssertEqual(NameMatcher.emailsAsWords("token At@corp.com"), "token  email ")
+        XCTAssertEqual(NameMatcher.emailsAsWords("credential,At%40p.ex"), "credential, email ")
+        XCTAssertEqual(NameMatcher.emailsAsWords("x@y"), "x@y", "no domain")
+        XCTAssertEqual(NameMatcher.emailsAsWords("a@b.c1"), "a@b.c1", "no top-level domain")
+        XCTAssertEqual(NameMatcher.emailsAsWords("git@github.com:org/app"), " email :org/app")
+        for (original, placeholder) in [("token At@corp.com", "token user1@example.com"),
+                                        ("credential,At%40p.ex", "credential,user1%40example.com"),
+                                        ("jane@corp.com token", "user1@example.com token"),
+                                        ("token_jane@corp.com", "user1@example.com")] {
+            XCTAssertEqual(matcher.classify(original), matcher.classify(placeholder), original)
+        }
+        XCTAssertEqual(matcher.classify("token At@corp.com"), .secret)
+        XCTAssertEqual(matcher.classify("token at"), .ordinary, "`at` still describes where there is no address")
+    }
+
     func testLowercaseCompoundsAreSplitAtSecretWords() {
         let cases: [(String, [String])] = [
             ("apikey", ["api", "key"]), ("csrftoken", ["csrf", "token"]), ("accesstoken", ["access", "token"]),
