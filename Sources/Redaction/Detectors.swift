@@ -154,7 +154,19 @@ extension RedactionEngine {
             Self.isAlnum(c) || c == 0x2E || c == 0x5F || c == 0x25 || c == 0x2B || c == 0x2D
         }
         var start = i
-        while start > lowerBound && isLocal(p[start - 1]) { start -= 1 }
+        while start > lowerBound {
+            // A `%XX` escape of a byte that is no local part ends it (`x%20c%40p.or` is `c`'s
+            // address), as that byte does where a rule reads the text decoded.
+            if start - 3 >= lowerBound, p[start - 3] == 0x25, let high = PercentEncoding.hexValue(p[start - 2]),
+               let low = PercentEncoding.hexValue(p[start - 1]) {
+                let decoded = high << 4 | low
+                guard isLocal(decoded) && decoded != 0x25 else { break }
+                start -= 3
+                continue
+            }
+            guard isLocal(p[start - 1]) else { break }
+            start -= 1
+        }
         while start < i && p[start] == 0x2E { start += 1 }
         guard start < i else { return nil }
         // `a@b@c`: the address is the one at the first '@'; what follows the second is no local

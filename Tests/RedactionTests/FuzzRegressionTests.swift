@@ -494,5 +494,13 @@ final class FuzzRegressionTests: XCTestCase {
     func testAnEmailInANameIsOneWord() {
         assertFixedPoint("AHsiY3JlZGVudGlhbCxBdCU0MHAuZXgiOiJ6", absent: ["At%40p.ex", ":\"z"])
     }
+
+    /// `y=sk-j-Atokensr#e.ord%20c%40p.or`: a first run replaced the key-like run and left
+    /// `%20c%40p.or`, since the address detector read `%20c` as its local part, which decodes to
+    /// no address; a second run decoded the value under `y` and found `c@p.or`. A `%XX` escape of
+    /// a byte that is no local part ends the local part, as the decoded byte does.
+    func testAnEscapeEndsALocalPart() {
+        assertFixedPoint("AHk9c2stai1BdG9rZW5zciNlLm9yZCUyMGMlNDBwLm9y", absent: ["c%40p.or", "sk-j-A"])
+    }
 }
 

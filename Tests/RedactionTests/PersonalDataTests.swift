@@ -209,6 +209,10 @@ final class PersonalDataTests: XCTestCase {
         XCTAssertEqual(r.log.entries[1].request.url, "https://api.example.com/users/user1@example.com", "the same address")
         XCTAssertEqual(scanned("mailto:ann%40corp.com?subject=hi"), "mailto:user1%40example.com?subject=hi")
         XCTAssertEqual(scanned("a%40b x%40localhost %40corp.com"), "a%40b x%40localhost %40corp.com")
+        // An escape of a byte that is no local part ends the local part, as the byte itself does.
+        XCTAssertEqual(scanned("to x%20c%40p.org now"), "to x%20user1%40example.com now")
+        XCTAssertEqual(scanned("to x%3Cc%40p.org"), "to x%3Cuser1%40example.com")
+        XCTAssertEqual(scanned("jane%2Edoe%40corp.com"), "user1%40example.com", "an escaped dot is part of it")
     }
 
     func testGitRemotesAreNotEmails() {
