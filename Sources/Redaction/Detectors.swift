@@ -258,6 +258,14 @@ extension RedactionEngine {
         guard let end = suffixEnd else { return nil }
         var start = i
         while start > lowerBound && (Self.isHostByte(p[start - 1]) || p[start - 1] == 0x2E) { start -= 1 }
+        // After a JSON escape (`\u0005.corp`, how a control byte is written back into a string),
+        // the name starts past it: the escape stands for one byte, no part of a name.
+        var backslashes = 0
+        while start - backslashes > lowerBound && p[start - backslashes - 1] == 0x5C { backslashes += 1 }
+        if backslashes & 1 == 1 {
+            let unicode = p[start] == 0x75 && start + 5 <= i && (start + 1..<start + 5).allSatisfy({ Self.isHex(p[$0]) })
+            start += unicode ? 5 : 1
+        }
         while start < i && p[start] == 0x2E { start += 1 }
         guard start < i else { return nil }
         return valueMatch(p, start..<end, .host, rule: .internalHost, location, path)

@@ -502,5 +502,12 @@ final class FuzzRegressionTests: XCTestCase {
     func testAnEscapeEndsALocalPart() {
         assertFixedPoint("AHk9c2stai1BdG9rZW5zciNlLm9yZCUyMGMlNDBwLm9y", absent: ["c%40p.or", "sk-j-A"])
     }
+
+    /// Broken JSON `{"token""y0.dFter23\"<ENQ>.corp`: the escaped string, redacted decoded, was
+    /// written back with its control byte escaped, `\u0005.corp`; a second run's text scan read
+    /// `u0005.corp` as an internal host. A host name starts after a JSON escape.
+    func testAHostStartsAfterAnEscape() {
+        assertFixedPoint("AHsidG9rZW4iInkwLmRGdGVyMjNcIgUuY29ycA==", absent: ["y0.dFter23"], present: ["u0005.corp"])
+    }
 }
 

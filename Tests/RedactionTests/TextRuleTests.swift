@@ -172,6 +172,10 @@ final class TextRuleTests: XCTestCase {
                      ".corp alone", "x.internals", "intranet", "the corp."] {
             XCTAssertEqual(scanned(text), text)
         }
+        // A JSON escape before the suffix stands for one byte, no part of a name.
+        XCTAssertEqual(scanned(#"x\u0005.corp"#), #"x\u0005.corp"#)
+        XCTAssertEqual(scanned(#"x\napi.corp"#), #"x\ninternal-1.example.invalid"#)
+        XCTAssertEqual(scanned(#"x\\api.corp"#), #"x\\internal-1.example.invalid"#, "an escaped backslash escapes nothing")
     }
 
     func testExtraInternalSuffixesFromRulesAndOption() throws {
