@@ -180,7 +180,12 @@ extension RedactionEngine {
                     i &+= 1
                 }
                 if i >= n || i >= nextPre { continue }
-                if let d = detectAt(i, pairs, bits, p, floor, location, path) {
+                // A match found in the text stops short of the next structural one (a number under
+                // a secret key in broken JSON, an input's value): running into it, it would decide
+                // that one's bytes by text rules, and a second run, once the structure's
+                // placeholder is in place, would decide them apart (`r=e%40c.ta:7` took the 7).
+                let view = nextPre < n && pre[k].first ? UnsafeBufferPointer(rebasing: p[0..<nextPre]) : p
+                if let d = detectAt(i, pairs, bits, view, floor, location, path) {
                     apply(d)
                 } else {
                     i += 1
