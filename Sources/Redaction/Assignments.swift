@@ -278,8 +278,8 @@ extension RedactionEngine {
     /// where pass 2 replaced a known number that ran past the end of the value a first run read).
     private func leadingPlaceholder(_ p: UnsafeBufferPointer<UInt8>, _ value: Range<Int>) -> TextMatch? {
         let s = value.lowerBound
-        if s + 12 < value.upperBound, p[s] == 0x2B, p[s + 1] == 0x31, (s + 2..<s + 5).allSatisfy({ Self.isDigit(p[$0]) }),
-           hasPrefix(p, at: s + 5, "55501"), Self.isDigit(p[s + 10]), Self.isDigit(p[s + 11]), !Self.isAlnum(p[s + 12]) {
+        let v = UnsafeBufferPointer(rebasing: p[value])
+        if v.count > 12 && PlaceholderFormat.isPhone(v, at: 0) && !Self.isAlnum(v[12]) {
             return TextMatch(start: s, end: s + 12, replacement: "", keep: true)
         }
         guard hasPrefix(p, at: s, "redacted-") else { return nil }

@@ -73,7 +73,7 @@ enum PlaceholderFormat {
 
     /// Whether a phone placeholder (`+1AAA55501NN`) stands at `i`, not followed by another digit:
     /// also where pass 2 wrote one next to other bytes (`\u{FFFD}+12015550100`).
-    static func isPhone(_ bytes: [UInt8], at i: Int) -> Bool {
+    static func isPhone<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at i: Int) -> Bool where Bytes.Index == Int {
         func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
         guard i + 12 <= bytes.count, bytes[i] == 0x2B, bytes[i + 1] == 0x31,
               bytes[(i + 2)..<(i + 5)].allSatisfy(isDigit), bytes[(i + 5)..<(i + 10)].elementsEqual(phoneExchange.utf8),

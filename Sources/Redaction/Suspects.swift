@@ -126,8 +126,7 @@ enum SuspectScanner {
                 // (a percent-encoded value under an ordinary name) and scans it on its own.
                 let suspect = percents == 0
                     ? isSuspect(raw, letters: letters, digits: digits, p, start, found.last, &memo)
-                    : withUnsafeTemporaryAllocation(of: UInt8.self, capacity: raw.count) { buffer -> Bool in
-                        let value = UnsafeBufferPointer(start: buffer.baseAddress, count: percentDecode(raw, into: buffer))
+                    : PercentEncoding.decodedBytes(Array(raw)[...], plusAsSpace: false).withUnsafeBufferPointer { value -> Bool in
                         var letters = 0, digits = 0
                         for b in value {
                             let c = kind[Int(b)]
@@ -150,23 +149,6 @@ enum SuspectScanner {
         if prefixStart[Int(value[0])] && hasCredentialPrefix(value) { return !isPlaceholderRun(value) }
         return letters >= 2 && digits >= 2 && (followsSuspect(p, start, last) || secretWordBefore(p, start, memo: &memo))
             && looksRandom(value) && !isPlaceholderRun(value)
-    }
-
-    /// Writes `run` with each `%XX` escape decoded into `out` (as long as `run`); returns the length.
-    private static func percentDecode(_ run: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
-        var i = 0, n = 0
-        while i < run.count {
-            if run[i] == 0x25, i + 2 < run.count, let high = PercentEncoding.hexValue(run[i + 1]),
-               let low = PercentEncoding.hexValue(run[i + 2]) {
-                out[n] = high << 4 | low
-                i += 3
-            } else {
-                out[n] = run[i]
-                i += 1
-            }
-            n += 1
-        }
-        return n
     }
 
     /// Whether `p[i]` starts a `%XX` escape of a byte that is no part of a value run.
