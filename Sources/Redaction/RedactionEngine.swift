@@ -326,7 +326,8 @@ public final class RedactionEngine {
 
     /// `bytes` without the numbered placeholders in it (`PlaceholderFormat.numberedShapes`:
     /// `redacted-N`, `person-N`, `userN@example.com` also as `userN%40example.com`,
-    /// `internal-N.example.invalid`) and phone placeholders (`+1AAA55501NN`).
+    /// `internal-N.example.invalid`) and phone placeholders (`+1AAA55501NN`, also as
+    /// `%2B1AAA55501NN` where a query encoded its `+`).
     static func withoutNumberedPlaceholders(_ bytes: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
@@ -334,6 +335,11 @@ public final class RedactionEngine {
         scan: while i < bytes.count {
             if bytes[i] == 0x2B, PlaceholderFormat.isPhone(bytes, at: i) {
                 i += 12
+                continue
+            }
+            if bytes[i] == 0x25, i + 3 < bytes.count, bytes[i + 1] == 0x32, bytes[i + 2] | 0x20 == 0x62,
+               PlaceholderFormat.isPhone([0x2B] + bytes[(i + 3)...], at: 0) {
+                i += 14
                 continue
             }
             for shape in PlaceholderFormat.numberedShapes where bytes[i...].starts(with: shape.prefix) {

@@ -517,5 +517,16 @@ final class FuzzRegressionTests: XCTestCase {
     func testATextMatchStopsAtTheNextStructuralOne() {
         assertFixedPoint("AHsidG9rZW4iOlsiInI9ZSU0MGMudGE6Nw==", absent: ["e%40c.ta", ":7"])
     }
+
+    /// A query `"phone":1 <FF><FF><FF><CR>415 555`: pass 2 replaced the known number there with
+    /// its placeholder, query-encoded, `%2B12015550100`; a second run read that value under
+    /// `phone` as eleven digits of its own and numbered a new phone. A phone placeholder with its
+    /// `+` encoded is a placeholder too.
+    func testAnEncodedPhonePlaceholderHasNoDigitsOfItsOwn() {
+        assertFixedPoint("ACJwaG9uZSI6IjEg////DTQxNSA1NTUBInBob25lIjoxIP///w00MTUgNTU1", present: ["%2B12015550100"])
+        XCTAssertEqual(RedactionEngine.ownDigitCount("%2B12015550100"), 0)
+        XCTAssertEqual(RedactionEngine.ownDigitCount("%2b12015550100x"), 0)
+        XCTAssertEqual(RedactionEngine.ownDigitCount("%2B120155501001"), 13, "a longer number is no placeholder (and 2B is read as written)")
+    }
 }
 
