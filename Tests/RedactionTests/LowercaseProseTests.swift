@@ -102,6 +102,14 @@ final class LowercaseProseTests: XCTestCase {
         }
     }
 
+    /// A rules file's patterns may match anything, lowercase prose included: with patterns the
+    /// shortcut is off.
+    func testPatternsStillMatchLowercaseProse() throws {
+        let config = try configuration(rules: #"{"patterns": [{"name": "codeword", "regex": "swordfish"}]}"#)
+        let out = body(#"{"note": "the swordfish flies at dawn"}"#, config: config)
+        XCTAssertFalse(out.contains("swordfish"), out)
+    }
+
     /// Through a body: prose strings with a trigger are still scanned; without one they are
     /// kept as they are, and so are their neighbours' findings.
     func testBodiesStillRedactTriggeredProse() {
