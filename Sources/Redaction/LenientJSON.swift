@@ -28,6 +28,21 @@ extension RedactionEngine {
         return scanBytes(p, location, path, preMatches: keyed)
     }
 
+    /// Whether `raw` holds an odd run of backslashes right before `redacted-<digit>`.
+    func hasEscapedPlaceholder(_ raw: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        while let k = raw[i...].firstIndex(of: 0x5C) {
+            var end = k
+            while end < raw.count && raw[end] == 0x5C { end += 1 }
+            if (end - k) & 1 == 1 && hasPrefix(raw, at: end, "redacted-") && end + 9 < raw.count && Self.isDigit(raw[end + 9]) {
+                return true
+            }
+            i = end
+            if i >= raw.count { break }
+        }
+        return false
+    }
+
     /// `"key": value` pairs under secret keys in text that is not quite JSON: a string stays a
     /// string, a number becomes 0, even when the text ends inside the value.
     func lenientJSONKeys(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> [PreMatch] {
@@ -68,6 +83,10 @@ extension RedactionEngine {
             // those bytes where they stand, with the name before them, as every later run will.
             // Redacted alone, the string would lose that name and have its backslashes doubled.
             let raw = UnsafeBufferPointer(rebasing: p[value.content])
+            // Nor does a placeholder right after a backslash (`\redacted-1`, a `\r` escape now):
+            // it replaced a value that began with the bad escape's letter (`\Y3OD...`), where the
+            // first run found the string undecodable.
+            if value.escaped && hasEscapedPlaceholder(raw) { return }
             guard let content = value.escaped ? JSONParser.unescapeStringContent(raw) : Array(raw) else { return }
             // A "string" that opens at an escaped quote (`password\"xam=...`) is a piece of a
             // broken one: the text scan reads it with what stands before it, which the decoded

@@ -528,5 +528,13 @@ final class FuzzRegressionTests: XCTestCase {
         XCTAssertEqual(RedactionEngine.ownDigitCount("%2b12015550100x"), 0)
         XCTAssertEqual(RedactionEngine.ownDigitCount("%2B120155501001"), 13, "a longer number is no placeholder (and 2B is read as written)")
     }
+
+    /// Broken JSON `{"""\"passwd\":2\Y3ODkTHsR8`: the escaped string did not decode (`\Y`), so
+    /// the text scan replaced `Y3ODkTHsR8` after `passwd`, leaving `\redacted-1`; a second run
+    /// decoded the string (`\r` is an escape), redacted it on its own and replaced the `2` too.
+    /// A placeholder right after a backslash keeps the string undecodable, as it was.
+    func testAPlaceholderAfterABackslashKeepsTheStringUndecodable() {
+        assertFixedPoint("AHsiIiJcInBhc3N3ZFwiOjJcWTNPRGtUSHNSOA==", absent: ["Y3ODkTHsR8"], present: [#"\\\"passwd\\\":2\\redacted-1"#])
+    }
 }
 
