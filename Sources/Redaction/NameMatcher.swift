@@ -231,10 +231,10 @@ struct NameMatcher {
             var end = i + at
             while end < b.count && isDomain(b[end]) { end += 1 }
             while end > i + at && (b[end - 1] == 0x2E || b[end - 1] == 0x2D) { end -= 1 }
-            let domain = b[(i + at)..<end]
-            let lastLabel = domain.split(separator: 0x2E, omittingEmptySubsequences: false).last ?? []
-            guard start < i, domain.contains(0x2E), lastLabel.count >= 2,
-                  lastLabel.allSatisfy({ $0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A }) else { i += at; continue }
+            while start < i && b[start] == 0x2E { start += 1 }
+            // The address's shape as the email rule checks it.
+            guard start < i, RedactionEngine.isWholeEmail(String(decoding: b[start..<i] + [0x40] + b[(i + at)..<end], as: UTF8.self))
+            else { i += at; continue }
             out += b[copied..<start] + Array(" email ".utf8)
             copied = end
             i = end
