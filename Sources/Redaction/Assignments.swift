@@ -100,10 +100,16 @@ extension RedactionEngine {
         // with a second placeholder right after (`redacted-1redacted-2`: the value ended at a
         // `#` that began a random run, replaced on its own).
         if nameClass != .ordinary, let m = leadingPlaceholder(p, valueStart..<end) { return m }
+        if nameClass == .ordinary && parameter && nameEnd - start <= 2 && flags.has(.secretParameters),
+           Self.isShortNameToken(string(p, valueStart..<end)) {
+            let value = string(p, valueStart..<end)
+            return secretMatch(p, valueStart..<end, rule: formatRule(of: value) ?? .secretParameters, location, path)
+        }
         if nameClass == .ordinary {
             guard encoded, !spaced, end - valueStart >= 6, flags.has(.secretParameters) else { return nil }
             return encodedValueMatch(p, valueStart..<end, location, path)
         }
+        if !parameter && Self.isCodeExpression(p, valueStart..<end) { return nil }
         return namedValueMatch(p, valueStart..<end, nameClass, secretRule: rule, decode: parameter || encoded, location, path)
     }
 
@@ -266,7 +272,67 @@ extension RedactionEngine {
         if value == "null" || value == "true" || value == "false" || value == "~" { return nil }
         // `key:redacted-1<U+FFFD>`: as for `token=redacted-1=2` above.
         if let m = leadingPlaceholder(p, valueStart..<end) { return m }
+        if Self.isCodeExpression(p, valueStart..<end) { return nil }
         return namedValueMatch(p, valueStart..<end, nameClass, secretRule: .secretAssignments, decode: false, location, path)
+    }
+
+    /// A value under a one- or two-letter parameter name (`?t=`, `&tk=`: a magic link's token)
+    /// that is one token: 16 or more token bytes with letters and digits, no placeholder in it.
+    static func isShortNameToken(_ value: String) -> Bool {
+        looksLikeToken(value) && value.utf8.allSatisfy(isTokenByte) && !value.contains("redacted-")
+    }
+
+    /// The rule of the key format (or JWT) that `value` is whole, if any.
+    func formatRule(of value: String) -> RedactionRule? {
+        if flags.has(.jwt), JWTShape.header(of: value) != nil { return .jwt }
+        var copy = value
+        return copy.withUTF8 { p -> RedactionRule? in
+            guard p.count >= 2, let formats = KeyFormats.byStart[UInt16(p[0]) << 8 | UInt16(p[1])] else { return nil }
+            return formats.first { flags.has($0.rule) && KeyFormats.matchEnd($0, p, at: 0) == p.count }?.rule
+        }
+    }
+
+    /// Names a program's code may start an expression with: `process.env.API_KEY`.
+    private static let codeRoots: Set<String> = [
+        "process", "os", "self", "this", "config", "configuration", "env", "settings", "ENV", "System", "Environment",
+        "window", "ProcessInfo", "Bundle", "context", "ctx", "args", "params", "req", "request", "options", "opts",
+        "props", "import", "secrets", "credentials", "keychain", "Keychain", "UserDefaults", "vault", "app", "cfg",
+    ]
+
+    /// Whether an unquoted value is source code rather than a literal (documentation pages, JS
+    /// bundles, code samples): a call or subscript (`loadKey()`, `os.environ['API_KEY']`), a
+    /// member of a program's object (`process.env.API_KEY`), or a template (`${API_KEY}`,
+    /// `{{token}}`, `<YOUR_API_KEY>`, `%API_KEY%`). A literal secret is quoted in code, and its
+    /// format or the quotes' rule still finds it.
+    static func isCodeExpression(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+        guard range.count >= 2 else { return false }
+        let v = UnsafeBufferPointer(rebasing: p[range])
+        let first = v[0]
+        if first == 0x24 && (v[1] == 0x7B || isAlnum(v[1]) || v[1] == 0x5F) { return true }  // ${X}, $X
+        if first == 0x7B && v[1] == 0x7B { return true }  // {{x}}
+        if first == 0x3C || (first == 0x25 && v[v.count - 1] == 0x25 && v.count >= 4) {
+            // <YOUR_API_KEY>, %API_KEY%
+            let inner = v[1..<(v.count - 1)]
+            return (v[v.count - 1] == 0x3E || first == 0x25) && inner.allSatisfy { isUpper($0) || isDigit($0) || $0 == 0x5F || $0 == 0x2D }
+        }
+        // identifier(.identifier)* then `(` or `[`, or a known root.
+        var k = 0
+        var segments: [Range<Int>] = []
+        while k < v.count {
+            guard isIdentifierStart(v[k]) else { return false }
+            let start = k
+            while k < v.count && (isAlnum(v[k]) || v[k] == 0x5F || v[k] == 0x24) { k += 1 }
+            segments.append(start..<k)
+            if k < v.count && v[k] == 0x2E { k += 1; continue }
+            break
+        }
+        if k < v.count { return v[k] == 0x28 || v[k] == 0x5B }
+        guard segments.count >= 2, let root = segments.first else { return false }
+        return codeRoots.contains(String(decoding: UnsafeBufferPointer(rebasing: v[root]), as: UTF8.self))
+    }
+
+    private static func isIdentifierStart(_ b: UInt8) -> Bool {
+        (b | 0x20 >= 0x61 && b | 0x20 <= 0x7A) || b == 0x5F || b == 0x24
     }
 
     /// A value that is a placeholder with more after it, where the placeholder cannot go on

@@ -191,6 +191,8 @@ extension RedactionEngine {
         guard labels >= 2, j - lastLabelStart >= 2,
               UnsafeBufferPointer(rebasing: p[lastLabelStart..<j]).allSatisfy({ $0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A })
         else { return nil }
+        // `cart@2x.png` is an iOS asset at a scale, not an address.
+        if labels == 2, Self.isScaleLabel(UnsafeBufferPointer(rebasing: p[(i + (encoded ? 3 : 1))...])) { return nil }
         // `git@github.com:org/app.git` is an SSH remote, not an address.
         if j + 1 < p.count, p[j] == 0x3A, p[j + 1] == 0x2F || p[j + 1] == 0x7E || Self.isAlnum(p[j + 1]) && !Self.isDigit(p[j + 1]) {
             return nil

@@ -23,13 +23,13 @@ let maximumNestedJSONLevels = 4
 extension RedactionEngine {
     /// Rewrites the JSON document in `p`, or reports that it is not JSON.
     func rewriteJSON(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String,
-                     nestingLevel: Int = 0) -> JSONRewrite {
+                     nestingLevel: Int = 0, context: NameClass = .ordinary) -> JSONRewrite {
         let before = mark
         var rewriter = JSONRewriter(p: p, engine: self, location: location, nestingLevel: nestingLevel)
         let ok = withoutActuallyEscaping(path) { escapable -> Bool in
             rewriter.basePath = escapable
             defer { rewriter.basePath = nil }
-            return rewriter.document()
+            return rewriter.document(context)
         }
         guard ok else {
             rollBack(to: before)
@@ -154,9 +154,9 @@ struct JSONRewriter {
         }
     }
 
-    mutating func document() -> Bool {
+    mutating func document(_ context: NameClass = .ordinary) -> Bool {
         skipWhitespace()
-        guard value(.ordinary, depth: 0) else { return false }
+        guard value(context, depth: 0) else { return false }
         skipWhitespace()
         return i == p.count
     }
@@ -166,7 +166,7 @@ struct JSONRewriter {
     mutating func value(_ context: NameClass, depth: Int) -> Bool {
         guard i < p.count, depth < maximumJSONRewriteDepth else { return false }
         switch p[i] {
-        case 0x7B: return object(context == .secret ? .secret : .ordinary, depth: depth)
+        case 0x7B: return object(PersonalNames.scope(of: context), depth: depth)
         case 0x5B: return array(context, depth: depth)
         case 0x22: return stringValue(context)
         case 0x74: return literal("true")
@@ -202,7 +202,13 @@ struct JSONRewriter {
             i += 1
             skipWhitespace()
             let engine = self.engine
-            let nameClass = context == .secret ? .secret : withContent(key) { engine.nameMemo.classify($0) }
+            var nameClass = context == .secret ? .secret : withContent(key) { engine.nameMemo.classify($0) }
+            if nameClass == .ordinary && context != .ordinary {
+                // A member of an address, a place or a person: what its name means there.
+                nameClass = withContent(key) {
+                    PersonalNames.role(of: NameMatcher.words(String(decoding: $0, as: UTF8.self)), in: context)
+                } ?? .ordinary
+            }
             if tracking { pathStack.append(.key(withContent(key) { String(decoding: $0, as: UTF8.self) })) }
             if keyEnd - keyStart >= Self.scannedKeyLength + 2 {
                 let location = self.location
@@ -266,6 +272,15 @@ struct JSONRewriter {
         case .phone: rule = engine.flags.has(.phoneNumber) && i - start >= 6 ? .phoneNumber : nil
         case .cardNumber: rule = engine.flags.has(.cardNumber) && i - start >= 12 ? .cardNumber : nil
         case .cardCode: rule = engine.flags.has(.cardCode) ? .cardCode : nil
+        case .coordinate, .birthDate, .cardExpiry:
+            // Shaped as a string would be (`replacePersonal`): written back as the number it reads as.
+            let literal = String(decoding: UnsafeBufferPointer(rebasing: p[start..<i]), as: UTF8.self)
+            if let r = engine.replacePersonal(literal, context, location, { engine.collectFindings ? currentPath() : "" }, length: nil) {
+                let digits = r.utf8.drop { $0 == 0x30 && r.utf8.count > 1 }
+                edits.bytes.append(contentsOf: digits.isEmpty || digits.first == 0x2E ? Array("0".utf8) + digits : Array(digits))
+                edits.close(start..<i)
+            }
+            return true
         default: rule = nil
         }
         if let rule, !(i - start == 1 && p[start] == 0x30) {
@@ -303,6 +318,14 @@ struct JSONRewriter {
                 defer { engine.versionContext = false }
                 return engine.redactValueBytes(q, location, pathFunction, nestingLevel: nestingLevel + 1, shape: shape)
             default:
+                if context == .secret, nestingLevel < maximumNestedJSONLevels, RedactionEngine.looksLikeJSON(q) {
+                    // JSON in a secret's string stays JSON: every value in it is the secret's.
+                    switch engine.rewriteJSON(q, location, pathFunction, nestingLevel: nestingLevel + 1, context: .secret) {
+                    case .edited(let edits): return RedactionEngine.applying(edits, to: q)
+                    case .unchanged: return nil
+                    case .notJSON: break
+                    }
+                }
                 let value = String(decoding: q, as: UTF8.self)
                 if let r = engine.replaceNamedValue(value, context, secretRule: .jsonKeys, location, pathFunction) {
                     return Array(r.utf8)

@@ -1,118 +1,69 @@
 import HAR
 
-/// The catalogue of well-known credential formats, found by prefix, alphabet and length anywhere
-/// in text (in the spirit of gitleaks' default rules; written from the vendors' documented
-/// formats). A match needs a word boundary before it and, after it, a byte outside its alphabet.
+/// One entry of the catalogue of credential formats (`KeyFormats.all`), found by prefix,
+/// alphabet and length anywhere in text. A match needs a word boundary before it and, after it,
+/// a byte outside its alphabet. Each entry carries its own samples, as gitleaks' rules do: real
+/// shapes it must find, and look-alikes it must not (`KeyFormatCatalogueTests` checks both).
 struct KeyFormat {
     enum Alphabet {
         case alnum, alnumDashUnderscore, alnumUnderscore, upperAlnum, hex, lowerHex, letters, base64, bech32Upper
-        case alnumDashUnderscoreDot
+        case alnumDashUnderscoreDot, uuid, lowerAlnum, alnumDash, alnumDashUnderscoreEq, base64Pad, digits
+        case alnumUnderscoreDot, upperAlnumDash, alnumDashUnderscoreDotEq, base64UrlPad
 
         @inline(__always) func contains(_ b: UInt8) -> Bool {
+            let alnum = RedactionEngine.isAlnum(b)
             switch self {
-            case .alnum: return RedactionEngine.isAlnum(b)
-            case .alnumDashUnderscore: return RedactionEngine.isAlnum(b) || b == 0x2D || b == 0x5F
-            case .alnumDashUnderscoreDot: return RedactionEngine.isAlnum(b) || b == 0x2D || b == 0x5F || b == 0x2E
-            case .alnumUnderscore: return RedactionEngine.isAlnum(b) || b == 0x5F
-            case .upperAlnum: return RedactionEngine.isDigit(b) || RedactionEngine.isUpper(b)
+            case .alnum: return alnum
+            case .alnumDashUnderscore: return alnum || b == 0x2D || b == 0x5F
+            case .alnumDashUnderscoreDot: return alnum || b == 0x2D || b == 0x5F || b == 0x2E
+            case .alnumUnderscore: return alnum || b == 0x5F
+            case .upperAlnum, .bech32Upper: return RedactionEngine.isDigit(b) || RedactionEngine.isUpper(b)
             case .hex: return RedactionEngine.isHex(b)
             case .lowerHex: return RedactionEngine.isDigit(b) || (b >= 0x61 && b <= 0x66)
             case .letters: return b | 0x20 >= 0x61 && b | 0x20 <= 0x7A
-            case .base64: return RedactionEngine.isAlnum(b) || b == 0x2B || b == 0x2F
-            case .bech32Upper: return RedactionEngine.isDigit(b) || RedactionEngine.isUpper(b)
+            case .base64: return alnum || b == 0x2B || b == 0x2F
+            case .uuid: return RedactionEngine.isHex(b) || b == 0x2D
+            case .lowerAlnum: return RedactionEngine.isDigit(b) || (b >= 0x61 && b <= 0x7A)
+            case .alnumDash: return alnum || b == 0x2D
+            case .alnumDashUnderscoreEq: return alnum || b == 0x2D || b == 0x5F || b == 0x3D
+            case .base64Pad: return alnum || b == 0x2B || b == 0x2F || b == 0x3D
+            case .digits: return RedactionEngine.isDigit(b)
+            case .alnumUnderscoreDot: return alnum || b == 0x5F || b == 0x2E
+            case .upperAlnumDash: return RedactionEngine.isDigit(b) || RedactionEngine.isUpper(b) || b == 0x2D
+            case .alnumDashUnderscoreDotEq: return alnum || b == 0x2D || b == 0x5F || b == 0x2E || b == 0x3D
+            case .base64UrlPad: return alnum || b == 0x2D || b == 0x5F || b == 0x3D
             }
         }
     }
 
+    /// The rule's id, as gitleaks names it where gitleaks has the rule.
+    let id: String
     let rule: RedactionRule
     let prefix: [UInt8]
     let alphabet: Alphabet
     let length: ClosedRange<Int>
     /// A separator and a second part (SendGrid `SG.<22>.<43>`, Postman `PMAK-<24>-<34>`).
     var second: (separator: UInt8, alphabet: Alphabet, length: ClosedRange<Int>)? = nil
+    /// Values of this format, written for the catalogue (random, never real keys).
+    let samples: [String]
+    /// Values that look like it and are not: too short, a wrong byte, a word with the prefix.
+    let lookAlikes: [String]
 
-    init(_ rule: RedactionRule, _ prefix: String, _ alphabet: Alphabet, _ length: ClosedRange<Int>,
-         then second: (separator: UInt8, alphabet: Alphabet, length: ClosedRange<Int>)? = nil) {
+    init(_ id: String, _ rule: RedactionRule, _ prefix: String, _ alphabet: Alphabet, _ length: ClosedRange<Int>,
+         then second: (separator: UInt8, alphabet: Alphabet, length: ClosedRange<Int>)? = nil,
+         samples: [String], lookAlikes: [String]) {
+        self.id = id
         self.rule = rule
         self.prefix = Array(prefix.utf8)
         self.alphabet = alphabet
         self.length = length
         self.second = second
+        self.samples = samples
+        self.lookAlikes = lookAlikes
     }
 }
 
 enum KeyFormats {
-    static let all: [KeyFormat] = [
-        // Longer prefixes first where one extends another (sk-ant- before sk-, EAAA before EAA).
-        KeyFormat(.anthropicKey, "sk-ant-", .alnumDashUnderscore, 20...400),
-        KeyFormat(.openAIKey, "sk-proj-", .alnumDashUnderscore, 20...400),
-        KeyFormat(.openAIKey, "sk-svcacct-", .alnumDashUnderscore, 20...400),
-        KeyFormat(.openAIKey, "sk-admin-", .alnumDashUnderscore, 20...400),
-        KeyFormat(.openAIKey, "sk-None-", .alnumDashUnderscore, 20...400),
-        KeyFormat(.openAIKey, "sk-", .alnum, 32...200),
-        KeyFormat(.keyFormats, "sk.eyJ", .alnumDashUnderscoreDot, 50...1000),  // Mapbox secret token
-        KeyFormat(.stripeKey, "sk_live_", .alnum, 10...200), KeyFormat(.stripeKey, "sk_test_", .alnum, 10...200),
-        KeyFormat(.stripeKey, "rk_live_", .alnum, 10...200), KeyFormat(.stripeKey, "rk_test_", .alnum, 10...200),
-        KeyFormat(.stripeKey, "whsec_", .alnum, 24...200),
-        KeyFormat(.awsAccessKey, "AKIA", .upperAlnum, 16...16), KeyFormat(.awsAccessKey, "ASIA", .upperAlnum, 16...16),
-        KeyFormat(.awsAccessKey, "ABIA", .upperAlnum, 16...16), KeyFormat(.awsAccessKey, "ACCA", .upperAlnum, 16...16),
-        KeyFormat(.googleAPIKey, "AIza", .alnumDashUnderscore, 35...35),
-        KeyFormat(.keyFormats, "GOCSPX-", .alnumDashUnderscore, 24...40),  // Google OAuth client secret
-        KeyFormat(.githubToken, "ghp_", .alnum, 36...255), KeyFormat(.githubToken, "gho_", .alnum, 36...255),
-        KeyFormat(.githubToken, "ghu_", .alnum, 36...255), KeyFormat(.githubToken, "ghs_", .alnum, 36...255),
-        KeyFormat(.githubToken, "ghr_", .alnum, 36...255), KeyFormat(.githubToken, "github_pat_", .alnumUnderscore, 22...255),
-        KeyFormat(.slackToken, "xoxb-", .alnumDashUnderscore, 10...255), KeyFormat(.slackToken, "xoxp-", .alnumDashUnderscore, 10...255),
-        KeyFormat(.slackToken, "xoxa-", .alnumDashUnderscore, 10...255), KeyFormat(.slackToken, "xoxo-", .alnumDashUnderscore, 10...255),
-        KeyFormat(.slackToken, "xoxs-", .alnumDashUnderscore, 10...255), KeyFormat(.slackToken, "xoxr-", .alnumDashUnderscore, 10...255),
-        KeyFormat(.slackToken, "xoxe-", .alnumDashUnderscore, 10...255), KeyFormat(.slackToken, "xoxe.xox", .alnumDashUnderscore, 10...255),
-        KeyFormat(.slackToken, "xapp-", .alnumDashUnderscore, 10...255),
-        KeyFormat(.sendGridKey, "SG.", .alnumDashUnderscore, 16...32, then: (0x2E, .alnumDashUnderscore, 30...50)),
-        KeyFormat(.twilioKey, "SK", .lowerHex, 32...32),
-        KeyFormat(.mailgunKey, "key-", .alnum, 32...32),
-        KeyFormat(.npmToken, "npm_", .alnum, 36...36),
-        KeyFormat(.pypiToken, "pypi-Ag", .alnumDashUnderscore, 50...400),
-        KeyFormat(.gitlabToken, "glpat-", .alnumDashUnderscoreDot, 20...100), KeyFormat(.gitlabToken, "gldt-", .alnumDashUnderscore, 20...100),
-        KeyFormat(.gitlabToken, "glptt-", .alnumDashUnderscore, 20...100), KeyFormat(.gitlabToken, "glrt-", .alnumDashUnderscore, 20...100),
-        KeyFormat(.gitlabToken, "glsoat-", .alnumDashUnderscore, 20...100), KeyFormat(.gitlabToken, "glcbt-", .alnumDashUnderscore, 20...100),
-        KeyFormat(.gitlabToken, "glimt-", .alnumDashUnderscore, 20...100), KeyFormat(.gitlabToken, "glft-", .alnumDashUnderscore, 20...100),
-        KeyFormat(.gitlabToken, "glagent-", .alnumDashUnderscore, 20...100), KeyFormat(.gitlabToken, "gloas-", .alnumDashUnderscore, 20...100),
-        KeyFormat(.gitlabToken, "GR1348941", .alnumDashUnderscore, 20...100),
-        KeyFormat(.shopifyToken, "shpat_", .hex, 32...32), KeyFormat(.shopifyToken, "shpca_", .hex, 32...32),
-        KeyFormat(.shopifyToken, "shppa_", .hex, 32...32), KeyFormat(.shopifyToken, "shpss_", .hex, 32...32),
-        KeyFormat(.squareToken, "sq0atp-", .alnumDashUnderscore, 22...60), KeyFormat(.squareToken, "sq0csp-", .alnumDashUnderscore, 40...60),
-        KeyFormat(.squareToken, "EAAA", .alnumDashUnderscore, 56...64),
-        KeyFormat(.keyFormats, "EAA", .alnum, 80...512),  // Facebook / Meta access tokens
-        KeyFormat(.herokuKey, "HRKU-", .alnumDashUnderscore, 20...100),
-        KeyFormat(.keyFormats, "hf_", .letters, 30...40),  // Hugging Face
-        KeyFormat(.keyFormats, "dop_v1_", .lowerHex, 64...64), KeyFormat(.keyFormats, "doo_v1_", .lowerHex, 64...64),
-        KeyFormat(.keyFormats, "dor_v1_", .lowerHex, 64...64),
-        KeyFormat(.keyFormats, "PMAK-", .hex, 24...24, then: (0x2D, .hex, 34...34)),
-        KeyFormat(.keyFormats, "dapi", .lowerHex, 32...32),  // Databricks
-        KeyFormat(.keyFormats, "lin_api_", .alnum, 40...40),  // Linear
-        KeyFormat(.keyFormats, "dp.pt.", .alnum, 40...50), KeyFormat(.keyFormats, "dp.st.", .alnumDashUnderscoreDot, 40...80),
-        KeyFormat(.keyFormats, "dp.sa.", .alnum, 40...50), KeyFormat(.keyFormats, "dp.ct.", .alnum, 40...50),
-        KeyFormat(.keyFormats, "hvs.", .alnumDashUnderscore, 24...400), KeyFormat(.keyFormats, "hvb.", .alnumDashUnderscore, 24...400),
-        KeyFormat(.keyFormats, "AGE-SECRET-KEY-1", .bech32Upper, 58...58),
-        KeyFormat(.keyFormats, "ATATT3", .alnumDashUnderscore, 100...400),  // Atlassian API token
-        KeyFormat(.keyFormats, "glc_", .alnumDashUnderscore, 32...400), KeyFormat(.keyFormats, "glsa_", .alnumUnderscore, 32...60),
-        KeyFormat(.keyFormats, "sntrys_", .alnumDashUnderscore, 50...400), KeyFormat(.keyFormats, "sntryu_", .lowerHex, 64...64),
-        KeyFormat(.keyFormats, "ops_", .alnumDashUnderscoreDot, 40...2000),  // 1Password service accounts
-        KeyFormat(.keyFormats, "sbp_", .lowerHex, 40...40), KeyFormat(.keyFormats, "sb_secret_", .alnumDashUnderscore, 20...100),
-        KeyFormat(.keyFormats, "gsk_", .alnum, 40...60),  // Groq
-        KeyFormat(.keyFormats, "xai-", .alnum, 60...100),
-        KeyFormat(.keyFormats, "r8_", .alnum, 30...45),  // Replicate
-        KeyFormat(.keyFormats, "pplx-", .alnum, 40...60),
-        KeyFormat(.keyFormats, "ntn_", .alnum, 40...50), KeyFormat(.keyFormats, "secret_", .alnum, 43...43),  // Notion
-        KeyFormat(.keyFormats, "LTAI", .alnum, 12...30),  // Alibaba Cloud
-        KeyFormat(.keyFormats, "AKID", .alnum, 32...40),  // Tencent Cloud
-        KeyFormat(.keyFormats, "AKCp", .alnum, 60...80),  // JFrog
-        KeyFormat(.keyFormats, "CFPAT-", .alnumDashUnderscore, 43...43),  // Contentful
-        KeyFormat(.keyFormats, "NRAK-", .upperAlnum, 27...27), KeyFormat(.keyFormats, "NRII-", .alnumDashUnderscore, 32...32),
-        KeyFormat(.keyFormats, "dt0c01.", .upperAlnum, 24...24, then: (0x2E, .upperAlnum, 64...64)),  // Dynatrace
-        KeyFormat(.keyFormats, "pul-", .lowerHex, 40...40),  // Pulumi
-        KeyFormat(.keyFormats, "AAAA", .alnumDashUnderscore, 7...7, then: (0x3A, .alnumDashUnderscore, 120...200)),  // FCM
-    ]
-
     /// The first two bytes of every prefix (and of the URL detectors), for the pair table.
     static var startPairs: [(UInt8, UInt8)] {
         var pairs = all.map { ($0.prefix[0], $0.prefix[1]) }

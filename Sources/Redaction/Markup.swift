@@ -120,9 +120,10 @@ extension RedactionEngine {
         guard nameClass != .ordinary, let valueRange else { return nil }
         // A value left as it is (a placeholder from an earlier run) still makes this tag one match,
         // so a second run sees the same tag boundaries as the first.
-        let value = namedValueMatch(p, valueRange, nameClass, secretRule: .secretAssignments, decode: false,
-                                    location, path)
-            ?? TextMatch(start: valueRange.lowerBound, end: valueRange.upperBound, replacement: "", keep: true)
+        let named = namedValueMatch(p, valueRange, nameClass, secretRule: .secretAssignments, decode: false, location, path)
+        // A personal-data name claims only values of its kind: any other value is text.
+        if named == nil && nameClass.isPersonalData { return nil }
+        let value = named ?? TextMatch(start: valueRange.lowerBound, end: valueRange.upperBound, replacement: "", keep: true)
         let base = attributes.lowerBound
         let pre = [PreMatch(match: TextMatch(start: valueRange.lowerBound - base, end: valueRange.upperBound - base,
                                              replacement: value.replacement, keep: value.keep), first: true)]

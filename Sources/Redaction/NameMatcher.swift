@@ -18,6 +18,30 @@ enum NameClass: UInt8, Sendable {
     case cardCode
     /// A version (`firmwareVersion`, `build`): a dotted quad there is not an IP address.
     case version
+    /// A secret word that counts rather than holds (`max_tokens`, `prompt_tokens`, `tokens`):
+    /// a number stays, any other value is a secret (a list of tokens).
+    case count
+    /// A date of birth (`dob`, `birthDate`, `date_of_birth`).
+    case birthDate
+    /// A postal address (`address`, `shipping_address`, `street`): a string is replaced, an
+    /// object's lines are (`PersonalNames.Role`).
+    case address
+    /// A place (`location`, `home`, `device`, `coords`): a lat/long pair is replaced, and so are
+    /// an object's latitude and longitude members.
+    case place
+    /// A latitude or longitude of a person's place (`home_lat`, `deviceLongitude`).
+    case coordinate
+    /// An IP address of a client (`client_ip`, `X-Forwarded-For`, `remote_addr`).
+    case ipAddress
+    /// A payment card's expiry (`exp_month`, `expiry`, `card_expiration`): MM/YY shapes and
+    /// month or year numbers are replaced.
+    case cardExpiry
+    /// A person who receives or sends (`recipient`, `sender`, `beneficiary`): a string that
+    /// reads as a name is a person's name; an object's `name` member is.
+    case person
+    /// A group that describes a person (`customer`, `user`, `shipping`): an object's `name`
+    /// member is a person's name; a string is nothing.
+    case personGroup
 }
 
 /// Classifies names by their words: `accessToken`, `access_token`, `Access-Token` and
@@ -43,6 +67,8 @@ struct NameMatcher {
         "privatekey", "bearer", "saml", "assertion", "pw", "key",
         // Session cookies of common servers, also in URLs (`;jsessionid=...`).
         "jsessionid", "phpsessid", "sessid", "aspsessionid", "cfid", "cftoken",
+        // OAuth PKCE and OAuth 1 verifiers, and identity documents.
+        "verifier", "passport", "nino", "aadhaar", "mnemonic",
     ]
 
     /// Multi-word runs: keys with a qualifier, and codes that are credentials.
@@ -55,6 +81,9 @@ struct NameMatcher {
         ["recovery", "codes"], ["backup", "code"], ["backup", "codes"], ["confirmation", "code"], ["sms", "code"],
         ["security", "answer"], ["account", "number"], ["routing", "number"], ["ssn"], ["social", "security"],
         ["tax", "id"], ["connection", "string"], ["dsn"],
+        ["national", "id"], ["national", "insurance"], ["ni", "number"], ["tax", "number"], ["identity", "number"],
+        ["driver", "license"], ["drivers", "license"], ["driver", "licence"], ["driving", "licence"],
+        ["seed", "phrase"], ["seed", "words"], ["recovery", "phrase"], ["backup", "phrase"], ["wallet", "seed"],
     ]
 
     /// Qualifiers after which `key` names no secret: public keys, database keys, cache keys.
@@ -125,7 +154,9 @@ struct NameMatcher {
         // A secret word wins over a card code word (`cvcToken`): a secret's placeholder replaces
         // any value, a code's only digits.
         if let personal = Self.personalClass(words), personal != .cardCode || !isSecret(words) { return personal }
-        if isSecret(words) { return .secret }
+        if let kind = PersonalNames.classify(words) { return kind }
+        if isSecret(words) { return PersonalNames.isCount(words) ? .count : .secret }
+        if PersonalNames.isIdentifier(words) { return .bareKey }
         if words.contains(where: { Self.versionWords.contains($0) }) { return .version }
         return .ordinary
     }
@@ -160,7 +191,7 @@ struct NameMatcher {
     ]
     private static let phoneWords: Set<String> = [
         "phone", "phones", "mobile", "tel", "telephone", "msisdn", "cell", "cellphone", "fax", "whatsapp",
-        "phonenumber", "mobilenumber",
+        "phonenumber", "mobilenumber", "landline",
     ]
     private static let cardRuns: [[String]] = [
         ["card", "number"], ["card", "no"], ["card", "num"], ["cc", "number"], ["pan"], ["credit", "card"],
@@ -189,9 +220,10 @@ struct NameMatcher {
         if cardCodeRuns.contains(where: endsWith) { return .cardCode }
         if cardRuns.contains(where: endsWith) { return .cardNumber }
         if personRuns.contains(where: endsWith) { return .personName }
-        if let last = words.last, phoneWords.contains(last) { return .phone }
-        if words.count >= 2, phoneWords.contains(words[words.count - 2]),
-           ["number", "no", "num", "e164"].contains(words[words.count - 1]) {
+        // A phone word followed only by words that say which phone (`phone_landline`,
+        // `mobileNumberFormatted`, `homePhone`).
+        if let phone = words.lastIndex(where: phoneWords.contains),
+           words[(phone + 1)...].allSatisfy(PersonalNames.phoneQualifiers.contains) {
             return .phone
         }
         return nil

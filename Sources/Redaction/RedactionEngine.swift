@@ -30,7 +30,7 @@ final class CompiledRules: @unchecked Sendable {
     let names: NameMatcher
     let internalSuffixBytes: [[UInt8]]
     /// `RedactionEngine.makePairTable`, as a pointer: read for every byte scanned.
-    let pairTable: UnsafeMutableBufferPointer<UInt16>
+    let pairTable: UnsafeMutableBufferPointer<UInt32>
     /// One bit per pair: whether any detector starts there. 8 KiB, so the per-byte test stays in
     /// the L1 cache; the 128 KiB table of detector families is read only on a hit.
     let pairBits: UnsafeMutableBufferPointer<UInt64>
@@ -238,10 +238,16 @@ public final class RedactionEngine {
     func replaceNamedValue(_ value: String, _ nameClass: NameClass, secretRule: RedactionRule,
                            _ location: RedactionLocation, _ path: () -> String, length: Int? = nil) -> String? {
         switch nameClass {
-        case .ordinary, .version:
+        case .ordinary, .version, .personGroup:
             return nil
         case .secret:
-            return flags.has(secretRule) ? replaceSecret(value, secretRule, location, path, length: length) : nil
+            guard flags.has(secretRule), !Self.cannotBeSecret(value) else { return nil }
+            return replaceSecret(value, secretRule, location, path, length: length)
+        case .count:
+            guard flags.has(secretRule), !Self.cannotBeSecret(value), !Self.isCountValue(value) else { return nil }
+            return replaceSecret(value, secretRule, location, path, length: length)
+        case .birthDate, .address, .place, .coordinate, .ipAddress, .cardExpiry, .person:
+            return replacePersonal(value, nameClass, location, path, length: length)
         case .bareKey:
             guard flags.has(secretRule), Self.looksLikeToken(value) else { return nil }
             return replaceSecret(value, secretRule, location, path, length: length)
@@ -383,7 +389,16 @@ public final class RedactionEngine {
                 if !(b | 0x20 >= 0x61 && b | 0x20 <= 0x7A) { tldLetters = false }
             }
             return labels >= 1 && labelLength >= 2 && tldLetters
+                && !(labels == 1 && isScaleLabel(UnsafeBufferPointer(rebasing: p[(at + 1)...])))
         }
+    }
+
+    /// Whether `p` starts with an asset scale label (`2x.`, `3x.`, `1.5x.` is two labels): the
+    /// `@2x` of `icon@2x.png` is no domain.
+    static func isScaleLabel(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
+        var k = 0
+        while k < p.count && isDigit(p[k]) { k += 1 }
+        return k > 0 && k <= 2 && k + 1 < p.count && p[k] | 0x20 == 0x78 && p[k + 1] == 0x2E
     }
 
     /// `value` ends with `suffix` (lowercase ASCII), ignoring case, without a lowercased copy.

@@ -86,6 +86,23 @@ public struct RedactionRule: Hashable, Sendable, Comparable, CustomStringConvert
     /// A high-entropy value next to a secret word (`token is 8fJ2kq...`): the safety net for names
     /// and formats no other rule knows.
     public static let highEntropy = RedactionRule("high-entropy", slot: 39)
+    /// Dates of birth under their names (`dob`, `birthDate`): the date becomes 1970-01-01 in the
+    /// same format.
+    public static let dateOfBirth = RedactionRule("date-of-birth", slot: 40)
+    /// US social security and UK national insurance numbers anywhere, by their structure.
+    public static let nationalID = RedactionRule("national-id", slot: 41)
+    /// Postal addresses under their names (`address`, `shipping_address`, an address's `line1`).
+    public static let postalAddress = RedactionRule("postal-address", slot: 42)
+    /// Latitude and longitude of a person's place (`location`, `home`, `device`): both become 0.
+    public static let geolocation = RedactionRule("geolocation", slot: 43)
+    /// MAC addresses and FCM registration tokens anywhere, by their structure.
+    public static let deviceID = RedactionRule("device-id", slot: 44)
+    /// Client IP addresses, public or private, under their names (`client_ip`, `X-Forwarded-For`).
+    public static let clientIP = RedactionRule("client-ip", slot: 45)
+    /// A payment card's expiry (`exp_month`, `expiry: "11/26"`): 12/99 in the same shape.
+    public static let cardExpiry = RedactionRule("card-expiry", slot: 46)
+    /// One-time codes in message text (`Your verification code is 482913`).
+    public static let oneTimeCode = RedactionRule("one-time-code", slot: 47)
 
     /// Every built-in rule, in the order the README documents them.
     public static let builtIn: [RedactionRule] = [
@@ -94,7 +111,8 @@ public struct RedactionRule: Hashable, Sendable, Comparable, CustomStringConvert
         .urlUserinfo, .email, .internalHost, .privateIP, .knownSecrets, .openAIKey, .anthropicKey, .sendGridKey,
         .slackWebhook, .twilioKey, .mailgunKey, .npmToken, .pypiToken, .gitlabToken, .shopifyToken, .squareToken,
         .herokuKey, .azureKey, .keyFormats, .secretAssignments, .phoneNumber, .cardNumber, .cardCode, .iban,
-        .personName, .highEntropy,
+        .personName, .highEntropy, .dateOfBirth, .nationalID, .postalAddress, .geolocation, .deviceID, .clientIP,
+        .cardExpiry, .oneTimeCode,
     ]
 }
 

@@ -15,7 +15,7 @@ import HAR
 
 /// Detector families, as bits of the pair table.
 struct Detectors: OptionSet {
-    let rawValue: UInt16
+    let rawValue: UInt32
     static let jwt = Detectors(rawValue: 1 << 0)
     static let bearer = Detectors(rawValue: 1 << 1)
     static let keyFormat = Detectors(rawValue: 1 << 2)
@@ -31,6 +31,8 @@ struct Detectors: OptionSet {
     static let phone = Detectors(rawValue: 1 << 12)
     static let card = Detectors(rawValue: 1 << 13)
     static let iban = Detectors(rawValue: 1 << 14)
+    static let structured = Detectors(rawValue: 1 << 15)
+    static let oneTimeCode = Detectors(rawValue: 1 << 16)
 }
 
 extension RedactionEngine {
@@ -198,7 +200,7 @@ extension RedactionEngine {
     }
 
     @inline(__always)
-    private func detectAt(_ i: Int, _ pairs: UnsafeBufferPointer<UInt16>, _ bits: UnsafeBufferPointer<UInt64>,
+    private func detectAt(_ i: Int, _ pairs: UnsafeBufferPointer<UInt32>, _ bits: UnsafeBufferPointer<UInt64>,
                           _ p: UnsafeBufferPointer<UInt8>, _ floor: Int,
                           _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
         let next = i + 1 < p.count ? p[i + 1] : 0
@@ -216,15 +218,15 @@ extension RedactionEngine {
         return detect(at: i, Detectors(rawValue: families), p, lowerBound: floor, location, path)
     }
 
-    @inline(__always) private static var wordStartFamilies: UInt16 {
+    @inline(__always) private static var wordStartFamilies: UInt32 {
         Detectors.card.rawValue | Detectors.ipv4.rawValue | Detectors.keyFormat.rawValue | Detectors.bearer.rawValue
     }
 
     /// `table[first << 8 | second]` holds the detectors that can start at `first` followed by
     /// `second` (0 stands for the end of the text). Two bytes rule out nearly every position at the
     /// cost of one lookup, so common letters cost no call.
-    static func makePairTable(internalSuffixes: [[UInt8]]) -> [UInt16] {
-        var t = [UInt16](repeating: 0, count: 1 << 16)
+    static func makePairTable(internalSuffixes: [[UInt8]]) -> [UInt32] {
+        var t = [UInt32](repeating: 0, count: 1 << 16)
         func allow(_ first: UInt8, _ seconds: [UInt8], _ d: Detectors) {
             for second in seconds { t[Int(first) << 8 | Int(second)] |= d.rawValue }
         }
@@ -249,7 +251,14 @@ extension RedactionEngine {
         allow(UInt8(ascii: "+"), digits, .phone)
         allow(UInt8(ascii: "("), digits, .phone)
         for first in "23456".utf8 { allow(first, digits, .card) }
-        for first in upper { allow(first, upper, .iban) }
+        for first in upper { allow(first, upper, .iban); allow(first, upper, .structured) }
+        let hex = Array("0123456789abcdefABCDEF".utf8)
+        for first in hex { allow(first, Array(":-".utf8), .structured) }
+        allow(":", "A", .structured)  // FCM's `:APA91b`
+        allow("c", "o", .oneTimeCode); allow("C", "o", .oneTimeCode); allow("C", "O", .oneTimeCode)
+        allow("o", "t", .oneTimeCode); allow("O", "T", .oneTimeCode); allow("O", "t", .oneTimeCode)
+        allow("p", "a", .oneTimeCode); allow("P", "a", .oneTimeCode); allow("P", "A", .oneTimeCode)
+        allow("t", "o", .oneTimeCode); allow("T", "O", .oneTimeCode)
         var firsts = Set<UInt8>()
         for suffix in internalSuffixes where suffix.count >= 2 {
             firsts.insert(suffix[1])
@@ -265,6 +274,7 @@ extension RedactionEngine {
         if families.contains(.jwt), flags.has(.jwt), let m = jwt(at: i, p, location, path) { return m }
         if families.contains(.bearer), flags.has(.bearerToken), let m = bearer(at: i, p, location, path) { return m }
         if families.contains(.keyFormat), let m = keyFormat(at: i, p, lowerBound: lowerBound, location, path) { return m }
+        if families.contains(.structured), let m = structuredID(at: i, p, lowerBound: lowerBound, location, path) { return m }
         if families.contains(.privateKey), flags.has(.privateKey), let m = privateKeyBlock(at: i, p, location, path) { return m }
         if families.contains(.userinfo), flags.has(.urlUserinfo), let m = userinfo(at: i, p, location, path) { return m }
         if families.contains(.colonAssignment), let m = colonAssignment(at: i, p, lowerBound: lowerBound, location, path) { return m }
@@ -278,6 +288,7 @@ extension RedactionEngine {
         if families.contains(.phone), flags.has(.phoneNumber), let m = phoneInText(at: i, p, location, path) { return m }
         if families.contains(.card), flags.has(.cardNumber), let m = cardInText(at: i, p, location, path) { return m }
         if families.contains(.iban), flags.has(.iban), let m = ibanInText(at: i, p, location, path) { return m }
+        if families.contains(.oneTimeCode), let m = oneTimeCode(at: i, p, location, path) { return m }
         return nil
     }
 

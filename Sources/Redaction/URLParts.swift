@@ -103,6 +103,8 @@ extension RedactionEngine {
         if nameClass != .ordinary {
             if let r = replaceNamedValue(value, nameClass, secretRule: .secretParameters, location, path) { return .decided(r) }
             if nameClass == .secret && flags.has(.secretParameters) { return .decided(nil) }
+        } else if name.utf8.count <= 2, Self.isShortNameToken(value) {
+            return .decided(replaceSecret(value, formatRule(of: value) ?? .secretParameters, location, path))
         }
         return .byContent
     }

@@ -27,7 +27,7 @@ final class JSONBodyTests: XCTestCase {
         """
         let expected = """
         {
-          "user" :  {"id": 42, "name": "Ann"},
+          "user" :  {"id": 42, "name": "person-1"},
           "password": "redacted-1",
           "accessToken":"redacted-2",   "refresh-token" : "redacted-3",
           "CLIENT_SECRET": "redacted-4",

@@ -13,7 +13,7 @@ final class KnownSecretTests: XCTestCase {
     private func loginFlow() -> [HAREntry] {
         [makeEntry(index: 0, method: "POST", url: "https://api.example.com/v1/login",
                    responseBody: ("application/json", #"{"token":"\#(token)","user":7}"#)),
-         makeEntry(index: 1, url: "https://api.example.com/v1/sessions/\(token)/items;v=\(token)?page=2&t=\(token)",
+         makeEntry(index: 1, url: "https://api.example.com/v1/sessions/\(token)/items;view=\(token)?page=2&ref=\(token)",
                    requestHeaders: [("X-Trace", token), ("Accept", "application/json")]),
          makeEntry(index: 2, url: "https://api.example.com/v1/files/%73\(token.dropFirst())")]
     }
@@ -22,13 +22,13 @@ final class KnownSecretTests: XCTestCase {
         let r = redacted(loginFlow())
         XCTAssertEqual(r.log.entries[0].response.content.text, #"{"token":"redacted-1","user":7}"#)
         let req = r.log.entries[1].request
-        XCTAssertEqual(req.url, "https://api.example.com/v1/sessions/redacted-1/items;v=redacted-1?page=2&t=redacted-1")
+        XCTAssertEqual(req.url, "https://api.example.com/v1/sessions/redacted-1/items;view=redacted-1?page=2&ref=redacted-1")
         XCTAssertEqual(req.queryString.map(\.value), ["2", "redacted-1"])
         XCTAssertEqual(req.headers.map(\.value), ["redacted-1", "application/json"])
         // A percent-encoded segment is compared decoded.
         XCTAssertEqual(r.log.entries[2].request.url, "https://api.example.com/v1/files/redacted-1")
         XCTAssertFalse(String(decoding: r.bytes, as: UTF8.self).contains(String(token.dropFirst())))
-        XCTAssertEqual(r.report.counts[.knownSecrets]?[.url], 4)
+        XCTAssertEqual(r.report.counts[.knownSecrets]?[.url], 4, "\(r.report.counts)")
         XCTAssertEqual(r.report.counts[.knownSecrets]?[.query], 1)
         XCTAssertEqual(r.report.counts[.knownSecrets]?[.header], 1)
     }

@@ -44,7 +44,8 @@ final class LowercaseProseTests: XCTestCase {
     /// ipv6's colons), or the ones whose words are the triggers (`bearer`/`basic`, key formats).
     func testPairTableStartsNothingElseInLowercaseProse() {
         let table = RedactionEngine.makePairTable(internalSuffixes: [])
-        let allowed: Detectors = [.jwt, .bearer, .keyFormat, .ipv6]
+        // A one-time code starts at its word (`code`, `otp`, `passcode`) and needs digits after it.
+        let allowed: Detectors = [.jwt, .bearer, .keyFormat, .ipv6, .oneTimeCode]
         let prose = Array("abcdefghijklmnopqrstuvwxyz ".utf8)
         for first in prose {
             for second in prose + [0] {

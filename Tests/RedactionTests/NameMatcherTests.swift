@@ -65,11 +65,16 @@ final class NameMatcherTests: XCTestCase {
     // MARK: Secret names
 
     func testTheIssuesSecretWords() {
-        assertClass(["token", "Token", "tokens", "id_token", "refreshToken", "X-Auth-Token", "secret", "client_secret",
+        assertClass(["token", "Token", "id_token", "refreshToken", "X-Auth-Token", "secret", "client_secret",
                      "password", "Password", "new_password", "passwd", "pwd", "pass", "db_pass", "passphrase",
-                     "auth", "Auth", "credential", "credentials", "AWS_CREDENTIALS", "signature", "sig", "x-signature",
+                     "auth", "Auth", "credential", "signature", "sig", "x-signature",
                      "otp", "otp_code", "csrf", "xsrf", "X-XSRF-TOKEN", "_csrf", "session", "sessionId", "session_id",
                      "jwt", "pin", "mfa", "cookie"], .secret)
+        // Plurals are secret unless their value is a number (`tokens: 512` counts).
+        assertClass(["tokens", "credentials", "AWS_CREDENTIALS"], .count)
+        XCTAssertEqual(body(#"{"tokens": ["tok-9f8e7d6c5b", "tok-1a2b3c4d5e"], "max_tokens": 1024, "credentials": "AKd8s7f6"}"#),
+                       #"{"tokens": ["redacted-1", "redacted-2"], "max_tokens": 1024, "credentials": "redacted-3"}"#)
+        XCTAssertEqual(scanned("MAX_TOKENS=1024\nAPI_TOKENS=tk-8f7e6d5c4b3a"), "MAX_TOKENS=1024\nAPI_TOKENS=redacted-1")
     }
 
     func testKeyIsSecretOnlyAsAQualifiedWord() {
@@ -114,9 +119,43 @@ final class NameMatcherTests: XCTestCase {
     }
 
     func testLookAlikesOfSecretWordsAreOrdinary() {
-        assertClass(["author", "authority", "passenger", "compass", "bypass", "passport", "tokenizer", "secretary",
-                     "keyword", "pinned", "spinner", "signatory", "name", "id", "description", "bypassed"],
+        assertClass(["authority", "compass", "bypass", "tokenizer", "secretary", "keyword", "pinned", "spinner", "name",
+                     "id", "description", "bypassed"],
                     .ordinary)
+        // Words for people are personal-data names, not secret ones.
+        assertClass(["author"], .personGroup)
+        assertClass(["passenger", "signatory"], .person)
+    }
+
+    /// Names of personal data other than emails, phones and cards, and what they are not.
+    func testPersonalDataNames() {
+        assertClass(["dob", "dateOfBirth", "date_of_birth", "birthDate", "birthday", "BIRTH_DATE"], .birthDate)
+        assertClass(["birth_date_format", "dobVerified", "place_of_birth"], .ordinary)
+        assertClass(["passport", "passport_number", "nino", "ni_number", "national_id", "ssn", "driver_license",
+                     "code_verifier", "oauth_verifier", "mnemonic", "seed_phrase", "recovery_phrase"], .secret)
+        assertClass(["address", "shipping_address", "billingAddress", "home_address", "street", "address_line1"], .address)
+        assertClass(["email_address", "ip_address", "mac_address", "wallet_address", "address_type", "addressId",
+                     "server_address"], NameClass.ordinary, notAddress: true)
+        assertClass(["client_ip", "ip", "remote_addr", "X-Forwarded-For", "X-Real-IP", "ip_address", "ipv6",
+                     "CF-Connecting-IP"], .ipAddress)
+        XCTAssertNotEqual(matcher.classify("ip_version"), .ipAddress)
+        assertClass(["location", "home", "device", "coords", "current_location"], .place)
+        assertClass(["home_lat", "deviceLongitude", "user_lng"], .coordinate)
+        assertClass(["lat", "longitude"], .ordinary)
+        assertClass(["exp_month", "exp_year", "expiry", "card_expiry", "expiration_date"], .cardExpiry)
+        assertClass(["exp", "expires", "token_expiry", "expires_at"], .ordinary)
+        assertClass(["recipient", "sender", "beneficiary"], .person)
+        assertClass(["customer", "user", "shipping", "billing"], .personGroup)
+        assertClass(["phone_landline", "homePhone", "mobile_number_formatted", "landline"], .phone)
+        assertClass(["idfa", "gaid", "advertising_id", "registration_id", "apns", "wifi_bssid", "X-Honeycomb-Team"], .bareKey)
+        assertClass(["max_tokens", "prompt_tokens", "completion_tokens", "total_tokens", "cache_read_input_tokens",
+                     "MAX_TOKENS", "tokens", "credentials"], .count)
+    }
+
+    /// Classes other than `excluded` for names that must not be `.address`.
+    private func assertClass(_ names: [String], _ expected: NameClass, notAddress: Bool,
+                             file: StaticString = #filePath, line: UInt = #line) {
+        for name in names { XCTAssertNotEqual(matcher.classify(name), .address, name, file: file, line: line) }
     }
 
     func testMultiWordRunsAndUserKeys() {
@@ -125,7 +164,7 @@ final class NameMatcherTests: XCTestCase {
         let custom = NameMatcher(secretRuns: ["pin", "device-serial"])
         XCTAssertEqual(custom.classify("deviceSerial"), .secret)
         XCTAssertEqual(custom.classify("DEVICE_SERIAL"), .secret)
-        XCTAssertEqual(custom.classify("device"), .ordinary)
+        XCTAssertNotEqual(custom.classify("device"), .secret)
         XCTAssertEqual(custom.classify("serial"), .ordinary)
     }
 

@@ -1,0 +1,188 @@
+extension NameClass {
+    /// A class that claims only values of its kind (a date under `dob`, coordinates under
+    /// `location`): any other value under such a name is scanned as text.
+    var isPersonalData: Bool {
+        switch self {
+        case .birthDate, .address, .place, .coordinate, .ipAddress, .cardExpiry, .person, .personGroup: return true
+        default: return false
+        }
+    }
+}
+
+/// The names of personal data other than emails, phones and cards: what a name says a value
+/// is (`NameMatcher.classify`), and what a member means inside an object whose name set the
+/// scope (`role(of:in:)`: the `name` of a `recipient`, the `line1` of an `address`, the `lat`
+/// of a `location`).
+enum PersonalNames {
+    /// Words before a secret word that make the name a count (`max_tokens`, `prompt_tokens`).
+    static let countQualifiers: Set<String> = [
+        "max", "min", "total", "num", "prompt", "completion", "input", "output", "cached", "cache", "reasoning",
+        "remaining", "used", "billed", "estimated", "context", "predicted", "accepted", "rejected", "audio",
+        "image", "text", "thinking", "read", "creation", "generated", "request", "response", "candidates",
+    ]
+    /// Plural secret words: a name ending in one counts (`tokens`) unless its value is a list.
+    static let pluralSecretWords: Set<String> = ["tokens", "secrets", "passwords", "credentials", "sessions"]
+
+    /// Whether a secret name counts rather than holds: a plural secret word at its end, or a
+    /// count qualifier right before its secret word.
+    static func isCount(_ words: [String]) -> Bool {
+        if let last = words.last, pluralSecretWords.contains(last) { return true }
+        guard words.count >= 2 else { return false }
+        for k in 1..<words.count where NameMatcher.secretWords.contains(words[k]) || pluralSecretWords.contains(words[k]) {
+            if countQualifiers.contains(words[k - 1]) { return true }
+        }
+        return false
+    }
+
+    /// Words that may follow a phone word (`phone_landline`, `homePhoneNumber`).
+    static let phoneQualifiers: Set<String> = [
+        "number", "no", "num", "e164", "landline", "home", "work", "office", "mobile", "cell", "primary", "secondary",
+        "alt", "alternate", "alternative", "formatted", "national", "international", "raw", "display", "value",
+        "text", "fixed", "direct", "personal", "private", "business", "emergency", "contact",
+    ]
+
+    /// Words before `address` that make it no postal address.
+    private static let nonPostalAddress: Set<String> = [
+        "ip", "email", "mail", "e", "mac", "server", "host", "web", "url", "contract", "wallet", "token", "remote",
+        "local", "bind", "listen", "listening", "proxy", "gateway", "dns", "bitcoin", "btc", "eth", "ethereum",
+        "crypto", "deposit", "withdrawal", "reply", "from", "to", "cc", "bcc", "public", "memory", "base", "network",
+        "socket", "peer", "node", "multicast", "broadcast", "sip", "ipv4", "ipv6", "hardware", "bluetooth", "ble",
+        "wifi", "account", "payment", "sender", "receiver", "destination", "source", "origin", "target", "return",
+        "callback", "webhook", "endpoint", "service", "api", "relay", "smtp", "xmpp", "jid", "onion", "vpn",
+        "lan", "wan", "nat", "router", "device", "link", "ethernet", "vm", "instance",
+    ]
+    /// Words after `address` (or `street`) that name something about it, not its text.
+    private static let addressDescribers: Set<String> = [
+        "id", "ids", "type", "types", "kind", "count", "verified", "validated", "valid", "status", "format",
+        "required", "enabled", "label", "hint", "source", "book", "list", "index", "key", "version", "changed",
+        "updated", "created", "at", "match", "score", "level", "mode", "family", "space", "range", "prefix",
+    ]
+    /// Words that name a place a person is at (`location`, `home`), for lat/long.
+    static let placeWords: Set<String> = [
+        "location", "locations", "home", "device", "gps", "coords", "coordinates", "coordinate", "position",
+        "geo", "geolocation", "latlng", "latlong", "geopoint", "whereabouts", "checkin", "pickup", "dropoff",
+    ]
+    /// Qualifiers before a latitude or longitude that make it a person's place (`home_lat`).
+    private static let personalPlaceQualifiers: Set<String> = [
+        "home", "device", "user", "current", "last", "gps", "my", "customer", "driver", "rider", "courier",
+        "pickup", "dropoff", "delivery", "live", "precise", "exact", "client",
+    ]
+    static let latitudeWords: Set<String> = ["lat", "latitude", "lng", "lon", "long", "longitude"]
+    /// Words for a person at the end of a name: an object under one has a person's `name`.
+    static let personWords: Set<String> = [
+        "recipient", "sender", "beneficiary", "payee", "payer", "addressee", "consignee", "passenger", "patient",
+        "guest", "traveler", "traveller", "contact", "owner", "customer", "user", "author", "member", "employee",
+        "driver", "buyer", "shopper", "billing", "shipping", "cardholder", "applicant", "insured",
+        "policyholder", "attendee", "participant", "student", "signer", "signatory", "guardian", "spouse",
+        "tenant", "landlord", "profile", "me", "person",
+    ]
+    /// Of `personWords`, those where a string value (not an object) is itself a person's name.
+    private static let namedPersonWords: Set<String> = [
+        "recipient", "sender", "beneficiary", "payee", "payer", "addressee", "consignee", "passenger", "patient",
+        "cardholder", "signer", "signatory", "guardian", "insured", "policyholder",
+    ]
+    /// Words for a card's expiry; a bare `exp` is a JWT's claim, not a card's.
+    private static let expiryWords: Set<String> = ["expiry", "expiration", "exp", "expires", "expire"]
+
+    /// What `words` (a name's, `NameMatcher.words`) say about personal data, or nil.
+    static func classify(_ words: [String]) -> NameClass? {
+        if isIPAddress(words) { return .ipAddress }
+        if isBirthDate(words) { return .birthDate }
+        if isCardExpiry(words) { return .cardExpiry }
+        if let address = words.lastIndex(where: { $0 == "address" || $0 == "street" || $0 == "addresses" }) {
+            let before = address > 0 ? words[address - 1] : ""
+            let after = words[(address + 1)...]
+            if !nonPostalAddress.contains(before), !after.contains(where: addressDescribers.contains),
+               !after.contains(where: NameMatcher.describingWords.contains), !words.contains(where: { $0 == "ip" || $0 == "email" }) {
+                return .address
+            }
+        }
+        if words.contains(where: latitudeWords.contains), words.contains(where: personalPlaceQualifiers.contains) {
+            return .coordinate
+        }
+        if let last = words.last, placeWords.contains(last) { return .place }
+        if let last = words.last, namedPersonWords.contains(last) { return .person }
+        if let last = words.last, personWords.contains(last) { return .personGroup }
+        return nil
+    }
+
+    private static func isIPAddress(_ words: [String]) -> Bool {
+        if let last = words.last, NameMatcher.describingWords.contains(last) && last != "address" { return false }
+        if words.contains(where: { $0 == "ip" || $0 == "ips" || $0 == "ipv4" || $0 == "ipv6" || $0 == "ipaddr" || $0 == "ipaddress" }) {
+            return true
+        }
+        if words.contains("forwarded") && (words.last == "for" || words == ["forwarded"]) { return true }
+        let joined = words.joined(separator: " ")
+        return joined == "x real ip" || joined.hasSuffix("remote addr") || joined.hasSuffix("client addr")
+            || joined.hasSuffix("remote address") || joined.hasSuffix("connecting ip")
+    }
+
+    private static func isBirthDate(_ words: [String]) -> Bool {
+        guard let at = words.firstIndex(where: { $0 == "birth" || $0 == "birthdate" || $0 == "birthday" || $0 == "dob" })
+        else { return false }
+        // `birth_date_format`, `dobVerified`: about the date, not the date.
+        let after = words[(at + 1)...].filter { $0 != "date" && $0 != "day" && $0 != "year" && $0 != "on" }
+        return !after.contains(where: NameMatcher.describingWords.contains) && words.first != "place"
+            && !words.contains("place") && !words.contains("country") && !words.contains("city")
+    }
+
+    private static func isCardExpiry(_ words: [String]) -> Bool {
+        guard let at = words.firstIndex(where: expiryWords.contains) else { return false }
+        let rest = words[(at + 1)...]
+        // `exp_month`, `expiry_year`, `expiration_date`, a bare `expiry`, `card_expiration`.
+        if rest.count == 1, ["month", "year", "date", "mm", "yy", "yyyy"].contains(rest.first!) { return words[at] != "expires" }
+        if rest.isEmpty && words[at] != "exp" && words[at] != "expires" {
+            return at == 0 || ["card", "cc", "credit", "debit", "payment"].contains(words[at - 1])
+        }
+        return false
+    }
+
+    /// Names whose value is a credential or tracks a device when it looks like a token
+    /// (`NameClass.bareKey`): advertising ids, push registrations, Wi-Fi BSSIDs, telemetry
+    /// team keys.
+    static func isIdentifier(_ words: [String]) -> Bool {
+        let joined = words.joined(separator: " ")
+        if identifierNames.contains(joined) { return true }
+        guard let last = words.last else { return false }
+        if ["idfa", "idfv", "gaid", "aaid", "adid", "bssid", "apns", "fcm", "gcm", "team"].contains(last) { return true }
+        return ["advertising id", "advertising identifier", "ad id", "android id", "registration id", "registration ids",
+                "registration token", "push id", "vendor id", "device fingerprint", "instance id", "mac address",
+                "mac", "ifa", "wifi mac"].contains(where: { joined.hasSuffix($0) && (joined == $0 || joined.hasSuffix(" " + $0)) })
+    }
+    private static let identifierNames: Set<String> = ["mac", "ifa", "ssaid"]
+
+    /// What a member of an object under `scope` is, when its own name says nothing (`ordinary`).
+    static func role(of words: [String], in scope: NameClass) -> NameClass? {
+        switch scope {
+        case .person:
+            if words == ["name"] || words == ["full", "name"] || words == ["names"] { return .personName }
+            return nil
+        case .address:
+            if words == ["name"] || words == ["full", "name"] { return .personName }
+            if words.count == 1, let w = words.first,
+               ["line", "line1", "line2", "line3", "address1", "address2", "address3", "street1", "street2", "house",
+                "building", "apartment", "apt", "flat", "suite", "unit", "postcode", "zip", "zipcode", "premise",
+                "thoroughfare", "postal", "number"].contains(w) {
+                return .address
+            }
+            if words.count == 2, ["line", "postal", "zip", "house", "street", "building", "post", "address"].contains(words[0]),
+               ["1", "2", "3", "one", "two", "code", "number", "no", "name", "line1", "line2"].contains(words[1]) {
+                return .address
+            }
+            return nil
+        case .place:
+            return words.count == 1 && latitudeWords.contains(words[0]) ? .coordinate : nil
+        default:
+            return nil
+        }
+    }
+
+    /// The scope an object under a name of `nameClass` gives its members.
+    static func scope(of nameClass: NameClass) -> NameClass {
+        switch nameClass {
+        case .secret, .address, .place, .person: return nameClass
+        case .personGroup: return .person
+        default: return .ordinary
+        }
+    }
+}

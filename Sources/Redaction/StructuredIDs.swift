@@ -1,0 +1,158 @@
+// Identifiers found by their structure wherever they stand in text: MAC addresses, US social
+// security numbers, UK national insurance numbers, FCM registration tokens, and one-time codes
+// in message text. Each is anchored on a pair of bytes in the pair table (`Detectors`), checks
+// its whole shape and its boundaries, and validates what has a rule (an SSN's area, an NI
+// number's prefix), so a number of another kind of the same length is left alone.
+
+extension RedactionEngine {
+    /// A MAC address, SSN, NI number or FCM token at `i` (or, for the first two, one byte before).
+    func structuredID(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
+                      _ path: () -> String) -> TextMatch? {
+        let c = p[i], next = i + 1 < p.count ? p[i + 1] : 0
+        if next == 0x3A || next == 0x2D, i >= 1, i - 1 >= lowerBound {
+            if flags.has(.deviceID), let range = Self.macAddress(p, at: i - 1) {
+                return secretMatch(p, range, rule: .deviceID, location, path)
+            }
+            if next == 0x2D, i >= 2, i - 2 >= lowerBound, flags.has(.nationalID), let range = Self.socialSecurityNumber(p, at: i - 2) {
+                return secretMatch(p, range, rule: .nationalID, location, path)
+            }
+        }
+        if c == 0x3A, next == 0x41, flags.has(.deviceID), let range = Self.fcmToken(p, colon: i, lowerBound: lowerBound) {
+            return secretMatch(p, range, rule: .deviceID, location, path)
+        }
+        if Self.isUpper(c), Self.isUpper(next), flags.has(.nationalID), let range = Self.nationalInsuranceNumber(p, at: i) {
+            return secretMatch(p, range, rule: .nationalID, location, path)
+        }
+        return nil
+    }
+
+    /// Six octets of two hex digits with one separator (`a4:2b:b0:3c:9d:11`, `00-1B-63-84-45-E6`);
+    /// with dashes at least one must be a letter (`12-34-56-78-90-12` is more likely a number).
+    static func macAddress(_ p: UnsafeBufferPointer<UInt8>, at start: Int) -> Range<Int>? {
+        let end = start + 17
+        guard end <= p.count else { return nil }
+        let separator = p[start + 2]
+        if start > 0 {
+            let b = p[start - 1]
+            guard !isAlnum(b), b != separator, b != 0x2E else { return nil }
+        }
+        var letters = false
+        for k in 0..<6 {
+            let a = p[start + 3 * k], b = p[start + 3 * k + 1]
+            guard isHex(a), isHex(b) else { return nil }
+            if !isDigit(a) || !isDigit(b) { letters = true }
+            if k < 5 { guard p[start + 3 * k + 2] == separator else { return nil } }
+        }
+        if end < p.count { guard !isAlnum(p[end]), p[end] != separator else { return nil } }
+        return separator == 0x3A || letters ? start..<end : nil
+    }
+
+    /// `AAA-GG-SSSS` with a valid area (not 000, 666 or 9xx), group (not 00) and serial (not 0000).
+    static func socialSecurityNumber(_ p: UnsafeBufferPointer<UInt8>, at start: Int) -> Range<Int>? {
+        let end = start + 11
+        guard end <= p.count else { return nil }
+        if start > 0 {
+            let b = p[start - 1]
+            guard !isAlnum(b), b != 0x2D, b != 0x2E, b != 0x2B, b != 0x2F else { return nil }
+        }
+        let d = { (k: Int) -> Bool in isDigit(p[start + k]) }
+        guard d(0), d(1), d(2), p[start + 3] == 0x2D, d(4), d(5), p[start + 6] == 0x2D, d(7), d(8), d(9), d(10) else { return nil }
+        if end < p.count { guard !isAlnum(p[end]), p[end] != 0x2D, !(p[end] == 0x2E && end + 1 < p.count && isDigit(p[end + 1])) else { return nil } }
+        let v = { (k: Int) -> Int in Int(p[start + k] - 0x30) }
+        let area = v(0) * 100 + v(1) * 10 + v(2)
+        guard area != 0, area != 666, area < 900, v(4) * 10 + v(5) != 0, v(7) + v(8) + v(9) + v(10) != 0 else { return nil }
+        return start..<end
+    }
+
+    /// A UK national insurance number: two prefix letters (not D, F, I, Q, U, V; the second not
+    /// O; not BG, GB, KN, NK, NT, TN, ZZ), six digits (also in pairs with spaces), a suffix A-D.
+    static func nationalInsuranceNumber(_ p: UnsafeBufferPointer<UInt8>, at start: Int) -> Range<Int>? {
+        if start > 0 { guard !isAlnum(p[start - 1]) else { return nil } }
+        guard start + 9 <= p.count else { return nil }
+        let a = p[start], b = p[start + 1]
+        let badFirst: [UInt8] = Array("DFIQUV".utf8), badSecond: [UInt8] = Array("DFIOQUV".utf8)
+        guard !badFirst.contains(a), !badSecond.contains(b) else { return nil }
+        let prefix = String(decoding: [a, b], as: UTF8.self)
+        guard !["BG", "GB", "KN", "NK", "NT", "TN", "ZZ"].contains(prefix) else { return nil }
+        var k = start + 2
+        var digits = 0
+        let spaced = k < p.count && p[k] == 0x20
+        while digits < 6 {
+            if spaced { guard k < p.count, p[k] == 0x20 else { return nil }; k += 1 }
+            guard k + 1 < p.count, isDigit(p[k]), isDigit(p[k + 1]) else { return nil }
+            k += 2
+            digits += 2
+        }
+        if spaced, k < p.count, p[k] == 0x20 { k += 1 }
+        guard k < p.count, p[k] >= 0x41, p[k] <= 0x44 else { return nil }
+        k += 1
+        if k < p.count { guard !isAlnum(p[k]) else { return nil } }
+        return start..<k
+    }
+
+    /// An FCM registration token, `<instance id>:APA91b<token>`, at its colon.
+    static func fcmToken(_ p: UnsafeBufferPointer<UInt8>, colon: Int, lowerBound: Int) -> Range<Int>? {
+        let marker = Array("APA91b".utf8)
+        guard colon + 1 + marker.count <= p.count,
+              UnsafeBufferPointer(rebasing: p[(colon + 1)..<(colon + 1 + marker.count)]).elementsEqual(marker) else { return nil }
+        func isChar(_ b: UInt8) -> Bool { isAlnum(b) || b == 0x2D || b == 0x5F }
+        var start = colon
+        while start > lowerBound && isChar(p[start - 1]) && colon - start < 64 { start -= 1 }
+        guard colon - start >= 11 else { return nil }
+        var end = colon + 1 + marker.count
+        while end < p.count && isChar(p[end]) { end += 1 }
+        return end - (colon + 1 + marker.count) >= 100 ? start..<end : nil
+    }
+
+    /// Words before `code` that make it a one-time code.
+    private static let codeQualifiers: Set<String> = [
+        "verification", "security", "login", "one-time", "onetime", "confirmation", "access", "sign-in", "signin",
+        "2fa", "authentication", "auth", "otp", "your", "sms", "reset", "activation", "pairing", "mfa", "temporary",
+        "single-use", "recovery", "backup", "magic", "passcode", "authorization", "validation", "unlock", "the",
+    ]
+
+    /// A one-time code in message text: 4 to 8 digits (or 3 and 3) after `OTP`, `passcode` or a
+    /// qualified `code` (`Your verification code is 482913`, `login code: 123-456`), replaced by
+    /// zeros of its width.
+    func oneTimeCode(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+        guard flags.has(.oneTimeCode), i == 0 || !Self.isAlnum(p[i - 1]) else { return nil }
+        var k = i
+        while k < p.count && Self.isAlnum(p[k]) { k += 1 }
+        guard k - i <= 8 else { return nil }
+        let word = String(decoding: UnsafeBufferPointer(rebasing: p[i..<k]), as: UTF8.self).lowercased()
+        switch word {
+        case "otp", "passcode", "totp":
+            break
+        case "code":
+            var e = i
+            while e > 0 && (p[e - 1] == 0x20) { e -= 1 }
+            var s = e
+            while s > 0 && (Self.isAlnum(p[s - 1]) || p[s - 1] == 0x2D) && e - s < 20 { s -= 1 }
+            let before = String(decoding: UnsafeBufferPointer(rebasing: p[s..<e]), as: UTF8.self).lowercased()
+            guard Self.codeQualifiers.contains(before) else { return nil }
+        default:
+            return nil
+        }
+        // `: `, ` is `, ` is: `, ` = `.
+        while k < p.count && (p[k] == 0x20 || p[k] == 0x3A || p[k] == 0x3D) { k += 1 }
+        if k + 2 < p.count, p[k] | 0x20 == 0x69, p[k + 1] | 0x20 == 0x73, !Self.isAlnum(p[k + 2]) {
+            k += 2
+            while k < p.count && (p[k] == 0x20 || p[k] == 0x3A) { k += 1 }
+        }
+        let start = k
+        while k < p.count && Self.isDigit(p[k]) { k += 1 }
+        var digits = k - start
+        if digits == 3, k + 3 < p.count + 0, k < p.count, p[k] == 0x20 || p[k] == 0x2D,
+           k + 3 <= p.count, (k + 1..<k + 4).allSatisfy({ Self.isDigit(p[$0]) }) {
+            k += 4
+            digits = 6
+        }
+        guard (4...8).contains(digits), k == p.count || !Self.isAlnum(p[k]) else { return nil }
+        let code = UnsafeBufferPointer(rebasing: p[start..<k])
+        guard code.contains(where: { $0 != 0x30 && Self.isDigit($0) }) else {
+            return TextMatch(start: start, end: k, replacement: "", keep: true)
+        }
+        note(.oneTimeCode, location, string(p, start..<k), path)
+        return TextMatch(start: start, end: k, replacement: String(decoding: code.map { Self.isDigit($0) ? 0x30 : $0 }, as: UTF8.self))
+    }
+}
