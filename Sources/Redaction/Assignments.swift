@@ -272,7 +272,12 @@ extension RedactionEngine {
         if value == "null" || value == "true" || value == "false" || value == "~" { return nil }
         // `key:redacted-1<U+FFFD>`: as for `token=redacted-1=2` above.
         if let m = leadingPlaceholder(p, valueStart..<end) { return m }
-        if Self.isCodeExpression(p, valueStart..<end) { return nil }
+        // `apiKey: apiKey` passes a variable on (Swift and JavaScript shorthand); a value that is
+        // code is no literal.
+        if Self.isCodeExpression(p, valueStart..<end) || (end - valueStart == nameEnd - nameStart
+            && UnsafeBufferPointer(rebasing: p[valueStart..<end]).elementsEqual(UnsafeBufferPointer(rebasing: p[nameStart..<nameEnd]))) {
+            return nil
+        }
         return namedValueMatch(p, valueStart..<end, nameClass, secretRule: .secretAssignments, decode: false, location, path)
     }
 
@@ -285,11 +290,8 @@ extension RedactionEngine {
     /// The rule of the key format (or JWT) that `value` is whole, if any.
     func formatRule(of value: String) -> RedactionRule? {
         if flags.has(.jwt), JWTShape.header(of: value) != nil { return .jwt }
-        var copy = value
-        return copy.withUTF8 { p -> RedactionRule? in
-            guard p.count >= 2, let formats = KeyFormats.byStart[UInt16(p[0]) << 8 | UInt16(p[1])] else { return nil }
-            return formats.first { flags.has($0.rule) && KeyFormats.matchEnd($0, p, at: 0) == p.count }?.rule
-        }
+        return KeyFormats.all.first { flags.has($0.rule) && $0.prefix.first.map(value.utf8.contains) == true
+            && KeyFormats.isWhole($0, value) }?.rule
     }
 
     /// Names a program's code may start an expression with: `process.env.API_KEY`.
@@ -310,6 +312,11 @@ extension RedactionEngine {
         let first = v[0]
         if first == 0x24 && (v[1] == 0x7B || isAlnum(v[1]) || v[1] == 0x5F) { return true }  // ${X}, $X
         if first == 0x7B && v[1] == 0x7B { return true }  // {{x}}
+        // `await getToken()`, `new Token(...)`, `try loadKey()`.
+        for keyword in ["await ", "new ", "try ", "try? ", "try! ", "yield "] where hasPrefix(v, keyword) {
+            let rest = range.lowerBound + keyword.utf8.count
+            return rest < range.upperBound && isCodeExpression(p, rest..<range.upperBound)
+        }
         if first == 0x3C || (first == 0x25 && v[v.count - 1] == 0x25 && v.count >= 4) {
             // <YOUR_API_KEY>, %API_KEY%
             let inner = v[1..<(v.count - 1)]
@@ -329,6 +336,10 @@ extension RedactionEngine {
         if k < v.count { return v[k] == 0x28 || v[k] == 0x5B }
         guard segments.count >= 2, let root = segments.first else { return false }
         return codeRoots.contains(String(decoding: UnsafeBufferPointer(rebasing: v[root]), as: UTF8.self))
+    }
+
+    private static func hasPrefix(_ v: UnsafeBufferPointer<UInt8>, _ prefix: String) -> Bool {
+        prefix.utf8.count <= v.count && zip(prefix.utf8, v).allSatisfy { $0 == $1 }
     }
 
     private static func isIdentifierStart(_ b: UInt8) -> Bool {

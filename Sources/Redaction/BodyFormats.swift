@@ -83,6 +83,12 @@ extension RedactionEngine {
         if let boundary = BodyKind.boundary(of: mimeType) {
             return redactMultipart(text, boundary: boundary, location, path).map(BodyText.string)
         }
+        if type.hasPrefix("text/csv") || type.hasPrefix("application/csv") {
+            return redactCSV(text, separator: 0x2C, location, path).map(BodyText.string)
+        }
+        if type.hasPrefix("text/tab-separated-values") {
+            return redactCSV(text, separator: 0x09, location, path).map(BodyText.string)
+        }
         if type.hasPrefix("text/event-stream") {
             return redactLines(text) { line in
                 // `data: {...}`: the payload is JSON or text; other fields are scanned as text.

@@ -276,8 +276,31 @@ extension RedactionEngine {
     /// A dotted-quad IPv4 literal in 10/8, 172.16/12, 192.168/16 or 169.254/16 (all start with '1').
     func ipv4(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
         if i > 0, Self.isAlnum(p[i - 1]) || p[i - 1] == 0x2E { return nil }
-        guard let (octets, end) = Self.parseIPv4(p, at: i), Self.isPrivateIPv4(octets) else { return nil }
-        return valueMatch(p, i..<end, .ipv4, rule: .privateIP, location, path)
+        guard let (octets, end) = Self.parseIPv4(p, at: i) else { return nil }
+        if Self.isPrivateIPv4(octets) {
+            return flags.has(.privateIP) ? valueMatch(p, i..<end, .ipv4, rule: .privateIP, location, path) : nil
+        }
+        // A public address is a client's where the words before it say so (`joined from 81.2.69.160`).
+        guard flags.has(.clientIP), Self.followsAddressWord(p, i) else { return nil }
+        return valueMatch(p, i..<end, .ipv4, rule: .clientIP, location, path)
+    }
+
+    /// Words after which an address in text is a client's.
+    private static let addressWords: Set<String> = [
+        "from", "ip", "ipv4", "ipv6", "client", "addr", "address", "src", "source", "remote", "peer", "origin", "forwarded",
+        "user", "login", "device", "connecting", "visitor", "caller",
+    ]
+
+    /// Whether the word before `i` (past spaces, `:`, `=`, quotes and brackets) is an address word.
+    static func followsAddressWord(_ p: UnsafeBufferPointer<UInt8>, _ i: Int) -> Bool {
+        var e = i
+        while e > 0 && i - e < 4 && (p[e - 1] == 0x20 || p[e - 1] == 0x3A || p[e - 1] == 0x3D || p[e - 1] == 0x22
+                                        || p[e - 1] == 0x27 || p[e - 1] == 0x28 || p[e - 1] == 0x5B) { e -= 1 }
+        var s = e
+        while s > 0 && e - s < 12 && (p[s - 1] | 0x20 >= 0x61 && p[s - 1] | 0x20 <= 0x7A || isDigit(p[s - 1])) { s -= 1 }
+        guard s < e, s == 0 || !isAlnum(p[s - 1]) else { return false }
+        let word = String(decoding: UnsafeBufferPointer(rebasing: p[s..<e]), as: UTF8.self).lowercased()
+        return addressWords.contains(word)
     }
 
     static func parseIPv4(_ p: UnsafeBufferPointer<UInt8>, at i: Int) -> ([Int], Int)? {

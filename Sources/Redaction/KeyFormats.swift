@@ -8,7 +8,8 @@ struct KeyFormat {
     enum Alphabet {
         case alnum, alnumDashUnderscore, alnumUnderscore, upperAlnum, hex, lowerHex, letters, base64, bech32Upper
         case alnumDashUnderscoreDot, uuid, lowerAlnum, alnumDash, alnumDashUnderscoreEq, base64Pad, digits
-        case alnumUnderscoreDot, upperAlnumDash, alnumDashUnderscoreDotEq, base64UrlPad
+        case alnumUnderscoreDot, upperAlnumDash, alnumDashUnderscoreDotEq, base64UrlPad, base64UrlPadDot, alnumDot
+        case base64UrlPadAt
 
         @inline(__always) func contains(_ b: UInt8) -> Bool {
             let alnum = RedactionEngine.isAlnum(b)
@@ -32,6 +33,9 @@ struct KeyFormat {
             case .upperAlnumDash: return RedactionEngine.isDigit(b) || RedactionEngine.isUpper(b) || b == 0x2D
             case .alnumDashUnderscoreDotEq: return alnum || b == 0x2D || b == 0x5F || b == 0x2E || b == 0x3D
             case .base64UrlPad: return alnum || b == 0x2D || b == 0x5F || b == 0x3D
+            case .base64UrlPadDot: return alnum || b == 0x2D || b == 0x5F || b == 0x3D || b == 0x2B || b == 0x2F || b == 0x2E
+            case .alnumDot: return alnum || b == 0x2E
+            case .base64UrlPadAt: return alnum || b == 0x2D || b == 0x5F || b == 0x3D || b == 0x2B || b == 0x2F || b == 0x40
             }
         }
     }
@@ -44,15 +48,21 @@ struct KeyFormat {
     let length: ClosedRange<Int>
     /// A separator and a second part (SendGrid `SG.<22>.<43>`, Postman `PMAK-<24>-<34>`).
     var second: (separator: UInt8, alphabet: Alphabet, length: ClosedRange<Int>)? = nil
+    /// Bytes before the prefix, for formats known by a marker in their middle or at their end
+    /// (Terraform Cloud's `.atlasv1.`, New Relic's `NRAL`, FCM's `:APA91b`): the prefix is then
+    /// that marker, and the match starts where the lead does.
+    var lead: (alphabet: Alphabet, length: ClosedRange<Int>)? = nil
     /// Values of this format, written for the catalogue (random, never real keys).
     let samples: [String]
     /// Values that look like it and are not: too short, a wrong byte, a word with the prefix.
     let lookAlikes: [String]
 
-    init(_ id: String, _ rule: RedactionRule, _ prefix: String, _ alphabet: Alphabet, _ length: ClosedRange<Int>,
+    init(_ id: String, _ rule: RedactionRule, after lead: (alphabet: Alphabet, length: ClosedRange<Int>)? = nil,
+         _ prefix: String, _ alphabet: Alphabet, _ length: ClosedRange<Int>,
          then second: (separator: UInt8, alphabet: Alphabet, length: ClosedRange<Int>)? = nil,
          samples: [String], lookAlikes: [String]) {
         self.id = id
+        self.lead = lead
         self.rule = rule
         self.prefix = Array(prefix.utf8)
         self.alphabet = alphabet
@@ -64,9 +74,49 @@ struct KeyFormat {
 }
 
 enum KeyFormats {
+    /// The formats found at their start, and the ones found at a marker after a lead.
+    static let anchored = all.filter { $0.lead == nil }
+    static let marked = all.filter { $0.lead != nil }
+
+    /// The first two bytes of every marker, for the pair table.
+    static var markerPairs: [(UInt8, UInt8)] { marked.map { ($0.prefix[0], $0.prefix[1]) } }
+
+    /// Marked formats by the first two bytes of their marker.
+    static let byMarker: [UInt16: [KeyFormat]] = {
+        var table: [UInt16: [KeyFormat]] = [:]
+        for format in marked { table[UInt16(format.prefix[0]) << 8 | UInt16(format.prefix[1]), default: []].append(format) }
+        return table
+    }()
+
+    /// Where a marked format's match is, with its marker at `i`: the lead (at least its shortest
+    /// length, back to `lowerBound`, and not glued to a letter or digit before it), the marker,
+    /// the rest.
+    static func markedMatch(_ format: KeyFormat, _ p: UnsafeBufferPointer<UInt8>, at i: Int, lowerBound: Int) -> Range<Int>? {
+        guard let lead = format.lead, let end = matchEnd(format, p, at: i) else { return nil }
+        var start = i
+        while start > lowerBound && i - start < lead.length.upperBound && lead.alphabet.contains(p[start - 1]) { start -= 1 }
+        guard lead.length.contains(i - start) else { return nil }
+        if start > 0 && RedactionEngine.isAlnum(p[start - 1]) { return nil }
+        return start..<end
+    }
+
+    /// Whether `value` is one whole key of `format`.
+    static func isWhole(_ format: KeyFormat, _ value: String) -> Bool {
+        var copy = value
+        return copy.withUTF8 { p -> Bool in
+            guard format.lead != nil else { return matchEnd(format, p, at: 0) == p.count }
+            let marker = format.prefix
+            guard p.count > marker.count else { return false }
+            for i in 1...(p.count - marker.count) where p[i] == marker[0] {
+                if markedMatch(format, p, at: i, lowerBound: 0) == 0..<p.count { return true }
+            }
+            return false
+        }
+    }
+
     /// The first two bytes of every prefix (and of the URL detectors), for the pair table.
     static var startPairs: [(UInt8, UInt8)] {
-        var pairs = all.map { ($0.prefix[0], $0.prefix[1]) }
+        var pairs = anchored.map { ($0.prefix[0], $0.prefix[1]) }
         pairs += [(UInt8(ascii: "h"), UInt8(ascii: "o")), (UInt8(ascii: "d"), UInt8(ascii: "i"))]  // hooks.slack.com, discord.com
         pairs += [(UInt8(ascii: "A"), UInt8(ascii: "c")), (UInt8(ascii: "S"), UInt8(ascii: "h"))]  // AccountKey=, SharedAccessKey=
         pairs += [(UInt8(ascii: "Q"), UInt8(ascii: "~"))]  // Azure AD client secrets, found at their "Q~"
@@ -79,7 +129,7 @@ enum KeyFormats {
     /// Formats by their first two bytes.
     static let byStart: [UInt16: [KeyFormat]] = {
         var table: [UInt16: [KeyFormat]] = [:]
-        for format in all { table[UInt16(format.prefix[0]) << 8 | UInt16(format.prefix[1]), default: []].append(format) }
+        for format in anchored { table[UInt16(format.prefix[0]) << 8 | UInt16(format.prefix[1]), default: []].append(format) }
         return table
     }()
 
@@ -115,7 +165,7 @@ enum KeyFormats {
             let k = tripleBit(a, b, c)
             bits[k >> 6] |= 1 << UInt64(k & 63)
         }
-        for format in all {
+        for format in anchored {
             if format.prefix.count >= 3 {
                 set(format.prefix[0], format.prefix[1], format.prefix[2])
             } else {
@@ -183,6 +233,18 @@ extension RedactionEngine {
                 let start = i + name.utf8.count
                 let end = run(p, from: start) { KeyFormat.Alphabet.base64.contains($0) || $0 == 0x3D }
                 if end - start >= 20 { return secretMatch(p, start..<end, rule: .azureKey, location, path) }
+            }
+        }
+        return nil
+    }
+
+    /// A format found at its marker (`.atlasv1.`, `NRAL`, `:APA91b`), inside a token too.
+    func markedKeyFormat(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
+                         _ path: () -> String) -> TextMatch? {
+        guard i + 1 < p.count, let formats = KeyFormats.byMarker[UInt16(p[i]) << 8 | UInt16(p[i + 1])] else { return nil }
+        for format in formats where flags.has(format.rule) {
+            if let range = KeyFormats.markedMatch(format, p, at: i, lowerBound: lowerBound) {
+                return secretMatch(p, range, rule: format.rule, location, path)
             }
         }
         return nil

@@ -180,8 +180,9 @@ extension RedactionEngine {
             // (`"{\"password\":\"...\"}garbage": ...`): escaped text in it is redacted decoded
             // too, or the escapes would hide an assignment from every run.
             if token.escaped && !inSecret { redactNested(token) }
-            var nameClass = decoded(token.content, escaped: token.escaped).withUnsafeBufferPointer { nameMemo.classify($0) }
-            if inSecret { nameClass = .secret }
+            let name = decoded(token.content, escaped: token.escaped)
+            var nameClass = name.withUnsafeBufferPointer { nameMemo.classify($0) }
+            if inSecret { nameClass = NameMatcher.inSecretScope(nameClass) { String(decoding: name, as: UTF8.self) } }
             guard j < n, nameClass != .ordinary, nameClass != .version else {
                 // A quote glued to a word before it (`"token"19.version":`) may as well close a
                 // string as open this name: the text scan reads `"token"` and its value
@@ -193,6 +194,9 @@ extension RedactionEngine {
                     i = value.next
                     continue
                 }
+                // Inside a secret, a member that describes it keeps its value (`"kind": "x"`).
+                if inSecret, j < n, p[j] == 0x22 { i = string(at: j).next; continue }
+                if inSecret, j < n, p[j] == 0x2D || RedactionEngine.isDigit(p[j]) { i = numberEnd(j); continue }
                 i = j
                 continue
             }

@@ -122,7 +122,7 @@ extension RedactionEngine {
         // so a second run sees the same tag boundaries as the first.
         let named = namedValueMatch(p, valueRange, nameClass, secretRule: .secretAssignments, decode: false, location, path)
         // A personal-data name claims only values of its kind: any other value is text.
-        if named == nil && nameClass.isPersonalData { return nil }
+        if named == nil && nameClass.isValueGated { return nil }
         let value = named ?? TextMatch(start: valueRange.lowerBound, end: valueRange.upperBound, replacement: "", keep: true)
         let base = attributes.lowerBound
         let pre = [PreMatch(match: TextMatch(start: valueRange.lowerBound - base, end: valueRange.upperBound - base,

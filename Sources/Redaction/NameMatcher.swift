@@ -42,6 +42,10 @@ enum NameClass: UInt8, Sendable {
     /// A group that describes a person (`customer`, `user`, `shipping`): an object's `name`
     /// member is a person's name; a string is nothing.
     case personGroup
+    /// An identifier that is a credential or tracks a device when the value looks like a token
+    /// (`idfa`, `registration_id`, `apns`, `bssid`, `X-Honeycomb-Team`), in every place (a
+    /// lone `key` header, by contrast, is always a secret).
+    case identifier
 }
 
 /// Classifies names by their words: `accessToken`, `access_token`, `Access-Token` and
@@ -108,6 +112,7 @@ struct NameMatcher {
         "store", "manager", "service", "enforced", "supported", "allowed", "reset", "age", "history", "last",
         "size", "len", "index", "prefix", "suffix", "level", "lifespan", "refresh", "generated", "used", "usage",
         "limit", "limits", "validity", "consent", "banner", "preferences", "accepted", "dismissed",
+        "days", "hours", "minutes", "seconds", "attempts", "tries", "rotation", "interval", "period",
     ]
 
     init(secretRuns extra: [String] = [], exactNames: [String] = []) {
@@ -156,7 +161,7 @@ struct NameMatcher {
         if let personal = Self.personalClass(words), personal != .cardCode || !isSecret(words) { return personal }
         if let kind = PersonalNames.classify(words) { return kind }
         if isSecret(words) { return PersonalNames.isCount(words) ? .count : .secret }
-        if PersonalNames.isIdentifier(words) { return .bareKey }
+        if PersonalNames.isIdentifier(words) { return .identifier }
         if words.contains(where: { Self.versionWords.contains($0) }) { return .version }
         return .ordinary
     }
@@ -178,6 +183,21 @@ struct NameMatcher {
         return false
     }
 
+    /// Whether a name describes a value rather than holds it: one of its words says what kind,
+    /// how long, how many, when or where (`token_type`, `expires_in`, `tokenUrl`).
+    static func describes(_ name: String) -> Bool {
+        words(name).contains { describingWords.contains($0) || durationWords.contains($0) }
+    }
+    /// What a member's name means inside a secret object (`"auth": {...}`): everything is
+    /// secret but what describes it (`token_type`, `expires_in`, `tokenUrl`, `max_attempts`) and
+    /// counts.
+    static func inSecretScope(_ own: NameClass, name: () -> String) -> NameClass {
+        if own == .count { return .count }
+        return own == .ordinary && describes(name()) ? .ordinary : .secret
+    }
+
+    static let durationWords: Set<String> = ["in", "secs", "ms", "millis", "window", "delay", "backoff"]
+
     static let versionWords: Set<String> = ["version", "versions", "ver", "firmware", "build", "release", "fw"]
 
     private static let personRuns: [[String]] = [
@@ -187,7 +207,7 @@ struct NameMatcher {
         ["cardholder", "name"], ["cardholder"], ["account", "holder"], ["owner", "name"], ["customer", "name"],
         ["recipient", "name"], ["sender", "name"], ["billing", "name"], ["shipping", "name"], ["firstname"],
         ["lastname"], ["fullname"], ["givenname"], ["familyname"], ["displayname"], ["person", "name"],
-        ["patient", "name"], ["author", "name"],
+        ["patient", "name"], ["author", "name"], ["device", "name"], ["computer", "name"],
     ]
     private static let phoneWords: Set<String> = [
         "phone", "phones", "mobile", "tel", "telephone", "msisdn", "cell", "cellphone", "fax", "whatsapp",

@@ -1,9 +1,9 @@
 extension NameClass {
     /// A class that claims only values of its kind (a date under `dob`, coordinates under
-    /// `location`): any other value under such a name is scanned as text.
-    var isPersonalData: Bool {
+    /// `location`, a token under `idfa`): any other value under such a name is scanned as text.
+    var isValueGated: Bool {
         switch self {
-        case .birthDate, .address, .place, .coordinate, .ipAddress, .cardExpiry, .person, .personGroup: return true
+        case .birthDate, .address, .place, .coordinate, .ipAddress, .cardExpiry, .person, .personGroup, .identifier: return true
         default: return false
         }
     }
@@ -103,6 +103,11 @@ enum PersonalNames {
         if let last = words.last, placeWords.contains(last) { return .place }
         if let last = words.last, namedPersonWords.contains(last) { return .person }
         if let last = words.last, personWords.contains(last) { return .personGroup }
+        // `billing_details`, `customer_info`, `recipient_data`.
+        if words.count >= 2, ["details", "info", "information", "data", "profile"].contains(words[words.count - 1]),
+           personWords.contains(words[words.count - 2]) || namedPersonWords.contains(words[words.count - 2]) {
+            return .personGroup
+        }
         return nil
     }
 

@@ -66,7 +66,8 @@ extension RedactionEngine {
             if IPLiteral.isIPv4(bytes) || IPLiteral.isIPv6(bytes) {
                 return flags.has(.clientIP) ? replaceIPAddresses(value, location, path) : nil
             }
-            guard flags.has(.postalAddress), bytes.count >= 3, bytes.contains(where: { $0 >= 0x80 || $0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A }),
+            // Letters or digits (a ZIP code is all digits).
+            guard flags.has(.postalAddress), bytes.count >= 3, bytes.contains(where: { $0 >= 0x80 || Self.isAlnum($0) }),
                   !Self.cannotBeSecret(value) else { return nil }
             return replaceSecret(value, .postalAddress, location, path, length: length)
         case .person:

@@ -207,10 +207,25 @@ public final class RedactionEngine {
     /// harrec's own keeps its number reserved, so new values are numbered after it.
     func isUntouchable(_ value: String) -> Bool {
         if value.isEmpty { return true }
+        if Self.isTemplateText(value) { return true }
         if !config.allowedValues.isEmpty && config.allowedValues.contains(value) { return true }
         guard Placeholder.isPlaceholder(value) else { return false }
         if let (kind, number) = Placeholder.parse(Placeholder.unpadded(value)) { collector.reserve(kind, number) }
         return true
+    }
+
+    /// Documentation's stand-ins for a secret, never a secret: `YOUR_API_KEY`, `<token>`,
+    /// `{{token}}`, `${API_KEY}`, `%API_KEY%`.
+    static func isTemplateText(_ value: String) -> Bool {
+        let b = Array(value.utf8)
+        guard b.count >= 4, b.count <= 64, let first = b.first, let last = b.last else { return false }
+        if (first == 0x3C && last == 0x3E) || (first == 0x7B && b[1] == 0x7B && last == 0x7D)
+            || (first == 0x24 && b[1] == 0x7B && last == 0x7D) || (first == 0x25 && last == 0x25) {
+            return b.dropFirst().dropLast().allSatisfy { isAlnum($0) || $0 == 0x5F || $0 == 0x2D || $0 == 0x2E || $0 == 0x7B || $0 == 0x7D || $0 == 0x20 }
+        }
+        // SHOUTING_SNAKE_CASE words of letters: an environment variable's name.
+        guard isUpper(first), b.contains(0x5F), b.allSatisfy({ isUpper($0) || $0 == 0x5F }) else { return false }
+        return b.split(separator: 0x5F, omittingEmptySubsequences: false).allSatisfy { (2...12).contains($0.count) }
     }
 
     /// The marker standing for `value` in `length` bytes of output.
@@ -242,13 +257,21 @@ public final class RedactionEngine {
             return nil
         case .secret:
             guard flags.has(secretRule), !Self.cannotBeSecret(value) else { return nil }
+            if let end = Self.urlAuthorityEnd(value) {
+                // A URL under a secret name: what follows its host is the secret, and the URL
+                // stays a URL (a request's own URL may be the same value).
+                let head = String(decoding: value.utf8.prefix(end + 1), as: UTF8.self)
+                let rest = String(decoding: value.utf8.dropFirst(end + 1), as: UTF8.self)
+                guard let r = replaceSecret(rest, secretRule, location, path, length: length.map { $0 - end - 1 }) else { return nil }
+                return head + r
+            }
             return replaceSecret(value, secretRule, location, path, length: length)
         case .count:
             guard flags.has(secretRule), !Self.cannotBeSecret(value), !Self.isCountValue(value) else { return nil }
             return replaceSecret(value, secretRule, location, path, length: length)
         case .birthDate, .address, .place, .coordinate, .ipAddress, .cardExpiry, .person:
             return replacePersonal(value, nameClass, location, path, length: length)
-        case .bareKey:
+        case .bareKey, .identifier:
             guard flags.has(secretRule), Self.looksLikeToken(value) else { return nil }
             return replaceSecret(value, secretRule, location, path, length: length)
         case .personName:
@@ -293,15 +316,53 @@ public final class RedactionEngine {
         return String(repeating: "0", count: value.utf8.count)
     }
 
+    /// In `scheme://host/rest`, where the host ends (the byte before `rest`), when `rest` is
+    /// more than nothing.
+    static func urlAuthorityEnd(_ value: String) -> Int? {
+        let b = Array(value.utf8)
+        guard b.count > 8, let colon = b.firstIndex(of: 0x3A), colon >= 2, colon + 3 < b.count,
+              b[colon + 1] == 0x2F, b[colon + 2] == 0x2F,
+              b[..<colon].allSatisfy({ isAlnum($0) || $0 == 0x2B || $0 == 0x2E || $0 == 0x2D }) else { return nil }
+        guard let end = b[(colon + 3)...].firstIndex(where: { $0 == 0x2F || $0 == 0x3F || $0 == 0x23 }), end > colon + 3,
+              end + 1 < b.count else { return nil }
+        // `https://key@o1.ingest.sentry.io/2`: userinfo is a secret too; the value is one.
+        guard !b[(colon + 3)..<end].contains(0x40) else { return nil }
+        return end
+    }
+
     /// Whether a value under a lone `key` looks like a credential rather than a word: 16 or more
-    /// characters without spaces, with letters and digits.
+    /// characters without spaces, with letters and digits, and not an identifier of words
+    /// (`feature.checkout_v2`).
     /// Placeholders inside the value do not count: a value that held no digit before
     /// `password=hunter2` inside it became `password=redacted-1` is still no token, or a second run
     /// would replace what the first kept.
     static func looksLikeToken(_ value: String) -> Bool {
-        guard value.utf8.count >= 16, !value.utf8Contains(0x20) else { return false }
+        guard value.utf8.count >= 16, !value.utf8Contains(0x20), !isWordyIdentifier(value) else { return false }
         let own = value.utf8Count(where: isDigit) > 0 ? withoutNumberedPlaceholders(Array(value.utf8)) : []
         return own.contains(where: isDigit) && own.contains(where: { $0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A })
+    }
+
+    /// An identifier made of words (`feature.checkout_v2`, `ios-app-store_2x`): every piece
+    /// between `.`, `_`, `-`, `/` and `:` is letters with at most two digits after them, or a
+    /// short number.
+    static func isWordyIdentifier(_ value: String) -> Bool {
+        var pieces = 0
+        for piece in value.utf8.split(whereSeparator: { $0 == 0x2E || $0 == 0x5F || $0 == 0x2D || $0 == 0x2F || $0 == 0x3A }) {
+            pieces += 1
+            let letters = piece.prefix { $0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A }
+            let rest = piece.dropFirst(letters.count)
+            guard rest.allSatisfy(isDigit), rest.count <= (letters.isEmpty ? 4 : 2) else { return false }
+            // A run of letters that switches case inside (`aBcDeF`) is random, not a word.
+            var switches = 0
+            var previousUpper: Bool?
+            for b in letters {
+                let upper = isUpper(b)
+                if let p = previousUpper, p != upper, upper { switches += 1 }
+                previousUpper = upper
+            }
+            guard switches <= 2 else { return false }
+        }
+        return pieces >= 2
     }
 
     /// The digits of a value but those of the placeholders in it: a first run that replaced a

@@ -1,11 +1,12 @@
 // Identifiers found by their structure wherever they stand in text: MAC addresses, US social
-// security numbers, UK national insurance numbers, FCM registration tokens, and one-time codes
-// in message text. Each is anchored on a pair of bytes in the pair table (`Detectors`), checks
-// its whole shape and its boundaries, and validates what has a rule (an SSN's area, an NI
-// number's prefix), so a number of another kind of the same length is left alone.
+// security numbers, UK national insurance numbers, and one-time codes in message text (FCM
+// tokens are in the key-format catalogue, at their `:APA91b` marker). Each is anchored on a
+// pair of bytes in the pair table (`Detectors`), checks its whole shape and its boundaries, and
+// validates what has a rule (an SSN's area, an NI number's prefix), so a number of another kind
+// of the same length is left alone.
 
 extension RedactionEngine {
-    /// A MAC address, SSN, NI number or FCM token at `i` (or, for the first two, one byte before).
+    /// A MAC address, SSN or NI number at `i` (or, for the first two, one or two bytes before).
     func structuredID(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
                       _ path: () -> String) -> TextMatch? {
         let c = p[i], next = i + 1 < p.count ? p[i + 1] : 0
@@ -17,13 +18,31 @@ extension RedactionEngine {
                 return secretMatch(p, range, rule: .nationalID, location, path)
             }
         }
-        if c == 0x3A, next == 0x41, flags.has(.deviceID), let range = Self.fcmToken(p, colon: i, lowerBound: lowerBound) {
-            return secretMatch(p, range, rule: .deviceID, location, path)
-        }
         if Self.isUpper(c), Self.isUpper(next), flags.has(.nationalID), let range = Self.nationalInsuranceNumber(p, at: i) {
             return secretMatch(p, range, rule: .nationalID, location, path)
         }
+        if c == 0x69, next == 0x50, flags.has(.personName), let range = Self.ownersDevice(p, at: i), range.lowerBound >= lowerBound {
+            return valueMatch(p, range, .person, rule: .personName, location, path)
+        }
         return nil
+    }
+
+    /// A device named after its owner, as Apple names them (`Quentin's iPhone`, as a host name
+    /// `Quentins-iPhone`), at its `iP`: the owner's name, the possessive and the device.
+    static func ownersDevice(_ p: UnsafeBufferPointer<UInt8>, at i: Int) -> Range<Int>? {
+        var end = i
+        for device in ["iPhone", "iPad", "iPod"] where i + device.utf8.count <= p.count
+            && UnsafeBufferPointer(rebasing: p[i..<(i + device.utf8.count)]).elementsEqual(device.utf8) {
+            end = i + device.utf8.count
+        }
+        guard end > i, end == p.count || !(p[end] | 0x20 >= 0x61 && p[end] | 0x20 <= 0x7A), i >= 4,
+              p[i - 1] == 0x20 || p[i - 1] == 0x2D, p[i - 2] == 0x73 else { return nil }
+        var k = i - 2
+        if k >= 1, p[k - 1] == 0x27 { k -= 1 } else if k >= 3, p[k - 3] == 0xE2, p[k - 2] == 0x80, p[k - 1] == 0x99 { k -= 3 }
+        var start = k
+        while start > 0 && (p[start - 1] | 0x20 >= 0x61 && p[start - 1] | 0x20 <= 0x7A || p[start - 1] >= 0x80) { start -= 1 }
+        guard i - 2 - start >= 2, isUpper(p[start]) || p[start] >= 0x80 else { return nil }
+        return start..<end
     }
 
     /// Six octets of two hex digits with one separator (`a4:2b:b0:3c:9d:11`, `00-1B-63-84-45-E6`);
@@ -90,20 +109,6 @@ extension RedactionEngine {
         return start..<k
     }
 
-    /// An FCM registration token, `<instance id>:APA91b<token>`, at its colon.
-    static func fcmToken(_ p: UnsafeBufferPointer<UInt8>, colon: Int, lowerBound: Int) -> Range<Int>? {
-        let marker = Array("APA91b".utf8)
-        guard colon + 1 + marker.count <= p.count,
-              UnsafeBufferPointer(rebasing: p[(colon + 1)..<(colon + 1 + marker.count)]).elementsEqual(marker) else { return nil }
-        func isChar(_ b: UInt8) -> Bool { isAlnum(b) || b == 0x2D || b == 0x5F }
-        var start = colon
-        while start > lowerBound && isChar(p[start - 1]) && colon - start < 64 { start -= 1 }
-        guard colon - start >= 11 else { return nil }
-        var end = colon + 1 + marker.count
-        while end < p.count && isChar(p[end]) { end += 1 }
-        return end - (colon + 1 + marker.count) >= 100 ? start..<end : nil
-    }
-
     /// Words before `code` that make it a one-time code.
     private static let codeQualifiers: Set<String> = [
         "verification", "security", "login", "one-time", "onetime", "confirmation", "access", "sign-in", "signin",
@@ -114,7 +119,8 @@ extension RedactionEngine {
     /// A one-time code in message text: 4 to 8 digits (or 3 and 3) after `OTP`, `passcode` or a
     /// qualified `code` (`Your verification code is 482913`, `login code: 123-456`), replaced by
     /// zeros of its width.
-    func oneTimeCode(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+    func oneTimeCode(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
+                     _ path: () -> String) -> TextMatch? {
         guard flags.has(.oneTimeCode), i == 0 || !Self.isAlnum(p[i - 1]) else { return nil }
         var k = i
         while k < p.count && Self.isAlnum(p[k]) { k += 1 }
@@ -130,6 +136,10 @@ extension RedactionEngine {
             while s > 0 && (Self.isAlnum(p[s - 1]) || p[s - 1] == 0x2D) && e - s < 20 { s -= 1 }
             let before = String(decoding: UnsafeBufferPointer(rebasing: p[s..<e]), as: UTF8.self).lowercased()
             guard Self.codeQualifiers.contains(before) else { return nil }
+            // `482913 is your verification code`, `G-5695 is your sign-in code`: the code came first.
+            if let range = Self.codeBefore(p, qualifierStart: s), range.lowerBound >= lowerBound {
+                return zeroed(p, range, location, path)
+            }
         default:
             return nil
         }
@@ -148,11 +158,36 @@ extension RedactionEngine {
             digits = 6
         }
         guard (4...8).contains(digits), k == p.count || !Self.isAlnum(p[k]) else { return nil }
-        let code = UnsafeBufferPointer(rebasing: p[start..<k])
+        return zeroed(p, start..<k, location, path)
+    }
+
+    /// The code's digits as zeros (kept as they are when they are zeros already).
+    private func zeroed(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ location: RedactionLocation,
+                        _ path: () -> String) -> TextMatch {
+        let code = UnsafeBufferPointer(rebasing: p[range])
         guard code.contains(where: { $0 != 0x30 && Self.isDigit($0) }) else {
-            return TextMatch(start: start, end: k, replacement: "", keep: true)
+            return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: "", keep: true)
         }
-        note(.oneTimeCode, location, string(p, start..<k), path)
-        return TextMatch(start: start, end: k, replacement: String(decoding: code.map { Self.isDigit($0) ? 0x30 : $0 }, as: UTF8.self))
+        note(.oneTimeCode, location, string(p, range), path)
+        return TextMatch(start: range.lowerBound, end: range.upperBound,
+                         replacement: String(decoding: code.map { Self.isDigit($0) ? 0x30 : $0 }, as: UTF8.self))
+    }
+
+    /// The digits of `<code> is your <qualifier> code`, where `qualifierStart` is the start of
+    /// the word before `code`: up to two words back to `is`, and 4 to 8 digits before it (a
+    /// `G-` prefix as Google writes them stays).
+    private static func codeBefore(_ p: UnsafeBufferPointer<UInt8>, qualifierStart: Int) -> Range<Int>? {
+        let low = max(0, qualifierStart - 24)
+        func isAt(_ k: Int, _ word: [UInt8]) -> Bool {
+            k >= low && k + word.count <= qualifierStart && (0..<word.count).allSatisfy { p[k + $0] | 0x20 == word[$0] | 0x20 }
+        }
+        let forms = [Array(" is your ".utf8), Array(" is the ".utf8)]
+        guard let end = stride(from: qualifierStart - 8, through: low, by: -1).first(where: { k in forms.contains { isAt(k, $0) } })
+        else { return nil }
+        var start = end
+        while start > 0 && isDigit(p[start - 1]) && end - start <= 8 { start -= 1 }
+        guard (4...8).contains(end - start), start == 0 || !isAlnum(p[start - 1]) || (start >= 2 && p[start - 1] == 0x2D && p[start - 2] == 0x47)
+        else { return nil }
+        return start..<end
     }
 }

@@ -234,7 +234,7 @@ enum SuspectScanner {
         let (nameStart, nameEnd) = lookBack(p, start)
         guard nameStart < nameEnd else { return false }
         let nameClass = memo.classify(UnsafeBufferPointer(rebasing: p[nameStart..<nameEnd]))
-        return nameClass == .secret || nameClass == .bareKey
+        return nameClass == .secret || nameClass == .bareKey || nameClass == .identifier
     }
 
     /// The look-back's name before `start`: from the start of the earliest of the last three

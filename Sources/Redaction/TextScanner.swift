@@ -33,6 +33,7 @@ struct Detectors: OptionSet {
     static let iban = Detectors(rawValue: 1 << 14)
     static let structured = Detectors(rawValue: 1 << 15)
     static let oneTimeCode = Detectors(rawValue: 1 << 16)
+    static let markedKeyFormat = Detectors(rawValue: 1 << 17)
 }
 
 extension RedactionEngine {
@@ -239,13 +240,14 @@ extension RedactionEngine {
         allow("e", "y", .jwt)
         allow("b", "eEaA", .bearer); allow("B", "eEaA", .bearer)  // Bearer, Basic
         for (first, second) in KeyFormats.startPairs { allow(first, [second], .keyFormat) }
+        for (first, second) in KeyFormats.markerPairs { allow(first, [second], .markedKeyFormat) }
         allow("-", "-", .privateKey)
         allow(":", "/", .userinfo)
         allow(UInt8(ascii: ":"), all.filter { $0 != UInt8(ascii: "/") }, .colonAssignment)
         allow(UInt8(ascii: "@"), all, .email)
         allow("%", "4", .email)  // %40
         allow(UInt8(ascii: "="), all, .equalsAssignment)
-        allow("1", "0123456789.", .ipv4)
+        for first in "123456789".utf8 { allow(first, Array("0123456789.".utf8), .ipv4) }
         allow("f", "cdeCDE", .ipv6); allow("F", "cdeCDE", .ipv6)
         allow(UInt8(ascii: "<"), Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_".utf8), .markup)
         allow(UInt8(ascii: "+"), digits, .phone)
@@ -254,7 +256,7 @@ extension RedactionEngine {
         for first in upper { allow(first, upper, .iban); allow(first, upper, .structured) }
         let hex = Array("0123456789abcdefABCDEF".utf8)
         for first in hex { allow(first, Array(":-".utf8), .structured) }
-        allow(":", "A", .structured)  // FCM's `:APA91b`
+        allow("i", "P", .structured)  // an owner's iPhone
         allow("c", "o", .oneTimeCode); allow("C", "o", .oneTimeCode); allow("C", "O", .oneTimeCode)
         allow("o", "t", .oneTimeCode); allow("O", "T", .oneTimeCode); allow("O", "t", .oneTimeCode)
         allow("p", "a", .oneTimeCode); allow("P", "a", .oneTimeCode); allow("P", "A", .oneTimeCode)
@@ -274,6 +276,7 @@ extension RedactionEngine {
         if families.contains(.jwt), flags.has(.jwt), let m = jwt(at: i, p, location, path) { return m }
         if families.contains(.bearer), flags.has(.bearerToken), let m = bearer(at: i, p, location, path) { return m }
         if families.contains(.keyFormat), let m = keyFormat(at: i, p, lowerBound: lowerBound, location, path) { return m }
+        if families.contains(.markedKeyFormat), let m = markedKeyFormat(at: i, p, lowerBound: lowerBound, location, path) { return m }
         if families.contains(.structured), let m = structuredID(at: i, p, lowerBound: lowerBound, location, path) { return m }
         if families.contains(.privateKey), flags.has(.privateKey), let m = privateKeyBlock(at: i, p, location, path) { return m }
         if families.contains(.userinfo), flags.has(.urlUserinfo), let m = userinfo(at: i, p, location, path) { return m }
@@ -283,12 +286,12 @@ extension RedactionEngine {
         if families.contains(.markup), flags.has(.secretAssignments), let m = markup(at: i, p, location, path) { return m }
         if families.contains(.internalHost), flags.has(.internalHost),
            let m = internalHost(at: i, p, lowerBound: lowerBound, location, path) { return m }
-        if families.contains(.ipv4), flags.has(.privateIP), !versionContext, let m = ipv4(at: i, p, location, path) { return m }
+        if families.contains(.ipv4), !versionContext, let m = ipv4(at: i, p, location, path) { return m }
         if families.contains(.ipv6), flags.has(.privateIP), let m = ipv6(at: i, p, location, path) { return m }
         if families.contains(.phone), flags.has(.phoneNumber), let m = phoneInText(at: i, p, location, path) { return m }
         if families.contains(.card), flags.has(.cardNumber), let m = cardInText(at: i, p, location, path) { return m }
         if families.contains(.iban), flags.has(.iban), let m = ibanInText(at: i, p, location, path) { return m }
-        if families.contains(.oneTimeCode), let m = oneTimeCode(at: i, p, location, path) { return m }
+        if families.contains(.oneTimeCode), let m = oneTimeCode(at: i, p, lowerBound: lowerBound, location, path) { return m }
         return nil
     }
 

@@ -56,10 +56,13 @@ final class BodyFormatTests: XCTestCase {
     }
 
     func testJSONCutOffInsideASecretObject() {
-        // Complete, every value under a secret member is secret ("auth" -> "value").
-        XCTAssertEqual(body(#"{"auth": {"value": "abc123xyz789", "kind": "x"}}"#), #"{"auth": {"value": "redacted-1", "kind": "redacted-2"}}"#)
-        // Cut off inside an object under a secret key (--max-body): everything in it is secret.
-        XCTAssertEqual(body(#"{"auth": {"value": "abc123xyz789", "kind": "x""#), #"{"auth": {"value": "redacted-1", "kind": "redacted-2""#)
+        // Complete, every value under a secret member is secret ("auth" -> "value") but what
+        // describes it ("kind").
+        XCTAssertEqual(body(#"{"auth": {"value": "abc123xyz789", "kind": "x", "key": "y"}}"#),
+                       #"{"auth": {"value": "redacted-1", "kind": "x", "key": "redacted-2"}}"#)
+        // Cut off inside an object under a secret key (--max-body): the same.
+        XCTAssertEqual(body(#"{"auth": {"value": "abc123xyz789", "kind": "x", "key": "y""#),
+                       #"{"auth": {"value": "redacted-1", "kind": "x", "key": "redacted-2""#)
     }
 
     // MARK: Binary bodies

@@ -406,7 +406,7 @@ class Gen:
     def ipv6(self):
         def make():
             head = self.pick(["2a02:8108", "2a01:c22", "2600:1700", "2003:e4", "2a00:23c5"])
-            return head + ":" + ":".join(f"{self.rng.randrange(1, 65536):x}" for _ in range(5))
+            return head + ":" + ":".join(f"{self.rng.randrange(1, 65536):x}" for _ in range(6))
         return self.unique(make)
 
     def latlng(self):
