@@ -276,6 +276,12 @@ extension RedactionEngine {
     /// A dotted-quad IPv4 literal in 10/8, 172.16/12, 192.168/16 or 169.254/16 (all start with '1').
     func ipv4(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
         if i > 0, Self.isAlnum(p[i - 1]) || p[i - 1] == 0x2E { return nil }
+        // `d.`, `dd.` or `ddd.` and a digit: the shape of an address's start, before anything else.
+        var k = i + 1
+        while k < p.count && k - i < 3 && Self.isDigit(p[k]) { k += 1 }
+        guard k + 1 < p.count, p[k] == 0x2E, Self.isDigit(p[k + 1]) else { return nil }
+        // Every private range starts with a 1; any other address needs the word before it.
+        if p[i] != 0x31 && !(flags.has(.clientIP) && Self.followsAddressWord(p, i)) { return nil }
         guard let (octets, end) = Self.parseIPv4(p, at: i) else { return nil }
         if Self.isPrivateIPv4(octets) {
             return flags.has(.privateIP) ? valueMatch(p, i..<end, .ipv4, rule: .privateIP, location, path) : nil
@@ -298,10 +304,11 @@ extension RedactionEngine {
                                         || p[e - 1] == 0x27 || p[e - 1] == 0x28 || p[e - 1] == 0x5B) { e -= 1 }
         var s = e
         while s > 0 && e - s < 12 && (p[s - 1] | 0x20 >= 0x61 && p[s - 1] | 0x20 <= 0x7A || isDigit(p[s - 1])) { s -= 1 }
-        guard s < e, s == 0 || !isAlnum(p[s - 1]) else { return false }
-        let word = String(decoding: UnsafeBufferPointer(rebasing: p[s..<e]), as: UTF8.self).lowercased()
-        return addressWords.contains(word)
+        guard s < e, e - s >= 2, s == 0 || !isAlnum(p[s - 1]) else { return false }
+        let word = UnsafeBufferPointer(rebasing: p[s..<e])
+        return addressWordBytes.contains { $0.count == word.count && zip($0, word).allSatisfy { $0 == $1 | 0x20 } }
     }
+    private static let addressWordBytes = addressWords.map { Array($0.utf8) }
 
     static func parseIPv4(_ p: UnsafeBufferPointer<UInt8>, at i: Int) -> ([Int], Int)? {
         var octets: [Int] = []

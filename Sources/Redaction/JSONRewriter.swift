@@ -202,16 +202,12 @@ struct JSONRewriter {
             i += 1
             skipWhitespace()
             let engine = self.engine
-            var nameClass = withContent(key) { engine.nameMemo.classify($0) }
-            if context == .secret {
-                let own = nameClass
-                nameClass = NameMatcher.inSecretScope(own) { withContent(key) { String(decoding: $0, as: UTF8.self) } }
-            }
+            let info = withContent(key) { engine.nameMemo.info($0) }
+            var nameClass = info.nameClass
+            if context == .secret { nameClass = NameMatcher.inSecretScope(info) }
             if nameClass == .ordinary && context != .ordinary && context != .secret {
                 // A member of an address, a place or a person: what its name means there.
-                nameClass = withContent(key) {
-                    PersonalNames.role(of: NameMatcher.words(String(decoding: $0, as: UTF8.self)), in: context)
-                } ?? .ordinary
+                nameClass = PersonalNames.role(info.roles, in: context)
             }
             if tracking { pathStack.append(.key(withContent(key) { String(decoding: $0, as: UTF8.self) })) }
             if keyEnd - keyStart >= Self.scannedKeyLength + 2 {

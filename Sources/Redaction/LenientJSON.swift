@@ -180,9 +180,8 @@ extension RedactionEngine {
             // (`"{\"password\":\"...\"}garbage": ...`): escaped text in it is redacted decoded
             // too, or the escapes would hide an assignment from every run.
             if token.escaped && !inSecret { redactNested(token) }
-            let name = decoded(token.content, escaped: token.escaped)
-            var nameClass = name.withUnsafeBufferPointer { nameMemo.classify($0) }
-            if inSecret { nameClass = NameMatcher.inSecretScope(nameClass) { String(decoding: name, as: UTF8.self) } }
+            let info = decoded(token.content, escaped: token.escaped).withUnsafeBufferPointer { nameMemo.info($0) }
+            let nameClass = inSecret ? NameMatcher.inSecretScope(info) : info.nameClass
             guard j < n, nameClass != .ordinary, nameClass != .version else {
                 // A quote glued to a word before it (`"token"19.version":`) may as well close a
                 // string as open this name: the text scan reads `"token"` and its value

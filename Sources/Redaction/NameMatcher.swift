@@ -183,17 +183,12 @@ struct NameMatcher {
         return false
     }
 
-    /// Whether a name describes a value rather than holds it: one of its words says what kind,
-    /// how long, how many, when or where (`token_type`, `expires_in`, `tokenUrl`).
-    static func describes(_ name: String) -> Bool {
-        words(name).contains { describingWords.contains($0) || durationWords.contains($0) }
-    }
     /// What a member's name means inside a secret object (`"auth": {...}`): everything is
     /// secret but what describes it (`token_type`, `expires_in`, `tokenUrl`, `max_attempts`) and
     /// counts.
-    static func inSecretScope(_ own: NameClass, name: () -> String) -> NameClass {
-        if own == .count { return .count }
-        return own == .ordinary && describes(name()) ? .ordinary : .secret
+    static func inSecretScope(_ own: NameInfo) -> NameClass {
+        if own.nameClass == .count { return .count }
+        return own.nameClass == .ordinary && own.roles.contains(.describes) ? .ordinary : .secret
     }
 
     static let durationWords: Set<String> = ["in", "secs", "ms", "millis", "window", "delay", "backoff"]
@@ -342,6 +337,13 @@ struct NameMatcher {
     }
 }
 
+/// What a name says, as `NameMemo` keeps it: its class, and what it means as a member of an
+/// object whose name set a scope (`PersonalNames.Roles`).
+struct NameInfo {
+    var nameClass: NameClass
+    var roles: PersonalNames.Roles
+}
+
 /// `NameMatcher.classify` with a memo keyed by the name's bytes: JSON bodies repeat a few hundred
 /// member names millions of times, and this avoids building and hashing a String per member.
 /// Open addressing, FNV-1a; once full, names are simply computed. One per engine (not shared).
@@ -353,11 +355,13 @@ struct NameMemo {
     init(_ matcher: NameMatcher) { self.matcher = matcher }
 
     private var index = [Int32](repeating: -1, count: NameMemo.slots)
-    private var entries: [(hash: UInt64, start: Int32, count: Int32, value: NameClass)] = []
+    private var entries: [(hash: UInt64, start: Int32, count: Int32, info: NameInfo)] = []
     private var bytes: [UInt8] = []
 
-    mutating func classify(_ name: UnsafeBufferPointer<UInt8>) -> NameClass {
-        if name.isEmpty { return .ordinary }
+    mutating func classify(_ name: UnsafeBufferPointer<UInt8>) -> NameClass { info(name).nameClass }
+
+    mutating func info(_ name: UnsafeBufferPointer<UInt8>) -> NameInfo {
+        if name.isEmpty { return NameInfo(nameClass: .ordinary, roles: []) }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in name { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
         let mask = Self.slots - 1
@@ -368,11 +372,12 @@ struct NameMemo {
             let e = entries[Int(i)]
             if e.hash == hash && Int(e.count) == name.count
                 && bytes.withUnsafeBufferPointer({ memcmpEqual($0.baseAddress! + Int(e.start), name.baseAddress!, name.count) }) {
-                return e.value
+                return e.info
             }
             slot = (slot + 1) & mask
         }
-        let result = matcher.classify(String(decoding: name, as: UTF8.self))
+        let text = String(decoding: name, as: UTF8.self)
+        let result = NameInfo(nameClass: matcher.classify(text), roles: PersonalNames.roles(of: text))
         if entries.count < Self.slots / 2 && name.count <= 256 {
             index[slot] = Int32(entries.count)
             entries.append((hash, Int32(bytes.count), Int32(name.count), result))

@@ -156,6 +156,49 @@ enum PersonalNames {
     }
     private static let identifierNames: Set<String> = ["mac", "ifa", "ssaid"]
 
+    /// What a name means as a member of a scoped object, computed once per name (`NameMemo`).
+    struct Roles: OptionSet {
+        let rawValue: UInt8
+        /// A person's name in a person's object (`name`).
+        static let personsName = Roles(rawValue: 1 << 0)
+        /// An address line in an address (`line1`, `zip`).
+        static let addressLine = Roles(rawValue: 1 << 1)
+        /// A person's name in an address (`name`).
+        static let addresseesName = Roles(rawValue: 1 << 2)
+        /// A latitude or longitude in a place (`lat`).
+        static let coordinate = Roles(rawValue: 1 << 3)
+        /// The name describes a value rather than holds it (`token_type`, `expires_in`).
+        static let describes = Roles(rawValue: 1 << 4)
+    }
+
+    static func roles(of name: String) -> Roles {
+        let words = NameMatcher.words(name)
+        var roles: Roles = []
+        if role(of: words, in: .person) == .personName { roles.insert(.personsName) }
+        switch role(of: words, in: .address) {
+        case .address?: roles.insert(.addressLine)
+        case .personName?: roles.insert(.addresseesName)
+        default: break
+        }
+        if role(of: words, in: .place) == .coordinate { roles.insert(.coordinate) }
+        if words.contains(where: { NameMatcher.describingWords.contains($0) || NameMatcher.durationWords.contains($0) }) {
+            roles.insert(.describes)
+        }
+        return roles
+    }
+
+    /// What a member with `roles` is in an object under `scope`, when its own name says nothing.
+    static func role(_ roles: Roles, in scope: NameClass) -> NameClass {
+        switch scope {
+        case .person: return roles.contains(.personsName) ? .personName : .ordinary
+        case .address:
+            if roles.contains(.addressLine) { return .address }
+            return roles.contains(.addresseesName) ? .personName : .ordinary
+        case .place: return roles.contains(.coordinate) ? .coordinate : .ordinary
+        default: return .ordinary
+        }
+    }
+
     /// What a member of an object under `scope` is, when its own name says nothing (`ordinary`).
     static func role(of words: [String], in scope: NameClass) -> NameClass? {
         switch scope {

@@ -7,9 +7,12 @@ extension RedactionEngine {
     /// or timestamp (`passwordChangedAt`-like values under names a describer did not catch,
     /// `always-auth=true`, `Persistent-Auth: true`).
     static func cannotBeSecret(_ value: String) -> Bool {
-        let bytes = Array(value.utf8)
-        guard bytes.count <= 40 else { return false }
-        if bytes.count <= 9 {
+        // Called for every value under a secret name: most are tokens, ruled out by their size
+        // or first byte before anything is copied.
+        let count = value.utf8.count
+        guard count <= 40, let first = value.utf8.first else { return false }
+        if isDigit(first) { return count >= 10 && isDateOrTimestamp(Array(value.utf8)) }
+        if count <= 9 {
             switch value.lowercased() {
             case "true", "false", "yes", "no", "on", "off", "null", "none", "nil", "undefined", "enabled", "disabled",
                  "required", "optional":
@@ -18,7 +21,7 @@ extension RedactionEngine {
                 break
             }
         }
-        return isDateOrTimestamp(bytes)
+        return false
     }
 
     /// ISO 8601 (`2025-03-01`, `2025-03-01T10:00:00.123Z`, `+02:00` offsets).
@@ -50,24 +53,28 @@ extension RedactionEngine {
     /// A value under a personal-data name, or nil when it stays.
     func replacePersonal(_ value: String, _ nameClass: NameClass, _ location: RedactionLocation, _ path: () -> String,
                          length: Int?) -> String? {
-        let bytes = Array(value.utf8)
         switch nameClass {
         case .birthDate:
-            guard flags.has(.dateOfBirth), let date = Self.shaped(bytes, Self.birthDateDigits) else { return nil }
+            guard flags.has(.dateOfBirth), let date = Self.shaped(Array(value.utf8), Self.birthDateDigits) else { return nil }
             return literal(date, .dateOfBirth, value, location, path)
         case .cardExpiry:
-            guard flags.has(.cardExpiry), let expiry = Self.expiry(bytes) else { return nil }
+            guard flags.has(.cardExpiry), let expiry = Self.expiry(Array(value.utf8)) else { return nil }
             return literal(expiry, .cardExpiry, value, location, path)
         case .place, .coordinate:
-            let isPair = nameClass == .place
+            let isPair = nameClass == .place, bytes = Array(value.utf8)
             guard flags.has(.geolocation), Self.isCoordinates(bytes, pair: isPair) else { return nil }
             return literal(bytes.map { Self.isDigit($0) ? 0x30 : $0 }, .geolocation, value, location, path)
         case .address:
-            if IPLiteral.isIPv4(bytes) || IPLiteral.isIPv6(bytes) {
-                return flags.has(.clientIP) ? replaceIPAddresses(value, location, path) : nil
+            // An IP literal under `lanAddress` is an IP; an address has letters or digits (a ZIP
+            // code is all digits).
+            if let first = value.utf8.first, Self.isHex(first) || first == 0x3A, (7...45).contains(value.utf8.count),
+               value.utf8.allSatisfy({ Self.isHex($0) || $0 == 0x2E || $0 == 0x3A }) {
+                let bytes = Array(value.utf8)
+                if IPLiteral.isIPv4(bytes) || IPLiteral.isIPv6(bytes) {
+                    return flags.has(.clientIP) ? replaceIPAddresses(value, location, path) : nil
+                }
             }
-            // Letters or digits (a ZIP code is all digits).
-            guard flags.has(.postalAddress), bytes.count >= 3, bytes.contains(where: { $0 >= 0x80 || Self.isAlnum($0) }),
+            guard flags.has(.postalAddress), value.utf8.count >= 3, value.utf8.contains(where: { $0 >= 0x80 || Self.isAlnum($0) }),
                   !Self.cannotBeSecret(value) else { return nil }
             return replaceSecret(value, .postalAddress, location, path, length: length)
         case .person:

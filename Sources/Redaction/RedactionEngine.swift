@@ -34,6 +34,9 @@ final class CompiledRules: @unchecked Sendable {
     /// One bit per pair: whether any detector starts there. 8 KiB, so the per-byte test stays in
     /// the L1 cache; the 128 KiB table of detector families is read only on a hit.
     let pairBits: UnsafeMutableBufferPointer<UInt64>
+    /// The same bits without the detectors that need a digit (`Detectors.needingDigits`), for
+    /// text that has none: a phone, card, IP, code or national number cannot start there.
+    let pairBitsWithoutDigits: UnsafeMutableBufferPointer<UInt64>
     /// `KeyFormats.makeTripleBits`, as a pointer.
     let keyFormatTriples: UnsafeMutableBufferPointer<UInt64>
     /// The rules of the user's patterns, numbered after the built-ins.
@@ -67,6 +70,11 @@ final class CompiledRules: @unchecked Sendable {
         pairBits = .allocate(capacity: table.count / 64)
         pairBits.initialize(repeating: 0)
         for (pair, families) in table.enumerated() where families != 0 { pairBits[pair >> 6] |= 1 << UInt64(pair & 63) }
+        pairBitsWithoutDigits = .allocate(capacity: table.count / 64)
+        pairBitsWithoutDigits.initialize(repeating: 0)
+        for (pair, families) in table.enumerated() where families & ~Detectors.needingDigits.rawValue != 0 {
+            pairBitsWithoutDigits[pair >> 6] |= 1 << UInt64(pair & 63)
+        }
         let triples = KeyFormats.makeTripleBits()
         keyFormatTriples = .allocate(capacity: triples.count)
         _ = keyFormatTriples.initialize(from: triples)
@@ -78,6 +86,7 @@ final class CompiledRules: @unchecked Sendable {
     deinit {
         pairTable.deallocate()
         pairBits.deallocate()
+        pairBitsWithoutDigits.deallocate()
         keyFormatTriples.deallocate()
     }
 }
@@ -319,6 +328,15 @@ public final class RedactionEngine {
     /// In `scheme://host/rest`, where the host ends (the byte before `rest`), when `rest` is
     /// more than nothing.
     static func urlAuthorityEnd(_ value: String) -> Int? {
+        // `scheme:` of at most 12 bytes, before anything is copied: most values fail at their
+        // first bytes.
+        guard value.utf8.count > 8, let first = value.utf8.first, first | 0x20 >= 0x61 && first | 0x20 <= 0x7A else { return nil }
+        var schemeLength = 0
+        for b in value.utf8 {
+            if b == 0x3A { break }
+            guard schemeLength < 12, isAlnum(b) || b == 0x2B || b == 0x2E || b == 0x2D else { return nil }
+            schemeLength += 1
+        }
         let b = Array(value.utf8)
         guard b.count > 8, let colon = b.firstIndex(of: 0x3A), colon >= 2, colon + 3 < b.count,
               b[colon + 1] == 0x2F, b[colon + 2] == 0x2F,

@@ -21,9 +21,6 @@ extension RedactionEngine {
         if Self.isUpper(c), Self.isUpper(next), flags.has(.nationalID), let range = Self.nationalInsuranceNumber(p, at: i) {
             return secretMatch(p, range, rule: .nationalID, location, path)
         }
-        if c == 0x69, next == 0x50, flags.has(.personName), let range = Self.ownersDevice(p, at: i), range.lowerBound >= lowerBound {
-            return valueMatch(p, range, .person, rule: .personName, location, path)
-        }
         return nil
     }
 
@@ -123,13 +120,17 @@ extension RedactionEngine {
                      _ path: () -> String) -> TextMatch? {
         guard flags.has(.oneTimeCode), i == 0 || !Self.isAlnum(p[i - 1]) else { return nil }
         var k = i
-        while k < p.count && Self.isAlnum(p[k]) { k += 1 }
-        guard k - i <= 8 else { return nil }
-        let word = String(decoding: UnsafeBufferPointer(rebasing: p[i..<k]), as: UTF8.self).lowercased()
-        switch word {
-        case "otp", "passcode", "totp":
-            break
-        case "code":
+        while k < p.count && Self.isAlnum(p[k]) && k - i <= 8 { k += 1 }
+        // The pair table starts this at every `co`, `ot`, `pa` and `to`: the word is compared in
+        // place, lowercased byte by byte, and most words are rejected by their length.
+        let length = k - i
+        guard length == 3 || length == 4 || length == 8 else { return nil }
+        func word(_ w: StaticString) -> Bool {
+            w.utf8CodeUnitCount == length && (0..<length).allSatisfy { p[i + $0] | 0x20 == w.utf8Start[$0] }
+        }
+        if word("otp") || word("totp") || word("passcode") {
+            // no qualifier needed
+        } else if word("code") {
             var e = i
             while e > 0 && (p[e - 1] == 0x20) { e -= 1 }
             var s = e
@@ -140,7 +141,7 @@ extension RedactionEngine {
             if let range = Self.codeBefore(p, qualifierStart: s), range.lowerBound >= lowerBound {
                 return zeroed(p, range, location, path)
             }
-        default:
+        } else {
             return nil
         }
         // `: `, ` is `, ` is: `, ` = `.

@@ -34,6 +34,10 @@ struct Detectors: OptionSet {
     static let structured = Detectors(rawValue: 1 << 15)
     static let oneTimeCode = Detectors(rawValue: 1 << 16)
     static let markedKeyFormat = Detectors(rawValue: 1 << 17)
+    static let ownersDevice = Detectors(rawValue: 1 << 18)
+
+    /// The detectors whose matches hold a digit: skipped in text that has none.
+    static let needingDigits: Detectors = [.oneTimeCode, .structured, .ipv4, .phone, .card, .iban]
 }
 
 extension RedactionEngine {
@@ -118,7 +122,9 @@ extension RedactionEngine {
             floor = m.end
             i = m.resume ?? m.end
         }
-        let pairs = UnsafeBufferPointer(rules.pairTable), bits = UnsafeBufferPointer(rules.pairBits)
+        let pairs = UnsafeBufferPointer(rules.pairTable)
+        let bits = UnsafeBufferPointer(shape.hasDigit ? rules.pairBits : rules.pairBitsWithoutDigits)
+        let mask = shape.hasDigit ? UInt32.max : ~Detectors.needingDigits.rawValue
         guard let base = p.baseAddress else { return nil }
         var nextPre = pre.isEmpty ? Int.max : pre[0].match.start
         do {
@@ -157,7 +163,7 @@ extension RedactionEngine {
                         }
                         m.start = i
                     }
-                    if !item.first && !trimmed, let d = detectAt(i, pairs, bits, p, floor, location, path) {
+                    if !item.first && !trimmed, let d = detectAt(i, pairs, bits, mask, p, floor, location, path) {
                         apply(d)
                         continue
                     }
@@ -188,7 +194,7 @@ extension RedactionEngine {
                 // that one's bytes by text rules, and a second run, once the structure's
                 // placeholder is in place, would decide them apart (`r=e%40c.ta:7` took the 7).
                 let view = nextPre < n && pre[k].first ? UnsafeBufferPointer(rebasing: p[0..<nextPre]) : p
-                if let d = detectAt(i, pairs, bits, view, floor, location, path) {
+                if let d = detectAt(i, pairs, bits, mask, view, floor, location, path) {
                     apply(d)
                 } else {
                     i += 1
@@ -202,12 +208,12 @@ extension RedactionEngine {
 
     @inline(__always)
     private func detectAt(_ i: Int, _ pairs: UnsafeBufferPointer<UInt32>, _ bits: UnsafeBufferPointer<UInt64>,
-                          _ p: UnsafeBufferPointer<UInt8>, _ floor: Int,
+                          _ mask: UInt32, _ p: UnsafeBufferPointer<UInt8>, _ floor: Int,
                           _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
         let next = i + 1 < p.count ? p[i + 1] : 0
         let pair = Int(p[i]) << 8 | Int(next)
         if bits[pair >> 6] & (1 << UInt64(pair & 63)) == 0 { return nil }
-        let families = pairs[pair]
+        let families = pairs[pair] & mask
         // Cards, IPv4 addresses, key formats and `Bearer`/`Basic` start at a word's start (each
         // checks the byte before it first): inside a word, mostly the digits of every number in a
         // body, the call cost more than that test. A key format in a binary body and an Azure
@@ -256,7 +262,7 @@ extension RedactionEngine {
         for first in upper { allow(first, upper, .iban); allow(first, upper, .structured) }
         let hex = Array("0123456789abcdefABCDEF".utf8)
         for first in hex { allow(first, Array(":-".utf8), .structured) }
-        allow("i", "P", .structured)  // an owner's iPhone
+        allow("i", "P", .ownersDevice)
         allow("c", "o", .oneTimeCode); allow("C", "o", .oneTimeCode); allow("C", "O", .oneTimeCode)
         allow("o", "t", .oneTimeCode); allow("O", "T", .oneTimeCode); allow("O", "t", .oneTimeCode)
         allow("p", "a", .oneTimeCode); allow("P", "a", .oneTimeCode); allow("P", "A", .oneTimeCode)
@@ -278,6 +284,9 @@ extension RedactionEngine {
         if families.contains(.keyFormat), let m = keyFormat(at: i, p, lowerBound: lowerBound, location, path) { return m }
         if families.contains(.markedKeyFormat), let m = markedKeyFormat(at: i, p, lowerBound: lowerBound, location, path) { return m }
         if families.contains(.structured), let m = structuredID(at: i, p, lowerBound: lowerBound, location, path) { return m }
+        if families.contains(.ownersDevice), flags.has(.personName), let range = Self.ownersDevice(p, at: i), range.lowerBound >= lowerBound {
+            return valueMatch(p, range, .person, rule: .personName, location, path)
+        }
         if families.contains(.privateKey), flags.has(.privateKey), let m = privateKeyBlock(at: i, p, location, path) { return m }
         if families.contains(.userinfo), flags.has(.urlUserinfo), let m = userinfo(at: i, p, location, path) { return m }
         if families.contains(.colonAssignment), let m = colonAssignment(at: i, p, lowerBound: lowerBound, location, path) { return m }
