@@ -129,6 +129,12 @@ public final class FileRedaction: @unchecked Sendable {
             let fixups = engine.collectEntry(&entry, index: index)
             pending[index] = take(engine, unit: index + 1, fixups: fixups)
         }
+        // The check's second opinion reads what pass 1 leaves: every value a rule replaced is a
+        // marker by then, so it reports only what the rules would keep.
+        if collectFindings {
+            pending[index].findings += SecondOpinion.findings(in: entry, index: index, rewrittenResponseBody: pending[index].responseBody,
+                                                              allowed: rules.config.allowedValues)
+        }
     }
 
     // MARK: - Numbering
