@@ -1,5 +1,5 @@
 // Redaction of one entry whose body, URL query and a header come from the input, under each
-// body type (`FuzzInput` in the Redaction module builds the log): never crashes, a JSON body
+// body type (`FuzzInput` in Tests/RedactionTests builds the log): never crashes, a JSON body
 // that parsed still parses, and redacting the output again changes nothing (a fixed point).
 import HAR
 @testable import Redaction

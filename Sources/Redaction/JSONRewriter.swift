@@ -192,6 +192,9 @@ struct JSONRewriter {
         skipWhitespace()
         if i < p.count && p[i] == 0x7D { i += 1; return true }
         let tracking = engine.collectFindings
+        // Whether a member so far was personal (an email, a phone, a birth date): then the
+        // object is about a person, and its bare `name` is the person's.
+        var aboutPerson = false
         while true {
             skipWhitespace()
             let keyStart = i
@@ -209,6 +212,11 @@ struct JSONRewriter {
                 // A member of an address, a place or a person: what its name means there.
                 nameClass = PersonalNames.role(info.roles, in: context)
             }
+            if info.roles.contains(.personal) { aboutPerson = true }
+            if nameClass == .ordinary && context != .secret && info.roles.contains(.bareName)
+                && (aboutPerson || laterMemberIsPersonal(from: i)) {
+                nameClass = .personName
+            }
             if tracking { pathStack.append(.key(withContent(key) { String(decoding: $0, as: UTF8.self) })) }
             if keyEnd - keyStart >= Self.scannedKeyLength + 2 {
                 let location = self.location
@@ -225,6 +233,40 @@ struct JSONRewriter {
             if p[i] == 0x7D { i += 1; return true }
             return false
         }
+    }
+
+    /// Whether a member after `start` (a value's start, in the object being read) is personal:
+    /// its names at this object's level, read without parsing their values.
+    mutating func laterMemberIsPersonal(from start: Int) -> Bool {
+        var k = start, depth = 0
+        while k < p.count {
+            let c = p[k]
+            if c == 0x22 {
+                let nameStart = k + 1
+                var j = nameStart, escaped = false
+                while j < p.count && p[j] != 0x22 {
+                    if p[j] == 0x5C { escaped = true; j += 2; continue }
+                    j += 1
+                }
+                guard j < p.count else { return false }
+                var n = j + 1
+                while n < p.count && (p[n] == 0x20 || p[n] == 0x0A || p[n] == 0x0D || p[n] == 0x09) { n += 1 }
+                if depth == 0 && !escaped && n < p.count && p[n] == 0x3A,
+                   engine.nameMemo.info(UnsafeBufferPointer(rebasing: p[nameStart..<j])).roles.contains(.personal) {
+                    return true
+                }
+                k = j + 1
+                continue
+            }
+            if c == 0x7B || c == 0x5B {
+                depth += 1
+            } else if c == 0x7D || c == 0x5D {
+                if depth == 0 { return false }
+                depth -= 1
+            }
+            k += 1
+        }
+        return false
     }
 
     mutating func array(_ context: NameClass, depth: Int) -> Bool {

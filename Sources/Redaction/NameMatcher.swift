@@ -377,7 +377,15 @@ struct NameMemo {
             slot = (slot + 1) & mask
         }
         let text = String(decoding: name, as: UTF8.self)
-        let result = NameInfo(nameClass: matcher.classify(text), roles: PersonalNames.roles(of: text))
+        let nameClass = matcher.classify(text)
+        var roles = PersonalNames.roles(of: text)
+        switch nameClass {
+        case .phone, .birthDate, .address: roles.insert(.personal)
+        case .personName where NameMatcher.words(text).contains(where: PersonalNames.realNameWords.contains):
+            roles.insert(.personal)
+        default: break
+        }
+        let result = NameInfo(nameClass: nameClass, roles: roles)
         if entries.count < Self.slots / 2 && name.count <= 256 {
             index[slot] = Int32(entries.count)
             entries.append((hash, Int32(bytes.count), Int32(name.count), result))

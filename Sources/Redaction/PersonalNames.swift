@@ -156,6 +156,12 @@ enum PersonalNames {
     }
     private static let identifierNames: Set<String> = ["mac", "ifa", "ssaid"]
 
+    /// The words of a real name's parts: a member named so is personal (a `username` or a
+    /// `displayName` is not, products have them too).
+    static let realNameWords: Set<String> = [
+        "first", "last", "given", "family", "surname", "middle", "firstname", "lastname", "givenname", "familyname", "maiden",
+    ]
+
     /// What a name means as a member of a scoped object, computed once per name (`NameMemo`).
     struct Roles: OptionSet {
         let rawValue: UInt8
@@ -169,6 +175,11 @@ enum PersonalNames {
         static let coordinate = Roles(rawValue: 1 << 3)
         /// The name describes a value rather than holds it (`token_type`, `expires_in`).
         static let describes = Roles(rawValue: 1 << 4)
+        /// A bare `name`: a person's in an object with a personal member beside it.
+        static let bareName = Roles(rawValue: 1 << 5)
+        /// A personal member (an email, a phone, a birth date, a person's name, an address),
+        /// which makes its object one about a person (`NameMemo` adds the classes).
+        static let personal = Roles(rawValue: 1 << 6)
     }
 
     static func roles(of name: String) -> Roles {
@@ -184,6 +195,8 @@ enum PersonalNames {
         if words.contains(where: { NameMatcher.describingWords.contains($0) || NameMatcher.durationWords.contains($0) }) {
             roles.insert(.describes)
         }
+        if words == ["name"] { roles.insert(.bareName) }
+        if words.last == "email" || words == ["email", "address"] || words == ["e", "mail"] { roles.insert(.personal) }
         return roles
     }
 

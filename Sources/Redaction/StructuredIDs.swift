@@ -128,6 +128,9 @@ extension RedactionEngine {
         func word(_ w: StaticString) -> Bool {
             w.utf8CodeUnitCount == length && (0..<length).allSatisfy { p[i + $0] | 0x20 == w.utf8Start[$0] }
         }
+        if word("born") {
+            return birthDateAfter(k, p, location, path)
+        }
         if word("otp") || word("totp") || word("passcode") {
             // no qualifier needed
         } else if word("code") {
@@ -160,6 +163,27 @@ extension RedactionEngine {
         }
         guard (4...8).contains(digits), k == p.count || !Self.isAlnum(p[k]) else { return nil }
         return zeroed(p, start..<k, location, path)
+    }
+
+    /// A date after `born` or `born on` in text (`Customer Ada, born 1964-06-06`),
+    /// shaped as a date of birth under its name is.
+    private func birthDateAfter(_ k: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation,
+                                _ path: () -> String) -> TextMatch? {
+        guard flags.has(.dateOfBirth) else { return nil }
+        var j = k
+        while j < p.count && (p[j] == 0x20 || p[j] == 0x3A) { j += 1 }
+        if j + 3 < p.count, p[j] | 0x20 == 0x6F, p[j + 1] | 0x20 == 0x6E, p[j + 2] == 0x20 { j += 3 }  // `on `
+        let start = j
+        // Digits with `-`, `/` or `.` between them: 1964-06-06, 06/06/1964, 6.6.1964.
+        while j < p.count && (Self.isDigit(p[j]) || ((p[j] == 0x2D || p[j] == 0x2F || p[j] == 0x2E) && j + 1 < p.count && Self.isDigit(p[j + 1]))) {
+            j += 1
+        }
+        let digits = UnsafeBufferPointer(rebasing: p[start..<j]).filter(Self.isDigit).count
+        guard (6...8).contains(digits), j == p.count || !Self.isAlnum(p[j]),
+              let date = Self.shaped(Array(p[start..<j]), Self.birthDateDigits) else { return nil }
+        guard !date.elementsEqual(p[start..<j]) else { return TextMatch(start: start, end: j, replacement: "", keep: true) }
+        note(.dateOfBirth, location, string(p, start..<j), path)
+        return TextMatch(start: start, end: j, replacement: String(decoding: date, as: UTF8.self))
     }
 
     /// The code's digits as zeros (kept as they are when they are zeros already).

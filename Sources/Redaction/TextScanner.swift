@@ -266,6 +266,7 @@ extension RedactionEngine {
         allow("c", "o", .oneTimeCode); allow("C", "o", .oneTimeCode); allow("C", "O", .oneTimeCode)
         allow("o", "t", .oneTimeCode); allow("O", "T", .oneTimeCode); allow("O", "t", .oneTimeCode)
         allow("p", "a", .oneTimeCode); allow("P", "a", .oneTimeCode); allow("P", "A", .oneTimeCode)
+        allow("b", "o", .oneTimeCode); allow("B", "o", .oneTimeCode)  // `born 1964-06-06`
         allow("t", "o", .oneTimeCode); allow("T", "O", .oneTimeCode)
         var firsts = Set<UInt8>()
         for suffix in internalSuffixes where suffix.count >= 2 {

@@ -76,6 +76,24 @@ final class GeneralizationTests: XCTestCase {
         XCTAssertEqual(scanned("resolver 8.8.8.8 and version 4.2.1.0"), "resolver 8.8.8.8 and version 4.2.1.0")
     }
 
+    /// An object with a personal member (an email, a birth date, a phone) is about a person:
+    /// its bare `name` is the person's, before or after that member.
+    func testANameBesideAPersonalMemberIsAPersonsName() {
+        XCTAssertEqual(body(#"{"id": "CUS-1", "name": "Leopold Nguyen", "email": "ln@posteo.de"}"#),
+                       #"{"id": "CUS-1", "name": "person-1", "email": "user1@example.com"}"#)
+        XCTAssertEqual(body(#"{"dob": "1959-03-28", "name": "Leopold Nguyen"}"#),
+                       #"{"dob": "1970-01-01", "name": "person-1"}"#)
+        // A product's name stays, also beside nested objects that hold an email of their own.
+        let product = #"{"name": "Widget", "sku": "W-1", "vendor": {"email": "sales@acme.example"}}"#
+        XCTAssertEqual(body(product), #"{"name": "Widget", "sku": "W-1", "vendor": {"email": "user1@example.com"}}"#)
+    }
+
+    func testABirthDateInText() {
+        XCTAssertEqual(scanned("Customer Ada, born 1964-06-06, account 42"), "Customer Ada, born 1970-01-01, account 42")
+        XCTAssertEqual(scanned("born on 06/06/1964"), "born on 01/01/1970")
+        XCTAssertEqual(scanned("reborn 2 times in 1999"), "reborn 2 times in 1999")
+    }
+
     func testFormatsFoundAtAMarker() {
         let tf = "AbCdEfGhIjKlMn.atlasv1." + String(repeating: "Zq9-x_", count: 11)
         XCTAssertEqual(scanned("token \(tf) end"), "token redacted-1 end")

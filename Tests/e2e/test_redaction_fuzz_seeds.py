@@ -1,6 +1,6 @@
 """The redaction fuzzer's regression seeds through the command line: every seed in
 Fixtures/fuzz/redaction/regression-* becomes a HAR (scripts/minimize-redaction-finding builds the
-entry Sources/Redaction/FuzzInput.swift builds), and `harrec redact` run on it and again on its
+entry Tests/RedactionTests/FuzzInput.swift builds), and `harrec redact` run on it and again on its
 output gives the same entry. The unit tests (FuzzRegressionTests) check the same seeds through
 `RedactionEngine.redact`; this checks the file path (`redact` over a mapped file, every core),
 and the minimizer's --check mode that a session uses on new findings."""

@@ -1,7 +1,8 @@
 import HAR
 
-/// The log `Fuzz/redaction.swift` redacts for one fuzz input, here so that the harness and its
-/// regression tests (`FuzzRegressionTests`) build the same one. The first byte picks the body type
+/// The log `Fuzz/redaction.swift` redacts for one fuzz input, here so that the harness (which
+/// compiles this file in, `scripts/fuzz`) and its regression tests (`FuzzRegressionTests`) build
+/// the same one; the library holds no fuzz-only code. The first byte picks the body type
 /// (low 3 bits) and whether the response body is base64 (bit 3); the rest is the body, the URL
 /// query and a header value, separated by 0x01.
 enum FuzzInput {
