@@ -83,6 +83,10 @@ final class GeneralizationTests: XCTestCase {
                        #"{"id": "CUS-1", "name": "person-1", "email": "user1@example.com"}"#)
         XCTAssertEqual(body(#"{"dob": "1959-03-28", "name": "Leopold Nguyen"}"#),
                        #"{"dob": "1970-01-01", "name": "person-1"}"#)
+        // A name not written as a person's stays (a catalogue's lowercase words beside a
+        // contact email), and so do those words elsewhere.
+        XCTAssertEqual(body(#"{"items": [{"name": "mike alpha hotel", "email": "ops@acme.io", "description": "alpha hotel mike"}]}"#),
+                       #"{"items": [{"name": "mike alpha hotel", "email": "user1@example.com", "description": "alpha hotel mike"}]}"#)
         // A product's name stays, also beside nested objects that hold an email of their own.
         let product = #"{"name": "Widget", "sku": "W-1", "vendor": {"email": "sales@acme.example"}}"#
         XCTAssertEqual(body(product), #"{"name": "Widget", "sku": "W-1", "vendor": {"email": "user1@example.com"}}"#)
