@@ -855,5 +855,11 @@ extension KeyFormats {
         KeyFormat("locationiq-access-token", .keyFormats, "pk.", .alnum, 32...32,
                   samples: ["pk.5a0e9d8f27c7d9cf07255bc509cb3aca", "pk.c23db7c6e9b7d180a4742684ee75bb6c"],
                   lookAlikes: ["pk.c69f67e48eb7c64328c0", "pk.default"]),
+        KeyFormat("authress-service-client-access-key", .keyFormats, "authress_", .alnum, 5...30, then: (0x2E, .base64UrlPadDot, 50...164),
+                  samples: ["authress_tj9r8DalqdlYUow.w91dn.acc_83okk8xaec73do0oi1cf.ed16j9y1ht+7_zo/kmdpj7qeanu-xa7a3ipdccfxg4+m2628w2gf64mt_9rj", "authress_fgtICiyXzcIK.vgnhn.acc_aq9wdtopepz68okxpagj.mwz7dy1k3os5ptj-__k27l85s2p6nqoff2/3mhp6u8eh6lx_x6yi24o8ffl2"],
+                  lookAlikes: ["authress_1nvS.o55RwTfkrOHKnVz0c4Z4U0spmWaLYdYkWFs4B66HPbXWmDiVmD", "authress_ku*7n7pkoosaoD.ba1l1.acc_foyj0lcth3qtzawzh1c3.ru2aecnqs0x9igqo8-k/-syipblk+09a+pwu64vfxfpf53f0f4yve2k9x0o+"]),
+        KeyFormat("authress-service-client-access-key-scauth", .keyFormats, "scauth_", .alnum, 5...30, then: (0x2E, .base64UrlPadDot, 50...164),
+                  samples: ["scauth_79Jmv29yHsfIzPnuJU.pk25i.acc_i17pxkznkmww2zad3kb0.tk99b+wyneg+yx5ikk2hze56axee2z+h/a5saqg82+e97r/fex5xpgecsib0", "scauth_bS7L9gGBPaVIc.t2m6f.acc_48gdq9ryfwngg15zsw00.g/nt8bmi7pk79_ybk+gdz2c6w5br_5m0kcxm25tjjcybtvk9ufedh4baf4-v"],
+                  lookAlikes: ["scauth_PWyX.EedbSA_ZK4RkrJYSDf7Pc1yDbTzDwx0AwwLM+YrIriv7GYGZXO", "scauth_Ra*MIYDxTst9JJJ.jjq6p.acc_7nhuj79v42gh-cm8lmiu.elprhsh3-l8ko4y1ufjvc_zj4u-f-gcqapujewragez8iwogezx/znx97kjq"]),
     ]
 }
