@@ -235,64 +235,6 @@ struct JSONRewriter {
         }
     }
 
-    /// Whether the value at `i` is a string that reads as a person's name written as one: one to
-    /// five words, each starting with a capital (or a non-ASCII letter), no digits (`Ada
-    /// Lovelace`, `Mateo Van der Berg` is allowed a lowercase particle); a product's
-    /// `mike alpha hotel` is not.
-    func valueReadsAsCapitalizedName(at i: Int) -> Bool {
-        guard i < p.count, p[i] == 0x22 else { return false }
-        var j = i + 1
-        while j < p.count && p[j] != 0x22 && p[j] != 0x5C && j - i <= 80 { j += 1 }
-        guard j < p.count, p[j] == 0x22, j > i + 1 else { return false }
-        let words = UnsafeBufferPointer(rebasing: p[(i + 1)..<j]).split(separator: 0x20)
-        guard (1...5).contains(words.count), let first = words.first?.first,
-              RedactionEngine.isUpper(first) || first >= 0x80 else { return false }
-        let capitalized = words.filter { RedactionEngine.isUpper($0.first!) || $0.first! >= 0x80 }.count
-        return capitalized * 2 > words.count && words.allSatisfy { word in
-            word.allSatisfy { $0 >= 0x80 || $0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A || $0 == 0x27 || $0 == 0x2D || $0 == 0x2E }
-        }
-    }
-
-    /// How far `laterMemberIsPersonal` reads ahead: a person's fields stand together, and a
-    /// `name` before a large nested value must not cost a read of all of it.
-    static let siblingLookAhead = 2048
-
-    /// Whether a member after `start` (a value's start, in the object being read) is personal:
-    /// its names at this object's level, read without parsing their values, within
-    /// `siblingLookAhead` bytes.
-    mutating func laterMemberIsPersonal(from start: Int) -> Bool {
-        var k = start, depth = 0
-        let end = min(p.count, start + Self.siblingLookAhead)
-        while k < end {
-            let c = p[k]
-            if c == 0x22 {
-                let nameStart = k + 1
-                var j = nameStart, escaped = false
-                while j < p.count && p[j] != 0x22 {
-                    if p[j] == 0x5C { escaped = true; j += 2; continue }
-                    j += 1
-                }
-                guard j < p.count else { return false }
-                var n = j + 1
-                while n < p.count && (p[n] == 0x20 || p[n] == 0x0A || p[n] == 0x0D || p[n] == 0x09) { n += 1 }
-                if depth == 0 && !escaped && n < p.count && p[n] == 0x3A,
-                   engine.nameMemo.info(UnsafeBufferPointer(rebasing: p[nameStart..<j])).roles.contains(.personal) {
-                    return true
-                }
-                k = j + 1
-                continue
-            }
-            if c == 0x7B || c == 0x5B {
-                depth += 1
-            } else if c == 0x7D || c == 0x5D {
-                if depth == 0 { return false }
-                depth -= 1
-            }
-            k += 1
-        }
-        return false
-    }
-
     mutating func array(_ context: NameClass, depth: Int) -> Bool {
         i += 1
         skipWhitespace()
