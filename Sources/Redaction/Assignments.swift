@@ -100,10 +100,11 @@ extension RedactionEngine {
         // with a second placeholder right after (`redacted-1redacted-2`: the value ended at a
         // `#` that began a random run, replaced on its own).
         if nameClass != .ordinary, let m = leadingPlaceholder(p, valueStart..<end) { return m }
-        if nameClass == .ordinary && parameter && nameEnd - start <= 2 && flags.has(.secretParameters),
-           Self.isShortNameToken(string(p, valueStart..<end)) {
+        if nameClass == .ordinary && parameter && nameEnd - start <= 2 && flags.has(.secretParameters) {
             let value = string(p, valueStart..<end)
-            return secretMatch(p, valueStart..<end, rule: formatRule(of: value) ?? .secretParameters, location, path)
+            if Self.isShortNameToken(value) {
+                return secretMatch(p, valueStart..<end, rule: formatRule(of: value) ?? .secretParameters, location, path)
+            }
         }
         if nameClass == .ordinary {
             guard encoded, !spaced, end - valueStart >= 6, flags.has(.secretParameters) else { return nil }
@@ -290,8 +291,11 @@ extension RedactionEngine {
     /// The rule of the key format (or JWT) that `value` is whole, if any.
     func formatRule(of value: String) -> RedactionRule? {
         if flags.has(.jwt), JWTShape.header(of: value) != nil { return .jwt }
-        return KeyFormats.all.first { flags.has($0.rule) && $0.prefix.first.map(value.utf8.contains) == true
-            && KeyFormats.isWhole($0, value) }?.rule
+        // The formats that start with the value's first two bytes, as `keyFormat(at:)` finds
+        // them, then those found at a marker.
+        let b = value.utf8
+        let anchored = b.count >= 2 ? KeyFormats.byStart[UInt16(b.first!) << 8 | UInt16(b[b.index(after: b.startIndex)])] ?? [] : []
+        return (anchored + KeyFormats.marked).first { flags.has($0.rule) && KeyFormats.isWhole($0, value) }?.rule
     }
 
     /// Names a program's code may start an expression with: `process.env.API_KEY`.
