@@ -95,11 +95,6 @@ extension RedactionEngine {
         }
         var end = j
         while end > valueStart && (p[end - 1] == 0x20 || p[end - 1] == 0x09) { end -= 1 }
-        // `token=redacted-1=2`: a first run replaced a value and the run of random-looking bytes
-        // it cut into (`abc...#page`); the placeholder is the value, the rest stays as it is. So
-        // with a second placeholder right after (`redacted-1redacted-2`: the value ended at a
-        // `#` that began a random run, replaced on its own).
-        if nameClass != .ordinary, let m = leadingPlaceholder(p, valueStart..<end) { return m }
         if nameClass == .ordinary && parameter && nameEnd - start <= 2 && flags.has(.secretParameters) {
             let value = string(p, valueStart..<end)
             if Self.isShortNameToken(value) {
@@ -142,38 +137,12 @@ extension RedactionEngine {
     /// A first word shorter than this starts a phrase: the value runs to the end of the line.
     static let phraseWordLength = 8
 
-    /// Whether `redacted-<digit>` occurs in `range`.
-    static func containsNumberedPlaceholder(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
-        endOfLastNumberedPlaceholder(p, range) != nil
-    }
-
-    /// Where the last `redacted-<digits>` in `range` ends, if there is one.
-    static func endOfLastNumberedPlaceholder(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
-        // A StaticString: an array made here was an allocation per email and assignment found.
-        let prefix = PlaceholderFormat.secretPrefix
-        let n = prefix.utf8CodeUnitCount
-        var i = range.upperBound - n - 1
-        while i >= range.lowerBound {
-            if p[i] == 0x72 && p[i + n] >= 0x30 && p[i + n] <= 0x39
-                && (0..<n).allSatisfy({ p[i + $0] == prefix.utf8Start[$0] }) {
-                var end = i + n
-                while end < range.upperBound && isDigit(p[end]) { end += 1 }
-                return end
-            }
-            i -= 1
-        }
-        return nil
-    }
-
-    /// An unquoted name's start: where its name bytes begin, but after a placeholder among them
-    /// (`redacted-1]key:`). The placeholder stands for a value an earlier match replaced, which
-    /// ended there, so the first run's name began after it, and the next run's must too.
-    /// `bounded`: the name starts where an earlier match ended (in this run or, through a
-    /// placeholder, in the last): the byte before it was that value's last, and says nothing.
+    /// An unquoted name's start: where its name bytes begin, at the latest where an earlier match
+    /// or a placeholder ended (`lowerBound`). `bounded`: the name starts there, so the byte
+    /// before it was that value's last, and says nothing.
     func unquotedNameStart(_ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, nameEnd: Int) -> (start: Int, bounded: Bool) {
         var start = nameEnd
         while start > lowerBound && Self.isNameByte(p[start - 1]) { start -= 1 }
-        if let end = Self.endOfLastNumberedPlaceholder(p, start..<nameEnd) { return (end, true) }
         return (start, start == lowerBound && lowerBound > 0)
     }
 
@@ -198,10 +167,6 @@ extension RedactionEngine {
             nameStart = nameEnd
             while nameStart > lowerBound && p[nameStart - 1] != quote && nameEnd - nameStart <= 64 { nameStart -= 1 }
             if nameStart > lowerBound, p[nameStart - 1] == quote {
-                // A "name" holding a placeholder is a value an earlier match replaced (quotes paired
-                // across values in text that is not quite JSON): the first run's scan had passed
-                // those bytes, so a second run must not read them as a name either.
-                if Self.containsNumberedPlaceholder(p, nameStart..<nameEnd) { return nil }
                 // In a binary body a value too short for a placeholder became '*'s (`"e_key=*"`).
                 if sameLength && p[nameStart..<nameEnd].contains(0x2A) { return nil }
             } else {
@@ -262,7 +227,6 @@ extension RedactionEngine {
                 // One token (`token: eyJ... expires soon`), unless its first word is short: then a
                 // phrase (`password: correct horse battery staple`) that runs to the end of the line.
                 if oneToken || end - valueStart >= Self.phraseWordLength { break }
-                if Placeholder.isPlaceholder(string(p, valueStart..<end)) { break }
                 phrase = true
             }
             if c == 0x23 && end > valueStart && p[end - 1] == 0x20 { break }  // a YAML comment
@@ -271,8 +235,6 @@ extension RedactionEngine {
         while end > valueStart && (p[end - 1] == 0x20 || p[end - 1] == 0x09) { end -= 1 }
         let value = string(p, valueStart..<end)
         if value == "null" || value == "true" || value == "false" || value == "~" { return nil }
-        // `key:redacted-1<U+FFFD>`: as for `token=redacted-1=2` above.
-        if let m = leadingPlaceholder(p, valueStart..<end) { return m }
         // `apiKey: apiKey` passes a variable on (Swift and JavaScript shorthand); a value that is
         // code is no literal.
         if Self.isCodeExpression(p, valueStart..<end) || (end - valueStart == nameEnd - nameStart
@@ -348,27 +310,6 @@ extension RedactionEngine {
 
     private static func isIdentifierStart(_ b: UInt8) -> Bool {
         (b | 0x20 >= 0x61 && b | 0x20 <= 0x7A) || b == 0x5F || b == 0x24
-    }
-
-    /// A value that is a placeholder with more after it, where the placeholder cannot go on
-    /// (`redacted-1=2`, `redacted-1redacted-2`, `redacted-1` and a non-ASCII character): an
-    /// earlier run replaced the value and cut into what followed, and left that as it was. The
-    /// placeholder is kept as the value and the rest is scanned as text, as the first run did;
-    /// taken whole, the value would be a new secret, numbered anew over the text the first run kept.
-    /// So with a phone placeholder (`Placeholder.phone`'s `+1AAA55501NN`: `+12015550100<U+FFFD>123456`,
-    /// where pass 2 replaced a known number that ran past the end of the value a first run read).
-    private func leadingPlaceholder(_ p: UnsafeBufferPointer<UInt8>, _ value: Range<Int>) -> TextMatch? {
-        let s = value.lowerBound
-        let v = UnsafeBufferPointer(rebasing: p[value])
-        if v.count > 12 && PlaceholderFormat.isPhone(v, at: 0) && !Self.isAlnum(v[12]) {
-            return TextMatch(start: s, end: s + 12, replacement: "", keep: true)
-        }
-        guard hasPrefix(p, at: s, "redacted-") else { return nil }
-        var k = s + 9
-        while k < value.upperBound && Self.isDigit(p[k]) { k += 1 }
-        guard k > s + 9, k < value.upperBound, !Self.isAlnum(p[k]) || hasPrefix(p, at: k, "redacted-")
-        else { return nil }
-        return TextMatch(start: s, end: k, replacement: "", keep: true)
     }
 
     /// A Telegram bot token, `<8-10 digits>:<35 of [A-Za-z0-9_-]>`, at its colon.

@@ -172,10 +172,6 @@ extension RedactionEngine {
         // `a@b@c`: the address is the one at the first '@'; what follows the second is no local
         // part (after a first run, `user1@example.com@c` must not yield `example.com@c`).
         if start > 0 && p[start - 1] == 0x40 { return nil }
-        // `redacted-1@c.fo`: a placeholder before the '@' stands for a value an earlier match
-        // replaced (`sk-...e%40c.fo`, a key that ran up to the '@'); that run's look-back stopped
-        // at the value's end, so it found no address here, and neither does this one.
-        if Self.containsNumberedPlaceholder(p, start..<i) { return nil }
         // Domain: labels of [A-Za-z0-9-] joined by dots; the last label alphabetic, 2+ long.
         var j = i + (encoded ? 3 : 1)
         var lastLabelStart = j
@@ -206,13 +202,6 @@ extension RedactionEngine {
             // dot, two labels or more, a last label of letters); only the length is left.
             guard value.utf8.count <= 254 else { return nil }
             assert(Self.isWholeEmail(value), "the scan and isWholeEmail disagree on \(value)")
-        }
-        if Self.hasSuffixIgnoringCase(value, "@example.com") {
-            // A placeholder (or a reserved example address) stays, and its bytes are not up for a
-            // later look-back: in `user1@example.com@corp.example.org` (what the first run makes of
-            // `a@b@corp.example.org`), `example.com@corp.example.org` is no address.
-            _ = isUntouchable(value)
-            return TextMatch(start: start, end: j, replacement: "", keep: true)
         }
         guard let marker = replaceEmail(value, location, path, length: j - start) else { return nil }
         let replacement = encoded && !sameLength ? percentAtMarker(marker) : marker

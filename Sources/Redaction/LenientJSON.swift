@@ -72,7 +72,7 @@ extension RedactionEngine {
             if let r = replaceNamedValue(text, nameClass, secretRule: .jsonKeys, location, path) {
                 let quoted = JSONRewriter.quoted(Array(r.utf8), syntax: syntax).dropFirst().dropLast()
                 found.append(PreMatch(match: TextMatch(start: value.content.lowerBound, end: value.content.upperBound,
-                                                       replacement: String(decoding: quoted, as: UTF8.self)), first: true))
+                                                       replacement: String(decoding: quoted, as: UTF8.self)), source: .structure))
             }
         }
         /// A string value holding JSON (`"{\"password\":\"...\"}"`), or any escapes: they hide
@@ -102,14 +102,14 @@ extension RedactionEngine {
             else { return }
             let quoted = JSONRewriter.quoted(redacted, syntax: syntax).dropFirst().dropLast()
             found.append(PreMatch(match: TextMatch(start: value.content.lowerBound, end: value.content.upperBound,
-                                                   replacement: String(decoding: quoted, as: UTF8.self)), first: true))
+                                                   replacement: String(decoding: quoted, as: UTF8.self)), source: .structure))
         }
         /// A version number under a version key (`"version": "10.4.1.7"`) is no IP address.
         func keepVersion(_ value: (content: Range<Int>, next: Int, escaped: Bool)) {
             let bytes = UnsafeBufferPointer(rebasing: p[value.content])
             guard !bytes.isEmpty, bytes.allSatisfy({ RedactionEngine.isDigit($0) || $0 == 0x2E }) else { return }
             found.append(PreMatch(match: TextMatch(start: value.content.lowerBound, end: value.content.upperBound,
-                                                   replacement: "", keep: true), first: true))
+                                                   replacement: "", keep: true), source: .structure))
         }
         /// Where the number at `j` ends. Digits that run on into other value bytes
         /// (`1111115jane%40c`) are no number but one value: replaced whole, or a second run would
@@ -135,7 +135,7 @@ extension RedactionEngine {
                   nameClass == .secret || nameClass == .phone || nameClass == .cardNumber || nameClass == .cardCode else { return }
             note(nameClass == .secret ? .jsonKeys : .cardNumber, location,
                  String(decoding: UnsafeBufferPointer(rebasing: p[j..<end]), as: UTF8.self), path)
-            found.append(PreMatch(match: TextMatch(start: j, end: end, replacement: "0"), first: true))
+            found.append(PreMatch(match: TextMatch(start: j, end: end, replacement: "0"), source: .structure))
         }
         // Brackets are counted so that everything inside an object or array under a secret key is
         // secret too (`"auth": {"value": "..."`), however the text ends.

@@ -126,7 +126,7 @@ extension RedactionEngine {
         let value = named ?? TextMatch(start: valueRange.lowerBound, end: valueRange.upperBound, replacement: "", keep: true)
         let base = attributes.lowerBound
         let pre = [PreMatch(match: TextMatch(start: valueRange.lowerBound - base, end: valueRange.upperBound - base,
-                                             replacement: value.replacement, keep: value.keep), first: true)]
+                                             replacement: value.replacement, keep: value.keep), source: .structure)]
         // The attributes are scanned without the tag's '>' (`attributes` ends before it), so a
         // value there cannot run into it.
         guard let out = scanBytes(UnsafeBufferPointer(rebasing: p[attributes]), location, path, preMatches: pre)

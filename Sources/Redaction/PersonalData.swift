@@ -40,11 +40,6 @@ extension RedactionEngine {
         }
         // `+2024-01-15` is a date, not a number.
         if dashGroups == [4, 2, 2] { return nil }
-        // One of harrec's phone placeholders, perhaps followed by more digits: the placeholder stays
-        // what it is (redacting twice changes nothing).
-        if i + 12 <= p.count, Placeholder.parse(string(p, i..<i + 12))?.0 == .phone {
-            return TextMatch(start: i, end: i + 12, replacement: "", keep: true)
-        }
         return valueMatch(p, i..<last, .phone, rule: .phoneNumber, location, path)
     }
 

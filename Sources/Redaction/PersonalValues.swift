@@ -164,16 +164,23 @@ extension RedactionEngine {
     }
 
     /// Every IP address in a list (`X-Forwarded-For: 81.2.69.160, 2a02::3`, `for=...;proto=`),
-    /// each by its placeholder; other text stays.
+    /// each by its placeholder; the text between them is scanned as any text is (a value that
+    /// is an address and a token is not decided by its address). Nil without an address.
     func replaceIPAddresses(_ value: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
         let b = Array(value.utf8)
         var out: [UInt8] = []
         var changed = false
+        var gapStart = 0
         var i = 0
+        func flushGap(until end: Int) {
+            guard gapStart < end else { return }
+            let gap = Array(b[gapStart..<end])
+            out += gap.withUnsafeBufferPointer { scanBytes($0, location, path) } ?? gap
+        }
         while i < b.count {
             var j = i
             while j < b.count && (Self.isHex(b[j]) || b[j] == 0x2E || b[j] == 0x3A) { j += 1 }
-            guard j > i else { out.append(b[i]); i += 1; continue }
+            guard j > i else { i += 1; continue }
             var piece = Array(b[i..<j])
             // `192.0.2.1:8080`: the port stays.
             var port: [UInt8] = []
@@ -181,17 +188,19 @@ extension RedactionEngine {
                 port = Array(piece[colon...])
                 piece = Array(piece[..<colon])
             }
-            let text = String(decoding: piece, as: UTF8.self)
             let kind: ValueKind? = IPLiteral.isIPv4(piece) ? .ipv4 : (IPLiteral.isIPv6(piece) ? .ipv6 : nil)
-            if let kind, let r = replaceValue(kind, text, .clientIP, location, path) {
+            if let kind, let r = replaceValue(kind, String(decoding: piece, as: UTF8.self), .clientIP, location, path) {
+                if !changed { out.reserveCapacity(b.count + 32) }
+                flushGap(until: i)
                 out += Array(r.utf8) + port
                 changed = true
-            } else {
-                out += b[i..<j]
+                gapStart = j
             }
             i = j
         }
-        return changed ? String(decoding: out, as: UTF8.self) : nil
+        guard changed else { return nil }
+        flushGap(until: b.count)
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

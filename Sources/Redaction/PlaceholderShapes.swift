@@ -2,7 +2,7 @@ import HAR
 
 /// Placeholder shapes. Each keeps the kind of value recognisable (an email stays an email, an IP
 /// an IP, a JWT a JWT), none has the shape of a real key format, and each is recognised by
-/// `Placeholder.parse`, so redacting twice changes nothing.
+/// `PlaceholderText`, so redacting twice changes nothing.
 enum PlaceholderFormat {
     static func make(_ kind: ValueKind, number n: Int, value: String) -> String {
         switch kind {
@@ -22,15 +22,6 @@ enum PlaceholderFormat {
     static let secretPrefix: StaticString = "redacted-", personPrefix: StaticString = "person-"
     static let emailPrefix: StaticString = "user", emailSuffix: StaticString = "@example.com"
     static let hostPrefix: StaticString = "internal-", hostSuffix: StaticString = ".example.invalid"
-
-    /// The numbered shapes as bytes around the number, for finding placeholders anywhere in text
-    /// (`RedactionEngine.withoutNumberedPlaceholders`); an email's also query-encoded.
-    static let numberedShapes: [(prefix: [UInt8], suffix: [UInt8])] = {
-        func bytes(_ s: StaticString) -> [UInt8] { Array(UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount)) }
-        return [(bytes(secretPrefix), []), (bytes(personPrefix), []), (bytes(emailPrefix), bytes(emailSuffix)),
-                (bytes(emailPrefix), Array("%40".utf8) + bytes(emailSuffix).dropFirst()),
-                (bytes(hostPrefix), bytes(hostSuffix))]
-    }()
 
     /// `prefix`, the decimal `n`, `suffix`, written into one buffer: interpolation cost a string
     /// append and a `description` call per piece, for each of a large file's 300,000 values.
@@ -71,16 +62,6 @@ enum PlaceholderFormat {
     /// The exchange and the line's first digit: `+1AAA` `55501` `NN`.
     static let phoneExchange = "55501"
 
-    /// Whether a phone placeholder (`+1AAA55501NN`) stands at `i`, not followed by another digit:
-    /// also where pass 2 wrote one next to other bytes (`\u{FFFD}+12015550100`).
-    static func isPhone<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at i: Int) -> Bool where Bytes.Index == Int {
-        func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
-        guard i + 12 <= bytes.count, bytes[i] == 0x2B, bytes[i + 1] == 0x31,
-              bytes[(i + 2)..<(i + 5)].allSatisfy(isDigit), bytes[(i + 5)..<(i + 10)].elementsEqual(phoneExchange.utf8),
-              bytes[(i + 10)..<(i + 12)].allSatisfy(isDigit) else { return false }
-        return i + 12 == bytes.count || !isDigit(bytes[i + 12])
-    }
-
     /// Luhn-valid 16-digit numbers in the 400000 test range (apps that check the digit still accept
     /// them): 4000000000000010, 4000000000000028, ...
     static func card(_ number: Int) -> String {
@@ -104,108 +85,24 @@ enum PlaceholderFormat {
 /// tools), so that redacting twice changes nothing and `redact --check` passes on redacted files.
 enum Placeholder {
     static func isPlaceholder(_ value: String) -> Bool {
-        guard let first = value.utf8.first else { return true }
-        // Every placeholder starts with one of these; most values are rejected by this alone.
-        switch first {
-        case UInt8(ascii: "r"), UInt8(ascii: "R"), UInt8(ascii: "["), UInt8(ascii: "<"), UInt8(ascii: "("),
-             UInt8(ascii: "*"), UInt8(ascii: "x"), UInt8(ascii: "X"), UInt8(ascii: "f"), UInt8(ascii: "F"),
-             UInt8(ascii: "u"), UInt8(ascii: "e"), UInt8(ascii: "p"), UInt8(ascii: "+"), UInt8(ascii: "4"),
-             UInt8(ascii: "i"), UInt8(ascii: "1"), UInt8(ascii: "2"):
-            break
+        if isOtherToolsPlaceholder(value) { return true }
+        var copy = value
+        return copy.withUTF8 { p in PlaceholderText.find(in: p).first?.range == 0..<p.count }
+    }
+
+    /// The usual placeholders of other tools and people (`[REDACTED]`, `***`, `xxxx`,
+    /// `[FILTERED]`), and a binary body's bare same-length placeholder (`******`).
+    static func isOtherToolsPlaceholder(_ value: String) -> Bool {
+        guard let first = value.utf8.first else { return false }
+        if first == UInt8(ascii: "*") { return value.utf8.allSatisfy { $0 == UInt8(ascii: "*") } }
+        // Every literal starts with one of these and is 3 to 10 bytes; lowercasing allocates.
+        guard (3...10).contains(value.utf8.count), "rR[<(xXfF".utf8.contains(first) else { return false }
+        switch value.lowercased() {
+        case "redacted", "[redacted]", "<redacted>", "(redacted)", "xxx", "xxxx", "[filtered]", "filtered":
+            return true
         default:
             return false
         }
-        if parse(value) != nil { return true }
-        // The literal placeholders are 3 to 10 bytes; lowercasing allocates, so only for those.
-        guard value.utf8.count <= 10 || value.utf8Contains(UInt8(ascii: "*")) else { return false }
-        switch value.lowercased() {
-        case "redacted", "[redacted]", "<redacted>", "(redacted)", "***", "****", "xxx", "xxxx", "[filtered]", "filtered":
-            return true
-        default:
-            break
-        }
-        let bytes = Array(value.utf8)
-        // A same-length placeholder from a binary body: any placeholder (or nothing), then '*'s.
-        if let star = bytes.firstIndex(of: UInt8(ascii: "*")), bytes[star...].allSatisfy({ $0 == UInt8(ascii: "*") }) {
-            return star == 0 || parse(String(decoding: bytes[..<star], as: UTF8.self)) != nil
-        }
-        return false
-    }
-
-    /// `value` without the '*'s that pad a same-length placeholder.
-    static func unpadded(_ value: String) -> String {
-        guard value.utf8.last == UInt8(ascii: "*") else { return value }
-        var rest = Substring(value)
-        while rest.last == "*" { rest = rest.dropLast() }
-        return String(rest)
-    }
-
-    /// The kind and number of one of harrec's own placeholders.
-    static func parse(_ value: String) -> (ValueKind, Int)? {
-        guard mayBePlaceholder(value) else { return nil }
-        let bytes = Array(value.utf8)
-        guard let first = bytes.first else { return nil }
-        switch first {
-        case UInt8(ascii: "r"):
-            return numbered(bytes[...], "redacted-", suffix: []).map { (.secret, $0) }
-        case UInt8(ascii: "u"):
-            return numbered(bytes[...], "user", suffix: Array("@example.com".utf8)).map { (.email, $0) }
-        case UInt8(ascii: "i"):
-            return numbered(bytes[...], "internal-", suffix: Array(".example.invalid".utf8)).map { (.host, $0) }
-        case UInt8(ascii: "p"):
-            return numbered(bytes[...], "person-", suffix: []).map { (.person, $0) }
-        case UInt8(ascii: "e"):
-            return JWTShape.placeholderNumber(value).map { (.secret, $0) }
-        case UInt8(ascii: "+"):
-            // +1AAA55501LL
-            guard bytes.count == 12, bytes[1] == UInt8(ascii: "1"), bytes.dropFirst().allSatisfy(RedactionEngine.isDigit),
-                  bytes[5...9].elementsEqual("55501".utf8), let area = Int(String(decoding: bytes[2..<5], as: UTF8.self)),
-                  area >= 201, let line = Int(String(decoding: bytes[10...], as: UTF8.self)) else { return nil }
-            return (.phone, (area - 201) * 100 + line + 1)
-        case UInt8(ascii: "1"), UInt8(ascii: "2"):
-            // Documentation addresses: what private IPs become (RFC 5737, RFC 3849).
-            for (prefix, kind) in [("192.0.2.", ValueKind.ipv4), ("198.51.100.", .ipv4), ("203.0.113.", .ipv4),
-                                   ("2001:db8::", .ipv6)] where bytes.starts(with: prefix.utf8) {
-                let rest = bytes.dropFirst(prefix.utf8.count)
-                if kind == .ipv4, !rest.isEmpty, rest.count <= 3, rest.allSatisfy(RedactionEngine.isDigit) { return (kind, 0) }
-                if kind == .ipv6, !rest.isEmpty, rest.count <= 4, rest.allSatisfy(RedactionEngine.isHex) { return (kind, 0) }
-            }
-            return nil
-        case UInt8(ascii: "4"):
-            guard bytes.count == 16, bytes.allSatisfy(RedactionEngine.isDigit), bytes.starts(with: "400000".utf8),
-                  let n = Int(String(decoding: bytes[6..<15], as: UTF8.self)), n > 0,
-                  PlaceholderFormat.card(n) == value else { return nil }
-            return (.card, n)
-        default:
-            return nil
-        }
-    }
-
-    /// A screen before `parse` copies the bytes: most values fail on their first bytes.
-    private static func mayBePlaceholder(_ value: String) -> Bool {
-        let u = value.utf8
-        guard let first = u.first else { return false }
-        switch first {
-        case UInt8(ascii: "r"): return u.starts(with: "redacted-".utf8)
-        case UInt8(ascii: "u"): return u.starts(with: "user".utf8)
-        case UInt8(ascii: "i"): return u.starts(with: "internal-".utf8)
-        case UInt8(ascii: "p"): return u.starts(with: "person-".utf8)
-        case UInt8(ascii: "e"): return u.starts(with: "eyJ".utf8)
-        case UInt8(ascii: "+"): return u.count == 12
-        case UInt8(ascii: "4"): return u.count == 16
-        case UInt8(ascii: "1"), UInt8(ascii: "2"): return u.starts(with: "19".utf8) || u.starts(with: "20".utf8)
-        default: return false
-        }
-    }
-
-    /// `prefix` + 1 or more digits + `suffix`: the number.
-    static func numbered(_ bytes: ArraySlice<UInt8>, _ prefix: String, suffix: [UInt8]) -> Int? {
-        let p = Array(prefix.utf8)
-        guard bytes.count > p.count + suffix.count, bytes.starts(with: p), bytes.suffix(suffix.count).elementsEqual(suffix)
-        else { return nil }
-        let digits = bytes[(bytes.startIndex + p.count)..<(bytes.endIndex - suffix.count)]
-        guard !digits.isEmpty, digits.count <= 12, digits.allSatisfy(RedactionEngine.isDigit) else { return nil }
-        return Int(String(decoding: digits, as: UTF8.self))
     }
 }
 
@@ -250,7 +147,10 @@ enum JWTShape {
               let object = try? JSONParser.parse(payload).objectValue, object.count == 1,
               object[0].key == "sub", let sub = object[0].value.stringValue
         else { return nil }
-        return Placeholder.numbered(Array(sub.utf8)[...], "redacted-", suffix: [])
+        let digits = sub.utf8.dropFirst(9)
+        guard sub.utf8.starts(with: "redacted-".utf8), !digits.isEmpty, digits.count <= 12, digits.allSatisfy(RedactionEngine.isDigit)
+        else { return nil }
+        return Int(Substring(digits))
     }
 }
 

@@ -212,14 +212,18 @@ public final class RedactionEngine {
 
     // MARK: - Replacements (every rule ends here)
 
-    /// Empty values, allowed values and placeholders are never replaced. A placeholder of
-    /// harrec's own keeps its number reserved, so new values are numbered after it.
+    /// Empty values, allowed values, documentation stand-ins and placeholders are never replaced,
+    /// nor is a value that is nothing but placeholders and punctuation (`+12015550100;`, what a
+    /// first run left of a value it replaced): the value is seen through `PlaceholderText`, as
+    /// text is, and the placeholders met keep their numbers reserved.
     func isUntouchable(_ value: String) -> Bool {
         if value.isEmpty { return true }
         if Self.isTemplateText(value) { return true }
         if !config.allowedValues.isEmpty && config.allowedValues.contains(value) { return true }
-        guard Placeholder.isPlaceholder(value) else { return false }
-        if let (kind, number) = Placeholder.parse(Placeholder.unpadded(value)) { collector.reserve(kind, number) }
+        if Placeholder.isOtherToolsPlaceholder(value) { return true }
+        var copy = value
+        guard let found = copy.withUTF8({ PlaceholderText.onlyPlaceholders(in: $0) }) else { return false }
+        for f in found where f.number > 0 { collector.reserve(f.kind, f.number) }
         return true
     }
 
@@ -319,7 +323,7 @@ public final class RedactionEngine {
     /// would replace what the first kept.
     static func looksLikeToken(_ value: String) -> Bool {
         guard value.utf8.count >= 16, !value.utf8Contains(0x20), !isWordyIdentifier(value) else { return false }
-        let own = value.utf8Count(where: isDigit) > 0 ? withoutNumberedPlaceholders(Array(value.utf8)) : []
+        let own = value.utf8Count(where: isDigit) > 0 ? withoutPlaceholders(value) : []
         return own.contains(where: isDigit) && own.contains(where: { $0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A })
     }
 
@@ -327,7 +331,7 @@ public final class RedactionEngine {
     /// token inside a phone field's text must not give it the digits of a phone number.
     static func ownDigitCount(_ value: String) -> Int {
         let all = value.utf8Count(where: isDigit)
-        return all == 0 ? 0 : withoutNumberedPlaceholders(Array(value.utf8)).reduce(0) { $0 + (isDigit($1) ? 1 : 0) }
+        return all == 0 ? 0 : withoutPlaceholders(value).reduce(0) { $0 + (isDigit($1) ? 1 : 0) }
     }
 
     /// The digits of the longest group in a value but the placeholders in it: digits with single
@@ -336,7 +340,7 @@ public final class RedactionEngine {
     /// replacing a token among them (`redacted-1`) would make a card of what was none.
     static func longestOwnDigitGroup(_ value: String) -> Int {
         guard value.utf8Count(where: isDigit) > 0 else { return 0 }
-        let own = withoutNumberedPlaceholders(Array(value.utf8))
+        let own = withoutPlaceholders(value)
         var longest = 0, group = 0
         for (k, b) in own.enumerated() {
             if isDigit(b) {
@@ -349,36 +353,10 @@ public final class RedactionEngine {
         return longest
     }
 
-    /// `bytes` without the numbered placeholders in it (`PlaceholderFormat.numberedShapes`:
-    /// `redacted-N`, `person-N`, `userN@example.com` also as `userN%40example.com`,
-    /// `internal-N.example.invalid`) and phone placeholders (`+1AAA55501NN`, also as
-    /// `%2B1AAA55501NN` where a query encoded its `+`).
-    static func withoutNumberedPlaceholders(_ bytes: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var i = 0
-        scan: while i < bytes.count {
-            if bytes[i] == 0x2B, PlaceholderFormat.isPhone(bytes, at: i) {
-                i += 12
-                continue
-            }
-            if bytes[i] == 0x25, i + 3 < bytes.count, bytes[i + 1] == 0x32, bytes[i + 2] | 0x20 == 0x62,
-               PlaceholderFormat.isPhone([0x2B] + bytes[(i + 3)...], at: 0) {
-                i += 14
-                continue
-            }
-            for shape in PlaceholderFormat.numberedShapes where bytes[i...].starts(with: shape.prefix) {
-                var j = i + shape.prefix.count
-                let digits = j
-                while j < bytes.count && isDigit(bytes[j]) { j += 1 }
-                guard j > digits, bytes[j...].starts(with: shape.suffix) else { continue }
-                i = j + shape.suffix.count
-                continue scan
-            }
-            out.append(bytes[i])
-            i += 1
-        }
-        return out
+    /// The bytes of `value` outside the placeholders in it (`PlaceholderText`).
+    static func withoutPlaceholders(_ value: String) -> [UInt8] {
+        var copy = value
+        return copy.withUTF8 { PlaceholderText.withoutPlaceholders($0) }
     }
 
     /// Whether the whole value is one email address (the shape the text scanner finds).

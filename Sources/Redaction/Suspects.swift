@@ -50,12 +50,6 @@ enum SuspectScanner {
         return t
     }()
 
-    /// `.eyJzdWIiOiJyZWRhY3Rl` is the start of a placeholder JWT's payload (`{"sub":"redacte`),
-    /// found also where other bytes run into the JWT (`+eyJhbGci...`).
-    private static let placeholderMarks: [[UInt8]] = ["redacted", "REDACTED", "@example.com", "%40example.com", ".example.invalid", "person-",
-                                                      "55501", "400000000", "192.0.2.", "198.51.100.", "203.0.113.",
-                                                      "2001:db8::", ".eyJzdWIiOiJyZWRhY3Rl"].map { Array($0.utf8) }
-
     /// Bytes where the look-back for a secret word stops: the value belongs to another field.
     private static let fieldBoundary: [Bool] = {
         var t = [Bool](repeating: false, count: 256)
@@ -64,8 +58,12 @@ enum SuspectScanner {
     }()
 
     /// The suspect values in `p`: ranges of value runs.
-    static func scan(_ p: UnsafeBufferPointer<UInt8>, memo: inout NameMemo) -> [Range<Int>] {
+    /// `placeholders`: where harrec's placeholders stand in `p` (found here when not given). A
+    /// run that holds one is a word of the look-back but no suspect.
+    static func scan(_ p: UnsafeBufferPointer<UInt8>, memo: inout NameMemo, placeholders given: [Range<Int>]? = nil) -> [Range<Int>] {
         guard p.count >= minimumLength else { return [] }
+        let placeholders = given ?? PlaceholderText.find(in: p).map(\.range)
+        var nextPlaceholder = 0
         var found: [Range<Int>] = []
         let n = p.count
         valueKind.withUnsafeBufferPointer { kind in
@@ -120,6 +118,8 @@ enum SuspectScanner {
                     continue
                 }
                 guard count >= minimumLength, count <= 8192 else { continue }
+                while nextPlaceholder < placeholders.count && placeholders[nextPlaceholder].upperBound <= start { nextPlaceholder += 1 }
+                if nextPlaceholder < placeholders.count && placeholders[nextPlaceholder].lowerBound < j { continue }
                 let raw = UnsafeBufferPointer(rebasing: p[start..<j])
                 // A run with `%XX` escapes is judged by its decoded bytes (`jane%25te-` is
                 // `jane%te-`: 8 bytes, no digit), as the value is when a first run decodes it
@@ -146,9 +146,9 @@ enum SuspectScanner {
     private static func isSuspect(_ value: UnsafeBufferPointer<UInt8>, letters: Int, digits: Int,
                                   _ p: UnsafeBufferPointer<UInt8>, _ start: Int, _ last: Range<Int>?,
                                   _ memo: inout NameMemo) -> Bool {
-        if prefixStart[Int(value[0])] && hasCredentialPrefix(value) { return !isPlaceholderRun(value) }
+        if prefixStart[Int(value[0])] && hasCredentialPrefix(value) { return !isOtherToolsPlaceholder(value) }
         return letters >= 2 && digits >= 2 && (followsSuspect(p, start, last) || secretWordBefore(p, start, memo: &memo))
-            && looksRandom(value) && !isPlaceholderRun(value)
+            && looksRandom(value) && !isOtherToolsPlaceholder(value)
     }
 
     /// Whether `p[i]` starts a `%XX` escape of a byte that is no part of a value run.
@@ -304,18 +304,9 @@ enum SuspectScanner {
         valueKind[Int(b)] != 0
     }
 
-    /// Placeholder text in a run (`redacted-3`, `Jredacted-3` where a placeholder now touches
-    /// other text, `user1@example.com`): not suspect, or redacting twice would not be idempotent.
-    static func isPlaceholderRun(_ v: UnsafeBufferPointer<UInt8>) -> Bool {
-        if v.first == UInt8(ascii: "*") { return true }
-        for marker in placeholderMarks where contains(v, marker) { return true }
-        if v.first == UInt8(ascii: "e") {
-            // A placeholder JWT, also with the '*' padding of a binary body after it.
-            var end = v.endIndex
-            while end > v.startIndex && v[end - 1] == UInt8(ascii: "*") { end -= 1 }
-            if JWTShape.placeholderNumber(String(decoding: v[..<end], as: UTF8.self)) != nil { return true }
-        }
-        return false
+    /// Another tool's placeholder (`REDACTED-0001`, `sk_live_REDACTED`).
+    private static func isOtherToolsPlaceholder(_ v: UnsafeBufferPointer<UInt8>) -> Bool {
+        contains(v, Array("REDACTED".utf8)) || contains(v, Array("redacted".utf8))
     }
 
     private static func isPrivateKeyBegin(_ p: UnsafeBufferPointer<UInt8>, _ run: Range<Int>) -> Bool {

@@ -55,10 +55,22 @@ extension RedactionEngine {
         var valueEnd = -1
     }
 
-    /// A match found before the scan; `first` ones win over a detector at the same position.
+    /// A match found before the scan.
     struct PreMatch {
+        /// Where a pre-match comes from, which says how it meets the detectors.
+        enum Source {
+            /// The text's structure (a value under a secret key, a tag's value): it wins over a
+            /// detector at the same position, and a detector's text stops short of it.
+            case structure
+            /// One of harrec's placeholders, kept: as `structure`, and a detector's value that runs
+            /// up to it stays too (a first run replaced that value's rest and kept this part).
+            case placeholder
+            /// A scan of the whole text (suspects): a detector at the same position wins.
+            case scan
+        }
+
         var match: TextMatch
-        var first: Bool
+        var source: Source
         /// When set, the match is a secret under this rule and its replacement is made only when it
         /// is applied, so a pre-match that a detector wins over leaves no note and no value behind.
         var lazyRule: RedactionRule? = nil
@@ -73,8 +85,8 @@ extension RedactionEngine {
 
     /// The suspect runs of `p`; read after `suspectLookBack` when it is set (the text before a
     /// percent-encoded value decoded for this scan), which it then is no longer.
-    private func suspects(_ p: UnsafeBufferPointer<UInt8>) -> [Range<Int>] {
-        guard !suspectLookBack.isEmpty else { return SuspectScanner.scan(p, memo: &nameMemo) }
+    private func suspects(_ p: UnsafeBufferPointer<UInt8>, placeholders: [Range<Int>]) -> [Range<Int>] {
+        guard !suspectLookBack.isEmpty else { return SuspectScanner.scan(p, memo: &nameMemo, placeholders: placeholders) }
         let before = suspectLookBack
         suspectLookBack = []
         let text = before + Array(p)
@@ -87,14 +99,26 @@ extension RedactionEngine {
     func scanBytes(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String,
                    preMatches given: [PreMatch] = [], shape: ByteShape = .unknown) -> [UInt8]? {
         var pre = given
-        if rules.hasPatterns { collectPatternMatches(p, location, path, into: &pre) }
-        if flags.has(.highEntropy) && shape.mayHoldSuspect {
-            for range in suspects(p) {
-                pre.append(PreMatch(match: TextMatch(start: range.lowerBound, end: range.upperBound, replacement: ""),
-                                    first: false, lazyRule: .highEntropy))
+        // Placeholders (every one has a digit) are kept as they are before any detector runs: a
+        // detector sees text up to one and from after it, never into it.
+        var placeholders: [Range<Int>] = []
+        if shape.hasDigit {
+            for f in PlaceholderText.find(in: p) {
+                if f.number > 0 { collector.reserve(f.kind, f.number) }
+                pre.append(PreMatch(match: TextMatch(start: f.range.lowerBound, end: f.range.upperBound, replacement: "", keep: true),
+                                    source: .placeholder))
+                placeholders.append(f.range)
             }
         }
-        if pre.count > 1 { pre.sort { $0.match.start < $1.match.start } }
+        if rules.hasPatterns { collectPatternMatches(p, location, path, into: &pre) }
+        if flags.has(.highEntropy) && shape.mayHoldSuspect {
+            for range in suspects(p, placeholders: placeholders) {
+                pre.append(PreMatch(match: TextMatch(start: range.lowerBound, end: range.upperBound, replacement: ""),
+                                    source: .scan, lazyRule: .highEntropy))
+            }
+        }
+        // At one position a kept placeholder goes first.
+        if pre.count > 1 { pre.sort { $0.match.start != $1.match.start ? $0.match.start < $1.match.start : $0.match.keep && !$1.match.keep } }
         var out: [UInt8] = []
         var copied = 0  // bytes of p already in `out` (or skipped by a replacement)
         var floor = 0  // detectors that look back stop here: the end of the last match
@@ -163,7 +187,7 @@ extension RedactionEngine {
                         }
                         m.start = i
                     }
-                    if !item.first && !trimmed, let d = detectAt(i, pairs, bits, mask, p, floor, location, path) {
+                    if item.source == .scan && !trimmed, let d = detectAt(i, pairs, bits, mask, p, floor, location, path) {
                         apply(d)
                         continue
                     }
@@ -193,8 +217,16 @@ extension RedactionEngine {
                 // a secret key in broken JSON, an input's value): running into it, it would decide
                 // that one's bytes by text rules, and a second run, once the structure's
                 // placeholder is in place, would decide them apart (`r=e%40c.ta:7` took the 7).
-                let view = nextPre < n && pre[k].first ? UnsafeBufferPointer(rebasing: p[0..<nextPre]) : p
-                if let d = detectAt(i, pairs, bits, mask, view, floor, location, path) {
+                let cut = nextPre < n && pre[k].source != .scan
+                let view = cut ? UnsafeBufferPointer(rebasing: p[0..<nextPre]) : p
+                let before = cut && pre[k].source == .placeholder ? mark : nil
+                if var d = detectAt(i, pairs, bits, mask, view, floor, location, path) {
+                    if let before, !d.keep, d.end == nextPre {
+                        // A value that runs up to a placeholder: a first run replaced the rest of
+                        // it and kept this part, so it stays.
+                        rollBack(to: before)
+                        d.keep = true
+                    }
                     apply(d)
                 } else {
                     i += 1
@@ -370,7 +402,7 @@ extension RedactionEngine {
             for m in text.matches(of: pattern.regex) where !m.range.isEmpty {
                 let start = text.utf8.distance(from: text.startIndex, to: m.range.lowerBound)
                 let end = text.utf8.distance(from: text.startIndex, to: m.range.upperBound)
-                pre.append(PreMatch(match: TextMatch(start: start, end: end, replacement: ""), first: true, lazyRule: rule))
+                pre.append(PreMatch(match: TextMatch(start: start, end: end, replacement: ""), source: .structure, lazyRule: rule))
             }
         }
     }

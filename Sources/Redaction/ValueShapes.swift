@@ -50,8 +50,12 @@ extension RedactionEngine {
     /// Documentation's stand-ins for a secret, never a secret: `YOUR_API_KEY`, `<token>`,
     /// `{{token}}`, `${API_KEY}`, `%API_KEY%`.
     static func isTemplateText(_ value: String) -> Bool {
-        let b = Array(value.utf8)
-        guard b.count >= 4, b.count <= 64, let first = b.first, let last = b.last else { return false }
+        // Screened by the first byte before any copy: this runs for every value replaced.
+        let u = value.utf8
+        guard u.count >= 4, u.count <= 64, let first = u.first, first == 0x3C || first == 0x7B || first == 0x24 || first == 0x25 || isUpper(first)
+        else { return false }
+        let b = Array(u)
+        let last = b[b.count - 1]
         if (first == 0x3C && last == 0x3E) || (first == 0x7B && b[1] == 0x7B && last == 0x7D)
             || (first == 0x24 && b[1] == 0x7B && last == 0x7D) || (first == 0x25 && last == 0x25) {
             return b.dropFirst().dropLast().allSatisfy { isAlnum($0) || $0 == 0x5F || $0 == 0x2D || $0 == 0x2E || $0 == 0x7B || $0 == 0x7D || $0 == 0x20 }

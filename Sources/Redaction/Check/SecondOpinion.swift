@@ -191,16 +191,16 @@ enum SecondOpinion {
     static func mayBeSecret(_ value: String) -> Bool {
         let b = Array(value.utf8)
         // A marker (U+E000 and on) is a value a rule replaced in pass 1.
-        guard b.count >= 8, b.count <= 4096, !b.contains(0xEE), !value.contains("redacted-"), !Placeholder.isPlaceholder(value),
+        guard b.count >= 8, b.count <= 4096, !b.contains(0xEE), b.withUnsafeBufferPointer({ PlaceholderText.onlyPlaceholders(in: $0) }) == nil,
+              !Placeholder.isOtherToolsPlaceholder(value),
               !RedactionEngine.isTemplateText(value), !RedactionEngine.cannotBeSecret(value),
               RedactionEngine.urlAuthorityEnd(value) == nil, !value.hasPrefix("http"), !RedactionEngine.isWordyIdentifier(value)
         else { return false }
         let digits = b.contains(where: RedactionEngine.isDigit)
         let upper = b.contains(where: RedactionEngine.isUpper), lower = b.contains { $0 >= 0x61 && $0 <= 0x7A }
         if b.allSatisfy({ RedactionEngine.isDigit($0) || $0 == 0x2E || $0 == 0x2D }) { return false }  // a number
-        // Words and sentences: letters, spaces and punctuation only, or a JWT placeholder.
+        // Words and sentences: letters, spaces and punctuation only.
         if b.contains(0x20) && !digits { return false }
-        if JWTShape.placeholderNumber(value) != nil { return false }
         return digits || (upper && lower)
     }
 }
