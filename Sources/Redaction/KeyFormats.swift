@@ -9,7 +9,7 @@ struct KeyFormat {
         case alnum, alnumDashUnderscore, alnumUnderscore, upperAlnum, hex, lowerHex, letters, base64, bech32Upper
         case alnumDashUnderscoreDot, uuid, lowerAlnum, alnumDash, alnumDashUnderscoreEq, base64Pad, digits
         case alnumUnderscoreDot, upperAlnumDash, alnumDashUnderscoreDotEq, base64UrlPad, base64UrlPadDot, alnumDot
-        case base64UrlPadAt
+        case base64UrlPadAt, digitsSlash
 
         @inline(__always) func contains(_ b: UInt8) -> Bool {
             let alnum = RedactionEngine.isAlnum(b)
@@ -36,6 +36,7 @@ struct KeyFormat {
             case .base64UrlPadDot: return alnum || b == 0x2D || b == 0x5F || b == 0x3D || b == 0x2B || b == 0x2F || b == 0x2E
             case .alnumDot: return alnum || b == 0x2E
             case .base64UrlPadAt: return alnum || b == 0x2D || b == 0x5F || b == 0x3D || b == 0x2B || b == 0x2F || b == 0x40
+            case .digitsSlash: return RedactionEngine.isDigit(b) || b == 0x2F
             }
         }
     }
@@ -52,6 +53,15 @@ struct KeyFormat {
     /// (Terraform Cloud's `.atlasv1.`, New Relic's `NRAL`, FCM's `:APA91b`): the prefix is then
     /// that marker, and the match starts where the lead does.
     var lead: (alphabet: Alphabet, length: ClosedRange<Int>)? = nil
+    /// What the random part must hold beyond its alphabet.
+    enum Mix {
+        case any
+        /// A digit or a capital: a key of random alphanumerics always has one, and requiring it
+        /// keeps a lowercase prefix (`cio`) out of the triggers of lowercase prose.
+        case notAllLowercase
+    }
+
+    var mix = Mix.any
     /// Values of this format, written for the catalogue (random, never real keys).
     let samples: [String]
     /// Values that look like it and are not: too short, a wrong byte, a word with the prefix.
@@ -60,7 +70,8 @@ struct KeyFormat {
     init(_ id: String, _ rule: RedactionRule, after lead: (alphabet: Alphabet, length: ClosedRange<Int>)? = nil,
          _ prefix: String, _ alphabet: Alphabet, _ length: ClosedRange<Int>,
          then second: (separator: UInt8, alphabet: Alphabet, length: ClosedRange<Int>)? = nil,
-         samples: [String], lookAlikes: [String]) {
+         mix: Mix = .any, samples: [String], lookAlikes: [String]) {
+        self.mix = mix
         self.id = id
         self.lead = lead
         self.rule = rule
@@ -78,15 +89,42 @@ enum KeyFormats {
     static let anchored = all.filter { $0.lead == nil }
     static let marked = all.filter { $0.lead != nil }
 
-    /// The first two bytes of every marker, for the pair table.
-    static var markerPairs: [(UInt8, UInt8)] { marked.map { ($0.prefix[0], $0.prefix[1]) } }
+    /// Where a marker can be met, as two bytes: its first two, or for a one-byte marker (the `|`
+    /// of a Facebook app token, the `.` of a Discord bot token) the marker and each byte the
+    /// rest can start with.
+    static func markerStarts(_ format: KeyFormat) -> [(UInt8, UInt8)] {
+        if format.prefix.count >= 2 { return [(format.prefix[0], format.prefix[1])] }
+        return (0...255).map(UInt8.init).filter(format.alphabet.contains).map { (format.prefix[0], $0) }
+    }
 
-    /// Marked formats by the first two bytes of their marker.
-    static let byMarker: [UInt16: [KeyFormat]] = {
-        var table: [UInt16: [KeyFormat]] = [:]
-        for format in marked { table[UInt16(format.prefix[0]) << 8 | UInt16(format.prefix[1]), default: []].append(format) }
-        return table
+    /// The starts of every marker, for the pair table.
+    static var markerPairs: [(UInt8, UInt8)] { marked.flatMap(markerStarts) }
+
+    /// Marked formats by the first two bytes where their marker is met: `markerLists[markerSlots[pair]]`
+    /// (slot 0: none). Two array loads, where a dictionary's hashing showed at every `.x` of a
+    /// text once a one-byte marker (Discord's `.`) was in the catalogue.
+    private static let (markerSlots, markerLists): ([UInt8], [[KeyFormat]]) = {
+        var slots = [UInt8](repeating: 0, count: 1 << 16)
+        var lists: [[KeyFormat]] = [[]]
+        for format in marked {
+            for (a, b) in markerStarts(format) {
+                let pair = Int(a) << 8 | Int(b)
+                if slots[pair] == 0 {
+                    precondition(lists.count < 256, "more marker pairs than a slot byte holds")
+                    slots[pair] = UInt8(lists.count)
+                    lists.append([])
+                }
+                lists[Int(slots[pair])].append(format)
+            }
+        }
+        return (slots, lists)
     }()
+
+    /// The marked formats whose marker can be met at the pair `a b`, or nil.
+    @inline(__always) static func byMarker(_ a: UInt8, _ b: UInt8) -> [KeyFormat]? {
+        let slot = markerSlots.withUnsafeBufferPointer { $0[Int(a) << 8 | Int(b)] }
+        return slot == 0 ? nil : markerLists[Int(slot)]
+    }
 
     /// Where a marked format's match is, with its marker at `i`: the lead (at least its shortest
     /// length, back to `lowerBound`, and not glued to a letter or digit before it), the marker,
@@ -145,6 +183,7 @@ enum KeyFormats {
             return j
         }
         guard var end = part(from: i + n, format.alphabet, format.length) else { return nil }
+        if format.mix == .notAllLowercase && p[(i + n)..<end].allSatisfy({ $0 >= 0x61 && $0 <= 0x7A }) { return nil }
         if let second = format.second {
             guard end < p.count, p[end] == second.separator,
                   let secondEnd = part(from: end + 1, second.alphabet, second.length) else { return nil }
@@ -241,7 +280,7 @@ extension RedactionEngine {
     /// A format found at its marker (`.atlasv1.`, `NRAL`, `:APA91b`), inside a token too.
     func markedKeyFormat(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
                          _ path: () -> String) -> TextMatch? {
-        guard i + 1 < p.count, let formats = KeyFormats.byMarker[UInt16(p[i]) << 8 | UInt16(p[i + 1])] else { return nil }
+        guard i + 1 < p.count, let formats = KeyFormats.byMarker(p[i], p[i + 1]) else { return nil }
         for format in formats where flags.has(format.rule) {
             if let range = KeyFormats.markedMatch(format, p, at: i, lowerBound: lowerBound) {
                 return secretMatch(p, range, rule: format.rule, location, path)

@@ -4,7 +4,7 @@
 /// two colons), and the suspect scan a digit or a capital (`ByteShape.mayHoldSuspect`). The
 /// triggers are the schemes `bearer` and `basic` (a credential of lowercase letters may follow
 /// them) and the key formats whose prefix and alphabet are lowercase letters (`dapi` and 32 of
-/// a-f). `LowercaseProseTests` holds the pair table and the detectors to this.
+/// a-f), but those whose key needs a digit or a capital (`cio`). `LowercaseProseTests` holds the pair table and the detectors to this.
 struct LowercaseProse {
     /// The trigger words.
     let triggers: [[UInt8]]
@@ -19,7 +19,7 @@ struct LowercaseProse {
     static func triggers(from formats: [KeyFormat]) -> [[UInt8]] {
         let isLower: (UInt8) -> Bool = { $0 >= 0x61 && $0 <= 0x7A }
         let lowercase = formats.filter { format in
-            format.prefix.allSatisfy(isLower) && (0x61...0x7A).contains(where: format.alphabet.contains)
+            format.prefix.allSatisfy(isLower) && format.mix == .any && (0x61...0x7A).contains(where: format.alphabet.contains)
                 && (format.second.map { isLower($0.separator) } ?? true)
         }
         return [Array("bearer".utf8), Array("basic".utf8)] + lowercase.map(\.prefix)

@@ -67,7 +67,7 @@ final class KeyFormatTests: XCTestCase {
         case .hex, .uuid: return UInt8(ascii: "g")
         case .lowerHex, .lowerAlnum: return UInt8(ascii: "A")
         case .upperAlnum, .bech32Upper, .upperAlnumDash: return UInt8(ascii: "a")
-        case .letters, .digits: return UInt8(ascii: "~")
+        case .letters, .digits, .digitsSlash: return UInt8(ascii: "~")
         case .alnumUnderscore, .alnumUnderscoreDot: return UInt8(ascii: "-")
         case .alnum, .alnumDashUnderscore, .alnumDashUnderscoreDot, .base64, .alnumDash, .alnumDashUnderscoreEq, .base64Pad,
              .alnumDashUnderscoreDotEq, .base64UrlPad, .base64UrlPadDot, .alnumDot, .base64UrlPadAt:

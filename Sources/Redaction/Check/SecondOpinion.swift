@@ -168,7 +168,7 @@ enum SecondOpinion {
                     }
                 }
                 var start = i
-                if end == nil, let formats = KeyFormats.byMarker[pair] {
+                if end == nil, let formats = KeyFormats.byMarker(p[i], p[i + 1]) {
                     for format in formats {
                         if let range = KeyFormats.markedMatch(format, p, at: i, lowerBound: 0) { start = range.lowerBound; end = range.upperBound; break }
                     }
