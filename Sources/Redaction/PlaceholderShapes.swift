@@ -90,9 +90,18 @@ enum Placeholder {
         return copy.withUTF8 { p in PlaceholderText.find(in: p).first?.range == 0..<p.count }
     }
 
+    /// The placeholders `value` is made of, with punctuation between them (`+12015550100;`,
+    /// what a first run left of a value it replaced); empty for another tool's (`[REDACTED]`);
+    /// nil when it is anything else.
+    static func parts(of value: String) -> [PlaceholderText.Found]? {
+        if isOtherToolsPlaceholder(value) { return [] }
+        var copy = value
+        return copy.withUTF8 { PlaceholderText.onlyPlaceholders(in: $0) }
+    }
+
     /// The usual placeholders of other tools and people (`[REDACTED]`, `***`, `xxxx`,
     /// `[FILTERED]`), and a binary body's bare same-length placeholder (`******`).
-    static func isOtherToolsPlaceholder(_ value: String) -> Bool {
+    private static func isOtherToolsPlaceholder(_ value: String) -> Bool {
         guard let first = value.utf8.first else { return false }
         if first == UInt8(ascii: "*") { return value.utf8.allSatisfy { $0 == UInt8(ascii: "*") } }
         // Every literal starts with one of these and is 3 to 10 bytes; lowercasing allocates.

@@ -55,12 +55,13 @@ enum PlaceholderText {
         guard p.contains(where: isDigit) else { return nil }
         let found = find(in: p)
         guard !found.isEmpty else { return nil }
+        func isPunctuation(_ gap: Range<Int>) -> Bool { !p[gap].contains { RedactionEngine.isAlnum($0) || $0 >= 0x80 } }
         var k = 0
-        for f in found + [Found(range: p.count..<p.count, kind: .secret, number: 0)] {
-            for b in p[k..<f.range.lowerBound] where RedactionEngine.isAlnum(b) || b >= 0x80 { return nil }
+        for f in found {
+            guard isPunctuation(k..<f.range.lowerBound) else { return nil }
             k = f.range.upperBound
         }
-        return found
+        return isPunctuation(k..<p.count) ? found : nil
     }
 
     /// The bytes of `p` outside its placeholders.

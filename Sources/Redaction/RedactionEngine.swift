@@ -220,9 +220,7 @@ public final class RedactionEngine {
         if value.isEmpty { return true }
         if Self.isTemplateText(value) { return true }
         if !config.allowedValues.isEmpty && config.allowedValues.contains(value) { return true }
-        if Placeholder.isOtherToolsPlaceholder(value) { return true }
-        var copy = value
-        guard let found = copy.withUTF8({ PlaceholderText.onlyPlaceholders(in: $0) }) else { return false }
+        guard let found = Placeholder.parts(of: value) else { return false }
         for f in found where f.number > 0 { collector.reserve(f.kind, f.number) }
         return true
     }

@@ -146,9 +146,9 @@ enum SuspectScanner {
     private static func isSuspect(_ value: UnsafeBufferPointer<UInt8>, letters: Int, digits: Int,
                                   _ p: UnsafeBufferPointer<UInt8>, _ start: Int, _ last: Range<Int>?,
                                   _ memo: inout NameMemo) -> Bool {
-        if prefixStart[Int(value[0])] && hasCredentialPrefix(value) { return !isOtherToolsPlaceholder(value) }
+        if prefixStart[Int(value[0])] && hasCredentialPrefix(value) { return !holdsRedactedWord(value) }
         return letters >= 2 && digits >= 2 && (followsSuspect(p, start, last) || secretWordBefore(p, start, memo: &memo))
-            && looksRandom(value) && !isOtherToolsPlaceholder(value)
+            && looksRandom(value) && !holdsRedactedWord(value)
     }
 
     /// Whether `p[i]` starts a `%XX` escape of a byte that is no part of a value run.
@@ -305,7 +305,7 @@ enum SuspectScanner {
     }
 
     /// Another tool's placeholder (`REDACTED-0001`, `sk_live_REDACTED`).
-    private static func isOtherToolsPlaceholder(_ v: UnsafeBufferPointer<UInt8>) -> Bool {
+    private static func holdsRedactedWord(_ v: UnsafeBufferPointer<UInt8>) -> Bool {
         contains(v, Array("REDACTED".utf8)) || contains(v, Array("redacted".utf8))
     }
 

@@ -7,16 +7,14 @@ extension RedactionEngine {
         // `scheme:` of at most 12 bytes, before anything is copied: most values fail at their
         // first bytes.
         guard value.utf8.count > 8, let first = value.utf8.first, first | 0x20 >= 0x61 && first | 0x20 <= 0x7A else { return nil }
-        var schemeLength = 0
+        var colon = 0
         for b in value.utf8 {
             if b == 0x3A { break }
-            guard schemeLength < 12, isAlnum(b) || b == 0x2B || b == 0x2E || b == 0x2D else { return nil }
-            schemeLength += 1
+            guard colon < 12, isAlnum(b) || b == 0x2B || b == 0x2E || b == 0x2D else { return nil }
+            colon += 1
         }
         let b = Array(value.utf8)
-        guard b.count > 8, let colon = b.firstIndex(of: 0x3A), colon >= 2, colon + 3 < b.count,
-              b[colon + 1] == 0x2F, b[colon + 2] == 0x2F,
-              b[..<colon].allSatisfy({ isAlnum($0) || $0 == 0x2B || $0 == 0x2E || $0 == 0x2D }) else { return nil }
+        guard colon >= 2, colon + 3 < b.count, b[colon] == 0x3A, b[colon + 1] == 0x2F, b[colon + 2] == 0x2F else { return nil }
         guard let end = b[(colon + 3)...].firstIndex(where: { $0 == 0x2F || $0 == 0x3F || $0 == 0x23 }), end > colon + 3,
               end + 1 < b.count else { return nil }
         // `https://key@o1.ingest.sentry.io/2`: userinfo is a secret too; the value is one.

@@ -191,8 +191,7 @@ enum SecondOpinion {
     static func mayBeSecret(_ value: String) -> Bool {
         let b = Array(value.utf8)
         // A marker (U+E000 and on) is a value a rule replaced in pass 1.
-        guard b.count >= 8, b.count <= 4096, !b.contains(0xEE), b.withUnsafeBufferPointer({ PlaceholderText.onlyPlaceholders(in: $0) }) == nil,
-              !Placeholder.isOtherToolsPlaceholder(value),
+        guard b.count >= 8, b.count <= 4096, !b.contains(0xEE), Placeholder.parts(of: value) == nil,
               !RedactionEngine.isTemplateText(value), !RedactionEngine.cannotBeSecret(value),
               RedactionEngine.urlAuthorityEnd(value) == nil, !value.hasPrefix("http"), !RedactionEngine.isWordyIdentifier(value)
         else { return false }
