@@ -12,19 +12,19 @@ enum PlaceholderText {
     struct Found: Equatable {
         var range: Range<Int>
         var kind: ValueKind
-        /// The placeholder's number (0 for addresses, which are not numbered in order).
+        /// The placeholder's number (0 where it has none: a number past 12 digits).
         var number: Int
     }
 
     /// The pairs of bytes a placeholder can be found at, one bit each: the `-` and first digit of
-    /// a numbered one, `@e` or `%4` of an address, `+1` or `%2` of a phone, `19`, `20` and `40`
-    /// of an IP or a card, `.c` before a JWT's signature. Text is scanned for them with one load
+    /// a numbered one, `@e` or `%4` of an address, `+1` or `%2` of a phone, `19`, `20`, `24`
+    /// and `40` of an IP or a card, `.c` before a JWT's signature. Text is scanned for them with one load
     /// and one bit test a byte.
     private static let pairBits: [UInt64] = {
         var t = [UInt64](repeating: 0, count: 1 << 10)
         func allow(_ a: UInt8, _ b: UInt8) { let pair = Int(a) << 8 | Int(b); t[pair >> 6] |= 1 << UInt64(pair & 63) }
         for d in UInt8(ascii: "0")...UInt8(ascii: "9") { allow(UInt8(ascii: "-"), d) }
-        for pair in ["@e", "%4", "%2", "+1", ".c", "19", "20", "40"] { allow(pair.utf8.first!, pair.utf8.last!) }
+        for pair in ["@e", "%4", "%2", "+1", ".c", "19", "20", "24", "40"] { allow(pair.utf8.first!, pair.utf8.last!) }
         return t
     }()
 
@@ -150,21 +150,40 @@ enum PlaceholderText {
         return (area - 201) * 100 + line + 1
     }
 
-    /// A documentation address (192.0.2.x, 198.51.100.x, 203.0.113.x, 2001:db8::x) or a
-    /// 400000 test card, at a word's start.
+    /// A documentation address (192.0.2.x, 198.51.100.x, 203.0.113.x, then the reserved
+    /// 240.0.0.0/4, as `PlaceholderFormat.ipv4` numbers them; 2001:db8::x) or a 400000 test
+    /// card, at a word's start. An address's number is the one it was made from, so new ones
+    /// are numbered after it.
     private static func address(at i: Int, _ p: UnsafeBufferPointer<UInt8>) -> Found? {
         if i > 0 && (RedactionEngine.isAlnum(p[i - 1]) || p[i - 1] == 0x2E) { return nil }
-        for prefix: StaticString in ["192.0.2.", "198.51.100.", "203.0.113."] where starts(p, i, prefix) {
-            let s = i + prefix.utf8CodeUnitCount
-            guard let (last, end) = digits(p, from: s), end - s <= 3, last >= 1, last <= 254,
-                  !(end + 1 < p.count && p[end] == 0x2E && isDigit(p[end + 1])) else { return nil }
-            return Found(range: i..<end, kind: .ipv4, number: 0)
+        /// `count` dot-separated octets from `s`, not followed by another octet: (value, end).
+        func octets(from s: Int, _ count: Int) -> (Int, Int)? {
+            var value = 0, j = s
+            for k in 0..<count {
+                if k > 0 {
+                    guard j < p.count, p[j] == 0x2E else { return nil }
+                    j += 1
+                }
+                guard let (octet, end) = digits(p, from: j), end - j <= 3, octet <= 255 else { return nil }
+                value = value << 8 | octet
+                j = end
+            }
+            guard !(j + 1 < p.count && p[j] == 0x2E && isDigit(p[j + 1])) else { return nil }
+            return (value, j)
+        }
+        for (range, prefix) in [StaticString("192.0.2."), "198.51.100.", "203.0.113."].enumerated() where starts(p, i, prefix) {
+            guard let (last, end) = octets(from: i + prefix.utf8CodeUnitCount, 1), last >= 1, last <= 254 else { return nil }
+            return Found(range: i..<end, kind: .ipv4, number: range * 254 + last)
+        }
+        if starts(p, i, "240."), let (m, end) = octets(from: i + 4, 3), m >= 1 {
+            return Found(range: i..<end, kind: .ipv4, number: m + 762)
         }
         if starts(p, i, "2001:db8::") {
             var end = i + 10
             while end < p.count && RedactionEngine.isHex(p[end]) && end - i < 14 { end += 1 }
             guard end > i + 10, end == p.count || !(RedactionEngine.isHex(p[end]) || p[end] == 0x3A) else { return nil }
-            return Found(range: i..<end, kind: .ipv6, number: 0)
+            let number = p[(i + 10)..<end].reduce(0) { $0 << 4 | Int(PercentEncoding.hexValue($1) ?? 0) }
+            return Found(range: i..<end, kind: .ipv6, number: number)
         }
         if starts(p, i, "400000"), i + 16 <= p.count, i + 16 == p.count || !isDigit(p[i + 16]) {
             var number = 0
