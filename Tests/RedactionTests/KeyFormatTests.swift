@@ -171,10 +171,13 @@ final class KeyFormatTests: XCTestCase {
         }
     }
 
+    /// Each format's rule switched off (and the rules that may read its random part another
+    /// way: high entropy, and cards, since an Asana key's digit runs can be Luhn-valid), it
+    /// stays. The rules go in a fixed order, so every run draws the same keys.
     func testEachFormatCanBeSwitchedOffByItsRule() throws {
         var rng = SeededRNG(seed: 19)
-        for rule in Set(KeyFormats.anchored.map(\.rule)) {
-            let rules = CompiledRules(try configuration(rules: #"{"disable": ["\#(rule.name)", "high-entropy"]}"#))
+        for rule in Set(KeyFormats.anchored.map(\.rule)).sorted(by: { $0.name < $1.name }) {
+            let rules = CompiledRules(try configuration(rules: #"{"disable": ["\#(rule.name)", "high-entropy", "card-number"]}"#))
             for format in KeyFormats.anchored where format.rule == rule && Self.standsAlone(format) {
                 let key = Self.key(format, length: format.length.lowerBound, &rng)
                 XCTAssertEqual(scanned("found \(key) end", engine: engine(rules)), "found \(key) end", "\(rule): \(name(format))")
