@@ -14,22 +14,19 @@ extension RedactionEngine {
     /// What a value under `nameClass` becomes, as a match over `range` (the value's bytes); a
     /// version value is kept as it is, so no detector reads it as an IP.
     func namedValueMatch(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ nameClass: NameClass,
-                         secretRule: RedactionRule, decode: Bool, _ location: RedactionLocation,
+                         secretRule: RedactionRule, decode: Bool, _ reading: Reading,
                          _ path: () -> String) -> TextMatch? {
         guard !range.isEmpty else { return nil }
         if nameClass == .version {
             // A version: scanned like any text, but a dotted quad in it is no IP address.
-            let was = versionContext
-            versionContext = true
-            defer { versionContext = was }
-            guard let r = scanBytes(UnsafeBufferPointer(rebasing: p[range]), location, path) else {
+            guard let r = scanBytes(UnsafeBufferPointer(rebasing: p[range]), reading.with(.version), path) else {
                 return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: "", keep: true)
             }
             return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: String(decoding: r, as: UTF8.self))
         }
         var value = string(p, range)
         if decode && value.utf8Contains(0x25) { value = PercentEncoding.decoded(value, plusAsSpace: false) }
-        guard let r = replaceNamedValue(value, nameClass, secretRule: secretRule, location, path, length: range.count)
+        guard let r = replaceNamedValue(value, nameClass, secretRule: secretRule, reading, path, length: range.count)
         else { return nil }
         return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: r)
     }
@@ -38,7 +35,7 @@ extension RedactionEngine {
     /// assignment at the start of a line or after whitespace (`export TOKEN=...`, `password="..."`,
     /// `.ini` lines with spaces around the '='). A value under an ordinary name that is itself
     /// percent-encoded (a URL inside a query parameter) is decoded and redacted too.
-    func equalsAssignment(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
+    func equalsAssignment(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ reading: Reading,
                           _ path: () -> String) -> TextMatch? {
         // `==` is base64 padding (or a comparison), never an assignment: the random letters
         // before it can spell a secret word (`...GGPwHsg==`, a WebSocket key).
@@ -76,7 +73,7 @@ extension RedactionEngine {
             while valueEnd > valueStart && (p[valueEnd - 1] == 0x20 || p[valueEnd - 1] == 0x09 || p[valueEnd - 1] == 0x2C) {
                 valueEnd -= 1
             }
-            return namedValueMatch(p, valueStart..<valueEnd, nameClass, secretRule: rule, decode: false, location, path)
+            return namedValueMatch(p, valueStart..<valueEnd, nameClass, secretRule: rule, decode: false, reading, path)
         }
         let valueStart = j
         var encoded = false
@@ -98,28 +95,28 @@ extension RedactionEngine {
         if nameClass == .ordinary && parameter && nameEnd - start <= 2 && flags.has(.secretParameters) {
             let value = string(p, valueStart..<end)
             if Self.isShortNameToken(value) {
-                return secretMatch(p, valueStart..<end, rule: formatRule(of: value) ?? .secretParameters, location, path)
+                return secretMatch(p, valueStart..<end, rule: formatRule(of: value) ?? .secretParameters, reading, path)
             }
         }
         if nameClass == .ordinary {
             guard encoded, !spaced, end - valueStart >= 6, flags.has(.secretParameters) else { return nil }
-            return encodedValueMatch(p, valueStart..<end, location, path)
+            return encodedValueMatch(p, valueStart..<end, reading, path)
         }
         if !parameter && Self.isCodeExpression(p, valueStart..<end) { return nil }
-        return namedValueMatch(p, valueStart..<end, nameClass, secretRule: rule, decode: parameter || encoded, location, path)
+        return namedValueMatch(p, valueStart..<end, nameClass, secretRule: rule, decode: parameter || encoded, reading, path)
     }
 
     /// A percent-encoded value under an ordinary name (`next=https%3A%2F%2F...%3Ftoken%3D...`):
     /// decoded, redacted as text (a URL in it gets its query redacted), and encoded again.
-    private func encodedValueMatch(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ location: RedactionLocation,
+    private func encodedValueMatch(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ reading: Reading,
                                    _ path: () -> String) -> TextMatch? {
         let decoded = Array(PercentEncoding.decoded(string(p, range), plusAsSpace: false).utf8)
-        guard decoded.count < range.count, !sameLength else { return nil }
+        guard decoded.count < range.count, !reading.keepsLength else { return nil }
         // The words before the value still say what a random run in it is (`token"r=a%40b/:x7Rk...`),
         // as they do once a first run has written the value without escapes.
         suspectLookBack = Array(p[SuspectScanner.lookBack(p, range.lowerBound).start..<range.lowerBound])
         defer { suspectLookBack = [] }
-        guard let inner = decoded.withUnsafeBufferPointer({ redactValueBytes($0, location, path, nestingLevel: 1) }) else { return nil }
+        guard let inner = decoded.withUnsafeBufferPointer({ redactValueBytes($0, reading, path, nestingLevel: 1) }) else { return nil }
         return TextMatch(start: range.lowerBound, end: range.upperBound,
                          replacement: syntax.queryEncoded(String(decoding: inner, as: UTF8.self)))
     }
@@ -146,12 +143,34 @@ extension RedactionEngine {
         return (start, start == lowerBound && lowerBound > 0)
     }
 
+    /// Where a label of words before a name may start (`Passport No`, `Date of birth`, `ID No.`):
+    /// one and two more words of letters, each before one space, nearest first. A label starts a
+    /// line or follows a space or punctuation, as a name does.
+    static func labelStarts(_ p: UnsafeBufferPointer<UInt8>, nameStart: Int, lowerBound: Int) -> [Int] {
+        var starts: [Int] = []
+        var start = nameStart
+        while starts.count < 2, start - 2 >= lowerBound, p[start - 1] == 0x20 {
+            var k = start - 1
+            while k > lowerBound && isLetter(p[k - 1]) && start - k <= 24 { k -= 1 }
+            guard start - 1 - k >= 2, k == 0 || !isNameByte(p[k - 1]) else { break }
+            if k > 0 {
+                let c = p[k - 1]
+                guard c <= 0x20 || c == 0x7B || c == 0x2C || c == 0x28 || c == 0x3B || c == 0x5B || c == 0x2E else { break }
+            }
+            starts.append(k)
+            start = k
+        }
+        return starts
+    }
+
+    @inline(__always) static func isLetter(_ c: UInt8) -> Bool { c | 0x20 >= 0x61 && c | 0x20 <= 0x7A }
+
     /// `name: value` at the ':' (YAML, HTTP header dumps, JavaScript objects, GraphQL arguments,
     /// JSON that does not parse); the name may be quoted. Also Telegram bot tokens
     /// (`123456789:AA...`), which are found at their colon.
-    func colonAssignment(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
+    func colonAssignment(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ reading: Reading,
                          _ path: () -> String) -> TextMatch? {
-        if let m = telegramToken(at: i, p, lowerBound: lowerBound, location, path) { return m }
+        if let m = telegramToken(at: i, p, lowerBound: lowerBound, reading, path) { return m }
         guard flags.has(.secretAssignments), i > lowerBound else { return nil }
         var nameEnd = i
         while nameEnd > lowerBound && (p[nameEnd - 1] == 0x20 || p[nameEnd - 1] == 0x09) && i - nameEnd < 4 { nameEnd -= 1 }
@@ -160,7 +179,7 @@ extension RedactionEngine {
         var bounded = false
         if nameEnd > lowerBound, p[nameEnd - 1] == 0x22 || p[nameEnd - 1] == 0x27 {
             // "name": (JSON-like) or 'name':
-            if lenientJSON { return nil }  // the JSON key pass owns quoted names there
+            if reading.context.contains(.lenientJSON) { return nil }  // the JSON key pass owns quoted names there
             let quote = p[nameEnd - 1]
             quoted = true
             nameEnd -= 1
@@ -168,7 +187,7 @@ extension RedactionEngine {
             while nameStart > lowerBound && p[nameStart - 1] != quote && nameEnd - nameStart <= 64 { nameStart -= 1 }
             if nameStart > lowerBound, p[nameStart - 1] == quote {
                 // In a binary body a value too short for a placeholder became '*'s (`"e_key=*"`).
-                if sameLength && p[nameStart..<nameEnd].contains(0x2A) { return nil }
+                if reading.keepsLength && p[nameStart..<nameEnd].contains(0x2A) { return nil }
             } else {
                 // An earlier match replaced the name's start (`"e@p.ss_token":` in a binary body,
                 // the address now `******`): the rest of it names the value, as it does for the
@@ -185,7 +204,14 @@ extension RedactionEngine {
             let c = p[before]
             guard c <= 0x20 || c == 0x7B || c == 0x2C || c == 0x28 || c == 0x3B || c == 0x5B || c == 0x2D else { return nil }
         }
-        let nameClass = classifyName(p, nameStart..<nameEnd, asParameter: false)
+        var nameClass = classifyName(p, nameStart..<nameEnd, asParameter: false)
+        if nameClass == .ordinary && !quoted && !bounded {
+            // A label of words (`Passport No:`, `Phone number:`): the last says nothing alone.
+            for start in Self.labelStarts(p, nameStart: nameStart, lowerBound: lowerBound) {
+                nameClass = classifyName(p, start..<nameEnd, asParameter: false)
+                if nameClass != .ordinary { break }
+            }
+        }
         guard nameClass != .ordinary else { return nil }
         var j = i + 1
         while j < p.count && (p[j] == 0x20 || p[j] == 0x09) { j += 1 }
@@ -206,7 +232,7 @@ extension RedactionEngine {
                 valueEnd -= 1
             }
             return namedValueMatch(p, valueStart..<valueEnd, nameClass, secretRule: .secretAssignments,
-                                   decode: false, location, path)
+                                   decode: false, reading, path)
         }
         if p[j] == 0x7B || p[j] == 0x5B || p[j] == 0x0A || p[j] == 0x0D { return nil }
         var valueStart = j
@@ -241,7 +267,7 @@ extension RedactionEngine {
             && UnsafeBufferPointer(rebasing: p[valueStart..<end]).elementsEqual(UnsafeBufferPointer(rebasing: p[nameStart..<nameEnd]))) {
             return nil
         }
-        return namedValueMatch(p, valueStart..<end, nameClass, secretRule: .secretAssignments, decode: false, location, path)
+        return namedValueMatch(p, valueStart..<end, nameClass, secretRule: .secretAssignments, decode: false, reading, path)
     }
 
     /// A value under a one- or two-letter parameter name (`?t=`, `&tk=`: a magic link's token)
@@ -313,7 +339,7 @@ extension RedactionEngine {
     }
 
     /// A Telegram bot token, `<8-10 digits>:<35 of [A-Za-z0-9_-]>`, at its colon.
-    private func telegramToken(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
+    private func telegramToken(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ reading: Reading,
                                _ path: () -> String) -> TextMatch? {
         guard flags.has(.keyFormats), i >= 8, i + 36 <= p.count, Self.isDigit(p[i - 1]) else { return nil }
         var start = i
@@ -323,6 +349,6 @@ extension RedactionEngine {
         guard (8...10).contains(i - start), start == 0 || !Self.isAlnum(p[start - 1]) || afterBot else { return nil }
         let end = run(p, from: i + 1) { Self.isAlnum($0) || $0 == 0x5F || $0 == 0x2D }
         guard end - (i + 1) == 35 else { return nil }
-        return secretMatch(p, start..<end, rule: .keyFormats, location, path)
+        return secretMatch(p, start..<end, rule: .keyFormats, reading, path)
     }
 }

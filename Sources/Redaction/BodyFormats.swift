@@ -53,8 +53,8 @@ extension RedactionEngine {
 
     /// A decoded body by its type: forms, multipart, server-sent events, JSON lines, then JSON,
     /// base64 text or plain text.
-    func redactDecodedBody(_ text: String, mimeType: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
-        switch rewriteDecodedBody(text, mimeType: mimeType, location, path, asBytes: false) {
+    func redactDecodedBody(_ text: String, mimeType: String, _ reading: Reading, _ path: () -> String) -> String? {
+        switch rewriteDecodedBody(text, mimeType: mimeType, reading, path, asBytes: false) {
         case .string(let s): return s
         case .bytes(let b): return String(decoding: b, as: UTF8.self)
         case nil: return nil
@@ -71,47 +71,47 @@ extension RedactionEngine {
     /// bytes it was rewritten into: a string made of them here would be read as bytes again in
     /// pass 2 (`FileRedaction` keeps a response body's bytes for it), and building one cost
     /// ~1,800 instructions per value replaced.
-    func rewriteDecodedBody(_ text: String, mimeType: String, _ location: RedactionLocation, _ path: () -> String,
+    func rewriteDecodedBody(_ text: String, mimeType: String, _ reading: Reading, _ path: () -> String,
                             asBytes: Bool) -> BodyText? {
         func result(_ bytes: [UInt8]?) -> BodyText? {
             bytes.map { asBytes ? .bytes($0) : .string(String(decoding: $0, as: UTF8.self)) }
         }
         let type = mimeType.lowercased()
         if BodyKind.isURLEncoded(type) {
-            return redactQuery(text, location, path, plusAsSpace: true).map(BodyText.string)
+            return redactQuery(text, reading, path, plusAsSpace: true).map(BodyText.string)
         }
         if let boundary = BodyKind.boundary(of: mimeType) {
-            return redactMultipart(text, boundary: boundary, location, path).map(BodyText.string)
+            return redactMultipart(text, boundary: boundary, reading, path).map(BodyText.string)
         }
         if type.hasPrefix("text/csv") || type.hasPrefix("application/csv") {
-            return redactCSV(text, separator: 0x2C, location, path).map(BodyText.string)
+            return redactCSV(text, separator: 0x2C, reading, path).map(BodyText.string)
         }
         if type.hasPrefix("text/tab-separated-values") {
-            return redactCSV(text, separator: 0x09, location, path).map(BodyText.string)
+            return redactCSV(text, separator: 0x09, reading, path).map(BodyText.string)
         }
         if type.hasPrefix("text/event-stream") {
             return redactLines(text) { line in
                 // `data: {...}`: the payload is JSON or text; other fields are scanned as text.
-                guard line.count >= 5, line.starts(with: "data:".utf8) else { return scanBytes(line, location, path) }
+                guard line.count >= 5, line.starts(with: "data:".utf8) else { return scanBytes(line, reading, path) }
                 let start = line.count > 5 && line[5] == 0x20 ? 6 : 5
-                return redactValueBytes(UnsafeBufferPointer(rebasing: line[start...]), location, path)
+                return redactValueBytes(UnsafeBufferPointer(rebasing: line[start...]), reading, path)
                     .map { Array(line[..<start]) + $0 }
             }.map(BodyText.string)
         }
         var copy = text
         return copy.withUTF8 { p -> BodyText? in
             if Self.looksLikeJSON(p) {
-                switch rewriteJSON(p, location, path) {
+                switch rewriteJSON(p, reading, path) {
                 case .edited(let edits): return asBytes ? .bytes(Self.applying(edits, to: p)) : .string(Self.applying(edits, to: text))
                 case .unchanged: return nil
                 case .notJSON:
                     // JSON lines (NDJSON), or JSON cut off or broken: line by line keeps each
                     // document's keys and types.
-                    if p.contains(0x0A) { return redactJSONLines(text, location, path).map(BodyText.string) }
-                    return result(redactBrokenJSON(p, location, path))
+                    if p.contains(0x0A) { return redactJSONLines(text, reading, path).map(BodyText.string) }
+                    return result(redactBrokenJSON(p, reading, path))
                 }
             }
-            return result(redactValueBytes(p, location, path))
+            return result(redactValueBytes(p, reading, path))
         }
     }
 
@@ -151,13 +151,13 @@ extension RedactionEngine {
 
     /// Each line on its own: a JSON document is rewritten, anything else scanned (JSON lines,
     /// JSON cut off by --max-body).
-    private func redactJSONLines(_ text: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
+    private func redactJSONLines(_ text: String, _ reading: Reading, _ path: () -> String) -> String? {
         redactLines(text) { line in
-            guard Self.looksLikeJSON(line) else { return scanBytes(line, location, path) }
-            switch rewriteJSON(line, location, path) {
+            guard Self.looksLikeJSON(line) else { return scanBytes(line, reading, path) }
+            switch rewriteJSON(line, reading, path) {
             case .edited(let edits): return Self.applying(edits, to: line)
             case .unchanged: return nil
-            case .notJSON: return redactBrokenJSON(line, location, path)
+            case .notJSON: return redactBrokenJSON(line, reading, path)
             }
         }
     }
@@ -190,17 +190,14 @@ extension RedactionEngine {
     /// A binary body (protobuf, gRPC-web, msgpack, images): its printable runs are scanned, and
     /// every replacement keeps the byte length, so length-prefixed framing stays valid. Returns a
     /// binary wrap for pass 2, or nil when nothing changed.
-    func redactBinary(_ bytes: [UInt8], _ location: RedactionLocation, _ path: () -> String) -> String? {
+    func redactBinary(_ bytes: [UInt8], _ reading: Reading, _ path: () -> String) -> String? {
         binaryBodies += 1
-        let wasSameLength = sameLength
-        sameLength = true
-        defer { sameLength = wasSameLength }
         // Find the printable runs that change first: most binary bodies (tens of MB of media)
         // have none, and then nothing is copied.
         var edits: [(run: Range<Int>, marked: [UInt8])] = []
         bytes.withUnsafeBufferPointer { p in
             for run in Self.printableRuns(p) {
-                if let marked = scanBytes(UnsafeBufferPointer(rebasing: p[run]), location, path) { edits.append((run, marked)) }
+                if let marked = scanBytes(UnsafeBufferPointer(rebasing: p[run]), reading.with(.sameLength), path) { edits.append((run, marked)) }
             }
         }
         guard !edits.isEmpty else { return nil }

@@ -4,7 +4,7 @@
 /// columns (an email, a phone, a birth date, a person's name) describes people: its `name`
 /// column is a person's name and its `zip`/`street` columns are addresses.
 extension RedactionEngine {
-    func redactCSV(_ text: String, separator: UInt8, _ location: RedactionLocation, _ path: () -> String) -> String? {
+    func redactCSV(_ text: String, separator: UInt8, _ reading: Reading, _ path: () -> String) -> String? {
         var copy = text
         return copy.withUTF8 { p -> String? in
             var lines = Self.csvRecords(p)
@@ -35,13 +35,13 @@ extension RedactionEngine {
                     // as text (its quoting kept as it was).
                     var replacement: [UInt8]?
                     if nameClass != .ordinary && nameClass != .version,
-                       let r = replaceNamedValue(value, nameClass, secretRule: .jsonKeys, location, path) {
+                       let r = replaceNamedValue(value, nameClass, secretRule: .jsonKeys, reading, path) {
                         let bytes = Array(r.utf8)
                         let needsQuotes = !cell.quoted && bytes.contains { $0 == separator || $0 == 0x22 || $0 == 0x0A }
                         let escaped = cell.quoted || needsQuotes ? bytes.flatMap { $0 == 0x22 ? [0x22, 0x22] : [$0] } : bytes
                         replacement = needsQuotes ? [0x22] + escaped + [0x22] : escaped
                     } else if !(nameClass == .secret && flags.has(.jsonKeys)) {
-                        replacement = redactValueBytes(raw, location, path)
+                        replacement = redactValueBytes(raw, reading, path)
                     }
                     guard let replacement else { continue }
                     out.append(contentsOf: UnsafeBufferPointer(rebasing: p[copied..<cell.content.lowerBound]))

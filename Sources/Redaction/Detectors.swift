@@ -10,9 +10,9 @@ import HAR
 
 extension RedactionEngine {
     /// `eyJ...` `.` `...` `.` `...` whose first part decodes to a JSON object with "alg".
-    func jwt(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+    func jwt(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String) -> TextMatch? {
         // In a binary body the byte before may be a length prefix that happens to be printable.
-        guard hasPrefix(p, at: i, "eyJ"), i == 0 || sameLength || !Base64URL.isAlphabet(p[i - 1]) else { return nil }
+        guard hasPrefix(p, at: i, "eyJ"), i == 0 || reading.keepsLength || !Base64URL.isAlphabet(p[i - 1]) else { return nil }
         var j = i
         var dots = 0
         while j < p.count {
@@ -22,7 +22,7 @@ extension RedactionEngine {
             break
         }
         guard dots == 2, JWTShape.header(of: string(p, i..<j)) != nil else { return nil }
-        return secretMatch(p, i..<j, rule: .jwt, location, path)
+        return secretMatch(p, i..<j, rule: .jwt, reading, path)
     }
 
     /// Where the credential after an authorization scheme word (`scheme`, lowercase) at `i`
@@ -37,7 +37,7 @@ extension RedactionEngine {
 
     /// "Basic <base64 of user:password>" anywhere in text (a logged header, a config, a curl
     /// line): the credential is replaced, the word kept, and the password is chased elsewhere.
-    func basicCredential(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+    func basicCredential(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String) -> TextMatch? {
         guard let start = schemeCredentialStart("basic", at: i, p) else { return nil }
         var j = start
         while j < p.count && (Self.isAlnum(p[j]) || p[j] == 0x2B || p[j] == 0x2F || p[j] == 0x2D || p[j] == 0x5F) { j += 1 }
@@ -46,15 +46,15 @@ extension RedactionEngine {
               let pair = String(validating: decoded, as: UTF8.self), let colon = pair.firstIndex(of: ":"),
               pair.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else { return nil }
         let password = String(pair[pair.index(after: colon)...])
-        guard let m = secretMatch(p, start..<j, rule: .bearerToken, location, path) else { return nil }
+        guard let m = secretMatch(p, start..<j, rule: .bearerToken, reading, path) else { return nil }
         if !password.isEmpty { collector.chase(.secret, password) }
         return m
     }
 
     /// "Bearer <token>": the token is replaced, the word kept.
-    func bearer(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+    func bearer(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String) -> TextMatch? {
         if p[i] | 0x20 == UInt8(ascii: "b") && i + 1 < p.count && p[i + 1] | 0x20 == UInt8(ascii: "a") {
-            return basicCredential(at: i, p, location, path)
+            return basicCredential(at: i, p, reading, path)
         }
         guard let start = schemeCredentialStart("bearer", at: i, p) else { return nil }
         var j = start
@@ -73,13 +73,13 @@ extension RedactionEngine {
                 return nil
             }
         }
-        return secretMatch(p, start..<j, rule: .bearerToken, location, path)
+        return secretMatch(p, start..<j, rule: .bearerToken, reading, path)
     }
 
     /// A PEM block whose label contains "PRIVATE KEY", BEGIN and END lines included (through the
     /// end of the text when the block is cut off), replaced by one plain placeholder: a PEM
     /// shape left behind would still trip every secret scanner.
-    func privateKeyBlock(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+    func privateKeyBlock(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String) -> TextMatch? {
         guard hasPrefix(p, at: i, "-----BEGIN ") else { return nil }
         let labelStart = i + 11
         var j = labelStart
@@ -101,7 +101,7 @@ extension RedactionEngine {
             }
             k += 1
         }
-        return secretMatch(p, i..<end, rule: .privateKey, location, path)
+        return secretMatch(p, i..<end, rule: .privateKey, reading, path)
     }
 
     /// User names that identify a protocol, not a person: `ssh://git@github.com/org/app.git`.
@@ -110,7 +110,7 @@ extension RedactionEngine {
     /// `scheme://user:pass@host`: the password is dropped (a `user:placeholder@` pair still reads
     /// as basic-auth credentials to every scanner) and the user becomes a placeholder; the host is
     /// scanned on.
-    func userinfo(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+    func userinfo(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String) -> TextMatch? {
         guard hasPrefix(p, at: i, "://"), i > 0, Self.isAlnum(p[i - 1]) else { return nil }
         let start = i + 3
         var j = start
@@ -129,12 +129,12 @@ extension RedactionEngine {
         let hasPassword = !(password?.isEmpty ?? true)
         var replacement = user
         if !user.isEmpty && !(Self.serviceUserNames.contains(user.lowercased()) && !hasPassword),
-           let r = replaceSecret(PercentEncoding.decoded(user, plusAsSpace: false), .urlUserinfo, location, path,
+           let r = replaceSecret(PercentEncoding.decoded(user, plusAsSpace: false), .urlUserinfo, reading, path,
                                  length: at - start) {
             replacement = r
         }
         if let password, hasPassword, !isUntouchable(password) {
-            note(.urlUserinfo, location, password, path)
+            note(.urlUserinfo, reading, password, path)
             // Dropped here, but chased everywhere else it appears.
             collector.chase(.secret, PercentEncoding.decoded(password, plusAsSpace: false))
         }
@@ -142,12 +142,12 @@ extension RedactionEngine {
             // Nothing to replace; the bytes up to '@' are still no email local part.
             return TextMatch(start: start, end: at, replacement: "", resume: at, keep: true)
         }
-        if sameLength && replacement == user { replacement = String(repeating: "*", count: at - start) }
+        if reading.keepsLength && replacement == user { replacement = String(repeating: "*", count: at - start) }
         return TextMatch(start: start, end: at, replacement: replacement, resume: at)
     }
 
     /// local@domain.tld, found at the '@' (or at a percent-encoded `%40`).
-    func email(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+    func email(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ reading: Reading, _ path: () -> String) -> TextMatch? {
         let encoded = p[i] == 0x25
         if encoded { guard hasPrefix(p, at: i, "%40") else { return nil } }
         func isLocal(_ c: UInt8) -> Bool {
@@ -203,8 +203,8 @@ extension RedactionEngine {
             guard value.utf8.count <= 254 else { return nil }
             assert(Self.isWholeEmail(value), "the scan and isWholeEmail disagree on \(value)")
         }
-        guard let marker = replaceEmail(value, location, path, length: j - start) else { return nil }
-        let replacement = encoded && !sameLength ? percentAtMarker(marker) : marker
+        guard let marker = replaceEmail(value, reading, path, length: j - start) else { return nil }
+        let replacement = encoded && !reading.keepsLength ? percentAtMarker(marker) : marker
         return TextMatch(start: start, end: j, replacement: replacement)
     }
 
@@ -218,7 +218,7 @@ extension RedactionEngine {
     }
 
     /// A hostname ending in an internal suffix, found at the suffix's dot.
-    func internalHost(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+    func internalHost(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ reading: Reading, _ path: () -> String) -> TextMatch? {
         guard i > lowerBound, Self.isHostByte(p[i - 1]) else { return nil }
         if hasPrefix(p, at: i, ".example.invalid") {
             // One of harrec's host placeholders (`internal-3.example.invalid`): kept, its number reserved.
@@ -259,11 +259,11 @@ extension RedactionEngine {
         }
         while start < i && p[start] == 0x2E { start += 1 }
         guard start < i else { return nil }
-        return valueMatch(p, start..<end, .host, rule: .internalHost, location, path)
+        return valueMatch(p, start..<end, .host, rule: .internalHost, reading, path)
     }
 
     /// A dotted-quad IPv4 literal in 10/8, 172.16/12, 192.168/16 or 169.254/16 (all start with '1').
-    func ipv4(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+    func ipv4(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String) -> TextMatch? {
         if i > 0, Self.isAlnum(p[i - 1]) || p[i - 1] == 0x2E { return nil }
         // `d.`, `dd.` or `ddd.` and a digit: the shape of an address's start, before anything else.
         var k = i + 1
@@ -273,11 +273,11 @@ extension RedactionEngine {
         if p[i] != 0x31 && !(flags.has(.clientIP) && Self.followsAddressWord(p, i)) { return nil }
         guard let (octets, end) = Self.parseIPv4(p, at: i) else { return nil }
         if Self.isPrivateIPv4(octets) {
-            return flags.has(.privateIP) ? valueMatch(p, i..<end, .ipv4, rule: .privateIP, location, path) : nil
+            return flags.has(.privateIP) ? valueMatch(p, i..<end, .ipv4, rule: .privateIP, reading, path) : nil
         }
         // A public address is a client's where the words before it say so (`joined from 81.2.69.160`).
         guard flags.has(.clientIP), Self.followsAddressWord(p, i) else { return nil }
-        return valueMatch(p, i..<end, .ipv4, rule: .clientIP, location, path)
+        return valueMatch(p, i..<end, .ipv4, rule: .clientIP, reading, path)
     }
 
     /// Words after which an address in text is a client's.
@@ -331,7 +331,7 @@ extension RedactionEngine {
     }
 
     /// An IPv6 literal in fc00::/7 or fe80::/10 (with an optional %zone).
-    func ipv6(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+    func ipv6(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String) -> TextMatch? {
         if i > 0, Self.isAlnum(p[i - 1]) || p[i - 1] == 0x3A { return nil }
         guard i + 2 < p.count, "cdeCDE".utf8.contains(p[i + 1]) else { return nil }
         var j = i
@@ -349,7 +349,7 @@ extension RedactionEngine {
             let zoneEnd = run(p, from: end + 1) { Self.isAlnum($0) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D }
             if zoneEnd > end + 1 { end = zoneEnd }
         }
-        return valueMatch(p, i..<end, .ipv6, rule: .privateIP, location, path)
+        return valueMatch(p, i..<end, .ipv6, rule: .privateIP, reading, path)
     }
 
     /// The first 16-bit group of a syntactically valid IPv6 address (RFC 4291 text form, without

@@ -120,17 +120,17 @@ extension RedactionEngine {
 
     /// A request or response body: base64 bodies of text are decoded, redacted and wrapped to be
     /// encoded again; binary ones are scanned for printable runs, lengths kept.
-    private func redactBody(_ text: String, base64: Bool, mimeType: String, _ location: RedactionLocation,
+    private func redactBody(_ text: String, base64: Bool, mimeType: String, _ reading: Reading,
                             _ path: () -> String) -> String? {
         guard !text.isEmpty else { return nil }
-        guard base64 else { return redactDecodedBody(text, mimeType: mimeType, location, path) }
+        guard base64 else { return redactDecodedBody(text, mimeType: mimeType, reading, path) }
         guard let bytes = Base64.decode(text), !bytes.isEmpty else { return nil }
         let textual = BodyKind.isTextual(mimeType: mimeType) || bytes.withUnsafeBufferPointer(Self.looksLikeJSON)
         if textual, let decoded = String(validating: bytes, as: UTF8.self) {
-            return redactDecodedBody(decoded, mimeType: mimeType, location, path)
+            return redactDecodedBody(decoded, mimeType: mimeType, reading, path)
                 .map { String(decoding: syntax.base64(Array($0.utf8), urlSafe: false, padded: true), as: UTF8.self) }
         }
-        return redactBinary(bytes, location, path)
+        return redactBinary(bytes, reading, path)
     }
 
     // MARK: - Headers and cookies
@@ -175,9 +175,7 @@ extension RedactionEngine {
         case .ordinary:
             return redactTextOrJSON(value, .header, path)
         case .version:
-            versionContext = true
-            defer { versionContext = false }
-            return redactTextOrJSON(value, .header, path)
+            return redactTextOrJSON(value, Reading.header.with(.version), path)
         default:
             if let r = replaceNamedValue(value, nameClass, secretRule: .secretHeaders, .header, path) { return r }
             if nameClass == .secret && flags.has(.secretHeaders) { return nil }
@@ -337,14 +335,14 @@ extension RedactionEngine {
         return out
     }
 
-    private func redactJSONStrings(_ value: JSONValue, _ location: RedactionLocation, _ path: String) -> JSONValue {
+    private func redactJSONStrings(_ value: JSONValue, _ reading: Reading, _ path: String) -> JSONValue {
         switch value {
         case .string(let s):
-            return redactTextOrJSON(s, location, { path }).map(JSONValue.string) ?? value
+            return redactTextOrJSON(s, reading, { path }).map(JSONValue.string) ?? value
         case .array(let items):
-            return .array(items.enumerated().map { redactJSONStrings($0.element, location, "\(path)[\($0.offset)]") })
+            return .array(items.enumerated().map { redactJSONStrings($0.element, reading, "\(path)[\($0.offset)]") })
         case .object(let fields):
-            return .object(fields.map { (key: $0.key, value: redactJSONStrings($0.value, location, path + "." + $0.key)) })
+            return .object(fields.map { (key: $0.key, value: redactJSONStrings($0.value, reading, path + "." + $0.key)) })
         default:
             return value
         }

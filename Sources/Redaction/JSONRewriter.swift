@@ -22,10 +22,10 @@ let maximumNestedJSONLevels = 4
 
 extension RedactionEngine {
     /// Rewrites the JSON document in `p`, or reports that it is not JSON.
-    func rewriteJSON(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String,
+    func rewriteJSON(_ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String,
                      nestingLevel: Int = 0, context: NameClass = .ordinary) -> JSONRewrite {
         let before = mark
-        var rewriter = JSONRewriter(p: p, engine: self, location: location, nestingLevel: nestingLevel)
+        var rewriter = JSONRewriter(p: p, engine: self, reading: reading, nestingLevel: nestingLevel)
         let ok = withoutActuallyEscaping(path) { escapable -> Bool in
             rewriter.basePath = escapable
             defer { rewriter.basePath = nil }
@@ -52,33 +52,33 @@ extension RedactionEngine {
 
     /// Redacts a body, message or value that may be JSON: JSON when it parses, the decoded text
     /// when the whole value is base64 of text, else plain text.
-    func redactTextOrJSON(_ text: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
+    func redactTextOrJSON(_ text: String, _ reading: Reading, _ path: () -> String) -> String? {
         var copy = text
-        return copy.withUTF8 { p in redactValueBytes(p, location, path).map { String(decoding: $0, as: UTF8.self) } }
+        return copy.withUTF8 { p in redactValueBytes(p, reading, path).map { String(decoding: $0, as: UTF8.self) } }
     }
 
     /// `shape`: what the caller's pass over the bytes already learned (a JSON string's token).
-    func redactValueBytes(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String,
+    func redactValueBytes(_ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String,
                           nestingLevel: Int = 0, shape: ByteShape = .unknown) -> [UInt8]? {
         // Lowercase letters and spaces only (no JSON, no base64): no detector matches there
         // without a trigger word. (A user's patterns may match anything.)
         if !shape.hasOther && !rules.hasPatterns && !rules.lowercaseProse.mayHoldTrigger(p) { return nil }
         if Self.looksLikeJSON(p) && nestingLevel <= maximumNestedJSONLevels {
-            switch rewriteJSON(p, location, path, nestingLevel: nestingLevel) {
+            switch rewriteJSON(p, reading, path, nestingLevel: nestingLevel) {
             case .edited(let edits): return Self.applying(edits, to: p)
             case .unchanged: return nil
-            case .notJSON: return redactBrokenJSON(p, location, path)
+            case .notJSON: return redactBrokenJSON(p, reading, path)
             }
         }
         // Base64 of text has both cases (`Base64View.decode`).
         if nestingLevel <= maximumNestedJSONLevels, shape.hasUpper, let view = Base64View.decode(p) {
             let before = mark
-            if let inner = view.text.withUnsafeBufferPointer({ redactValueBytes($0, location, path, nestingLevel: nestingLevel + 1) }) {
+            if let inner = view.text.withUnsafeBufferPointer({ redactValueBytes($0, reading, path, nestingLevel: nestingLevel + 1) }) {
                 return syntax.base64(inner, urlSafe: view.urlSafe, padded: view.padded)
             }
             rollBack(to: before)
         }
-        return scanBytes(p, location, path, shape: shape)
+        return scanBytes(p, reading, path, shape: shape)
     }
 }
 
@@ -86,7 +86,7 @@ struct JSONRewriter {
     let p: UnsafeBufferPointer<UInt8>
     // The engine outlives every rewriter it creates; unowned(unsafe) skips a retain per use.
     unowned(unsafe) let engine: RedactionEngine
-    let location: RedactionLocation
+    let reading: Reading
     let nestingLevel: Int
     var basePath: (() -> String)?
     var i = 0
@@ -102,10 +102,10 @@ struct JSONRewriter {
         case index(Int)
     }
 
-    init(p: UnsafeBufferPointer<UInt8>, engine: RedactionEngine, location: RedactionLocation, nestingLevel: Int) {
+    init(p: UnsafeBufferPointer<UInt8>, engine: RedactionEngine, reading: Reading, nestingLevel: Int) {
         self.p = p
         self.engine = engine
-        self.location = location
+        self.reading = reading
         self.nestingLevel = nestingLevel
     }
 
@@ -219,9 +219,9 @@ struct JSONRewriter {
             }
             if tracking { pathStack.append(.key(withContent(key) { String(decoding: $0, as: UTF8.self) })) }
             if keyEnd - keyStart >= Self.scannedKeyLength + 2 {
-                let location = self.location
+                let reading = self.reading
                 let path = { "" }
-                if let r = withContent(key, { engine.scanBytes($0, location, path) }) {
+                if let r = withContent(key, { engine.scanBytes($0, reading, path) }) {
                     replace(keyStart..<keyEnd, quoting: r)
                 }
             }
@@ -283,7 +283,7 @@ struct JSONRewriter {
         case .coordinate, .birthDate, .cardExpiry:
             // Shaped as a string would be (`replacePersonal`): written back as the number it reads as.
             let literal = String(decoding: UnsafeBufferPointer(rebasing: p[start..<i]), as: UTF8.self)
-            if let r = engine.replacePersonal(literal, context, location, { engine.collectFindings ? currentPath() : "" }, length: nil) {
+            if let r = engine.replacePersonal(literal, context, reading, { engine.collectFindings ? currentPath() : "" }, length: nil) {
                 let digits = r.utf8.drop { $0 == 0x30 && r.utf8.count > 1 }
                 edits.bytes.append(contentsOf: digits.isEmpty || digits.first == 0x2E ? Array("0".utf8) + digits : Array(digits))
                 edits.close(start..<i)
@@ -293,7 +293,7 @@ struct JSONRewriter {
         }
         if let rule, !(i - start == 1 && p[start] == 0x30) {
             let literal = String(decoding: UnsafeBufferPointer(rebasing: p[start..<i]), as: UTF8.self)
-            engine.note(rule, location, literal) { engine.collectFindings ? currentPath() : "" }
+            engine.note(rule, reading, literal) { engine.collectFindings ? currentPath() : "" }
             replace(start..<i, with: 0x30)
         }
         return true
@@ -315,32 +315,30 @@ struct JSONRewriter {
             // cost a call to it per string value, 1.2% of a large redaction's cycles).
             pathFunction = { "" }
         }
-        let engine = self.engine, location = self.location, nestingLevel = self.nestingLevel
+        let engine = self.engine, reading = self.reading, nestingLevel = self.nestingLevel
         let replacement = withContent(token) { q -> [UInt8]? in
             if q.isEmpty { return nil }
             switch context {
             case .ordinary:
                 break
             case .version:
-                engine.versionContext = true
-                defer { engine.versionContext = false }
-                return engine.redactValueBytes(q, location, pathFunction, nestingLevel: nestingLevel + 1, shape: shape)
+                return engine.redactValueBytes(q, reading.with(.version), pathFunction, nestingLevel: nestingLevel + 1, shape: shape)
             default:
                 if context == .secret, nestingLevel < maximumNestedJSONLevels, RedactionEngine.looksLikeJSON(q) {
                     // JSON in a secret's string stays JSON: every value in it is the secret's.
-                    switch engine.rewriteJSON(q, location, pathFunction, nestingLevel: nestingLevel + 1, context: .secret) {
+                    switch engine.rewriteJSON(q, reading, pathFunction, nestingLevel: nestingLevel + 1, context: .secret) {
                     case .edited(let edits): return RedactionEngine.applying(edits, to: q)
                     case .unchanged: return nil
                     case .notJSON: break
                     }
                 }
                 let value = String(decoding: q, as: UTF8.self)
-                if let r = engine.replaceNamedValue(value, context, secretRule: .jsonKeys, location, pathFunction) {
+                if let r = engine.replaceNamedValue(value, context, secretRule: .jsonKeys, reading, pathFunction) {
                     return Array(r.utf8)
                 }
                 if context == .secret && engine.flags.has(.jsonKeys) { return nil }  // placeholders, allowed values
             }
-            return engine.redactValueBytes(q, location, pathFunction, nestingLevel: nestingLevel + 1, shape: shape)
+            return engine.redactValueBytes(q, reading, pathFunction, nestingLevel: nestingLevel + 1, shape: shape)
         }
         if let replacement {
             replace(start..<end, quoting: replacement)

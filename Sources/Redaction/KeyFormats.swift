@@ -9,7 +9,7 @@ struct KeyFormat {
         case alnum, alnumDashUnderscore, alnumUnderscore, upperAlnum, hex, lowerHex, letters, base64, bech32Upper
         case alnumDashUnderscoreDot, uuid, lowerAlnum, alnumDash, alnumDashUnderscoreEq, base64Pad, digits
         case alnumUnderscoreDot, upperAlnumDash, alnumDashUnderscoreDotEq, base64UrlPad, base64UrlPadDot, alnumDot
-        case base64UrlPadAt, digitsSlash
+        case base64UrlPadAt, digitsSlash, alnumPercent
 
         @inline(__always) func contains(_ b: UInt8) -> Bool {
             let alnum = RedactionEngine.isAlnum(b)
@@ -37,6 +37,7 @@ struct KeyFormat {
             case .alnumDot: return alnum || b == 0x2E
             case .base64UrlPadAt: return alnum || b == 0x2D || b == 0x5F || b == 0x3D || b == 0x2B || b == 0x2F || b == 0x40
             case .digitsSlash: return RedactionEngine.isDigit(b) || b == 0x2F
+            case .alnumPercent: return alnum || b == 0x25
             }
         }
     }
@@ -59,6 +60,9 @@ struct KeyFormat {
         /// A digit or a capital: a key of random alphanumerics always has one, and requiring it
         /// keeps a lowercase prefix (`cio`) out of the triggers of lowercase prose.
         case notAllLowercase
+        /// No base64 byte (`+`, `/`, `=`) right before or after: a format whose prefix a base64
+        /// blob also holds (Twitter's 22 `A`s, which 16 zero bytes encode to) is no part of one.
+        case outsideBase64
     }
 
     var mix = Mix.any
@@ -191,6 +195,10 @@ enum KeyFormats {
         }
         // The match must end its token: no letter or digit right after.
         if trailingBoundary, end < p.count, RedactionEngine.isAlnum(p[end]) { return nil }
+        if format.mix == .outsideBase64 {
+            func isBase64Symbol(_ b: UInt8) -> Bool { b == 0x2B || b == 0x2F || b == 0x3D }
+            if (end < p.count && isBase64Symbol(p[end])) || (i > 0 && isBase64Symbol(p[i - 1])) { return nil }
+        }
         return end
     }
 
@@ -243,12 +251,12 @@ enum KeyFormats {
 
 extension RedactionEngine {
     /// A catalogued key format, a webhook URL or an Azure credential starting at `i`.
-    func keyFormat(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
+    func keyFormat(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ reading: Reading,
                    _ path: () -> String) -> TextMatch? {
-        if p[i] == UInt8(ascii: "Q") { return i - 4 >= lowerBound ? azureClientSecret(at: i, p, location, path) : nil }
+        if p[i] == UInt8(ascii: "Q") { return i - 4 >= lowerBound ? azureClientSecret(at: i, p, reading, path) : nil }
         // In a binary body the bytes around a string field are its length and the next tag, which
         // may be printable: no boundary is required there.
-        if i > 0 && !sameLength {
+        if i > 0 && !reading.keepsLength {
             let c = p[i - 1]
             if Self.isAlnum(c) || c == 0x5F { return nil }
         }
@@ -258,39 +266,39 @@ extension RedactionEngine {
         guard rules.keyFormatTriples[k >> 6] & (1 << UInt64(k & 63)) != 0 else { return nil }
         if let formats = KeyFormats.byStart[UInt16(p[i]) << 8 | UInt16(p[i + 1])] {
             for format in formats where flags.has(format.rule) {
-                if let end = KeyFormats.matchEnd(format, p, at: i, trailingBoundary: !sameLength) {
-                    return secretMatch(p, i..<end, rule: format.rule, location, path)
+                if let end = KeyFormats.matchEnd(format, p, at: i, trailingBoundary: !reading.keepsLength) {
+                    return secretMatch(p, i..<end, rule: format.rule, reading, path)
                 }
             }
         }
         if p[i] == UInt8(ascii: "h") || p[i] == UInt8(ascii: "d"), flags.has(.slackWebhook),
            let (range, rule) = KeyFormats.webhook(p, at: i) {
-            return secretMatch(p, range, rule: rule, location, path)
+            return secretMatch(p, range, rule: rule, reading, path)
         }
         if p[i] == UInt8(ascii: "A") || p[i] == UInt8(ascii: "S"), flags.has(.azureKey) {
             for name in KeyFormats.azureKeyNames where hasPrefix(p, at: i, name) {
                 let start = i + name.utf8.count
                 let end = run(p, from: start) { KeyFormat.Alphabet.base64.contains($0) || $0 == 0x3D }
-                if end - start >= 20 { return secretMatch(p, start..<end, rule: .azureKey, location, path) }
+                if end - start >= 20 { return secretMatch(p, start..<end, rule: .azureKey, reading, path) }
             }
         }
         return nil
     }
 
     /// A format found at its marker (`.atlasv1.`, `NRAL`, `:APA91b`), inside a token too.
-    func markedKeyFormat(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
+    func markedKeyFormat(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ reading: Reading,
                          _ path: () -> String) -> TextMatch? {
         guard i + 1 < p.count, let formats = KeyFormats.byMarker(p[i], p[i + 1]) else { return nil }
         for format in formats where flags.has(format.rule) {
             if let range = KeyFormats.markedMatch(format, p, at: i, lowerBound: lowerBound) {
-                return secretMatch(p, range, rule: format.rule, location, path)
+                return secretMatch(p, range, rule: format.rule, reading, path)
             }
         }
         return nil
     }
 
     /// An Azure AD client secret, `[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}`, found at its "Q~".
-    private func azureClientSecret(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation,
+    private func azureClientSecret(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ reading: Reading,
                                    _ path: () -> String) -> TextMatch? {
         guard flags.has(.azureKey), i >= 4, i + 2 < p.count, p[i + 1] == 0x7E, Self.isDigit(p[i - 1]) else { return nil }
         func isChar(_ b: UInt8) -> Bool { Self.isAlnum(b) || b == 0x5F || b == 0x7E || b == 0x2E }
@@ -301,6 +309,6 @@ extension RedactionEngine {
         // gitleaks says 31-34 after "Q~"; Azure's secrets are 40 characters in all. A little slack
         // either way errs on the side of replacing.
         guard (30...40).contains(end - (i + 2)) else { return nil }
-        return secretMatch(p, start..<end, rule: .azureKey, location, path)
+        return secretMatch(p, start..<end, rule: .azureKey, reading, path)
     }
 }

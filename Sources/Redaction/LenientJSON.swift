@@ -20,12 +20,9 @@ extension RedactionEngine {
     /// trailing comma. `"key": value` pairs under secret keys still get placeholders (a string
     /// stays a string, a number becomes 0, even when the text ends inside the value), then the
     /// whole text is scanned as plain text.
-    func redactBrokenJSON(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> [UInt8]? {
-        let keyed = lenientJSONKeys(p, location, path)
-        let wasLenient = lenientJSON
-        lenientJSON = true
-        defer { lenientJSON = wasLenient }
-        return scanBytes(p, location, path, preMatches: keyed)
+    func redactBrokenJSON(_ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String) -> [UInt8]? {
+        let keyed = lenientJSONKeys(p, reading, path)
+        return scanBytes(p, reading.with(.lenientJSON), path, preMatches: keyed)
     }
 
     /// Whether `raw` holds an odd run of backslashes right before `redacted-<digit>`.
@@ -45,7 +42,7 @@ extension RedactionEngine {
 
     /// `"key": value` pairs under secret keys in text that is not quite JSON: a string stays a
     /// string, a number becomes 0, even when the text ends inside the value.
-    func lenientJSONKeys(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> [PreMatch] {
+    func lenientJSONKeys(_ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String) -> [PreMatch] {
         guard flags.has(.jsonKeys) else { return [] }
         let n = p.count
         var found: [PreMatch] = []
@@ -69,7 +66,7 @@ extension RedactionEngine {
         }
         func replaceString(_ value: (content: Range<Int>, next: Int, escaped: Bool), _ nameClass: NameClass) {
             let text = String(decoding: decoded(value.content, escaped: value.escaped), as: UTF8.self)
-            if let r = replaceNamedValue(text, nameClass, secretRule: .jsonKeys, location, path) {
+            if let r = replaceNamedValue(text, nameClass, secretRule: .jsonKeys, reading, path) {
                 let quoted = JSONRewriter.quoted(Array(r.utf8), syntax: syntax).dropFirst().dropLast()
                 found.append(PreMatch(match: TextMatch(start: value.content.lowerBound, end: value.content.upperBound,
                                                        replacement: String(decoding: quoted, as: UTF8.self)), source: .structure))
@@ -98,7 +95,7 @@ extension RedactionEngine {
             // as they do for the text scan of a later run, when nothing in the string changes.
             suspectLookBack = Array(p[SuspectScanner.lookBack(p, value.content.lowerBound).start..<value.content.lowerBound])
             defer { suspectLookBack = [] }
-            guard let redacted = content.withUnsafeBufferPointer({ redactValueBytes($0, location, path, nestingLevel: 1) })
+            guard let redacted = content.withUnsafeBufferPointer({ redactValueBytes($0, reading, path, nestingLevel: 1) })
             else { return }
             let quoted = JSONRewriter.quoted(redacted, syntax: syntax).dropFirst().dropLast()
             found.append(PreMatch(match: TextMatch(start: value.content.lowerBound, end: value.content.upperBound,
@@ -133,7 +130,7 @@ extension RedactionEngine {
         func replaceNumber(_ j: Int, _ end: Int, _ nameClass: NameClass) {
             guard !(end - j == 1 && p[j] == 0x30),
                   nameClass == .secret || nameClass == .phone || nameClass == .cardNumber || nameClass == .cardCode else { return }
-            note(nameClass == .secret ? .jsonKeys : .cardNumber, location,
+            note(nameClass == .secret ? .jsonKeys : .cardNumber, reading,
                  String(decoding: UnsafeBufferPointer(rebasing: p[j..<end]), as: UTF8.self), path)
             found.append(PreMatch(match: TextMatch(start: j, end: end, replacement: "0"), source: .structure))
         }

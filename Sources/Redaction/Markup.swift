@@ -6,7 +6,7 @@ extension RedactionEngine {
     /// `<password>value</password>` (the element's local name decides; CDATA too), and HTML
     /// `<input>`/`<meta>` whose `name`, `id` or `property` is a secret: their `value`/`content`.
     /// The start tag's own attributes are scanned like any text.
-    func markup(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+    func markup(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String) -> TextMatch? {
         var j = i + 1
         while j < p.count && (Self.isNameByte(p[j]) || p[j] == 0x3A) && j - i <= 64 { j += 1 }
         let tagName = i + 1..<j
@@ -33,17 +33,38 @@ extension RedactionEngine {
         let tagEnd = k + 1
         let lowerName = string(p, tagName).lowercased()
         if ["input", "meta", "param", "option", "button"].contains(lowerName) {
-            return htmlNamedValue(p, i..<tagEnd, attributes: j..<k, location, path)
+            return htmlNamedValue(p, i..<tagEnd, attributes: j..<k, reading, path)
         }
-        guard p[k - 1] != 0x2F else { return nil }  // <empty/>
         var localStart = tagName.lowerBound
         for c in tagName where p[c] == 0x3A { localStart = c + 1 }
-        let nameClass = classifyName(p, localStart..<tagName.upperBound, asParameter: false)
+        let nameClass = markupNameClass(p, localStart..<tagName.upperBound, reading)
+        // An element about an address, a person or a place: its attributes and children are its
+        // members (`<Address zip="97229">`, `<Address><Zip>97229</Zip>`), as a JSON object's are.
+        // Up to `scopeDepth` levels (a customer's address): deeper, by its own name only.
+        var scope = PersonalNames.scope(of: nameClass)
+        if scope == .secret || reading.scopeDepth >= Self.scopeDepth { scope = .ordinary }
+        let attributes = tagName.upperBound..<k
+        // Without the tag's '>': a value there must not run into it (`"phone":415555>` would take
+        // the '>' along, and the next run, finding no tag, would read on past it).
+        let scannedAttributes = self.scannedAttributes(p, attributes, scope: scope, reading, path).map { $0 + [0x3E] }
+        func tag(_ end: Int, content: [UInt8]?) -> TextMatch {
+            guard scannedAttributes != nil || content != nil else { return TextMatch(start: i, end: end, replacement: "", keep: true) }
+            var replacement = string(p, i..<tagName.upperBound)
+            replacement += scannedAttributes.map { String(decoding: $0, as: UTF8.self) } ?? string(p, attributes.lowerBound..<tagEnd)
+            replacement += content.map { String(decoding: $0, as: UTF8.self) } ?? string(p, tagEnd..<end)
+            return TextMatch(start: i, end: end, replacement: replacement)
+        }
+        if p[k - 1] == 0x2F {  // <empty/>
+            return scope == .ordinary ? nil : tag(tagEnd, content: nil)
+        }
+        let first = firstNonSpace(p, from: tagEnd)
+        if scope != .ordinary, first < p.count, p[first] == 0x3C, !hasPrefix(p, at: first, "<![CDATA["),
+           let close = closingTag(p, tagName, from: tagEnd) {
+            return tag(close, content: scanBytes(UnsafeBufferPointer(rebasing: p[tagEnd..<close]), reading.scoped(scope), path))
+        }
         guard nameClass != .ordinary else { return nil }
         // The content, up to the next tag; CDATA is unwrapped.
-        var contentStart = tagEnd
-        while contentStart < p.count && (p[contentStart] == 0x20 || p[contentStart] == 0x0A || p[contentStart] == 0x0D
-            || p[contentStart] == 0x09) { contentStart += 1 }
+        var contentStart = first
         var contentEnd: Int
         if hasPrefix(p, at: contentStart, "<![CDATA[") {
             contentStart += 9
@@ -62,38 +83,81 @@ extension RedactionEngine {
         }
         guard contentEnd > contentStart,
               let value = namedValueMatch(p, contentStart..<contentEnd, nameClass, secretRule: .secretAssignments,
-                                          decode: false, location, path) else { return nil }
+                                          decode: false, reading, path) else { return nil }
         // The start tag's attributes are scanned like any text (not its name: that would find this
         // element again); then the content's placeholder, or the content as it is (a version).
-        // Without the tag's '>': a value there must not run into it (`"phone":415555>` would take
-        // the '>' along, and the next run, finding no tag, would read on past it).
-        let attributes = UnsafeBufferPointer(rebasing: p[tagName.upperBound..<k])
-        let scannedAttributes = scanBytes(attributes, location, path).map { $0 + [0x3E] }
         if value.keep && scannedAttributes == nil {
             return TextMatch(start: i, end: contentEnd, replacement: "", keep: true)
         }
-        var replacement = string(p, i..<tagName.upperBound)
-        replacement += scannedAttributes.map { String(decoding: $0, as: UTF8.self) } ?? string(p, tagName.upperBound..<tagEnd)
-        replacement += string(p, tagEnd..<contentStart) + (value.keep ? string(p, contentStart..<contentEnd) : value.replacement)
-        return TextMatch(start: i, end: contentEnd, replacement: replacement)
+        let content = string(p, tagEnd..<contentStart) + (value.keep ? string(p, contentStart..<contentEnd) : value.replacement)
+        return tag(contentEnd, content: Array(content.utf8))
     }
 
-    /// An HTML element whose name/id/property attribute names a secret: its value/content
-    /// attribute is replaced; the other attributes are scanned like any text.
-    private func htmlNamedValue(_ p: UnsafeBufferPointer<UInt8>, _ tag: Range<Int>, attributes: Range<Int>,
-                                _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
-        var nameClass = NameClass.ordinary
-        var valueRange: Range<Int>?
+    /// What an element's or attribute's name says its value is: its own class, or, when that says
+    /// nothing, its role in the element being read (`zip` in an `<Address>`).
+    private func markupNameClass(_ p: UnsafeBufferPointer<UInt8>, _ name: Range<Int>, _ reading: Reading) -> NameClass {
+        let own = classifyName(p, name, asParameter: false)
+        guard own == .ordinary, reading.scope != .ordinary else { return own }
+        return PersonalNames.role(nameMemo.info(UnsafeBufferPointer(rebasing: p[name])).roles, in: reading.scope)
+    }
+
+    /// A start tag's attributes (after its name, before '>') scanned as text; nil when nothing
+    /// changed. Under a scope, an attribute whose name has a role there is that member.
+    private func scannedAttributes(_ p: UnsafeBufferPointer<UInt8>, _ attributes: Range<Int>, scope: NameClass,
+                                   _ reading: Reading, _ path: () -> String) -> [UInt8]? {
+        var pre: [PreMatch] = []
+        if scope != .ordinary {
+            let inScope = reading.scoped(scope), base = attributes.lowerBound
+            Self.forEachAttribute(p, attributes) { name, value in
+                let nameClass = markupNameClass(p, name, inScope)
+                guard nameClass != .ordinary,
+                      let m = namedValueMatch(p, value, nameClass, secretRule: .secretAssignments, decode: false, reading, path)
+                else { return }
+                pre.append(PreMatch(match: TextMatch(start: m.start - base, end: m.end - base, replacement: m.replacement, keep: m.keep),
+                                    source: .structure))
+            }
+        }
+        return scanBytes(UnsafeBufferPointer(rebasing: p[attributes]), reading, path, preMatches: pre)
+    }
+
+    /// Where `</name>` starts after `from`, within `scopeReach` bytes.
+    private func closingTag(_ p: UnsafeBufferPointer<UInt8>, _ name: Range<Int>, from: Int) -> Int? {
+        let limit = min(p.count, from + Self.scopeReach)
+        var k = from
+        while k + name.count + 3 <= limit {
+            if p[k] == 0x3C, p[k + 1] == 0x2F, p[k + 2 + name.count] == 0x3E,
+               UnsafeBufferPointer(rebasing: p[(k + 2)..<(k + 2 + name.count)]).elementsEqual(UnsafeBufferPointer(rebasing: p[name])) {
+                return k
+            }
+            k += 1
+        }
+        return nil
+    }
+
+    /// How far an element about an address, a person or a place is read as one: its members
+    /// stand together, and a stray start tag must not cost a read of the whole body.
+    static let scopeReach = 16384
+    /// How many elements with a scope are read inside each other as members.
+    static let scopeDepth = 3
+
+    private func firstNonSpace(_ p: UnsafeBufferPointer<UInt8>, from: Int) -> Int {
+        var k = from
+        while k < p.count && (p[k] == 0x20 || p[k] == 0x0A || p[k] == 0x0D || p[k] == 0x09) { k += 1 }
+        return k
+    }
+
+    /// Each `name=value` of a start tag, as HTML's tokenizer reads them: names up to a space,
+    /// '/', '=' or '>', quotes and all (`"phone":41555=5"value=5` is one name and its value, and
+    /// stays so once a rule has replaced `41555=5` and left `"phone":+12015550100"value=5`).
+    static func forEachAttribute(_ p: UnsafeBufferPointer<UInt8>, _ attributes: Range<Int>,
+                                 _ body: (_ name: Range<Int>, _ value: Range<Int>) -> Void) {
         var j = attributes.lowerBound
         while j < attributes.upperBound {
-            // Names as HTML's tokenizer reads them: up to a space, '/', '=' or '>', quotes and
-            // all (`"phone":41555=5"value=5` is one name and its value, and stays so once a rule
-            // has replaced `41555=5` and left `"phone":+12015550100"value=5`).
             while j < attributes.upperBound && (p[j] <= 0x20 || p[j] == 0x2F) { j += 1 }
             let nameStart = j
             while j < attributes.upperBound && p[j] > 0x20 && p[j] != 0x2F && p[j] != 0x3D && p[j] != 0x3E { j += 1 }
             if j == nameStart { j += 1; continue }  // a stray '='
-            let name = string(p, nameStart..<j).lowercased()
+            let name = nameStart..<j
             guard j < attributes.upperBound, p[j] == 0x3D else { continue }
             j += 1
             var valueStart = j, valueEnd = j
@@ -107,12 +171,23 @@ extension RedactionEngine {
                 while valueEnd < attributes.upperBound && p[valueEnd] > 0x20 && p[valueEnd] != 0x3E { valueEnd += 1 }
                 j = valueEnd
             }
-            switch name {
+            body(name, valueStart..<valueEnd)
+        }
+    }
+
+    /// An HTML element whose name/id/property attribute names a secret: its value/content
+    /// attribute is replaced; the other attributes are scanned like any text.
+    private func htmlNamedValue(_ p: UnsafeBufferPointer<UInt8>, _ tag: Range<Int>, attributes: Range<Int>,
+                                _ reading: Reading, _ path: () -> String) -> TextMatch? {
+        var nameClass = NameClass.ordinary
+        var valueRange: Range<Int>?
+        Self.forEachAttribute(p, attributes) { nameRange, value in
+            switch string(p, nameRange).lowercased() {
             case "name", "id", "property", "itemprop", "key", "data-name":
-                let c = classifyName(p, valueStart..<valueEnd, asParameter: true)
+                let c = classifyName(p, value, asParameter: true)
                 if c != .ordinary { nameClass = c }
             case "value", "content", "data-value":
-                valueRange = valueStart..<valueEnd
+                valueRange = value
             default:
                 break
             }
@@ -120,7 +195,7 @@ extension RedactionEngine {
         guard nameClass != .ordinary, let valueRange else { return nil }
         // A value left as it is (a placeholder from an earlier run) still makes this tag one match,
         // so a second run sees the same tag boundaries as the first.
-        let named = namedValueMatch(p, valueRange, nameClass, secretRule: .secretAssignments, decode: false, location, path)
+        let named = namedValueMatch(p, valueRange, nameClass, secretRule: .secretAssignments, decode: false, reading, path)
         // A personal-data name claims only values of its kind: any other value is text.
         if named == nil && nameClass.isValueGated { return nil }
         let value = named ?? TextMatch(start: valueRange.lowerBound, end: valueRange.upperBound, replacement: "", keep: true)
@@ -129,7 +204,7 @@ extension RedactionEngine {
                                              replacement: value.replacement, keep: value.keep), source: .structure)]
         // The attributes are scanned without the tag's '>' (`attributes` ends before it), so a
         // value there cannot run into it.
-        guard let out = scanBytes(UnsafeBufferPointer(rebasing: p[attributes]), location, path, preMatches: pre)
+        guard let out = scanBytes(UnsafeBufferPointer(rebasing: p[attributes]), reading, path, preMatches: pre)
         else { return TextMatch(start: tag.lowerBound, end: tag.upperBound, replacement: "", keep: true) }
         return TextMatch(start: tag.lowerBound, end: tag.upperBound,
                          replacement: string(p, tag.lowerBound..<base) + String(decoding: out, as: UTF8.self)

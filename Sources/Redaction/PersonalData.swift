@@ -8,9 +8,9 @@ import HAR
 extension RedactionEngine {
     /// `+` and 8 to 15 digits with single spaces, dashes, dots or parentheses between them
     /// (`+1 415 555 2671`, `+44 (20) 7946-0958`), or `(415) 555-2671`.
-    func phoneInText(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+    func phoneInText(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String) -> TextMatch? {
         if i > 0, Self.isAlnum(p[i - 1]) || p[i - 1] == 0x2B || p[i - 1] == 0x2E { return nil }
-        if p[i] == UInt8(ascii: "(") { return parenthesizedPhone(at: i, p, location, path) }
+        if p[i] == UInt8(ascii: "(") { return parenthesizedPhone(at: i, p, reading, path) }
         guard i + 1 < p.count, p[i + 1] != 0x30 else { return nil }  // country codes never start with 0
         var j = i + 1
         var digits = 0
@@ -40,10 +40,10 @@ extension RedactionEngine {
         }
         // `+2024-01-15` is a date, not a number.
         if dashGroups == [4, 2, 2] { return nil }
-        return valueMatch(p, i..<last, .phone, rule: .phoneNumber, location, path)
+        return valueMatch(p, i..<last, .phone, rule: .phoneNumber, reading, path)
     }
 
-    private func parenthesizedPhone(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation,
+    private func parenthesizedPhone(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ reading: Reading,
                                     _ path: () -> String) -> TextMatch? {
         // (NNN) NNN-NNNN, (NNN)NNN-NNNN, (NNN) NNN.NNNN
         var j = i + 1
@@ -60,12 +60,12 @@ extension RedactionEngine {
         j += 1
         guard digits(4) else { return nil }
         if j < p.count, Self.isAlnum(p[j]) { return nil }
-        return valueMatch(p, i..<j, .phone, rule: .phoneNumber, location, path)
+        return valueMatch(p, i..<j, .phone, rule: .phoneNumber, reading, path)
     }
 
     /// 13 to 19 digits (single spaces or dashes between groups allowed) in a card network's
     /// ranges, passing the Luhn check.
-    func cardInText(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+    func cardInText(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String) -> TextMatch? {
         if i > 0 {
             let c = p[i - 1]
             if Self.isAlnum(c) || c == 0x2E || c == 0x2D || c == 0x2B || c == 0x5F { return nil }
@@ -96,7 +96,7 @@ extension RedactionEngine {
             if c == 0x2E && end + 1 < p.count && Self.isDigit(p[end + 1]) { return nil }
         }
         guard Self.isCardNetworkNumber(digits), Self.luhnValid(digits) else { return nil }
-        return valueMatch(p, i..<end, .card, rule: .cardNumber, location, path)
+        return valueMatch(p, i..<end, .card, rule: .cardNumber, reading, path)
     }
 
     /// Issuer ranges and lengths of the major networks (Visa, Mastercard, Amex, Discover, JCB,
@@ -135,7 +135,7 @@ extension RedactionEngine {
 
     /// An IBAN: a country code, two check digits and the country's length of letters and digits
     /// (printed in groups of four or not), valid mod 97 (ISO 13616).
-    func ibanInText(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+    func ibanInText(at i: Int, _ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String) -> TextMatch? {
         guard i + 15 <= p.count, Self.isDigit(p[i + 2]), Self.isDigit(p[i + 3]) else { return nil }
         if i > 0, Self.isAlnum(p[i - 1]) { return nil }
         guard let length = Self.ibanLengths[String(decoding: [p[i], p[i + 1]], as: UTF8.self)] else { return nil }
@@ -163,7 +163,7 @@ extension RedactionEngine {
             remainder = value >= 10 ? (remainder * 100 + value) % 97 : (remainder * 10 + value) % 97
         }
         guard remainder == 1 else { return nil }
-        return secretMatch(p, i..<end, rule: .iban, location, path)
+        return secretMatch(p, i..<end, rule: .iban, reading, path)
     }
 
     /// IBAN lengths by country (ISO 13616 registry).

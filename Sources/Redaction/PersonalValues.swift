@@ -51,19 +51,19 @@ extension RedactionEngine {
     }
 
     /// A value under a personal-data name, or nil when it stays.
-    func replacePersonal(_ value: String, _ nameClass: NameClass, _ location: RedactionLocation, _ path: () -> String,
+    func replacePersonal(_ value: String, _ nameClass: NameClass, _ reading: Reading, _ path: () -> String,
                          length: Int?) -> String? {
         switch nameClass {
         case .birthDate:
             guard flags.has(.dateOfBirth), let date = Self.shaped(Array(value.utf8), Self.birthDateDigits) else { return nil }
-            return literal(date, .dateOfBirth, value, location, path)
+            return literal(date, .dateOfBirth, value, reading, path)
         case .cardExpiry:
             guard flags.has(.cardExpiry), let expiry = Self.expiry(Array(value.utf8)) else { return nil }
-            return literal(expiry, .cardExpiry, value, location, path)
+            return literal(expiry, .cardExpiry, value, reading, path)
         case .place, .coordinate:
             let isPair = nameClass == .place, bytes = Array(value.utf8)
             guard flags.has(.geolocation), Self.isCoordinates(bytes, pair: isPair) else { return nil }
-            return literal(bytes.map { Self.isDigit($0) ? 0x30 : $0 }, .geolocation, value, location, path)
+            return literal(bytes.map { Self.isDigit($0) ? 0x30 : $0 }, .geolocation, value, reading, path)
         case .address:
             // An IP literal under `lanAddress` is an IP; an address has letters or digits (a ZIP
             // code is all digits).
@@ -71,28 +71,28 @@ extension RedactionEngine {
                value.utf8.allSatisfy({ Self.isHex($0) || $0 == 0x2E || $0 == 0x3A }) {
                 let bytes = Array(value.utf8)
                 if IPLiteral.isIPv4(bytes) || IPLiteral.isIPv6(bytes) {
-                    return flags.has(.clientIP) ? replaceIPAddresses(value, location, path) : nil
+                    return flags.has(.clientIP) ? replaceIPAddresses(value, reading, path) : nil
                 }
             }
             guard flags.has(.postalAddress), value.utf8.count >= 3, value.utf8.contains(where: { $0 >= 0x80 || Self.isAlnum($0) }),
                   !Self.cannotBeSecret(value) else { return nil }
-            return replaceSecret(value, .postalAddress, location, path, length: length)
+            return replaceSecret(value, .postalAddress, reading, path, length: length)
         case .person:
             guard flags.has(.personName), Self.readsAsName(value) else { return nil }
-            return replaceValue(.person, value, .personName, location, path, length: length)
+            return replaceValue(.person, value, .personName, reading, path, length: length)
         case .ipAddress:
             guard flags.has(.clientIP) else { return nil }
-            return replaceIPAddresses(value, location, path)
+            return replaceIPAddresses(value, reading, path)
         default:
             return nil
         }
     }
 
     /// `replacement` for `value` under `rule`, or nil when they are the same (a placeholder).
-    private func literal(_ replacement: [UInt8], _ rule: RedactionRule, _ value: String, _ location: RedactionLocation,
+    private func literal(_ replacement: [UInt8], _ rule: RedactionRule, _ value: String, _ reading: Reading,
                          _ path: () -> String) -> String? {
         guard !replacement.elementsEqual(value.utf8), !isUntouchable(value) else { return nil }
-        note(rule, location, value, path)
+        note(rule, reading, value, path)
         return String(decoding: replacement, as: UTF8.self)
     }
 
@@ -166,7 +166,7 @@ extension RedactionEngine {
     /// Every IP address in a list (`X-Forwarded-For: 81.2.69.160, 2a02::3`, `for=...;proto=`),
     /// each by its placeholder; the text between them is scanned as any text is (a value that
     /// is an address and a token is not decided by its address). Nil without an address.
-    func replaceIPAddresses(_ value: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
+    func replaceIPAddresses(_ value: String, _ reading: Reading, _ path: () -> String) -> String? {
         let b = Array(value.utf8)
         var out: [UInt8] = []
         var changed = false
@@ -175,7 +175,7 @@ extension RedactionEngine {
         func flushGap(until end: Int) {
             guard gapStart < end else { return }
             let gap = Array(b[gapStart..<end])
-            out += gap.withUnsafeBufferPointer { scanBytes($0, location, path) } ?? gap
+            out += gap.withUnsafeBufferPointer { scanBytes($0, reading, path) } ?? gap
         }
         while i < b.count {
             var j = i
@@ -189,7 +189,7 @@ extension RedactionEngine {
                 piece = Array(piece[..<colon])
             }
             let kind: ValueKind? = IPLiteral.isIPv4(piece) ? .ipv4 : (IPLiteral.isIPv6(piece) ? .ipv6 : nil)
-            if let kind, let r = replaceValue(kind, String(decoding: piece, as: UTF8.self), .clientIP, location, path) {
+            if let kind, let r = replaceValue(kind, String(decoding: piece, as: UTF8.self), .clientIP, reading, path) {
                 if !changed { out.reserveCapacity(b.count + 32) }
                 flushGap(until: i)
                 out += Array(r.utf8) + port

@@ -121,13 +121,6 @@ public final class RedactionEngine {
     var entriesSeen = 0
     /// Whether findings keep their path and preview (only `--check` needs them).
     let collectFindings: Bool
-    /// Set while scanning the printable runs of a binary body: every replacement keeps the byte
-    /// length, so length-prefixed framing (protobuf, gRPC) stays valid.
-    var sameLength = false
-    /// Set while scanning a value under a version name: a dotted quad there is a version.
-    var versionContext = false
-    /// Set while scanning JSON that does not parse: its quoted keys are the JSON key pass's.
-    var lenientJSON = false
     /// Set by `FileRedaction`, which takes `deferredResponseBody` after each entry: a response
     /// body rewritten into bytes stays bytes for pass 2, and the entry's text is nil until then.
     var deferBodies = false
@@ -182,12 +175,12 @@ public final class RedactionEngine {
 
     // MARK: - Notes
 
-    func note(_ rule: RedactionRule, _ location: RedactionLocation, _ value: String, _ path: () -> String) {
-        let cell = rule.slot * Self.locationCount + location.index
+    func note(_ rule: RedactionRule, _ reading: Reading, _ value: String, _ path: () -> String) {
+        let cell = rule.slot * Self.locationCount + reading.location.index
         tallies[cell] += 1
         journal.append(cell)
         if collectFindings {
-            findings.append(RedactionFinding(path: path(), rule: rule, location: location, preview: Self.mask(value)))
+            findings.append(RedactionFinding(path: path(), rule: rule, location: reading.location, preview: Self.mask(value)))
         }
     }
 
@@ -226,29 +219,29 @@ public final class RedactionEngine {
     }
 
     /// The marker standing for `value` in `length` bytes of output.
-    func marker(_ kind: ValueKind, _ value: String, length: Int) -> String {
+    func marker(_ kind: ValueKind, _ value: String, _ reading: Reading, length: Int) -> String {
         let index = collector.index(kind, value)
-        if sameLength { return syntax.value(index, .sameLength(length)) }
+        if reading.keepsLength { return syntax.value(index, .sameLength(length)) }
         if index < collector.plainMarkers.count { return collector.plainMarkers[index] }
         let marker = syntax.value(index, .plain)
         if index == collector.plainMarkers.count { collector.plainMarkers.append(marker) }
         return marker
     }
 
-    func replaceSecret(_ value: String, _ rule: RedactionRule, _ location: RedactionLocation, _ path: () -> String,
+    func replaceSecret(_ value: String, _ rule: RedactionRule, _ reading: Reading, _ path: () -> String,
                        length: Int? = nil) -> String? {
         guard !isUntouchable(value) else { return nil }
-        note(rule, location, value, path)
+        note(rule, reading, value, path)
         // An email under a secret key or cookie stays an email (same shape), and correlates
         // with the same address found elsewhere.
-        if flags.has(.email), Self.isWholeEmail(value) { return marker(.email, value, length: length ?? value.utf8.count) }
-        return marker(.secret, value, length: length ?? value.utf8.count)
+        if flags.has(.email), Self.isWholeEmail(value) { return marker(.email, value, reading, length: length ?? value.utf8.count) }
+        return marker(.secret, value, reading, length: length ?? value.utf8.count)
     }
 
     /// A value under a name (JSON member, parameter, header, assignment): what its class says.
     /// `secretRule` is the rule a secret name counts under in this place.
     func replaceNamedValue(_ value: String, _ nameClass: NameClass, secretRule: RedactionRule,
-                           _ location: RedactionLocation, _ path: () -> String, length: Int? = nil) -> String? {
+                           _ reading: Reading, _ path: () -> String, length: Int? = nil) -> String? {
         switch nameClass {
         case .ordinary, .version, .personGroup:
             return nil
@@ -259,57 +252,57 @@ public final class RedactionEngine {
                 // stays a URL (a request's own URL may be the same value).
                 let head = String(decoding: value.utf8.prefix(end + 1), as: UTF8.self)
                 let rest = String(decoding: value.utf8.dropFirst(end + 1), as: UTF8.self)
-                guard let r = replaceSecret(rest, secretRule, location, path, length: length.map { $0 - end - 1 }) else { return nil }
+                guard let r = replaceSecret(rest, secretRule, reading, path, length: length.map { $0 - end - 1 }) else { return nil }
                 return head + r
             }
-            return replaceSecret(value, secretRule, location, path, length: length)
+            return replaceSecret(value, secretRule, reading, path, length: length)
         case .count:
             guard flags.has(secretRule), !Self.cannotBeSecret(value), !Self.isCountValue(value) else { return nil }
-            return replaceSecret(value, secretRule, location, path, length: length)
+            return replaceSecret(value, secretRule, reading, path, length: length)
         case .birthDate, .address, .place, .coordinate, .ipAddress, .cardExpiry, .person:
-            return replacePersonal(value, nameClass, location, path, length: length)
+            return replacePersonal(value, nameClass, reading, path, length: length)
         case .bareKey, .identifier:
             guard flags.has(secretRule), Self.looksLikeToken(value) else { return nil }
-            return replaceSecret(value, secretRule, location, path, length: length)
+            return replaceSecret(value, secretRule, reading, path, length: length)
         case .personName:
             guard flags.has(.personName), value.contains(where: { $0.isLetter }) else { return nil }
-            if flags.has(.email), Self.isWholeEmail(value) { return replaceEmail(value, location, path, length: length) }
-            return replaceValue(.person, value, .personName, location, path, length: length)
+            if flags.has(.email), Self.isWholeEmail(value) { return replaceEmail(value, reading, path, length: length) }
+            return replaceValue(.person, value, .personName, reading, path, length: length)
         case .phone:
             guard flags.has(.phoneNumber) else { return nil }
             // A placeholder has no digits of its own, and keeps its number reserved.
             guard Self.ownDigitCount(value) >= 6 else { _ = isUntouchable(value); return nil }
-            return replaceValue(.phone, value, .phoneNumber, location, path, length: length)
+            return replaceValue(.phone, value, .phoneNumber, reading, path, length: length)
         case .cardNumber:
             let digits = Self.longestOwnDigitGroup(value)
             guard flags.has(.cardNumber), digits >= 12, digits <= 19 else { return nil }
-            return replaceValue(.card, value, .cardNumber, location, path, length: length)
+            return replaceValue(.card, value, .cardNumber, reading, path, length: length)
         case .cardCode:
-            return replaceCardCode(value, location, path)
+            return replaceCardCode(value, reading, path)
         }
     }
 
     /// A value of `kind` (email, host, IP, phone, card, person): its own numbering and shape.
-    func replaceValue(_ kind: ValueKind, _ value: String, _ rule: RedactionRule, _ location: RedactionLocation,
+    func replaceValue(_ kind: ValueKind, _ value: String, _ rule: RedactionRule, _ reading: Reading,
                       _ path: () -> String, length: Int? = nil) -> String? {
         guard !isUntouchable(value) else { return nil }
-        note(rule, location, value, path)
-        return marker(kind, value, length: length ?? value.utf8.count)
+        note(rule, reading, value, path)
+        return marker(kind, value, reading, length: length ?? value.utf8.count)
     }
 
-    func replaceEmail(_ value: String, _ location: RedactionLocation, _ path: () -> String, length: Int? = nil) -> String? {
+    func replaceEmail(_ value: String, _ reading: Reading, _ path: () -> String, length: Int? = nil) -> String? {
         guard !Self.hasSuffixIgnoringCase(value, "@example.com") else {
             _ = isUntouchable(value)  // a placeholder keeps its number reserved
             return nil
         }
-        return replaceValue(.email, value, .email, location, path, length: length)
+        return replaceValue(.email, value, .email, reading, path, length: length)
     }
 
     /// A CVC keeps its length as zeros: it needs no correlation, and apps check its length.
-    func replaceCardCode(_ value: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
+    func replaceCardCode(_ value: String, _ reading: Reading, _ path: () -> String) -> String? {
         guard flags.has(.cardCode), !value.isEmpty, value.utf8.allSatisfy({ Self.isDigit($0) || $0 == 0x20 }),
               value.utf8.contains(where: { $0 != 0x30 && $0 != 0x20 }) else { return nil }
-        note(.cardCode, location, value, path)
+        note(.cardCode, reading, value, path)
         return String(repeating: "0", count: value.utf8.count)
     }
 

@@ -7,19 +7,19 @@
 
 extension RedactionEngine {
     /// A MAC address, SSN or NI number at `i` (or, for the first two, one or two bytes before).
-    func structuredID(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
+    func structuredID(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ reading: Reading,
                       _ path: () -> String) -> TextMatch? {
         let c = p[i], next = i + 1 < p.count ? p[i + 1] : 0
         if next == 0x3A || next == 0x2D, i >= 1, i - 1 >= lowerBound {
             if flags.has(.deviceID), let range = Self.macAddress(p, at: i - 1) {
-                return secretMatch(p, range, rule: .deviceID, location, path)
+                return secretMatch(p, range, rule: .deviceID, reading, path)
             }
             if next == 0x2D, i >= 2, i - 2 >= lowerBound, flags.has(.nationalID), let range = Self.socialSecurityNumber(p, at: i - 2) {
-                return secretMatch(p, range, rule: .nationalID, location, path)
+                return secretMatch(p, range, rule: .nationalID, reading, path)
             }
         }
         if Self.isUpper(c), Self.isUpper(next), flags.has(.nationalID), let range = Self.nationalInsuranceNumber(p, at: i) {
-            return secretMatch(p, range, rule: .nationalID, location, path)
+            return secretMatch(p, range, rule: .nationalID, reading, path)
         }
         return nil
     }
@@ -116,7 +116,7 @@ extension RedactionEngine {
     /// A one-time code in message text: 4 to 8 digits (or 3 and 3) after `OTP`, `passcode` or a
     /// qualified `code` (`Your verification code is 482913`, `login code: 123-456`), replaced by
     /// zeros of its width.
-    func oneTimeCode(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ location: RedactionLocation,
+    func oneTimeCode(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ reading: Reading,
                      _ path: () -> String) -> TextMatch? {
         guard flags.has(.oneTimeCode), i == 0 || !Self.isAlnum(p[i - 1]) else { return nil }
         var k = i
@@ -129,7 +129,7 @@ extension RedactionEngine {
             w.utf8CodeUnitCount == length && (0..<length).allSatisfy { p[i + $0] | 0x20 == w.utf8Start[$0] }
         }
         if word("born") {
-            return birthDateAfter(k, p, location, path)
+            return birthDateAfter(k, p, reading, path)
         }
         if word("otp") || word("totp") || word("passcode") {
             // no qualifier needed
@@ -142,7 +142,7 @@ extension RedactionEngine {
             guard Self.codeQualifiers.contains(before) else { return nil }
             // `482913 is your verification code`, `G-5695 is your sign-in code`: the code came first.
             if let range = Self.codeBefore(p, qualifierStart: s), range.lowerBound >= lowerBound {
-                return zeroed(p, range, location, path)
+                return zeroed(p, range, reading, path)
             }
         } else {
             return nil
@@ -162,12 +162,12 @@ extension RedactionEngine {
             digits = 6
         }
         guard (4...8).contains(digits), k == p.count || !Self.isAlnum(p[k]) else { return nil }
-        return zeroed(p, start..<k, location, path)
+        return zeroed(p, start..<k, reading, path)
     }
 
     /// A date after `born` or `born on` in text (`Customer Ada, born 1964-06-06`),
     /// shaped as a date of birth under its name is.
-    private func birthDateAfter(_ k: Int, _ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation,
+    private func birthDateAfter(_ k: Int, _ p: UnsafeBufferPointer<UInt8>, _ reading: Reading,
                                 _ path: () -> String) -> TextMatch? {
         guard flags.has(.dateOfBirth) else { return nil }
         var j = k
@@ -182,18 +182,18 @@ extension RedactionEngine {
         guard (6...8).contains(digits), j == p.count || !Self.isAlnum(p[j]),
               let date = Self.shaped(Array(p[start..<j]), Self.birthDateDigits) else { return nil }
         guard !date.elementsEqual(p[start..<j]) else { return TextMatch(start: start, end: j, replacement: "", keep: true) }
-        note(.dateOfBirth, location, string(p, start..<j), path)
+        note(.dateOfBirth, reading, string(p, start..<j), path)
         return TextMatch(start: start, end: j, replacement: String(decoding: date, as: UTF8.self))
     }
 
     /// The code's digits as zeros (kept as they are when they are zeros already).
-    private func zeroed(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ location: RedactionLocation,
+    private func zeroed(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ reading: Reading,
                         _ path: () -> String) -> TextMatch {
         let code = UnsafeBufferPointer(rebasing: p[range])
         guard code.contains(where: { $0 != 0x30 && Self.isDigit($0) }) else {
             return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: "", keep: true)
         }
-        note(.oneTimeCode, location, string(p, range), path)
+        note(.oneTimeCode, reading, string(p, range), path)
         return TextMatch(start: range.lowerBound, end: range.upperBound,
                          replacement: String(decoding: code.map { Self.isDigit($0) ? 0x30 : $0 }, as: UTF8.self))
     }

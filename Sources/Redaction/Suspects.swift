@@ -354,13 +354,13 @@ enum SuspectCheck {
 
     static func residuals(in entry: HAREntry, base: String, engine: RedactionEngine) -> [RedactionFinding] {
         var found: [RedactionFinding] = []
-        func check(_ text: String, _ location: RedactionLocation, _ path: @autoclosure () -> String) {
+        func check(_ text: String, _ reading: Reading, _ path: @autoclosure () -> String) {
             var copy = text
             copy.withUTF8 { p in
                 for range in SuspectScanner.scan(p, memo: &engine.nameMemo) {
                     let value = String(decoding: UnsafeBufferPointer(rebasing: p[range]), as: UTF8.self)
                     if engine.config.allowedValues.contains(value) || Placeholder.isPlaceholder(value) { continue }
-                    found.append(RedactionFinding(path: path(), rule: rule, location: location,
+                    found.append(RedactionFinding(path: path(), rule: rule, location: reading.location,
                                                   preview: RedactionEngine.mask(value), isSuspect: true))
                 }
             }

@@ -77,9 +77,9 @@ extension RedactionEngine {
     }
 
     /// Redacts `text`; nil when nothing changed.
-    func scanText(_ text: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
+    func scanText(_ text: String, _ reading: Reading, _ path: () -> String) -> String? {
         var copy = text
-        let result = copy.withUTF8 { scanBytes($0, location, path) }
+        let result = copy.withUTF8 { scanBytes($0, reading, path) }
         return result.map { String(decoding: $0, as: UTF8.self) }
     }
 
@@ -96,7 +96,7 @@ extension RedactionEngine {
     }
 
     /// Redacts UTF-8 `bytes`; nil when nothing changed. `preMatches` are sorted by start.
-    func scanBytes(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String,
+    func scanBytes(_ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String,
                    preMatches given: [PreMatch] = [], shape: ByteShape = .unknown) -> [UInt8]? {
         var pre = given
         // Placeholders (every one has a digit) are kept as they are before any detector runs: a
@@ -110,7 +110,7 @@ extension RedactionEngine {
                 placeholders.append(f.range)
             }
         }
-        if rules.hasPatterns { collectPatternMatches(p, location, path, into: &pre) }
+        if rules.hasPatterns { collectPatternMatches(p, reading, path, into: &pre) }
         if flags.has(.highEntropy) && shape.mayHoldSuspect {
             for range in suspects(p, placeholders: placeholders) {
                 pre.append(PreMatch(match: TextMatch(start: range.lowerBound, end: range.upperBound, replacement: ""),
@@ -179,7 +179,7 @@ extension RedactionEngine {
                         if lastReplaced && copied == i && m.start >= lastValueEnd { continue }
                         if lastReplaced && copied == i {
                             // (In a binary body the bytes are kept in number, as '*'s.)
-                            if sameLength { out.append(contentsOf: [UInt8](repeating: 0x2A, count: m.end - i)) }
+                            if reading.keepsLength { out.append(contentsOf: [UInt8](repeating: 0x2A, count: m.end - i)) }
                             copied = m.end
                             floor = m.end
                             i = m.end
@@ -187,7 +187,7 @@ extension RedactionEngine {
                         }
                         m.start = i
                     }
-                    if item.source == .scan && !trimmed, let d = detectAt(i, pairs, bits, mask, p, floor, location, path) {
+                    if item.source == .scan && !trimmed, let d = detectAt(i, pairs, bits, mask, p, floor, reading, path) {
                         apply(d)
                         continue
                     }
@@ -195,7 +195,7 @@ extension RedactionEngine {
                         // A format found only by its middle (an Azure AD secret's `Q~`) keeps its rule.
                         if rule == .highEntropy, m.end - m.start >= 36, m.start + 5 < m.end, p[m.start + 4] == 0x51,
                            p[m.start + 5] == 0x7E, flags.has(.azureKey) { rule = .azureKey }
-                        if let r = replaceSecret(string(p, m.start..<m.end), rule, location, path, length: m.end - m.start) {
+                        if let r = replaceSecret(string(p, m.start..<m.end), rule, reading, path, length: m.end - m.start) {
                             m.replacement = r
                         } else {
                             m.keep = true
@@ -220,7 +220,7 @@ extension RedactionEngine {
                 let cut = nextPre < n && pre[k].source != .scan
                 let view = cut ? UnsafeBufferPointer(rebasing: p[0..<nextPre]) : p
                 let before = cut && pre[k].source == .placeholder ? mark : nil
-                if var d = detectAt(i, pairs, bits, mask, view, floor, location, path) {
+                if var d = detectAt(i, pairs, bits, mask, view, floor, reading, path) {
                     if let before, !d.keep, d.end == nextPre {
                         // A value that runs up to a placeholder: a first run replaced the rest of
                         // it and kept this part, so it stays.
@@ -241,7 +241,7 @@ extension RedactionEngine {
     @inline(__always)
     private func detectAt(_ i: Int, _ pairs: UnsafeBufferPointer<UInt32>, _ bits: UnsafeBufferPointer<UInt64>,
                           _ mask: UInt32, _ p: UnsafeBufferPointer<UInt8>, _ floor: Int,
-                          _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+                          _ reading: Reading, _ path: () -> String) -> TextMatch? {
         let next = i + 1 < p.count ? p[i + 1] : 0
         let pair = Int(p[i]) << 8 | Int(next)
         if bits[pair >> 6] & (1 << UInt64(pair & 63)) == 0 { return nil }
@@ -251,10 +251,10 @@ extension RedactionEngine {
         // body, the call cost more than that test. A key format in a binary body and an Azure
         // secret's `Q~` are the exceptions, found by their own rules.
         if i > 0 && families & ~Self.wordStartFamilies == 0 && Self.isAlnum(p[i - 1])
-            && (families & Detectors.keyFormat.rawValue == 0 || (!sameLength && p[i] != 0x51)) {
+            && (families & Detectors.keyFormat.rawValue == 0 || (!reading.keepsLength && p[i] != 0x51)) {
             return nil
         }
-        return detect(at: i, Detectors(rawValue: families), p, lowerBound: floor, location, path)
+        return detect(at: i, Detectors(rawValue: families), p, lowerBound: floor, reading, path)
     }
 
     @inline(__always) private static var wordStartFamilies: UInt32 {
@@ -311,29 +311,29 @@ extension RedactionEngine {
     }
 
     private func detect(at i: Int, _ families: Detectors, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int,
-                        _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
-        if families.contains(.jwt), flags.has(.jwt), let m = jwt(at: i, p, location, path) { return m }
-        if families.contains(.bearer), flags.has(.bearerToken), let m = bearer(at: i, p, location, path) { return m }
-        if families.contains(.keyFormat), let m = keyFormat(at: i, p, lowerBound: lowerBound, location, path) { return m }
-        if families.contains(.markedKeyFormat), let m = markedKeyFormat(at: i, p, lowerBound: lowerBound, location, path) { return m }
-        if families.contains(.structured), let m = structuredID(at: i, p, lowerBound: lowerBound, location, path) { return m }
+                        _ reading: Reading, _ path: () -> String) -> TextMatch? {
+        if families.contains(.jwt), flags.has(.jwt), let m = jwt(at: i, p, reading, path) { return m }
+        if families.contains(.bearer), flags.has(.bearerToken), let m = bearer(at: i, p, reading, path) { return m }
+        if families.contains(.keyFormat), let m = keyFormat(at: i, p, lowerBound: lowerBound, reading, path) { return m }
+        if families.contains(.markedKeyFormat), let m = markedKeyFormat(at: i, p, lowerBound: lowerBound, reading, path) { return m }
+        if families.contains(.structured), let m = structuredID(at: i, p, lowerBound: lowerBound, reading, path) { return m }
         if families.contains(.ownersDevice), flags.has(.personName), let range = Self.ownersDevice(p, at: i), range.lowerBound >= lowerBound {
-            return valueMatch(p, range, .person, rule: .personName, location, path)
+            return valueMatch(p, range, .person, rule: .personName, reading, path)
         }
-        if families.contains(.privateKey), flags.has(.privateKey), let m = privateKeyBlock(at: i, p, location, path) { return m }
-        if families.contains(.userinfo), flags.has(.urlUserinfo), let m = userinfo(at: i, p, location, path) { return m }
-        if families.contains(.colonAssignment), let m = colonAssignment(at: i, p, lowerBound: lowerBound, location, path) { return m }
-        if families.contains(.email), flags.has(.email), let m = email(at: i, p, lowerBound: lowerBound, location, path) { return m }
-        if families.contains(.equalsAssignment), let m = equalsAssignment(at: i, p, lowerBound: lowerBound, location, path) { return m }
-        if families.contains(.markup), flags.has(.secretAssignments), let m = markup(at: i, p, location, path) { return m }
+        if families.contains(.privateKey), flags.has(.privateKey), let m = privateKeyBlock(at: i, p, reading, path) { return m }
+        if families.contains(.userinfo), flags.has(.urlUserinfo), let m = userinfo(at: i, p, reading, path) { return m }
+        if families.contains(.colonAssignment), let m = colonAssignment(at: i, p, lowerBound: lowerBound, reading, path) { return m }
+        if families.contains(.email), flags.has(.email), let m = email(at: i, p, lowerBound: lowerBound, reading, path) { return m }
+        if families.contains(.equalsAssignment), let m = equalsAssignment(at: i, p, lowerBound: lowerBound, reading, path) { return m }
+        if families.contains(.markup), flags.has(.secretAssignments), let m = markup(at: i, p, reading, path) { return m }
         if families.contains(.internalHost), flags.has(.internalHost),
-           let m = internalHost(at: i, p, lowerBound: lowerBound, location, path) { return m }
-        if families.contains(.ipv4), !versionContext, let m = ipv4(at: i, p, location, path) { return m }
-        if families.contains(.ipv6), flags.has(.privateIP), let m = ipv6(at: i, p, location, path) { return m }
-        if families.contains(.phone), flags.has(.phoneNumber), let m = phoneInText(at: i, p, location, path) { return m }
-        if families.contains(.card), flags.has(.cardNumber), let m = cardInText(at: i, p, location, path) { return m }
-        if families.contains(.iban), flags.has(.iban), let m = ibanInText(at: i, p, location, path) { return m }
-        if families.contains(.oneTimeCode), let m = oneTimeCode(at: i, p, lowerBound: lowerBound, location, path) { return m }
+           let m = internalHost(at: i, p, lowerBound: lowerBound, reading, path) { return m }
+        if families.contains(.ipv4), !reading.context.contains(.version), let m = ipv4(at: i, p, reading, path) { return m }
+        if families.contains(.ipv6), flags.has(.privateIP), let m = ipv6(at: i, p, reading, path) { return m }
+        if families.contains(.phone), flags.has(.phoneNumber), let m = phoneInText(at: i, p, reading, path) { return m }
+        if families.contains(.card), flags.has(.cardNumber), let m = cardInText(at: i, p, reading, path) { return m }
+        if families.contains(.iban), flags.has(.iban), let m = ibanInText(at: i, p, reading, path) { return m }
+        if families.contains(.oneTimeCode), let m = oneTimeCode(at: i, p, lowerBound: lowerBound, reading, path) { return m }
         return nil
     }
 
@@ -373,10 +373,10 @@ extension RedactionEngine {
 
     /// A secret match for `range`, or nil when the value is allowed or already a placeholder.
     func secretMatch(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, rule: RedactionRule,
-                     _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
+                     _ reading: Reading, _ path: () -> String) -> TextMatch? {
         // nil: the value is a placeholder or an allowed value. It stays, and as a whole: no other
         // rule takes part of it (a placeholder JWT is no high-entropy run the next time).
-        guard let replacement = replaceSecret(string(p, range), rule, location, path, length: range.count) else {
+        guard let replacement = replaceSecret(string(p, range), rule, reading, path, length: range.count) else {
             return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: "", keep: true)
         }
         return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: replacement)
@@ -384,8 +384,8 @@ extension RedactionEngine {
 
     /// A match of `kind` (phone, card, person, host, IP) for `range`.
     func valueMatch(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ kind: ValueKind, rule: RedactionRule,
-                    _ location: RedactionLocation, _ path: () -> String) -> TextMatch? {
-        guard let replacement = replaceValue(kind, string(p, range), rule, location, path, length: range.count) else {
+                    _ reading: Reading, _ path: () -> String) -> TextMatch? {
+        guard let replacement = replaceValue(kind, string(p, range), rule, reading, path, length: range.count) else {
             return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: "", keep: true)
         }
         return TextMatch(start: range.lowerBound, end: range.upperBound, replacement: replacement)
@@ -394,7 +394,7 @@ extension RedactionEngine {
     // MARK: - User patterns
 
     /// Every match of the rules file's patterns, as pre-matches that win over detectors.
-    private func collectPatternMatches(_ p: UnsafeBufferPointer<UInt8>, _ location: RedactionLocation, _ path: () -> String,
+    private func collectPatternMatches(_ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String,
                                        into pre: inout [PreMatch]) {
         guard rules.hasPatterns else { return }
         let text = String(decoding: p, as: UTF8.self)

@@ -24,7 +24,7 @@ extension MarkerSyntax {
 extension RedactionEngine {
     /// Redacts a URL: the part before the query as text (userinfo, internal hosts, private IPs,
     /// JWTs, emails and keys in the path), the query and a fragment with parameters item by item.
-    func redactURL(_ url: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
+    func redactURL(_ url: String, _ reading: Reading, _ path: () -> String) -> String? {
         guard !url.isEmpty else { return nil }
         // Found as bytes (ASCII, so at character boundaries): a search by Character walked
         // the URL grapheme by grapheme.
@@ -41,7 +41,7 @@ extension RedactionEngine {
         }
         var changed = false
         var result = String(head)
-        if let r = scanText(result, location, path) {
+        if let r = scanText(result, reading, path) {
             result = r
             changed = true
         }
@@ -49,8 +49,8 @@ extension RedactionEngine {
             guard let part else { continue }
             result += separator
             // An OAuth implicit-flow fragment (`#access_token=...`) is a query too.
-            let r = part.utf8.contains(0x3D) ? redactQuery(String(part), location, path, plusAsSpace: false)
-                : scanText(String(part), location, path)
+            let r = part.utf8.contains(0x3D) ? redactQuery(String(part), reading, path, plusAsSpace: false)
+                : scanText(String(part), reading, path)
             if let r {
                 result += r
                 changed = true
@@ -63,7 +63,7 @@ extension RedactionEngine {
 
     /// Redacts `a=1&b=2` (a URL query or an urlencoded form body): secret names get a
     /// placeholder value; other values are decoded, scanned and, when changed, re-encoded.
-    func redactQuery(_ query: String, _ location: RedactionLocation, _ path: () -> String, plusAsSpace: Bool) -> String? {
+    func redactQuery(_ query: String, _ reading: Reading, _ path: () -> String, plusAsSpace: Bool) -> String? {
         var changed = false
         var items: [String] = []
         for item in query.pieces(splitAt: 0x26) {
@@ -75,7 +75,7 @@ extension RedactionEngine {
             let rawValue = String(item[item.index(afterByte: eq)...])
             let value = PercentEncoding.decoded(rawValue, plusAsSpace: plusAsSpace)
             if let replacement = redactParameterValue(name: PercentEncoding.decoded(name, plusAsSpace: plusAsSpace),
-                                                      value: value, location, path) {
+                                                      value: value, reading, path) {
                 items.append(name + "=" + syntax.queryEncoded(replacement))
                 changed = true
             } else {
@@ -93,26 +93,24 @@ extension RedactionEngine {
         case byContent
     }
 
-    private func decideByName(_ name: String, _ value: String, _ location: RedactionLocation, _ path: () -> String) -> NameDecision {
+    private func decideByName(_ name: String, _ value: String, _ reading: Reading, _ path: () -> String) -> NameDecision {
         let nameClass = parameterClass(name)
         if nameClass == .version {
-            versionContext = true
-            defer { versionContext = false }
-            return .decided(redactTextOrJSON(value, location, path))
+            return .decided(redactTextOrJSON(value, reading.with(.version), path))
         }
         if nameClass != .ordinary {
-            if let r = replaceNamedValue(value, nameClass, secretRule: .secretParameters, location, path) { return .decided(r) }
+            if let r = replaceNamedValue(value, nameClass, secretRule: .secretParameters, reading, path) { return .decided(r) }
             if nameClass == .secret && flags.has(.secretParameters) { return .decided(nil) }
         } else if name.utf8.count <= 2, Self.isShortNameToken(value) {
-            return .decided(replaceSecret(value, formatRule(of: value) ?? .secretParameters, location, path))
+            return .decided(replaceSecret(value, formatRule(of: value) ?? .secretParameters, reading, path))
         }
         return .byContent
     }
 
     /// A query or form item's value (already decoded, as in `queryString` and `params`).
-    func redactParameterValue(name: String, value: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
-        if case .decided(let r) = decideByName(name, value, location, path) { return r }
-        return redactTextOrJSON(value, location, path)
+    func redactParameterValue(name: String, value: String, _ reading: Reading, _ path: () -> String) -> String? {
+        if case .decided(let r) = decideByName(name, value, reading, path) { return r }
+        return redactTextOrJSON(value, reading, path)
     }
 
     /// The class of a query, form or multipart parameter name: the exact names (`code`, `key`,
@@ -125,10 +123,10 @@ extension RedactionEngine {
 
     /// multipart/form-data: fields with secret names get a placeholder; other textual parts are
     /// redacted as text or JSON; binary file parts are scanned for printable runs.
-    func redactMultipart(_ text: String, boundary: String, _ location: RedactionLocation, _ path: () -> String) -> String? {
+    func redactMultipart(_ text: String, boundary: String, _ reading: Reading, _ path: () -> String) -> String? {
         let delimiter = "--" + boundary
         let pieces = text.split(separator: delimiter, omittingEmptySubsequences: false).map(String.init)
-        guard pieces.count >= 3 else { return redactTextOrJSON(text, location, path) }
+        guard pieces.count >= 3 else { return redactTextOrJSON(text, reading, path) }
         var changed = false
         var out: [String] = [pieces[0]]
         for piece in pieces.dropFirst() {
@@ -152,13 +150,13 @@ extension RedactionEngine {
             // The name as it will stand decides too: a second run sees only that one (a name over
             // `NameMatcher.maximumNameLength` is ordinary until a placeholder shortens it).
             var names = name.map { [$0] } ?? []
-            if let r = scanText(headers, location, path) {
+            if let r = scanText(headers, reading, path) {
                 headers = r
                 changed = true
                 if let redactedName = Self.dispositionParameter("name", in: r), redactedName != name { names.append(redactedName) }
             }
             if let r = redactPart(names: names, content: content, binary: isFile && !partType.isEmpty && !BodyKind.isTextual(mimeType: partType),
-                                  mimeType: partType, location, path) {
+                                  mimeType: partType, reading, path) {
                 content = r
                 changed = true
             }
@@ -168,20 +166,17 @@ extension RedactionEngine {
     }
 
     private func redactPart(names: [String], content: String, binary: Bool, mimeType: String,
-                            _ location: RedactionLocation, _ path: () -> String) -> String? {
+                            _ reading: Reading, _ path: () -> String) -> String? {
         for name in names {
-            if case .decided(let r) = decideByName(name, content, location, path) { return r }
+            if case .decided(let r) = decideByName(name, content, reading, path) { return r }
         }
         if binary {
             // Text already (the body was UTF-8): scan it keeping every length.
-            let was = sameLength
-            sameLength = true
-            defer { sameLength = was }
             binaryBodies += 1
-            return scanText(content, location, path)
+            return scanText(content, reading.with(.sameLength), path)
         }
-        return mimeType.isEmpty ? redactTextOrJSON(content, location, path)
-            : redactDecodedBody(content, mimeType: mimeType, location, path)
+        return mimeType.isEmpty ? redactTextOrJSON(content, reading, path)
+            : redactDecodedBody(content, mimeType: mimeType, reading, path)
     }
 
     /// `name="value"` from a Content-Disposition line.

@@ -43,6 +43,27 @@ final class AssignmentAndMarkupTests: XCTestCase {
         }
     }
 
+    /// A label of words names the value after its colon when its last word says nothing alone
+    /// (`Passport No:`, `Phone number:`), as the same words joined do as a JSON key. Each text is
+    /// its own engine: a value known from an earlier text would be found by that instead.
+    func testLabelsOfWords() {
+        for (text, expected) in [("Passport No: CZ2VPTCXR", "Passport No: redacted-1"),
+                                 ("MRZ\nSurname: Lindqvist\nPassport number: C01X00T47\n", "MRZ\nSurname: person-1\nPassport number: redacted-1\n"),
+                                 ("Send your passport number: C01X00T47 today", "Send your passport number: redacted-1 today"),
+                                 ("Phone number: 415 555 0172", "Phone number: +12015550100"),
+                                 ("Driver license no: D1234567", "Driver license no: redacted-1"),
+                                 ("(full name: Karl Lindqvist)", "(full name: person-1)"),
+                                 // Labels whose words say nothing, and words glued to other text.
+                                 ("Order number: 12345678", "Order number: 12345678"),
+                                 ("Tracking no: 1Z999AA10123456784", "Tracking no: 1Z999AA10123456784"),
+                                 ("see passport_scan No: 12345678", "see passport_scan No: 12345678"),
+                                 ("Release version: 10.1.2.3", "Release version: 10.1.2.3")] {
+            let once = scanned(text)
+            XCTAssertEqual(once, expected, text)
+            XCTAssertEqual(scanned(once), once, "a second run changed \(text)")
+        }
+    }
+
     func testNotAssignments() throws {
         let config = try rulesOnly()
         for text in ["TOKEN_TYPE=bearer", "PASSWORD_MIN_LENGTH=12", "export PATH=/usr/bin", "a==b", "x=token",
@@ -181,10 +202,39 @@ final class AssignmentAndMarkupTests: XCTestCase {
     }
 
     func testXMLAttributes() {
+        // (A `user` element is about a person: its `name` is theirs, as in a JSON `user` object.)
         XCTAssertEqual(scanned(#"<user name="ann" password="hunter2xyz" token='abc12345' role="admin"/>"#),
-                       #"<user name="ann" password="redacted-1" token='redacted-2' role="admin"/>"#)
+                       #"<user name="person-1" password="redacted-1" token='redacted-2' role="admin"/>"#)
         XCTAssertEqual(scanned(#"<connection host="db" secret="s-1" timeout="30">x</connection>"#),
                        #"<connection host="db" secret="redacted-1" timeout="30">x</connection>"#)
+    }
+
+    /// An element about an address, a person or a place gives its attributes and children the
+    /// roles a JSON object under that name gives its members: `zip` in an `<Address>` is an
+    /// address line, `lat` in a `<Location>` a coordinate; outside one they stay.
+    func testXMLElementsWithAScope() {
+        for (xml, expected) in [
+            (#"<ns:Address street="12 Main St" city="Portland" zip="97229" country="US"/>"#,
+             #"<ns:Address street="redacted-1" city="Portland" zip="redacted-2" country="US"/>"#),
+            ("<Address>\n  <Line1>12 Main St</Line1>\n  <Zip>97229</Zip>\n  <City>Portland</City>\n</Address>",
+             "<Address>\n  <Line1>redacted-1</Line1>\n  <Zip>redacted-2</Zip>\n  <City>Portland</City>\n</Address>"),
+            (#"<Customer name="Karl Lindqvist"><shippingAddress postalCode="97229"/><Zip>97229</Zip></Customer>"#,
+             #"<Customer name="person-1"><shippingAddress postalCode="redacted-1"/><Zip>97229</Zip></Customer>"#),
+            (#"<Location lat="51.50722" lng="-0.1275"/>"#, #"<Location lat="00.00000" lng="-0.0000"/>"#),
+            ("<address>12 Main Street</address>", "<address>redacted-1</address>"),
+            // Outside a scope, and an address element whose closing tag is missing.
+            (#"<Item zip="97229" lat="51.5"/><Line1>12 Main St</Line1>"#, #"<Item zip="97229" lat="51.5"/><Line1>12 Main St</Line1>"#),
+            ("<Address><Zip>97229</Zip>", "<Address><Zip>97229</Zip>"),
+        ] {
+            let once = scanned(xml)
+            XCTAssertEqual(once, expected, xml)
+            XCTAssertEqual(scanned(once), once, "a second run changed \(xml)")
+        }
+        // Scopes inside scopes are read to a fixed depth, so a deep nest costs no deep recursion.
+        let deep = String(repeating: "<Address>", count: 5000) + "<Zip>97229</Zip>" + String(repeating: "</Address>", count: 5000)
+        let out = scanned(deep)
+        XCTAssertEqual(out, deep.replacingOccurrences(of: "<Zip>97229</Zip>", with: "<Zip>redacted-1</Zip>"),
+                       "the innermost zip is an address line, and the rest stays")
     }
 
     // MARK: HTML

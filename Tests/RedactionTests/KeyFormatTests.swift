@@ -70,7 +70,7 @@ final class KeyFormatTests: XCTestCase {
         case .letters, .digits, .digitsSlash: return UInt8(ascii: "~")
         case .alnumUnderscore, .alnumUnderscoreDot: return UInt8(ascii: "-")
         case .alnum, .alnumDashUnderscore, .alnumDashUnderscoreDot, .base64, .alnumDash, .alnumDashUnderscoreEq, .base64Pad,
-             .alnumDashUnderscoreDotEq, .base64UrlPad, .base64UrlPadDot, .alnumDot, .base64UrlPadAt:
+             .alnumDashUnderscoreDotEq, .base64UrlPad, .base64UrlPadDot, .alnumDot, .base64UrlPadAt, .alnumPercent:
             return UInt8(ascii: "~")
         }
     }

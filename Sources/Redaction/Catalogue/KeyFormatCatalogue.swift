@@ -846,6 +846,14 @@ extension KeyFormats {
         KeyFormat("fcm-registration-token", .deviceID, after: (.alnumDashUnderscore, 11...64), ":APA91b", .alnumDashUnderscore, 100...400,
                   samples: ["6N1NF2XV54wca-7E56w8Zn:APA91biqT3Ul4ffqkOkgWrdioyq-KvCiSGuPJ6sG9AHEOVezxZuJPWvHogU5nGYVHWVsUQk4DwgLGNOaeCtL31Ugq-DfcgaTMnTC0MrAU8urbFt5misIZHbhS4_FvafhdZxEuhnbzs0z", "1wNiMg9aW37k5wCnHDepQH:APA91bgI3HLBkbvHEzuPyXQEW88ad3DNBYjvsedonuSsddfrfifiUziXnFAAoeelK9mqmALOR2HcSGKgVP8Kd0d3mS8gBlKv3azKgaS-m-x_SHuKBD_vok-nPTmZYl2dVAMH2vWD6qeS"],
                   lookAlikes: ["device:APA91bLuHj31CQJVukDCSXqLoivDP4SpGmrtWT01NjUjpUuMHwkpu9mq9Ugk9QgmyjjYtUtBrmgO6grn4yDcaz2YBSoGOsDbjqMVzaVp62BSKLVPA2oQUP44XPSL2oRlPhDBuqOSg5Ap", "YzTTOkq2BEDbN2AHRQ73l5:APA91bPuXay1F6gcqInkTY88mHwg2KDInTEGbOY1xHvAV8"]),
+        // App-only bearer tokens: 22 `A`s, then URL-encoded base64 (gitleaks gates its rule on
+        // the word `twitter`; here the prefix and length decide, apart from any base64 blob).
+        KeyFormat("twitter-bearer-token", .keyFormats, "AAAAAAAAAAAAAAAAAAAAAA", .alnumPercent, 80...100, mix: .outsideBase64,
+                  samples: ["AAAAAAAAAAAAAAAAAAAAAAu8jzPde0IgxLd6Gncf%2BpfJBd0Kh8oOOL8dKLzdocJ2isAj%3DtJ0RlgLKOmxgJTeKdNnFRIBXuDL7DxtpYlSXpfK",
+                            "AAAAAAAAAAAAAAAAAAAAAAtHF4vUCsMehGAkWvj7%2B9QeWJKY40uvSwMFLZDe1f8rESQe%3DtPKR0CsTy4Qwb8DwkNhFdnXsiVpzz63FfkCzJr4i0B3J"],
+                  lookAlikes: ["AAAAAAAAAAAAAAAAAAAAAAu8jzPde0IgxLd6Gncf%2BpfJBd0Kh8oOOL8dKLzdocJ2isAj%3DtJ0RlgLKOmxgJTeKdNnFRIBXuDL7DxtpYlSXpfK/AAAA",
+                               "iVBORw0KGgo+AAAAAAAAAAAAAAAAAAAAAAu8jzPde0IgxLd6GncfpfJBd0Kh8oOOL8dKLzdocJ2isAjtJ0RlgLKOmxgJTeKdNnFRIBXuDL7DxtpYlSXpfK",
+                               "AAAAAAAAAAAAAAAAAAAAAAshort%2B"]),
         KeyFormat("crates-io-api-token", .keyFormats, "cio", .alnum, 32...32, mix: .notAllLowercase,
                   samples: ["ciopxwYJc8biugsBvXEsEEG0vlmZgzbazDe", "cioketsTEsWZMESNK5tYFUmd4tJSFulx5Dn"],
                   lookAlikes: ["ciopxwYJc8biugsBvXEsEEG0vlmZgzbazD", "ciopxwYJc8biugsBvXEsEEG0vlmZgzbazDeX", "cioppino",
