@@ -35,6 +35,8 @@ struct Detectors: OptionSet {
     static let oneTimeCode = Detectors(rawValue: 1 << 16)
     static let markedKeyFormat = Detectors(rawValue: 1 << 17)
     static let ownersDevice = Detectors(rawValue: 1 << 18)
+    static let streetAddress = Detectors(rawValue: 1 << 19)
+    static let nameInText = Detectors(rawValue: 1 << 20)
 
     /// The detectors whose matches hold a digit: skipped in text that has none.
     static let needingDigits: Detectors = [.oneTimeCode, .structured, .ipv4, .phone, .card, .iban]
@@ -246,7 +248,8 @@ extension RedactionEngine {
         let pair = Int(p[i]) << 8 | Int(next)
         if bits[pair >> 6] & (1 << UInt64(pair & 63)) == 0 { return nil }
         let families = pairs[pair] & mask
-        // Cards, IPv4 addresses, key formats and `Bearer`/`Basic` start at a word's start (each
+        // Cards, IPv4 addresses, key formats, `Bearer`/`Basic`, name cues and street types start
+        // at a word's start (each
         // checks the byte before it first): inside a word, mostly the digits of every number in a
         // body, the call cost more than that test. A key format in a binary body and an Azure
         // secret's `Q~` are the exceptions, found by their own rules.
@@ -259,6 +262,7 @@ extension RedactionEngine {
 
     @inline(__always) private static var wordStartFamilies: UInt32 {
         Detectors.card.rawValue | Detectors.ipv4.rawValue | Detectors.keyFormat.rawValue | Detectors.bearer.rawValue
+            | Detectors.nameInText.rawValue | Detectors.streetAddress.rawValue
     }
 
     /// `table[first << 8 | second]` holds the detectors that can start at `first` followed by
@@ -295,6 +299,11 @@ extension RedactionEngine {
         let hex = Array("0123456789abcdefABCDEF".utf8)
         for first in hex { allow(first, Array(":-".utf8), .structured) }
         allow("i", "P", .ownersDevice)
+        for (first, second) in RedactionEngine.nameCuePairs { allow(first, [second], .nameInText) }
+        for word in RedactionEngine.streetSuffixes.union(RedactionEngine.streetPrefixes) {
+            let b = Array(word.utf8)
+            allow(b[0], [b[1]], .streetAddress)
+        }
         allow("c", "o", .oneTimeCode); allow("C", "o", .oneTimeCode); allow("C", "O", .oneTimeCode)
         allow("o", "t", .oneTimeCode); allow("O", "T", .oneTimeCode); allow("O", "t", .oneTimeCode)
         allow("p", "a", .oneTimeCode); allow("P", "a", .oneTimeCode); allow("P", "A", .oneTimeCode)
@@ -320,6 +329,8 @@ extension RedactionEngine {
         if families.contains(.ownersDevice), flags.has(.personName), let range = Self.ownersDevice(p, at: i), range.lowerBound >= lowerBound {
             return valueMatch(p, range, .person, rule: .personName, reading, path)
         }
+        if families.contains(.nameInText), let m = nameInText(at: i, p, lowerBound: lowerBound, reading, path) { return m }
+        if families.contains(.streetAddress), let m = streetAddress(at: i, p, lowerBound: lowerBound, reading, path) { return m }
         if families.contains(.privateKey), flags.has(.privateKey), let m = privateKeyBlock(at: i, p, reading, path) { return m }
         if families.contains(.userinfo), flags.has(.urlUserinfo), let m = userinfo(at: i, p, reading, path) { return m }
         if families.contains(.colonAssignment), let m = colonAssignment(at: i, p, lowerBound: lowerBound, reading, path) { return m }

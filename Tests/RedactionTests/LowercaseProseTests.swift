@@ -44,8 +44,9 @@ final class LowercaseProseTests: XCTestCase {
     /// ipv6's colons), or the ones whose words are the triggers (`bearer`/`basic`, key formats).
     func testPairTableStartsNothingElseInLowercaseProse() {
         let table = RedactionEngine.makePairTable(internalSuffixes: [])
-        // A one-time code starts at its word (`code`, `otp`, `passcode`) and needs digits after it.
-        let allowed: Detectors = [.jwt, .bearer, .keyFormat, .ipv6, .oneTimeCode]
+        // A one-time code starts at its word (`code`, `otp`, `passcode`) and needs digits after it;
+        // a name after its cue (`hi`, `customer`) is capitalized.
+        let allowed: Detectors = [.jwt, .bearer, .keyFormat, .ipv6, .oneTimeCode, .nameInText]
         let prose = Array("abcdefghijklmnopqrstuvwxyz ".utf8)
         for first in prose {
             for second in prose + [0] {
