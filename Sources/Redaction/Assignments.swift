@@ -267,7 +267,51 @@ extension RedactionEngine {
             && UnsafeBufferPointer(rebasing: p[valueStart..<end]).elementsEqual(UnsafeBufferPointer(rebasing: p[nameStart..<nameEnd]))) {
             return nil
         }
+        if !phrase && !oneToken && nameClass == .secret, let list = codeList(p, first: valueStart..<end, nameClass, reading, path) { return list }
         return namedValueMatch(p, valueStart..<end, nameClass, secretRule: .secretAssignments, decode: false, reading, path)
+    }
+
+    /// A list of codes of one shape after a name (`backup codes: 8K3F-9QWE 2MNB-7XCV`,
+    /// `recovery: a1b2c3d4, e5f6g7h8`): each code is a value of its own. Nil when only `first`
+    /// stands there.
+    private func codeList(_ p: UnsafeBufferPointer<UInt8>, first: Range<Int>, _ nameClass: NameClass,
+                          _ reading: Reading, _ path: () -> String) -> TextMatch? {
+        /// Same length, a letter or digit where `first` has one, the same symbol elsewhere, a digit.
+        func sameShape(from s: Int) -> Range<Int>? {
+            let end = s + first.count
+            guard end <= p.count, end == p.count || !Self.isAlnum(p[end]) else { return nil }
+            var digit = false
+            for k in 0..<first.count {
+                let a = p[first.lowerBound + k], b = p[s + k]
+                if Self.isAlnum(a) { guard Self.isAlnum(b) else { return nil } } else { guard a == b else { return nil } }
+                if Self.isDigit(b) { digit = true }
+            }
+            return digit ? s..<end : nil
+        }
+        guard p[first].contains(where: Self.isDigit) else { return nil }
+        var codes = [first]
+        var k = first.upperBound
+        while codes.count < 64 {
+            var s = k
+            while s < p.count && (p[s] == 0x20 || p[s] == 0x2C) && s - k < 3 { s += 1 }
+            guard s > k, let next = sameShape(from: s) else { break }
+            codes.append(next)
+            k = next.upperBound
+        }
+        guard codes.count > 1 else { return nil }
+        var replacement = ""
+        var changed = false
+        for (n, code) in codes.enumerated() {
+            if n > 0 { replacement += string(p, codes[n - 1].upperBound..<code.lowerBound) }
+            if let m = namedValueMatch(p, code, nameClass, secretRule: .secretAssignments, decode: false, reading, path), !m.keep {
+                replacement += m.replacement
+                changed = true
+            } else {
+                replacement += string(p, code)
+            }
+        }
+        guard changed else { return TextMatch(start: first.lowerBound, end: k, replacement: "", keep: true) }
+        return TextMatch(start: first.lowerBound, end: k, replacement: replacement)
     }
 
     /// A value under a one- or two-letter parameter name (`?t=`, `&tk=`: a magic link's token)

@@ -61,8 +61,11 @@ extension RedactionEngine {
     func redactValueBytes(_ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String,
                           nestingLevel: Int = 0, shape: ByteShape = .unknown) -> [UInt8]? {
         // Lowercase letters and spaces only (no JSON, no base64): no detector matches there
-        // without a trigger word. (A user's patterns may match anything.)
-        if !shape.hasOther && !rules.hasPatterns && !rules.lowercaseProse.mayHoldTrigger(p) { return nil }
+        // without a trigger word, but a seed phrase may be all of it. (A user's patterns may
+        // match anything.)
+        if !shape.hasOther && !rules.hasPatterns && !rules.lowercaseProse.mayHoldTrigger(p) {
+            return replacingSeedPhrase(p, reading, path)
+        }
         if Self.looksLikeJSON(p) && nestingLevel <= maximumNestedJSONLevels {
             switch rewriteJSON(p, reading, path, nestingLevel: nestingLevel) {
             case .edited(let edits): return Self.applying(edits, to: p)

@@ -9,7 +9,7 @@ extension RedactionEngine {
     enum NameCue {
         /// `Mr.`, `Dr`, `Frau`: one to three words; the title stays.
         case title
-        /// `Hi`, `Dear`, `birthday`, `my name is`: one or two words.
+        /// `Hi`, `Dear`, `birthday`, `my name is` (found at `name`): one or two words.
         case greeting
         /// `Love,`, `Regards,`, `Thanks,`: one or two words after the comma.
         case signOff
@@ -34,13 +34,39 @@ extension RedactionEngine {
         func add(_ words: [String], _ cue: NameCue) { for w in words { cues[CueKey(Array(w.utf8))] = cue } }
         add(["mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "dame", "herr", "frau", "sr", "sra", "mme", "mlle",
              "signor", "signora"], .title)
-        add(["hi", "hello", "hey", "dear", "hallo", "hola", "ciao", "birthday", "congratulations", "congrats", "is"], .greeting)
+        add(["hi", "hello", "hey", "dear", "hallo", "hola", "ciao", "birthday", "congratulations", "congrats", "name"], .greeting)
         add(["love", "regards", "cheers", "sincerely", "best", "xoxo", "yours", "thanks"], .signOff)
         add(["customer", "client", "patient", "passenger", "recipient", "sender", "guest", "member", "employee",
              "driver", "tenant", "applicant", "cardholder", "beneficiary", "payee", "attendee", "contact", "user",
              "buyer", "seller", "traveler", "traveller", "student", "candidate", "caller", "courier"], .person)
         return cues
     }()
+
+    /// `cues` in an open-addressing table of 256 slots (a multiplicative hash's top 8 bits): the
+    /// lookup at every candidate word costs a multiply and a compare, not a `Hasher`.
+    private static let cueTable: [(key: CueKey, cue: NameCue)?] = {
+        var t = [(key: CueKey, cue: NameCue)?](repeating: nil, count: 256)
+        for (key, cue) in cues {
+            var slot = slot(of: key)
+            while t[slot] != nil { slot = (slot + 1) & 255 }
+            t[slot] = (key, cue)
+        }
+        return t
+    }()
+
+    @inline(__always) private static func slot(of key: CueKey) -> Int {
+        Int(truncatingIfNeeded: ((key.a ^ key.b &* 0xC2B2_AE3D_27D4_EB4F) &* 0x9E37_79B9_7F4A_7C15) &>> 56)
+    }
+
+    /// The cue `key` is, if any.
+    private static func cue(_ key: CueKey) -> NameCue? {
+        var slot = slot(of: key)
+        while let entry = cueTable[slot] {
+            if entry.key == key { return entry.cue }
+            slot = (slot + 1) & 255
+        }
+        return nil
+    }
 
     /// Which lengths cue words starting with each letter have: bit `length` of `cueLengths[letter]`,
     /// so most words are ruled out before a lookup.
@@ -84,10 +110,13 @@ extension RedactionEngine {
         while e < p.count && Self.isLetter(p[e]) && e - i <= 16 { e += 1 }
         guard e - i >= 2, e - i <= 16, e == p.count || !(Self.isAlnum(p[e]) || p[e] >= 0x80),
               Self.cueLengths[Int(p[i] | 0x20) - 0x61] & (1 << UInt32(e - i)) != 0,
-              let cue = Self.cues[CueKey(UnsafeBufferPointer(rebasing: p[i..<e]))] else { return nil }
-        // `is` only as `my name is` (`if name is None` is code).
-        if e - i == 2, p[i] | 0x20 == 0x69, !Self.endsWith(p, before: i, "my name ") { return nil }
+              let cue = Self.cue(CueKey(UnsafeBufferPointer(rebasing: p[i..<e]))) else { return nil }
         var k = e
+        // `name` only as `my name is` (`if name is None` is code).
+        if e - i == 4, p[i] | 0x20 == 0x6E {
+            guard Self.endsWith(p, before: i, "my "), k + 3 < p.count, p[k] == 0x20, p[k + 1] == 0x69, p[k + 2] == 0x73 else { return nil }
+            k += 3
+        }
         if cue == .title, k < p.count, p[k] == 0x2E { k += 1 }
         if k < p.count, p[k] == 0x2C, cue == .signOff || cue == .greeting {
             k += 1
@@ -99,7 +128,7 @@ extension RedactionEngine {
         while words.count < most, k + 1 < p.count, p[k] == 0x20 || (cue == .signOff && words.isEmpty && p[k] == 0x0A),
               let w = Self.nameWord(p, from: k + 1) {
             // A title after a greeting (`Dear Mr. Smith`) is read as the cue it is.
-            guard !Self.notNames.contains(string(p, w)), Self.cues[CueKey(UnsafeBufferPointer(rebasing: p[w]))] != .title
+            guard !Self.notNames.contains(string(p, w)), Self.cue(CueKey(UnsafeBufferPointer(rebasing: p[w]))) != .title
             else { break }
             words.append(w)
             k = w.upperBound

@@ -12,11 +12,18 @@ enum PlaceholderFormat {
         case .email: return numbered(emailPrefix, n, emailSuffix)
         case .host: return numbered(hostPrefix, n, hostSuffix)
         case .ipv4: return ipv4(n)
-        case .ipv6: return "2001:db8::" + String(n, radix: 16)
+        case .ipv6: return ipv6(n)
         case .phone: return phone(n)
         case .card: return card(n)
         case .person: return numbered(personPrefix, n, "")
         }
+    }
+
+    /// `2001:db8::N` in the documentation prefix (RFC 3849), `N` in its last two groups, so an
+    /// address stays one past the 65,535th (`2001:db8::1:0`).
+    static func ipv6(_ n: Int) -> String {
+        let low = String(n & 0xFFFF, radix: 16)
+        return n <= 0xFFFF ? "2001:db8::" + low : "2001:db8::" + String(n >> 16 & 0xFFFF, radix: 16) + ":" + low
     }
 
     static let secretPrefix: StaticString = "redacted-", personPrefix: StaticString = "person-"

@@ -179,10 +179,17 @@ enum PlaceholderText {
             return Found(range: i..<end, kind: .ipv4, number: m + 762)
         }
         if starts(p, i, "2001:db8::") {
-            var end = i + 10
-            while end < p.count && RedactionEngine.isHex(p[end]) && end - i < 14 { end += 1 }
-            guard end > i + 10, end == p.count || !(RedactionEngine.isHex(p[end]) || p[end] == 0x3A) else { return nil }
-            let number = p[(i + 10)..<end].reduce(0) { $0 << 4 | Int(PercentEncoding.hexValue($1) ?? 0) }
+            // One or two groups of up to four hex digits (`PlaceholderFormat.ipv6`).
+            var end = i + 10, number = 0
+            for group in 0..<2 {
+                let start = end
+                while end < p.count && RedactionEngine.isHex(p[end]) && end - start < 4 { end += 1 }
+                guard end > start else { return nil }
+                number = number << 16 | p[start..<end].reduce(0) { $0 << 4 | Int(PercentEncoding.hexValue($1) ?? 0) }
+                guard group == 0, end + 1 < p.count, p[end] == 0x3A, RedactionEngine.isHex(p[end + 1]) else { break }
+                end += 1
+            }
+            guard end == p.count || !(RedactionEngine.isHex(p[end]) || p[end] == 0x3A) else { return nil }
             return Found(range: i..<end, kind: .ipv6, number: number)
         }
         if starts(p, i, "400000"), i + 16 <= p.count, i + 16 == p.count || !isDigit(p[i + 16]) {

@@ -119,6 +119,12 @@ extension RedactionEngine {
                                     source: .scan, lazyRule: .highEntropy))
             }
         }
+        if flags.has(.keyFormats) {
+            for run in Self.seedPhrasesInText(p) {
+                pre.append(PreMatch(match: TextMatch(start: run.lowerBound, end: run.upperBound, replacement: ""),
+                                    source: .scan, lazyRule: .keyFormats))
+            }
+        }
         // At one position a kept placeholder goes first.
         if pre.count > 1 { pre.sort { $0.match.start != $1.match.start ? $0.match.start < $1.match.start : $0.match.keep && !$1.match.keep } }
         var out: [UInt8] = []

@@ -64,6 +64,19 @@ final class AssignmentAndMarkupTests: XCTestCase {
         }
     }
 
+    /// Codes of one shape after a secret name are each a value (`backup codes: A B C`); a word
+    /// of another shape after one ends the list.
+    func testListsOfCodes() {
+        for (text, expected) in [("Your backup codes: 8K3F-9QWE 2MNB-7XCV 4TYU-1ASD", "Your backup codes: redacted-1 redacted-2 redacted-3"),
+                                 ("recovery_codes: a1b2c3d4, e5f6g7h8\n", "recovery_codes: redacted-1, redacted-2\n"),
+                                 ("token: 8K3F9QWE2MNB7XCV expires soon", "token: redacted-1 expires soon"),
+                                 ("password: hunter22 updated", "password: redacted-1 updated")] {
+            let once = scanned(text)
+            XCTAssertEqual(once, expected, text)
+            XCTAssertEqual(scanned(once), once, "a second run changed \(text)")
+        }
+    }
+
     func testNotAssignments() throws {
         let config = try rulesOnly()
         for text in ["TOKEN_TYPE=bearer", "PASSWORD_MIN_LENGTH=12", "export PATH=/usr/bin", "a==b", "x=token",

@@ -12,7 +12,7 @@ final class PlaceholderViewTests: XCTestCase {
     /// One placeholder of every kind and a few numbers (an IPv4 past the RFC 5737 ranges too).
     static var placeholders: [String] {
         var all: [String] = []
-        for n in [1, 9, 10, 254, 763, 4321] {
+        for n in [1, 9, 10, 254, 763, 4321, 70_000] {
             for kind in [ValueKind.secret, .email, .host, .ipv4, .ipv6, .phone, .card, .person] {
                 all.append(PlaceholderFormat.make(kind, number: n, value: ""))
             }
@@ -42,9 +42,10 @@ final class PlaceholderViewTests: XCTestCase {
     /// An address's number is the one `PlaceholderFormat` made it from, past the RFC 5737
     /// ranges too (the 763rd address is 240.0.0.1), so new addresses are numbered after it.
     func testAddressesCarryTheirNumbers() {
-        // (An IPv6 placeholder past ffff would be no address: its group has four hex digits.)
-        for n in [1, 254, 255, 762, 763, 65_535, 70_000] {
-            for kind in [ValueKind.ipv4, .ipv6] where kind == .ipv4 || n <= 0xFFFF {
+        // An IPv6 placeholder past ffff takes a second group (a group has four hex digits).
+        XCTAssertEqual(PlaceholderFormat.make(.ipv6, number: 70_000, value: ""), "2001:db8::1:1170")
+        for n in [1, 254, 255, 762, 763, 65_535, 65_536, 70_000, 4_000_000] {
+            for kind in [ValueKind.ipv4, .ipv6] {
                 let text = PlaceholderFormat.make(kind, number: n, value: "")
                 var copy = text
                 let found = copy.withUTF8 { PlaceholderText.find(in: $0) }
@@ -56,7 +57,7 @@ final class PlaceholderViewTests: XCTestCase {
     func testLookAlikesAreNoPlaceholders() {
         for text in ["redacted-", "redacted-x", "REDACTED-1", "user1@example.community", "user1@example.com.au", "userx@example.com",
                      "jane@example.com", "internal-1.example.invalidity", "192.0.2.255", "192.0.2.1.5", "1192.0.2.1", "10.192.0.2.1",
-                     "+120155501001", "+12005550100", "240.0.0.0", "240.1.2.256", "240.1.2.3.4", "240.1.2", "4000000000000011", "40000000000000281", "2001:db8::12345", "2001:db8::1:2",
+                     "+120155501001", "+12005550100", "240.0.0.0", "240.1.2.256", "240.1.2.3.4", "240.1.2", "4000000000000011", "40000000000000281", "2001:db8::12345", "2001:db8::1:2:3", "2001:db8::1:",
                      "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI0MiJ9.cmVkYWN0ZWQ", "person-", "internal-3.example.org"] {
             XCTAssertEqual(found(text), [], text)
         }
