@@ -330,13 +330,6 @@ extension RedactionEngine {
         return (anchored + KeyFormats.marked).first { flags.has($0.rule) && KeyFormats.isWhole($0, value) }?.rule
     }
 
-    /// Names a program's code may start an expression with: `process.env.API_KEY`.
-    private static let codeRoots: Set<String> = [
-        "process", "os", "self", "this", "config", "configuration", "env", "settings", "ENV", "System", "Environment",
-        "window", "ProcessInfo", "Bundle", "context", "ctx", "args", "params", "req", "request", "options", "opts",
-        "props", "import", "secrets", "credentials", "keychain", "Keychain", "UserDefaults", "vault", "app", "cfg",
-    ]
-
     /// Whether an unquoted value is source code rather than a literal (documentation pages, JS
     /// bundles, code samples): a call or subscript (`loadKey()`, `os.environ['API_KEY']`), a
     /// member of a program's object (`process.env.API_KEY`), or a template (`${API_KEY}`,

@@ -104,9 +104,6 @@ extension RedactionEngine {
         return secretMatch(p, i..<end, rule: .privateKey, reading, path)
     }
 
-    /// User names that identify a protocol, not a person: `ssh://git@github.com/org/app.git`.
-    static let serviceUserNames: Set<String> = ["git", "hg", "svn", "anonymous", "ftp", "guest", "ubuntu", "ec2-user"]
-
     /// `scheme://user:pass@host`: the password is dropped (a `user:placeholder@` pair still reads
     /// as basic-auth credentials to every scanner) and the user becomes a placeholder; the host is
     /// scanned on.
@@ -279,12 +276,6 @@ extension RedactionEngine {
         guard flags.has(.clientIP), Self.followsAddressWord(p, i) else { return nil }
         return valueMatch(p, i..<end, .ipv4, rule: .clientIP, reading, path)
     }
-
-    /// Words after which an address in text is a client's.
-    private static let addressWords: Set<String> = [
-        "from", "ip", "ipv4", "ipv6", "client", "addr", "address", "src", "source", "remote", "peer", "origin", "forwarded",
-        "user", "login", "device", "connecting", "visitor", "caller",
-    ]
 
     /// Whether the word before `i` (past spaces, `:`, `=`, quotes and brackets) is an address word.
     static func followsAddressWord(_ p: UnsafeBufferPointer<UInt8>, _ i: Int) -> Bool {

@@ -60,7 +60,7 @@ struct KeyFormat {
         /// A digit or a capital: a key of random alphanumerics always has one, and requiring it
         /// keeps a lowercase prefix (`cio`) out of the triggers of lowercase prose.
         case notAllLowercase
-        /// No base64 byte (`+`, `/`, `=`) right before or after: a format whose prefix a base64
+        /// No base64 byte right before (`+`, `/`) or after (`+`, `/`, `=`): a format whose prefix a base64
         /// blob also holds (Twitter's 22 `A`s, which 16 zero bytes encode to) is no part of one.
         case outsideBase64
     }
@@ -195,9 +195,24 @@ enum KeyFormats {
         }
         // The match must end its token: no letter or digit right after.
         if trailingBoundary, end < p.count, RedactionEngine.isAlnum(p[end]) { return nil }
+        // A token that goes on past the format's alphabet with `_` and more of a token is one
+        // token (a Sentry org token's `_<secret>` after its base64 part): the rest goes with it,
+        // or the secret part would stay next to the placeholder.
+        if trailingBoundary, end + 1 < p.count, p[end] == 0x5F, RedactionEngine.isAlnum(p[end + 1]) {
+            while end < p.count {
+                let b = p[end]
+                if RedactionEngine.isAlnum(b) || b == 0x5F || b == 0x2B || b == 0x2F { end += 1; continue }
+                // Base64 padding ends it; an `=` before more letters is an assignment's.
+                var k = end
+                while k < p.count && p[k] == 0x3D { k += 1 }
+                if k > end && (k == p.count || !RedactionEngine.isAlnum(p[k])) { end = k }
+                break
+            }
+        }
         if format.mix == .outsideBase64 {
             func isBase64Symbol(_ b: UInt8) -> Bool { b == 0x2B || b == 0x2F || b == 0x3D }
-            if (end < p.count && isBase64Symbol(p[end])) || (i > 0 && isBase64Symbol(p[i - 1])) { return nil }
+            // (Before it an `=` is an assignment's: base64 has its `=` only at the end.)
+            if (end < p.count && isBase64Symbol(p[end])) || (i > 0 && (p[i - 1] == 0x2B || p[i - 1] == 0x2F)) { return nil }
         }
         return end
     }

@@ -64,57 +64,6 @@ struct NameMatcher {
     /// (OAuth) and `key` (Google API keys) in query strings, `sig`.
     private let exactSecretNames: Set<String>
 
-    static let secretWords: [String] = [
-        "token", "tokens", "secret", "secrets", "password", "passwords", "passwd", "pwd", "pass", "passphrase",
-        "passcode", "pin", "auth", "authorization", "credential", "credentials", "creds", "signature", "sig",
-        "session", "sessionid", "sid", "otp", "totp", "hotp", "mfa", "csrf", "xsrf", "cookie", "jwt", "apikey",
-        "privatekey", "bearer", "saml", "assertion", "pw", "key",
-        // Session cookies of common servers, also in URLs (`;jsessionid=...`).
-        "jsessionid", "phpsessid", "sessid", "aspsessionid", "cfid", "cftoken",
-        // OAuth PKCE and OAuth 1 verifiers, and identity documents.
-        "verifier", "passport", "nino", "aadhaar", "mnemonic",
-    ]
-
-    /// Multi-word runs: keys with a qualifier, and codes that are credentials.
-    static let secretWordRuns: [[String]] = [
-        ["api", "key"], ["access", "key"], ["secret", "key"], ["private", "key"], ["client", "key"], ["auth", "key"],
-        ["master", "key"], ["signing", "key"], ["encryption", "key"], ["subscription", "key"], ["app", "key"],
-        ["consumer", "key"], ["license", "key"], ["account", "key"], ["storage", "key"], ["service", "key"],
-        ["x", "key"], ["admin", "key"], ["server", "key"], ["shared", "key"], ["session", "key"], ["user", "key"],
-        ["auth", "code"], ["authorization", "code"], ["verification", "code"], ["reset", "code"], ["recovery", "code"],
-        ["recovery", "codes"], ["backup", "code"], ["backup", "codes"], ["confirmation", "code"], ["sms", "code"],
-        ["security", "answer"], ["account", "number"], ["routing", "number"], ["ssn"], ["social", "security"],
-        ["tax", "id"], ["connection", "string"], ["dsn"],
-        ["national", "id"], ["national", "insurance"], ["ni", "number"], ["tax", "number"], ["identity", "number"],
-        ["driver", "license"], ["drivers", "license"], ["driver", "licence"], ["driving", "licence"],
-        ["seed", "phrase"], ["seed", "words"], ["recovery", "phrase"], ["backup", "phrase"], ["wallet", "seed"],
-    ]
-
-    /// Qualifiers after which `key` names no secret: public keys, database keys, cache keys.
-    static let innocentKeyQualifiers: Set<String> = [
-        "public", "pub", "primary", "foreign", "sort", "partition", "cache", "idempotency", "dedupe", "dedup", "hot",
-        "row", "hash", "range", "lookup", "i18n", "translation", "locale", "message", "string", "websocket",
-        "composite", "unique", "shortcut", "object", "item", "entity", "resource", "event", "metric", "feature",
-        "flag", "field", "column", "index", "group", "react", "list", "map", "sec", "registry",
-    ]
-
-    /// Words that describe a secret rather than hold it, when they follow the secret word.
-    static let describingWords: Set<String> = [
-        "type", "types", "kind", "expires", "expiry", "expiration", "exp", "ttl", "lifetime", "duration", "timeout",
-        "length", "count", "url", "uri", "endpoint", "name", "names", "format", "required", "enabled", "policy",
-        "hint", "label", "status", "version", "scope", "scopes", "strength", "changed", "updated", "created",
-        "present", "set", "valid", "location", "path", "field", "fields", "header", "method", "mode", "algorithm",
-        "alg", "min", "max", "minimum", "maximum", "rules", "rule", "requirements", "regex", "pattern", "placeholder",
-        "visible", "visibility", "mask", "masked", "redacted", "prompt", "error", "errors", "message", "input",
-        "provider", "providers", "scheme", "schemes", "flow", "server", "domain", "host", "config", "settings",
-        "options", "start", "started", "end", "ended", "at", "time", "timestamp", "date", "since", "until", "sent",
-        "verified", "channel", "attempts", "retries", "remaining", "issuer", "audience", "source", "storage",
-        "store", "manager", "service", "enforced", "supported", "allowed", "reset", "age", "history", "last",
-        "size", "len", "index", "prefix", "suffix", "level", "lifespan", "refresh", "generated", "used", "usage",
-        "limit", "limits", "validity", "consent", "banner", "preferences", "accepted", "dismissed",
-        "days", "hours", "minutes", "seconds", "attempts", "tries", "rotation", "interval", "period",
-    ]
-
     init(secretRuns extra: [String] = [], exactNames: [String] = []) {
         var runs: [[String]] = Self.secretWords.map { [$0] } + Self.secretWordRuns
         var seen = Set(runs)
@@ -190,30 +139,6 @@ struct NameMatcher {
         if own.nameClass == .count { return .count }
         return own.nameClass == .ordinary && own.roles.contains(.describes) ? .ordinary : .secret
     }
-
-    static let durationWords: Set<String> = ["in", "secs", "ms", "millis", "window", "delay", "backoff"]
-
-    static let versionWords: Set<String> = ["version", "versions", "ver", "firmware", "build", "release", "fw"]
-
-    private static let personRuns: [[String]] = [
-        ["first", "name"], ["last", "name"], ["full", "name"], ["given", "name"], ["family", "name"],
-        ["display", "name"], ["middle", "name"], ["surname"], ["nickname"], ["nick", "name"], ["legal", "name"],
-        ["maiden", "name"], ["username"], ["user", "name"], ["contact", "name"], ["holder", "name"],
-        ["cardholder", "name"], ["cardholder"], ["account", "holder"], ["owner", "name"], ["customer", "name"],
-        ["recipient", "name"], ["sender", "name"], ["billing", "name"], ["shipping", "name"], ["firstname"],
-        ["lastname"], ["fullname"], ["givenname"], ["familyname"], ["displayname"], ["person", "name"],
-        ["patient", "name"], ["author", "name"], ["device", "name"], ["computer", "name"],
-    ]
-    private static let phoneWords: Set<String> = [
-        "phone", "phones", "mobile", "tel", "telephone", "msisdn", "cell", "cellphone", "fax", "whatsapp",
-        "phonenumber", "mobilenumber", "landline",
-    ]
-    private static let cardRuns: [[String]] = [
-        ["card", "number"], ["card", "no"], ["card", "num"], ["cc", "number"], ["pan"], ["credit", "card"],
-        ["cardnumber"], ["ccnum"], ["card", "pan"], ["primary", "account", "number"],
-    ]
-    private static let cardCodeWords: Set<String> = ["cvc", "cvv", "cvv2", "cvc2", "csc", "cvn"]
-    private static let cardCodeRuns: [[String]] = [["security", "code"], ["card", "code"], ["card", "verification"]]
 
     private static func personalClass(_ words: [String]) -> NameClass? {
         func endsWith(_ run: [String]) -> Bool {

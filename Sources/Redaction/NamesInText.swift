@@ -32,13 +32,10 @@ extension RedactionEngine {
     private static let cues: [CueKey: NameCue] = {
         var cues: [CueKey: NameCue] = [:]
         func add(_ words: [String], _ cue: NameCue) { for w in words { cues[CueKey(Array(w.utf8))] = cue } }
-        add(["mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "dame", "herr", "frau", "sr", "sra", "mme", "mlle",
-             "signor", "signora"], .title)
-        add(["hi", "hello", "hey", "dear", "hallo", "hola", "ciao", "birthday", "congratulations", "congrats", "name"], .greeting)
-        add(["love", "regards", "cheers", "sincerely", "best", "xoxo", "yours", "thanks"], .signOff)
-        add(["customer", "client", "patient", "passenger", "recipient", "sender", "guest", "member", "employee",
-             "driver", "tenant", "applicant", "cardholder", "beneficiary", "payee", "attendee", "contact", "user",
-             "buyer", "seller", "traveler", "traveller", "student", "candidate", "caller", "courier"], .person)
+        add(titleCues, .title)
+        add(greetingCues, .greeting)
+        add(signOffCues, .signOff)
+        add(personCues, .person)
         return cues
     }()
 
@@ -86,21 +83,6 @@ extension RedactionEngine {
             return [(first, second), (first - 0x20, second)]
         }
     }
-
-    /// Capitalized words that follow a cue and are no name (`Hi There`, `Customer Service Team`,
-    /// `Dear Valued Customer`).
-    private static let notNames: Set<String> = [
-        "There", "All", "Everyone", "Everybody", "Team", "Customer", "Customers", "Sir", "Madam", "Friend", "Friends",
-        "User", "Users", "Guest", "Guests", "World", "Folks", "Guys", "Again", "Back", "Support", "Admin", "Mom", "Dad",
-        "You", "Valued", "Member", "Members", "Service", "Services", "Care", "Success", "Portal", "Account", "Accounts",
-        "Settings", "Name", "Names", "Details", "Info", "Information", "Profile", "Data", "List", "Group", "Type",
-        "Status", "Id", "Number", "Center", "Centre", "Experience", "Journey", "Agent", "Reviews", "Review",
-        "Feedback", "Login", "Sign", "Wishes", "Regards", "Thanks", "Day", "Morning", "Evening", "Afternoon", "Night",
-        "New", "Year", "Happy", "Birthday", "Christmas", "Holidays", "Week", "Weekend", "Guide", "Manager",
-        "Dashboard", "Page", "Home", "App", "Web", "Mobile", "Api", "The", "This", "That", "Your", "Our", "My", "And",
-        "Or", "For", "From", "With", "Ltd", "Inc", "Company", "Corp", "Bank", "Store", "Shop", "Order", "Us", "Party",
-        "Card", "Cake", "Gift", "Sale", "Since", "Only", "Area", "Access", "Pass", "Checkout", "Mode", "Portal",
-    ]
 
     /// A person's name after a cue word that starts at `i`.
     func nameInText(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ reading: Reading,

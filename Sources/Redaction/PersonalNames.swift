@@ -14,14 +14,6 @@ extension NameClass {
 /// scope (`role(of:in:)`: the `name` of a `recipient`, the `line1` of an `address`, the `lat`
 /// of a `location`).
 enum PersonalNames {
-    /// Words before a secret word that make the name a count (`max_tokens`, `prompt_tokens`).
-    static let countQualifiers: Set<String> = [
-        "max", "min", "total", "num", "prompt", "completion", "input", "output", "cached", "cache", "reasoning",
-        "remaining", "used", "billed", "estimated", "context", "predicted", "accepted", "rejected", "audio",
-        "image", "text", "thinking", "read", "creation", "generated", "request", "response", "candidates",
-    ]
-    /// Plural secret words: a name ending in one counts (`tokens`) unless its value is a list.
-    static let pluralSecretWords: Set<String> = ["tokens", "secrets", "passwords", "credentials", "sessions"]
 
     /// Whether a secret name counts rather than holds: a plural secret word at its end, or a
     /// count qualifier right before its secret word.
@@ -33,56 +25,6 @@ enum PersonalNames {
         }
         return false
     }
-
-    /// Words that may follow a phone word (`phone_landline`, `homePhoneNumber`).
-    static let phoneQualifiers: Set<String> = [
-        "number", "no", "num", "e164", "landline", "home", "work", "office", "mobile", "cell", "primary", "secondary",
-        "alt", "alternate", "alternative", "formatted", "national", "international", "raw", "display", "value",
-        "text", "fixed", "direct", "personal", "private", "business", "emergency", "contact",
-    ]
-
-    /// Words before `address` that make it no postal address.
-    private static let nonPostalAddress: Set<String> = [
-        "ip", "email", "mail", "e", "mac", "server", "host", "web", "url", "contract", "wallet", "token", "remote",
-        "local", "bind", "listen", "listening", "proxy", "gateway", "dns", "bitcoin", "btc", "eth", "ethereum",
-        "crypto", "deposit", "withdrawal", "reply", "from", "to", "cc", "bcc", "public", "memory", "base", "network",
-        "socket", "peer", "node", "multicast", "broadcast", "sip", "ipv4", "ipv6", "hardware", "bluetooth", "ble",
-        "wifi", "account", "payment", "sender", "receiver", "destination", "source", "origin", "target", "return",
-        "callback", "webhook", "endpoint", "service", "api", "relay", "smtp", "xmpp", "jid", "onion", "vpn",
-        "lan", "wan", "nat", "router", "device", "link", "ethernet", "vm", "instance",
-    ]
-    /// Words after `address` (or `street`) that name something about it, not its text.
-    private static let addressDescribers: Set<String> = [
-        "id", "ids", "type", "types", "kind", "count", "verified", "validated", "valid", "status", "format",
-        "required", "enabled", "label", "hint", "source", "book", "list", "index", "key", "version", "changed",
-        "updated", "created", "at", "match", "score", "level", "mode", "family", "space", "range", "prefix",
-    ]
-    /// Words that name a place a person is at (`location`, `home`), for lat/long.
-    static let placeWords: Set<String> = [
-        "location", "locations", "home", "device", "gps", "coords", "coordinates", "coordinate", "position",
-        "geo", "geolocation", "latlng", "latlong", "geopoint", "whereabouts", "checkin", "pickup", "dropoff",
-    ]
-    /// Qualifiers before a latitude or longitude that make it a person's place (`home_lat`).
-    private static let personalPlaceQualifiers: Set<String> = [
-        "home", "device", "user", "current", "last", "gps", "my", "customer", "driver", "rider", "courier",
-        "pickup", "dropoff", "delivery", "live", "precise", "exact", "client",
-    ]
-    static let latitudeWords: Set<String> = ["lat", "latitude", "lng", "lon", "long", "longitude"]
-    /// Words for a person at the end of a name: an object under one has a person's `name`.
-    static let personWords: Set<String> = [
-        "recipient", "sender", "beneficiary", "payee", "payer", "addressee", "consignee", "passenger", "patient",
-        "guest", "traveler", "traveller", "contact", "owner", "customer", "user", "author", "member", "employee",
-        "driver", "buyer", "shopper", "billing", "shipping", "cardholder", "applicant", "insured",
-        "policyholder", "attendee", "participant", "student", "signer", "signatory", "guardian", "spouse",
-        "tenant", "landlord", "profile", "me", "person",
-    ]
-    /// Of `personWords`, those where a string value (not an object) is itself a person's name.
-    private static let namedPersonWords: Set<String> = [
-        "recipient", "sender", "beneficiary", "payee", "payer", "addressee", "consignee", "passenger", "patient",
-        "cardholder", "signer", "signatory", "guardian", "insured", "policyholder",
-    ]
-    /// Words for a card's expiry; a bare `exp` is a JWT's claim, not a card's.
-    private static let expiryWords: Set<String> = ["expiry", "expiration", "exp", "expires", "expire"]
 
     /// What `words` (a name's, `NameMatcher.words`) say about personal data, or nil.
     static func classify(_ words: [String]) -> NameClass? {
@@ -154,13 +96,6 @@ enum PersonalNames {
                 "registration token", "push id", "vendor id", "device fingerprint", "instance id", "mac address",
                 "mac", "ifa", "wifi mac"].contains(where: { joined.hasSuffix($0) && (joined == $0 || joined.hasSuffix(" " + $0)) })
     }
-    private static let identifierNames: Set<String> = ["mac", "ifa", "ssaid"]
-
-    /// The words of a real name's parts: a member named so is personal (a `username` or a
-    /// `displayName` is not, products have them too).
-    static let realNameWords: Set<String> = [
-        "first", "last", "given", "family", "surname", "middle", "firstname", "lastname", "givenname", "familyname", "maiden",
-    ]
 
     /// What a name means as a member of a scoped object, computed once per name (`NameMemo`).
     struct Roles: OptionSet {

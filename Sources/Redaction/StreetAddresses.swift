@@ -4,16 +4,6 @@
 // from a name (`Wall Street`, `Abbey Road`): without one nothing is replaced.
 
 extension RedactionEngine {
-    /// Street types written after the street's name (with or without a period when short).
-    static let streetSuffixes: Set<String> = [
-        "Street", "St", "Road", "Rd", "Avenue", "Ave", "Lane", "Ln", "Drive", "Court", "Ct", "Way", "Place", "Pl",
-        "Boulevard", "Blvd", "Terrace", "Crescent", "Close", "Square", "Sq", "Parkway", "Pkwy", "Highway", "Hwy",
-        "Row", "Mews", "Gardens", "Grove", "Circle", "Cir", "Loop", "Trail", "Walk", "Alley", "Plaza",
-    ]
-    /// Street types written before it (Romance languages).
-    static let streetPrefixes: Set<String> = ["Via", "Viale", "Rue", "Calle", "Avenida", "Rua", "Piazza", "Corso", "Carrer"]
-    /// Short words inside a street's name (`rue de la Paix`, `Calle del Prado`).
-    private static let streetParticles: Set<String> = ["de", "del", "della", "la", "le", "les", "du", "des", "da", "do", "dos", "di", "of", "the"]
 
     /// A street address whose street type starts at `i` (a capital at a word start).
     func streetAddress(at i: Int, _ p: UnsafeBufferPointer<UInt8>, lowerBound: Int, _ reading: Reading,

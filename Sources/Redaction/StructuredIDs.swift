@@ -106,13 +106,6 @@ extension RedactionEngine {
         return start..<k
     }
 
-    /// Words before `code` that make it a one-time code.
-    private static let codeQualifiers: Set<String> = [
-        "verification", "security", "login", "one-time", "onetime", "confirmation", "access", "sign-in", "signin",
-        "2fa", "authentication", "auth", "otp", "your", "sms", "reset", "activation", "pairing", "mfa", "temporary",
-        "single-use", "recovery", "backup", "magic", "passcode", "authorization", "validation", "unlock", "the",
-    ]
-
     /// A one-time code in message text: 4 to 8 digits (or 3 and 3) after `OTP`, `passcode` or a
     /// qualified `code` (`Your verification code is 482913`, `login code: 123-456`), replaced by
     /// zeros of its width.

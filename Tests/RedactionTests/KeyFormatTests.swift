@@ -95,6 +95,20 @@ final class KeyFormatTests: XCTestCase {
         }
     }
 
+    /// A token that goes on past its format's alphabet with `_` and more token bytes (a Sentry
+    /// org token's `_<secret>`) is replaced whole: no part of it stays beside the placeholder.
+    func testATokenThatGoesOnWithAnUnderscoreIsReplacedWhole() {
+        var rng = SeededRNG(seed: 14)
+        let rest = "_GhiswXgMCQlnVdxlzBh8AViu6L6me7kv4L9865KFQz7"
+        for format in KeyFormats.anchored where !format.alphabet.contains(0x5F) && format.second == nil {
+            let key = Self.key(format, length: format.length.lowerBound, &rng)
+            XCTAssertEqual(scanned("found \(key)\(rest) end", engine: engine()), "found redacted-1 end", "\(name(format)): \(key)")
+            XCTAssertEqual(scanned("x=\(key)\(rest)== end", engine: engine()), "x=redacted-1 end", "\(name(format)), padded")
+        }
+        let sentry = "sntrys_eyJpYXQiOLeV5oUdkLKojbJnGKWcGRu5fKlZcmVnaW9uX3VybCI6w2HDFWQnG468GzStNXVFygW" + rest
+        XCTAssertEqual(body(#"{"values": ["\#(sentry)"]}"#), #"{"values": ["redacted-1"]}"#)
+    }
+
     func testEveryFormatIsReplacedInAJSONStringUnderAnInnocentKey() {
         var rng = SeededRNG(seed: 13)
         for format in KeyFormats.anchored {
