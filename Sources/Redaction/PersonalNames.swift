@@ -91,10 +91,8 @@ enum PersonalNames {
         let joined = words.joined(separator: " ")
         if identifierNames.contains(joined) { return true }
         guard let last = words.last else { return false }
-        if ["idfa", "idfv", "gaid", "aaid", "adid", "bssid", "apns", "fcm", "gcm", "team"].contains(last) { return true }
-        return ["advertising id", "advertising identifier", "ad id", "android id", "registration id", "registration ids",
-                "registration token", "push id", "vendor id", "device fingerprint", "instance id", "mac address",
-                "mac", "ifa", "wifi mac"].contains(where: { joined.hasSuffix($0) && (joined == $0 || joined.hasSuffix(" " + $0)) })
+        if identifierLastWords.contains(last) { return true }
+        return identifierEndings.contains(where: { joined.hasSuffix($0) && (joined == $0 || joined.hasSuffix(" " + $0)) })
     }
 
     /// What a name means as a member of a scoped object, computed once per name (`NameMemo`).

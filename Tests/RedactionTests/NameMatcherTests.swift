@@ -147,7 +147,9 @@ final class NameMatcherTests: XCTestCase {
         assertClass(["recipient", "sender", "beneficiary"], .person)
         assertClass(["customer", "user", "shipping", "billing"], .personGroup)
         assertClass(["phone_landline", "homePhone", "mobile_number_formatted", "landline"], .phone)
-        assertClass(["idfa", "gaid", "advertising_id", "registration_id", "apns", "wifi_bssid", "X-Honeycomb-Team"], .identifier)
+        assertClass(["idfa", "gaid", "advertising_id", "registration_id", "apns", "wifi_bssid", "X-Honeycomb-Team",
+                     "end_user_id", "endUserId", "safety_identifier"], .identifier)
+        assertClass(["user_id", "userId", "end_date", "user_identifier_type"], .ordinary)
         assertClass(["max_tokens", "prompt_tokens", "completion_tokens", "total_tokens", "cache_read_input_tokens",
                      "MAX_TOKENS", "tokens", "credentials"], .count)
     }

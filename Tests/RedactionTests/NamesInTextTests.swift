@@ -6,7 +6,7 @@ import XCTest
 /// no such cue, and cues followed by words that are no name, stay.
 final class NamesInTextTests: XCTestCase {
     func testNamesAfterACue() {
-        for (text, expected) in [
+        assertScans([
             ("Happy birthday Chiara! Love, Wilhelmina", "Happy birthday person-1! Love, person-2"),
             ("Customer Amelie Fairbanks, born 1964-06-06", "Customer person-1, born 1970-01-01"),
             ("The customer Fiona Petrakis lives at ", "The customer person-1 lives at "),
@@ -16,12 +16,7 @@ final class NamesInTextTests: XCTestCase {
             ("Hello, my name is Jean-Luc Picard and I", "Hello, my name is person-1 and I"),
             ("Thanks,\nØdegaard", "Thanks,\nperson-1"),
             ("a passenger Maria Garcia Lopez boarded", "a passenger person-1 boarded"),
-        ] {
-            let engine = RedactionEngine()
-            let once = scanned(text, engine: engine)
-            XCTAssertEqual(once, expected, text)
-            XCTAssertEqual(scanned(once), once, "a second run changed \(text)")
-        }
+        ])
         // The same name gets the same placeholder as under a JSON name.
         XCTAssertEqual(body(#"{"full_name": "Fiona Petrakis", "note": "Hi Fiona Petrakis!"}"#),
                        #"{"full_name": "person-1", "note": "Hi person-1!"}"#)

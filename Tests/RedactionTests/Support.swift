@@ -136,6 +136,16 @@ func scanned(_ input: String, config: RedactionConfiguration = RedactionConfigur
     return e.standalone { $0.scanText(input, .body, { "" }) } ?? input
 }
 
+/// Asserts that each text scans to its expected output with a fresh engine, and that scanning
+/// that output again changes nothing.
+func assertScans(_ cases: [(text: String, expected: String)], file: StaticString = #filePath, line: UInt = #line) {
+    for (text, expected) in cases {
+        let once = scanned(text)
+        XCTAssertEqual(once, expected, text, file: file, line: line)
+        XCTAssertEqual(scanned(once), once, "a second run changed \(text)", file: file, line: line)
+    }
+}
+
 /// Redacts `input` as a body that may be JSON (JSON when it parses, else text).
 func body(_ input: String, config: RedactionConfiguration = RedactionConfiguration(),
           engine: RedactionEngine? = nil) -> String {

@@ -155,6 +155,15 @@ extension PersonalNames {
     static let expiryWords: Set<String> = ["expiry", "expiration", "exp", "expires", "expire"]
 
     static let identifierNames: Set<String> = ["mac", "ifa", "ssaid"]
+    /// Last words of a name that identify a device, an ad profile or a push registration.
+    static let identifierLastWords: Set<String> = ["idfa", "idfv", "gaid", "aaid", "adid", "bssid", "apns", "fcm", "gcm", "team"]
+    /// Words a name ends with that identify a device or an end user (`end_user_id`, an LLM
+    /// API's `safety_identifier`).
+    static let identifierEndings = [
+        "advertising id", "advertising identifier", "ad id", "android id", "registration id", "registration ids",
+        "registration token", "push id", "vendor id", "device fingerprint", "instance id", "mac address", "mac", "ifa",
+        "wifi mac", "end user id", "end user identifier", "enduser id", "safety identifier",
+    ]
 
     /// The words of a real name's parts: a member named so is personal (a `username` or a
     /// `displayName` is not, products have them too).
