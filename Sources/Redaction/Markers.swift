@@ -36,7 +36,6 @@ enum MarkerModifier: Equatable {
 
 struct MarkerSyntax: Sendable {
     static let valueOpen: [UInt8] = [0xEE, 0x80, 0x80]
-    static let valueClose: [UInt8] = [0xEE, 0x80, 0x81]
     static let base64Open: [UInt8] = [0xEE, 0x80, 0x82]
     static let base64Close: [UInt8] = [0xEE, 0x80, 0x83]
     static let binaryOpen: [UInt8] = [0xEE, 0x80, 0x84]

@@ -43,6 +43,9 @@ extension RedactionEngine {
         // Up to `scopeDepth` levels (a customer's address): deeper, by its own name only.
         var scope = PersonalNames.scope(of: nameClass)
         if scope == .secret || reading.scopeDepth >= Self.scopeDepth { scope = .ordinary }
+        let selfClosing = p[k - 1] == 0x2F  // <empty/>
+        // An element that is neither named nor scoped is left to the scan, attributes and all.
+        if scope == .ordinary && (selfClosing || nameClass == .ordinary) { return nil }
         let attributes = tagName.upperBound..<k
         // Without the tag's '>': a value there must not run into it (`"phone":415555>` would take
         // the '>' along, and the next run, finding no tag, would read on past it).
@@ -54,9 +57,7 @@ extension RedactionEngine {
             replacement += content.map { String(decoding: $0, as: UTF8.self) } ?? string(p, tagEnd..<end)
             return TextMatch(start: i, end: end, replacement: replacement)
         }
-        if p[k - 1] == 0x2F {  // <empty/>
-            return scope == .ordinary ? nil : tag(tagEnd, content: nil)
-        }
+        if selfClosing { return tag(tagEnd, content: nil) }
         let first = firstNonSpace(p, from: tagEnd)
         if scope != .ordinary, first < p.count, p[first] == 0x3C, !hasPrefix(p, at: first, "<![CDATA["),
            let close = closingTag(p, tagName, from: tagEnd) {
