@@ -4,7 +4,8 @@
 /// two colons), and the suspect scan a digit or a capital (`ByteShape.mayHoldSuspect`). The
 /// triggers are the schemes `bearer` and `basic` (a credential of lowercase letters may follow
 /// them) and the key formats whose prefix and alphabet are lowercase letters (`dapi` and 32 of
-/// a-f), but those whose key needs a digit or a capital (`cio`). `LowercaseProseTests` holds the pair table and the detectors to this.
+/// a-f), but those whose key needs a digit or a capital (`cio`). `LowercaseProseTests` holds
+/// the pair table and the detectors to this.
 struct LowercaseProse {
     /// The trigger words.
     let triggers: [[UInt8]]

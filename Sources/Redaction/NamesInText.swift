@@ -17,69 +17,28 @@ extension RedactionEngine {
         case person
     }
 
-    /// Up to 16 ASCII letters, lowercased, as two words: a dictionary key without a String.
-    struct CueKey: Hashable {
-        var a: UInt64 = 0, b: UInt64 = 0
-        init(_ bytes: some Collection<UInt8>) {
-            for (k, c) in bytes.enumerated() {
-                let v = UInt64(c | 0x20) << UInt64((k & 7) * 8)
-                if k < 8 { a |= v } else { b |= v }
-            }
-        }
-    }
+    /// The cue words (ASCII, lowercase, in `NameWords`), each with what it introduces.
+    private static let cues = PackedWordTable<NameCue>(
+        titleCues.map { ($0, .title) } + greetingCues.map { ($0, .greeting) } + signOffCues.map { ($0, .signOff) }
+            + personCues.map { ($0, .person) })
 
-    /// The cue words (ASCII, lowercase).
-    private static let cues: [CueKey: NameCue] = {
-        var cues: [CueKey: NameCue] = [:]
-        func add(_ words: [String], _ cue: NameCue) { for w in words { cues[CueKey(Array(w.utf8))] = cue } }
-        add(titleCues, .title)
-        add(greetingCues, .greeting)
-        add(signOffCues, .signOff)
-        add(personCues, .person)
-        return cues
-    }()
-
-    /// `cues` in an open-addressing table of 256 slots (a multiplicative hash's top 8 bits): the
-    /// lookup at every candidate word costs a multiply and a compare, not a `Hasher`.
-    private static let cueTable: [(key: CueKey, cue: NameCue)?] = {
-        var t = [(key: CueKey, cue: NameCue)?](repeating: nil, count: 256)
-        for (key, cue) in cues {
-            var slot = slot(of: key)
-            while t[slot] != nil { slot = (slot + 1) & 255 }
-            t[slot] = (key, cue)
-        }
-        return t
-    }()
-
-    @inline(__always) private static func slot(of key: CueKey) -> Int {
-        Int(truncatingIfNeeded: ((key.a ^ key.b &* 0xC2B2_AE3D_27D4_EB4F) &* 0x9E37_79B9_7F4A_7C15) &>> 56)
-    }
-
-    /// The cue `key` is, if any.
-    private static func cue(_ key: CueKey) -> NameCue? {
-        var slot = slot(of: key)
-        while let entry = cueTable[slot] {
-            if entry.key == key { return entry.cue }
-            slot = (slot + 1) & 255
-        }
-        return nil
+    /// The cue `bytes` are, if any.
+    private static func cue(_ bytes: UnsafeBufferPointer<UInt8>) -> NameCue? {
+        PackedWord(bytes).flatMap(cues.value(of:))
     }
 
     /// Which lengths cue words starting with each letter have: bit `length` of `cueLengths[letter]`,
     /// so most words are ruled out before a lookup.
     private static let cueLengths: [UInt32] = {
         var t = [UInt32](repeating: 0, count: 26)
-        for key in cues.keys {
-            let length = (key.a.nonzeroBitCount > 0 ? 8 - key.a.leadingZeroBitCount / 8 : 0) + (key.b == 0 ? 0 : 8 - key.b.leadingZeroBitCount / 8)
-            t[Int(key.a & 0xFF) - 0x61] |= 1 << UInt32(length)
-        }
+        for word in cues.members { t[Int(word.start.0) - 0x61] |= 1 << UInt32(word.length) }
         return t
     }()
 
     /// The two-byte starts of every cue word (both cases of its first letter), for the pair table.
     static var nameCuePairs: [(UInt8, UInt8)] {
-        cues.keys.flatMap { key -> [(UInt8, UInt8)] in
-            let first = UInt8(key.a & 0xFF), second = UInt8((key.a >> 8) & 0xFF)
+        cues.members.flatMap { word -> [(UInt8, UInt8)] in
+            let (first, second) = word.start
             return [(first, second), (first - 0x20, second)]
         }
     }
@@ -92,7 +51,7 @@ extension RedactionEngine {
         while e < p.count && Self.isLetter(p[e]) && e - i <= 16 { e += 1 }
         guard e - i >= 2, e - i <= 16, e == p.count || !(Self.isAlnum(p[e]) || p[e] >= 0x80),
               Self.cueLengths[Int(p[i] | 0x20) - 0x61] & (1 << UInt32(e - i)) != 0,
-              let cue = Self.cue(CueKey(UnsafeBufferPointer(rebasing: p[i..<e]))) else { return nil }
+              let cue = Self.cue(UnsafeBufferPointer(rebasing: p[i..<e])) else { return nil }
         var k = e
         // `name` only as `my name is` (`if name is None` is code).
         if e - i == 4, p[i] | 0x20 == 0x6E {
@@ -110,7 +69,7 @@ extension RedactionEngine {
         while words.count < most, k + 1 < p.count, p[k] == 0x20 || (cue == .signOff && words.isEmpty && p[k] == 0x0A),
               let w = Self.nameWord(p, from: k + 1) {
             // A title after a greeting (`Dear Mr. Smith`) is read as the cue it is.
-            guard !Self.notNames.contains(string(p, w)), Self.cue(CueKey(UnsafeBufferPointer(rebasing: p[w]))) != .title
+            guard !Self.notNames.contains(string(p, w)), Self.cue(UnsafeBufferPointer(rebasing: p[w])) != .title
             else { break }
             words.append(w)
             k = w.upperBound

@@ -26,7 +26,7 @@ extension RedactionEngine {
             }
             let length = e &- i
             let listed = length >= 3 && length <= 8 && (i == 0 || !isSeedWordNeighbour(base[i &- 1]))
-                && (e == n || !isSeedWordNeighbour(base[e])) && SeedWords.contains(key: key)
+                && (e == n || !isSeedWordNeighbour(base[e])) && SeedWords.table.contains(PackedWord(low: key))
             if listed && count > 0 && runEnd == i &- 1 && isSeedSeparator(base[i &- 1]) {
                 count &+= 1
             } else {
@@ -82,14 +82,11 @@ extension RedactionEngine {
         guard flags.has(.keyFormats), p.count >= Self.seedPhraseWords * 4 - 1, p.count <= 24 * 9 else { return nil }
         var start = 0, words = 0
         for k in 0...p.count where k == p.count || p[k] == 0x20 {
-            var key: UInt64 = 0
-            guard (3...8).contains(k - start) else { return nil }
-            for j in start..<k { key |= UInt64(p[j]) << UInt64((j - start) * 8) }
-            guard SeedWords.contains(key: key) else { return nil }
+            guard (3...8).contains(k - start), let word = PackedWord(p[start..<k]), SeedWords.table.contains(word) else { return nil }
             words += 1
             start = k + 1
         }
-        guard words >= 12, words <= 24, words % 3 == 0 else { return nil }
+        guard words >= Self.seedPhraseWords, words <= 24, words % 3 == 0 else { return nil }
         guard let r = replaceSecret(string(p, 0..<p.count), .keyFormats, reading, path, length: p.count) else { return nil }
         return Array(r.utf8)
     }

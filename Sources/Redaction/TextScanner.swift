@@ -255,10 +255,9 @@ extension RedactionEngine {
         if bits[pair >> 6] & (1 << UInt64(pair & 63)) == 0 { return nil }
         let families = pairs[pair] & mask
         // Cards, IPv4 addresses, key formats, `Bearer`/`Basic`, name cues and street types start
-        // at a word's start (each
-        // checks the byte before it first): inside a word, mostly the digits of every number in a
-        // body, the call cost more than that test. A key format in a binary body and an Azure
-        // secret's `Q~` are the exceptions, found by their own rules.
+        // at a word's start (each checks the byte before it first): inside a word, mostly the
+        // digits of every number in a body, the call cost more than that test. A key format in a
+        // binary body and an Azure secret's `Q~` are the exceptions, found by their own rules.
         if i > 0 && families & ~Self.wordStartFamilies == 0 && Self.isAlnum(p[i - 1])
             && (families & Detectors.keyFormat.rawValue == 0 || (!reading.keepsLength && p[i] != 0x51)) {
             return nil

@@ -1,40 +1,9 @@
 // The BIP-39 English word list (2048 words of 3 to 8 letters), from the BIP-39 specification
-// (bitcoin/bips, bip-0039/english.txt): data, read once into a set of packed words.
+// (bitcoin/bips, bip-0039/english.txt): data, read once into a table of packed words.
 
 enum SeedWords {
-    /// Whether the word packed as `key` (`key(_:)`) is on the list.
-    @inline(__always) static func contains(key k: UInt64) -> Bool {
-        table.withUnsafeBufferPointer { t in
-            var slot = Int(truncatingIfNeeded: (k &* 0x9E37_79B9_7F4A_7C15) &>> 52)
-            while t[slot] != 0 {
-                if t[slot] == k { return true }
-                slot = (slot &+ 1) & 4095
-            }
-            return false
-        }
-    }
-
-    /// Up to eight letters packed little-endian into one number (0 for a longer or empty word).
-    @inline(__always) static func key(_ word: some Collection<UInt8>) -> UInt64 {
-        guard word.count <= 8 else { return 0 }
-        var k: UInt64 = 0
-        for (n, c) in word.enumerated() { k |= UInt64(c) << UInt64(n * 8) }
-        return k
-    }
-
-    /// The packed words in an open-addressing table of 4,096 slots (a multiplicative hash's top
-    /// 12 bits): a lookup is a multiply and a compare or two, where a `Set`'s hashing cost more
-    /// than the rest of the scan.
-    private static let table: [UInt64] = {
-        var t = [UInt64](repeating: 0, count: 4096)
-        for word in list.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
-            let k = key(word.utf8)
-            var slot = Int(truncatingIfNeeded: (k &* 0x9E37_79B9_7F4A_7C15) >> 52)
-            while t[slot] != 0 && t[slot] != k { slot = (slot + 1) & 4095 }
-            t[slot] = k
-        }
-        return t
-    }()
+    /// The words, for lookups of packed words (`PackedWord`).
+    static let table = PackedWordTable(list.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
 
     private static let list = """
         abandon ability able about above absent absorb abstract absurd abuse access accident account accuse achieve
