@@ -107,18 +107,38 @@ extension RedactionEngine {
     }
 
     /// A percent-encoded value under an ordinary name (`next=https%3A%2F%2F...%3Ftoken%3D...`):
-    /// decoded, redacted as text (a URL in it gets its query redacted), and encoded again.
+    /// decoded, redacted as text (a URL in it gets its query redacted), and encoded again. The
+    /// match ends where the last change does: the bytes after it are scanned as the text they are,
+    /// as a second run reads them once a placeholder stands before them (`r=e%40x7Rk==-Bearer t`).
     private func encodedValueMatch(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ reading: Reading,
                                    _ path: () -> String) -> TextMatch? {
-        let decoded = Array(PercentEncoding.decoded(string(p, range), plusAsSpace: false).utf8)
+        // The decoded bytes, and where each one starts in `p`.
+        var decoded: [UInt8] = [], starts: [Int] = []
+        decoded.reserveCapacity(range.count)
+        starts.reserveCapacity(range.count)
+        var e = range.lowerBound
+        while e < range.upperBound {
+            starts.append(e)
+            if p[e] == 0x25, e + 2 < range.upperBound, let high = PercentEncoding.hexValue(p[e + 1]),
+               let low = PercentEncoding.hexValue(p[e + 2]) {
+                decoded.append(high << 4 | low)
+                e += 3
+            } else {
+                decoded.append(p[e])
+                e += 1
+            }
+        }
         guard decoded.count < range.count, !reading.keepsLength else { return nil }
         // The words before the value still say what a random run in it is (`token"r=a%40b/:x7Rk...`),
         // as they do once a first run has written the value without escapes.
         suspectLookBack = Array(p[SuspectScanner.lookBack(p, range.lowerBound).start..<range.lowerBound])
         defer { suspectLookBack = [] }
         guard let inner = decoded.withUnsafeBufferPointer({ redactValueBytes($0, reading, path, nestingLevel: 1) }) else { return nil }
-        return TextMatch(start: range.lowerBound, end: range.upperBound,
-                         replacement: syntax.queryEncoded(String(decoding: inner, as: UTF8.self)))
+        var kept = 0  // decoded bytes at the end that the redaction left as they were
+        while kept < min(decoded.count, inner.count) && decoded[decoded.count - 1 - kept] == inner[inner.count - 1 - kept] { kept += 1 }
+        let end = kept == 0 ? range.upperBound : starts[decoded.count - kept]
+        return TextMatch(start: range.lowerBound, end: end,
+                         replacement: syntax.queryEncoded(String(decoding: inner[..<(inner.count - kept)], as: UTF8.self)))
     }
 
     func classifyName(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, asParameter: Bool) -> NameClass {

@@ -121,17 +121,40 @@ extension RedactionEngine {
         return scanBytes(UnsafeBufferPointer(rebasing: p[attributes]), reading, path, preMatches: pre)
     }
 
-    /// Where `</name>` starts after `from`, within `scopeReach` bytes.
+    /// Where `</name>` starts after `from`, within `scopeReach` bytes. Only the text's `</`
+    /// are read, found once per text, and not those an earlier search for the same name read in
+    /// vain: a body of unclosed `<Address>` tags costs a read of its bytes, not one per tag.
     private func closingTag(_ p: UnsafeBufferPointer<UInt8>, _ name: Range<Int>, from: Int) -> Int? {
         let limit = min(p.count, from + Self.scopeReach)
-        var k = from
-        while k + name.count + 3 <= limit {
-            if p[k] == 0x3C, p[k + 1] == 0x2F, p[k + 2 + name.count] == 0x3E,
-               UnsafeBufferPointer(rebasing: p[(k + 2)..<(k + 2 + name.count)]).elementsEqual(UnsafeBufferPointer(rebasing: p[name])) {
-                return k
-            }
-            k += 1
+        let nameBytes = UnsafeBufferPointer(rebasing: p[name])
+        let index: Int
+        if let found = closingTagIndexes.lastIndex(where: { $0.isFor(p) }) {
+            index = found
+        } else {
+            closingTagIndexes.append(ClosingTagIndex(p))
+            index = closingTagIndexes.count - 1
         }
+        var searchedFrom = from, k = from
+        if let miss = closingTagIndexes[index].miss, miss.name.elementsEqual(nameBytes), miss.searched.lowerBound <= from,
+           from <= miss.searched.upperBound {
+            searchedFrom = miss.searched.lowerBound
+            k = miss.searched.upperBound
+        }
+        let closers = closingTagIndexes[index].closers
+        var c = 0, high = closers.count  // the first closer at or after k
+        while c < high {
+            let mid = (c + high) / 2
+            if closers[mid] < k { c = mid + 1 } else { high = mid }
+        }
+        while c < closers.count, closers[c] + name.count + 3 <= limit {
+            let at = closers[c]
+            if p[at + 2 + name.count] == 0x3E,
+               UnsafeBufferPointer(rebasing: p[(at + 2)..<(at + 2 + name.count)]).elementsEqual(nameBytes) {
+                return at
+            }
+            c += 1
+        }
+        closingTagIndexes[index].miss = (Array(nameBytes), searchedFrom..<max(k, limit - name.count - 2))
         return nil
     }
 
@@ -210,5 +233,35 @@ extension RedactionEngine {
         return TextMatch(start: tag.lowerBound, end: tag.upperBound,
                          replacement: string(p, tag.lowerBound..<base) + String(decoding: out, as: UTF8.self)
                             + string(p, attributes.upperBound..<tag.upperBound), valueEnd: valueRange.upperBound)
+    }
+}
+
+/// The `</` of one text, for `closingTag`, and its last search that found nothing: no
+/// `</name>` starts in `searched`.
+struct ClosingTagIndex {
+    let base: UnsafePointer<UInt8>?
+    /// The text's length too: a shorter view of the same bytes is another text.
+    let count: Int
+    let closers: [Int]
+    var miss: (name: [UInt8], searched: Range<Int>)?
+
+    init(_ text: UnsafeBufferPointer<UInt8>) {
+        base = text.baseAddress
+        count = text.count
+        var closers: [Int] = []
+        var k = 0
+        while k + 1 < text.count {
+            if text[k] == 0x3C && text[k + 1] == 0x2F { closers.append(k) }
+            k += 1
+        }
+        self.closers = closers
+    }
+
+    func isFor(_ text: UnsafeBufferPointer<UInt8>) -> Bool { base == text.baseAddress && count == text.count }
+
+    /// Whether the text lies within `region`: its scan has ended when the region's has.
+    func lies(in region: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base, let start = region.baseAddress else { return false }
+        return base >= start && base < start + max(region.count, 1)
     }
 }

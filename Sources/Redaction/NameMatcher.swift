@@ -59,7 +59,7 @@ enum NameClass: UInt8, Sendable {
 struct NameMatcher {
     /// Runs of words that make a name secret (single words are runs of one). User JSON keys and
     /// parameters from a rules file are added here.
-    private let secretRuns: [[String]]
+    private let secretRuns: WordRuns
     /// Whole names (lowercased, separators kept) that are secret only as the whole name: `code`
     /// (OAuth) and `key` (Google API keys) in query strings, `sig`.
     private let exactSecretNames: Set<String>
@@ -71,7 +71,7 @@ struct NameMatcher {
             let words = Self.words(name)
             if !words.isEmpty && seen.insert(words).inserted { runs.append(words) }
         }
-        secretRuns = runs
+        secretRuns = WordRuns(runs)
         exactSecretNames = Set(exactNames.map { $0.lowercased() })
     }
 
@@ -116,20 +116,15 @@ struct NameMatcher {
     }
 
     private func isSecret(_ words: [String]) -> Bool {
-        for run in secretRuns where run.count <= words.count {
-            for start in 0...(words.count - run.count) where words[start..<start + run.count].elementsEqual(run) {
-                let end = start + run.count
-                if run == ["key"] {
-                    // `key` as a word needs a qualifier before it that is not innocent (`apiKey`,
-                    // `stripe_key`; not `sortKey`), and `keyId` names the key, not its secret.
-                    guard start > 0, !Self.innocentKeyQualifiers.contains(words[start - 1]) else { continue }
-                    if end < words.count, words[end] == "id" || words[end] == "ids" { continue }
-                }
-                if words[end...].contains(where: { Self.describingWords.contains($0) }) { continue }
-                return true
+        secretRuns.contains(in: words) { start, end in
+            if end - start == 1 && words[start] == "key" {
+                // `key` as a word needs a qualifier before it that is not innocent (`apiKey`,
+                // `stripe_key`; not `sortKey`), and `keyId` names the key, not its secret.
+                guard start > 0, !Self.innocentKeyQualifiers.contains(words[start - 1]) else { return false }
+                if end < words.count, words[end] == "id" || words[end] == "ids" { return false }
             }
+            return !words[end...].contains(where: { Self.describingWords.contains($0) })
         }
-        return false
     }
 
     /// What a member's name means inside a secret object (`"auth": {...}`): everything is
@@ -141,14 +136,9 @@ struct NameMatcher {
     }
 
     private static func personalClass(_ words: [String]) -> NameClass? {
-        func endsWith(_ run: [String]) -> Bool {
+        func endsWith(_ runs: WordRuns) -> Bool {
             // The run may be followed only by nothing (a describing word makes it a label).
-            guard run.count <= words.count else { return false }
-            for start in 0...(words.count - run.count) where words[start..<start + run.count].elementsEqual(run) {
-                let after = words[(start + run.count)...]
-                if after.isEmpty || after.allSatisfy({ $0 == "value" || $0 == "text" }) { return true }
-            }
-            return false
+            runs.contains(in: words) { _, end in words[end...].allSatisfy { $0 == "value" || $0 == "text" } }
         }
         // Only words after the code word describe it (`cvcLength`): words before it may be a value
         // a placeholder replaced in broken JSON (`redacted-1\u{3}csc`), which must not change the
@@ -157,9 +147,9 @@ struct NameMatcher {
            !words[(code + 1)...].contains(where: describingWords.contains) {
             return .cardCode
         }
-        if cardCodeRuns.contains(where: endsWith) { return .cardCode }
-        if cardRuns.contains(where: endsWith) { return .cardNumber }
-        if personRuns.contains(where: endsWith) { return .personName }
+        if endsWith(cardCodeRunSet) { return .cardCode }
+        if endsWith(cardRunSet) { return .cardNumber }
+        if endsWith(personRunSet) { return .personName }
         // A phone word followed only by words that say which phone (`phone_landline`,
         // `mobileNumberFormatted`, `homePhone`).
         if let phone = words.lastIndex(where: phoneWords.contains),
@@ -180,6 +170,10 @@ struct NameMatcher {
         "api", "access", "secret", "private", "client", "auth", "master", "signing", "app", "consumer", "subscription",
     ]
     private static let compoundPrefixes = ["session", "csrf", "xsrf", "otp"]
+    static let secretWordSet = Set(secretWords)
+    private static let cardCodeRunSet = WordRuns(cardCodeRuns)
+    private static let cardRunSet = WordRuns(cardRuns)
+    private static let personRunSet = WordRuns(personRuns)
 
     /// Splits snake_case, kebab-case, camelCase, dotted and lowercase-compound names into
     /// lowercased words; a run of capitals is one word ("APIKey" -> ["api", "key"]).
@@ -188,7 +182,7 @@ struct NameMatcher {
     /// and its words (`at`, a describing word, against `user1`) must not change the name's class
     /// from one run to the next.
     static func emailsAsWords(_ name: String) -> String {
-        guard name.utf8.contains(0x40) || name.contains("%40") else { return name }
+        guard name.utf8.contains(where: { $0 == 0x40 || $0 == 0x25 }) else { return name }
         let b = Array(name.utf8)
         func isLocal(_ c: UInt8) -> Bool { RedactionEngine.isAlnum(c) || c == 0x2E || c == 0x5F || c == 0x2B || c == 0x2D }
         func isDomain(_ c: UInt8) -> Bool { RedactionEngine.isAlnum(c) || c == 0x2E || c == 0x2D }
@@ -216,6 +210,11 @@ struct NameMatcher {
     }
 
     static func words(_ name: String) -> [String] {
+        name.utf8.allSatisfy({ $0 < 0x80 }) ? asciiWords(name) : unicodeWords(name)
+    }
+
+    /// `words` by `Character`: letters and digits of any script.
+    static func unicodeWords(_ name: String) -> [String] {
         var words: [String] = []
         var current: [Character] = []
         let chars = Array(name)
@@ -240,25 +239,77 @@ struct NameMatcher {
         return words
     }
 
+    /// `words` of an ASCII name, read byte by byte: most names are, and `Character`'s Unicode
+    /// properties cost a name as much as the rest of its classification.
+    static func asciiWords(_ name: String) -> [String] {
+        var words: [String] = []
+        let b = Array(name.utf8)
+        @inline(__always) func isUpper(_ c: UInt8) -> Bool { c >= 0x41 && c <= 0x5A }
+        @inline(__always) func isLower(_ c: UInt8) -> Bool { c >= 0x61 && c <= 0x7A }
+        @inline(__always) func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
+        var start = -1
+        func flush(_ end: Int) {
+            guard start >= 0 else { return }
+            words.append(contentsOf: splitCompound(String(decoding: b[start..<end].map { isUpper($0) ? $0 | 0x20 : $0 }, as: UTF8.self)))
+            start = -1
+        }
+        for (index, c) in b.enumerated() {
+            guard isUpper(c) || isLower(c) || isDigit(c) else {
+                flush(index)
+                continue
+            }
+            if isUpper(c), start >= 0 {
+                let last = b[index - 1]
+                let nextLower = index + 1 < b.count && isLower(b[index + 1])
+                if isLower(last) || isDigit(last) || (nextLower && isUpper(last)) { flush(index) }
+            }
+            if start < 0 { start = index }
+        }
+        flush(b.count)
+        return words
+    }
+
     private static func splitCompound(_ word: String) -> [String] {
-        guard word.count > 4 else { return [word] }
+        let length = word.utf8.count
+        guard length > 4 else { return [word] }
         if word.hasPrefix("aspsessionid") { return ["aspsessionid"] }  // ASPSESSIONIDQQGGQGQS
-        if secretWords.contains(word) && word != "apikey" && word != "privatekey" && word != "sessionid" { return [word] }
-        for suffix in compoundSuffixes where word.count > suffix.count + 1 && word.hasSuffix(suffix) {
+        if secretWordSet.contains(word) && word != "apikey" && word != "privatekey" && word != "sessionid" { return [word] }
+        for suffix in compoundSuffixes where length > suffix.utf8.count + 1 && word.hasSuffix(suffix) {
             return splitCompound(String(word.dropLast(suffix.count))) + [suffix]
         }
         if word.hasSuffix("key") {
             let head = String(word.dropLast(3))
             if compoundKeyPrefixes.contains(head) { return [head, "key"] }
         }
-        if word.hasSuffix("id"), word.count > 4 {
+        if word.hasSuffix("id") {
             let head = String(word.dropLast(2))
             if head == "session" || head == "sess" { return ["session", "id"] }
         }
-        for prefix in compoundPrefixes where word.count > prefix.count + 1 && word.hasPrefix(prefix) {
+        for prefix in compoundPrefixes where length > prefix.utf8.count + 1 && word.hasPrefix(prefix) {
             return [prefix] + splitCompound(String(word.dropFirst(prefix.count)))
         }
         return [word]
+    }
+}
+
+/// Runs of words (`["api", "key"]`), found by their first word.
+struct WordRuns {
+    private var byFirst: [String: [[String]]] = [:]
+
+    init(_ runs: [[String]]) {
+        for run in runs where !run.isEmpty { byFirst[run[0], default: []].append(run) }
+    }
+
+    /// Whether a run stands in `words` (at `start..<end`) where `accept` takes it.
+    func contains(in words: [String], where accept: (_ start: Int, _ end: Int) -> Bool) -> Bool {
+        for (start, word) in words.enumerated() {
+            guard let runs = byFirst[word] else { continue }
+            for run in runs where start + run.count <= words.count
+                && words[start..<start + run.count].elementsEqual(run) && accept(start, start + run.count) {
+                return true
+            }
+        }
+        return false
     }
 }
 
@@ -271,7 +322,7 @@ struct NameInfo {
 
 /// `NameMatcher.classify` with a memo keyed by the name's bytes: JSON bodies repeat a few hundred
 /// member names millions of times, and this avoids building and hashing a String per member.
-/// Open addressing, FNV-1a; once full, names are simply computed. One per engine (not shared).
+/// Open addressing, FNV-1a; once half full, it starts over. One per engine (not shared).
 struct NameMemo {
     private static let slots = 8192
     /// The matcher, held here so a lookup copies nothing.
@@ -311,11 +362,17 @@ struct NameMemo {
         default: break
         }
         let result = NameInfo(nameClass: nameClass, roles: roles)
-        if entries.count < Self.slots / 2 && name.count <= 256 {
-            index[slot] = Int32(entries.count)
-            entries.append((hash, Int32(bytes.count), Int32(name.count), result))
-            bytes.append(contentsOf: name)
+        guard name.count <= 256 else { return result }
+        if entries.count == Self.slots / 2 {
+            // Full (a body keyed by ids): start over, so the names it repeats stay cheap.
+            for k in index.indices { index[k] = -1 }
+            entries.removeAll(keepingCapacity: true)
+            bytes.removeAll(keepingCapacity: true)
+            slot = Int(truncatingIfNeeded: hash) & mask
         }
+        index[slot] = Int32(entries.count)
+        entries.append((hash, Int32(bytes.count), Int32(name.count), result))
+        bytes.append(contentsOf: name)
         return result
     }
 

@@ -20,7 +20,7 @@ enum PersonalNames {
     static func isCount(_ words: [String]) -> Bool {
         if let last = words.last, pluralSecretWords.contains(last) { return true }
         guard words.count >= 2 else { return false }
-        for k in 1..<words.count where NameMatcher.secretWords.contains(words[k]) || pluralSecretWords.contains(words[k]) {
+        for k in 1..<words.count where NameMatcher.secretWordSet.contains(words[k]) || pluralSecretWords.contains(words[k]) {
             if countQualifiers.contains(words[k - 1]) { return true }
         }
         return false

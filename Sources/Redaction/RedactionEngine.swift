@@ -111,6 +111,9 @@ public final class RedactionEngine {
     /// The text before a percent-encoded value being decoded and scanned: the suspect scan's
     /// look-back reads on into it (`encodedValueMatch`).
     var suspectLookBack: [UInt8] = []
+    /// The closing tags of the texts being scanned (`closingTag`); each is forgotten when the
+    /// scan of its text ends.
+    var closingTagIndexes: [ClosingTagIndex] = []
     /// Replacement counts, `tallies[rule.slot * locationCount + location]`.
     private(set) var tallies: [Int]
     private(set) var findings: [RedactionFinding] = []

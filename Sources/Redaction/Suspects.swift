@@ -288,10 +288,16 @@ enum SuspectScanner {
 
     /// The byte that ends just before `end`, reading a `%XX` escape as the byte it stands for
     /// (and its width): a value written percent-encoded (`%7B` for `{`) reads as it does decoded,
-    /// so the look-back finds the same words in both.
+    /// so the look-back finds the same words in both. A JSON `\n` or `\r` is the line break it
+    /// stands for, as in the decoded string a nested scan reads (`"passwd\nef45_key=..."`).
     @inline(__always) private static func byte(before end: Int, _ p: UnsafeBufferPointer<UInt8>) -> (UInt8, Int) {
         if end >= 3 && p[end - 3] == 0x25, let high = PercentEncoding.hexValue(p[end - 2]), let low = PercentEncoding.hexValue(p[end - 1]) {
             return (high << 4 | low, 3)
+        }
+        if end >= 2 && p[end - 2] == 0x5C && (p[end - 1] == 0x6E || p[end - 1] == 0x72) {
+            var slashes = 1
+            while end - 2 - slashes >= 0 && p[end - 2 - slashes] == 0x5C { slashes += 1 }
+            if slashes & 1 == 1 { return (p[end - 1] == 0x6E ? 0x0A : 0x0D, 2) }
         }
         return (p[end - 1], 1)
     }

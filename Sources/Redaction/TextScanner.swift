@@ -101,6 +101,7 @@ extension RedactionEngine {
     func scanBytes(_ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String,
                    preMatches given: [PreMatch] = [], shape: ByteShape = .unknown) -> [UInt8]? {
         var pre = given
+        defer { if !closingTagIndexes.isEmpty { closingTagIndexes.removeAll { $0.lies(in: p) } } }
         // Placeholders (every one has a digit) are kept as they are before any detector runs: a
         // detector sees text up to one and from after it, never into it.
         var placeholders: [Range<Int>] = []

@@ -234,6 +234,25 @@ final class AssignmentAndMarkupTests: XCTestCase {
                        "the innermost zip is an address line, and the rest stays")
     }
 
+    /// A closing-tag search that found nothing is not read again by the next start tag of that
+    /// name, but what lies past it still is: an element whose closing tag is farther than the
+    /// first one's reach still gets its scope.
+    func testClosingTagSearchesResumeWhereTheLastOneGaveUp() {
+        let filler = String(repeating: "lorem ipsum ", count: 900)  // 10,800 bytes
+        let cases: [(text: String, zipReplaced: Bool)] = [
+            ("<Address><br/>" + filler + "<Address><br/>" + filler + "<Zip>97229</Zip></Address>", true),
+            // Beyond every reach: no scope, nothing replaced.
+            ("<Address><br/>" + filler + filler + "<Zip>97229</Zip></Address>", false),
+            // Many unclosed start tags before a closed one.
+            (String(repeating: "<Address>", count: 20_000) + "<Address><Zip>97229</Zip></Address>", true),
+        ]
+        for (index, c) in cases.enumerated() {
+            let out = scanned(c.text)
+            let expected = c.zipReplaced ? c.text.replacingOccurrences(of: "<Zip>97229</Zip>", with: "<Zip>redacted-1</Zip>") : c.text
+            XCTAssert(out == expected, "case \(index): ends with \(out.suffix(60))")
+        }
+    }
+
     // MARK: HTML
 
     func testHTMLHiddenInputsAndMetaTags() {

@@ -536,5 +536,21 @@ final class FuzzRegressionTests: XCTestCase {
     func testAPlaceholderAfterABackslashKeepsTheStringUndecodable() {
         assertFixedPoint("AHsiIiJcInBhc3N3ZFwiOjJcWTNPRGtUSHNSOA==", absent: ["Y3ODkTHsR8"], present: [#"\\\"passwd\\\":2\\redacted-1"#])
     }
-}
 
+    /// `token"r=e%40NryP4J3==-Bearer c.entde=`: the first run replaced the random start of the
+    /// encoded value and took the whole value up to the space as its match, so `Bearer c.entde=`
+    /// was never read; the second run found the token after the placeholder. The match now ends
+    /// where the value's last change does, and the rest is scanned as text.
+    func testAnEncodedValueMatchEndsAtItsLastChange() {
+        assertFixedPoint("AHRva2VuInI9ZSU0ME5yeVA0SjM9PS1CZWFyZXIgYy5lbnRkZT0=", absent: ["NryP4J3", "c.entde"],
+                         present: ["=-Bearer redacted-"])
+    }
+
+    /// `{"\"passwd\nef456a_key=s` in broken JSON: the string's decoded scan saw a line break
+    /// before `ef456a_key` and redacted only `s`; the second run's raw scan read `passwd` across
+    /// the `\n` escape and took the name for a random value. An escaped line break ends the
+    /// look-back as a real one does.
+    func testAnEscapedLineBreakEndsTheLookBack() {
+        assertFixedPoint("AHsiXCJwYXNzd2RcbmVmNDU2YV9rZXk9cw==", present: ["ef456a_key=redacted-1"])
+    }
+}

@@ -28,6 +28,21 @@ final class NameMatcherTests: XCTestCase {
         ]
         for (name, words) in cases { XCTAssertEqual(NameMatcher.words(name), words, name) }
         XCTAssertEqual(NameMatcher.words(""), [])
+        XCTAssertEqual(NameMatcher.words("Straße_Nr"), ["straße", "nr"])
+    }
+
+    /// An ASCII name is split byte by byte, a name with other scripts by `Character`: both read
+    /// the same words in every ASCII name, whatever its mix of cases, digits and separators.
+    func testASCIIWordsAreTheUnicodeWords() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("aBcDkKeEyYiIdD09_-.$ tToOnN")
+        for _ in 0..<5_000 {
+            let name = String((0..<Int.random(in: 0...14, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+            XCTAssertEqual(NameMatcher.asciiWords(name), NameMatcher.unicodeWords(name), name)
+        }
+        for name in ["APIKey", "HTTPServerURL", "oauth2Token", "X-Api-KEY", "sessionId", "a1B2c3", "ABCdef", "__x__"] {
+            XCTAssertEqual(NameMatcher.asciiWords(name), NameMatcher.unicodeWords(name), name)
+        }
         XCTAssertEqual(NameMatcher.words("--__.."), [])
     }
 
@@ -239,9 +254,11 @@ final class NameMatcherTests: XCTestCase {
         for _ in 0..<2 {  // the second round reads the memo
             for name in names { XCTAssertEqual(memo.classify(name), matcher.classify(name), name) }
         }
-        // Names too many for the memo are still classified.
+        // Names too many for the memo are still classified, and the memo starts over, so the
+        // names read before it filled are classified alike when they come back.
         for i in 0..<5000 { _ = memo.classify("field\(i)") }
         XCTAssertEqual(memo.classify("client_secret_9999"), .secret)
         XCTAssertEqual(memo.classify("field_9999"), .ordinary)
+        for name in names { XCTAssertEqual(memo.classify(name), matcher.classify(name), name) }
     }
 }

@@ -31,10 +31,13 @@ final class SuspectTests: XCTestCase {
     }
 
     /// JSON escapes are not part of a value: `\u0002password` is a control character and a word,
-    /// and a value after `\n` is the value without the `n`.
+    /// and a value after `\n` is the value without the `n`. An escaped line break ends the field
+    /// the look-back reads, as a real one does in the decoded string.
     func testJSONEscapesAreNoPartOfAValue() {
         XCTAssertEqual(suspects(#"{\"password\u0002password=x\":1}"#), [])
-        XCTAssertEqual(suspects(#"token:\n9c1fA7b2E4d6F8a0"#), ["9c1fA7b2E4d6F8a0"])
+        XCTAssertEqual(suspects(#"token:\t9c1fA7b2E4d6F8a0"#), ["9c1fA7b2E4d6F8a0"])
+        XCTAssertEqual(suspects(#"token:\n9c1fA7b2E4d6F8a0"#), [])
+        XCTAssertEqual(suspects("token:\n9c1fA7b2E4d6F8a0"), [])
         XCTAssertEqual(suspects(#"token:\u00e99c1fA7b2E4d6F8a0"#), ["9c1fA7b2E4d6F8a0"])
     }
 
