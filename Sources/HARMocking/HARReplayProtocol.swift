@@ -18,7 +18,10 @@ public struct HARReplayLoadError: Error, CustomStringConvertible, LocalizedError
 /// unmatched requests fail with `UnmatchedRequestError`.
 open class HARReplayProtocol: URLProtocol {
     static let server = MockServer(owner: "HARReplayProtocol", activation: "HARReplayProtocol.load(...)",
-                                   presenceAdvice: { _ in "add it to HARScenarioOptions.ignoredQueryItems (presence only) or HARReplayOptions.droppedQueryItems" })
+                                   queryAdvice: QueryAdvice(
+                                       presence: { _ in "add it to HARScenarioOptions.ignoredQueryItems (presence only) or HARReplayOptions.droppedQueryItems" },
+                                       unlisted: { _ in "add it to HARReplayOptions.droppedQueryItems, or load with queryMatching: .subset" },
+                                       general: "add the names of query items that change from run to run to HARReplayOptions.droppedQueryItems"))
 
     private let loading = Locked(false)
 

@@ -10,7 +10,7 @@ import HAR
 extension RequestExpectation {
     /// A condition that matches any request but in this expectation's part.
     var condition: RequestCondition {
-        var c = RequestCondition(method: "*", scheme: "*", host: "*", path: "", pathPattern: .regex(".*"))
+        var c = RequestCondition(method: "*", scheme: "*", host: "*", path: "", unlistedQueryItems: .allowed, pathPattern: .regex(".*"))
         switch self {
         case .header(let name, let value): c.headers = [value.map { .equals(name, $0) } ?? .present(name)]
         case .noHeader(let name): c.headers = [.absent(name)]

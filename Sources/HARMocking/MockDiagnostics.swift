@@ -19,7 +19,7 @@ public struct UnmatchedRequestError: Error, CustomStringConvertible, LocalizedEr
     init(description: String) { self.description = description }
 
     init(request: RequestSnapshot, state: MockServer.State, reports: [MatchReport], owner: String, activation: String,
-         presenceAdvice: (String) -> String) {
+         queryAdvice: QueryAdvice) {
         guard state.active else {
             var lines: [String] = []
             lines.append("\(owner): nothing is being served, so there is no response for \(request.requestLine).")
@@ -28,6 +28,6 @@ public struct UnmatchedRequestError: Error, CustomStringConvertible, LocalizedEr
             return
         }
         self.init(description: state.queue.diagnosis(for: request.input, reports: reports, owner: owner,
-                                                     activation: activation, presenceAdvice: presenceAdvice))
+                                                     activation: activation, queryAdvice: queryAdvice))
     }
 }

@@ -35,15 +35,15 @@ final class MockServer: @unchecked Sendable {
     let owner: String
     /// How to make something active, for messages: "NetworkMock.activate(_:)".
     let activation: String
-    /// How to match a query item by presence, for messages: given the name, the code to write.
-    let presenceAdvice: @Sendable (String) -> String
+    /// What to do about query items, for messages: the code to write.
+    let queryAdvice: QueryAdvice
     let state = Locked(State())
 
     init(owner: String, activation: String,
-         presenceAdvice: @escaping @Sendable (String) -> String = { "match it with .present(\"\($0)\")" }) {
+         queryAdvice: QueryAdvice = .code) {
         self.owner = owner
         self.activation = activation
-        self.presenceAdvice = presenceAdvice
+        self.queryAdvice = queryAdvice
     }
 
     func activate(_ entries: [Entry], source: String) {
@@ -111,7 +111,7 @@ final class MockServer: @unchecked Sendable {
             guard s.active else {
                 if !s.orphaned { s.calls.append(MockCall(request: whole, itemIndex: nil, item: nil, response: nil)) }
                 return .fail(UnmatchedRequestError(request: snapshot, state: s, reports: [], owner: owner,
-                                                   activation: activation, presenceAdvice: presenceAdvice))
+                                                   activation: activation, queryAdvice: queryAdvice))
             }
             switch s.queue.pick(for: snapshot.input) {
             case .served(let i):
@@ -131,7 +131,7 @@ final class MockServer: @unchecked Sendable {
             case .unmatched(let reports):
                 if !s.orphaned { s.calls.append(MockCall(request: whole, itemIndex: nil, item: nil, response: nil)) }
                 return .fail(UnmatchedRequestError(request: snapshot, state: s, reports: reports, owner: owner,
-                                                   activation: activation, presenceAdvice: presenceAdvice))
+                                                   activation: activation, queryAdvice: queryAdvice))
             }
         }
         // A stub's response is made outside the lock: its code may look at the mock.

@@ -8,9 +8,11 @@ import FoundationNetworking
 
 extension RequestCondition {
     /// A condition on method and path, any scheme and host (unless `host` is given). A path with
-    /// `{name}` segments is a template (`/v1/orders/{id}`).
+    /// `{name}` segments is a template (`/v1/orders/{id}`). Query items are not compared unless
+    /// `query(_:_:)` requires some; others may come too.
     public static func request(_ method: String, _ path: String, host: String = "*") -> RequestCondition {
-        var condition = RequestCondition(method: method.uppercased(), scheme: "*", host: host, path: path)
+        var condition = RequestCondition(method: method.uppercased(), scheme: "*", host: host, path: path,
+                                         unlistedQueryItems: .allowed)
         if path.contains("{") { condition.pathPattern = .template(path) }
         return condition
     }
@@ -27,7 +29,7 @@ extension RequestCondition {
     public static func delete(_ path: String, host: String = "*") -> RequestCondition { request("DELETE", path, host: host) }
     /// Any method, a path matching the regular expression `pattern` (whole path), any host.
     public static func path(regex pattern: String, method: String = "*", host: String = "*") -> RequestCondition {
-        var condition = RequestCondition(method: method, scheme: "*", host: host, path: pattern)
+        var condition = RequestCondition(method: method, scheme: "*", host: host, path: pattern, unlistedQueryItems: .allowed)
         condition.pathPattern = .regex(pattern)
         return condition
     }

@@ -1,13 +1,37 @@
 // Why a request matched nothing: the diagnosis HARMocking's UnmatchedRequestError and
 // `harrec replay`'s 599 answer both carry, written once.
 
+/// What a diagnosis tells its reader to do about query items, in the words of the runtime that
+/// serves (Swift code for HARMocking, flags for `harrec replay`).
+package struct QueryAdvice: Sendable {
+    /// How to match an item by presence, given its name.
+    package var presence: @Sendable (String) -> String
+    /// How to let requests carry an item the recording lacks, given its name.
+    package var unlisted: @Sendable (String) -> String
+    /// What to do about values that change from run to run, when no item is named.
+    package var general: String
+
+    package init(presence: @escaping @Sendable (String) -> String, unlisted: @escaping @Sendable (String) -> String,
+                 general: String) {
+        self.presence = presence
+        self.unlisted = unlisted
+        self.general = general
+    }
+
+    /// HARMocking's items and stubs.
+    package static let code = QueryAdvice(
+        presence: { "match it with .present(\"\($0)\")" },
+        unlisted: { "allow it with unlistedQueryItems: .rejected(except: [\"\($0)\"]), or any item with .allowed" },
+        general: "add a .present query match for values that change from run to run")
+}
+
 extension ServingQueue {
     /// The text for a request no entry answered: the request, the nearest candidates and what
     /// differed for each (method, path, a query item, the body), what was used up, and what to do.
     /// `reports`: from `pick`'s `.unmatched`. `activation` says how to choose what is served;
-    /// `presenceAdvice` how to match a query item by presence, given its name.
+    /// `queryAdvice` what to do about query items.
     package func diagnosis(for request: MatchInput, reports: [MatchReport], owner: String, activation: String,
-                           presenceAdvice: (String) -> String) -> String {
+                           queryAdvice: QueryAdvice) -> String {
         var lines: [String] = []
         lines.append("\(owner): no response for \(request.requestLine) in \(source) (\(entries.count == 1 ? "1 item" : "\(entries.count) items")).")
 
@@ -62,15 +86,17 @@ extension ServingQueue {
         } else {
             advice.append("re-record the scenario if the app's requests changed")
         }
-        let queryNames = nearest.flatMap { $0.element.mismatches }.compactMap { m -> String? in
-            if m.isQueryValue, case .query(let name, _, _) = m { return name }
+        // The nearest candidate with a query item that differs says what to do about it.
+        let queryAdviceText = nearest.lazy.compactMap { candidate -> String? in
+            for m in candidate.element.mismatches {
+                if m.isQueryValue, case .query(let name, _, _) = m {
+                    return "if \"\(name)\" changes from run to run, " + queryAdvice.presence(name)
+                }
+                if case .unlistedQuery(let name, _) = m { return "if the app may send \"\(name)\" or not, " + queryAdvice.unlisted(name) }
+            }
             return nil
-        }
-        if let name = queryNames.first {
-            advice.append("if \"\(name)\" changes from run to run, " + presenceAdvice(name))
-        } else {
-            advice.append("add a .present query match for values that change from run to run")
-        }
+        }.first
+        advice.append(queryAdviceText ?? queryAdvice.general)
         if let first = nearest.first?.element.mismatches, first.count == 1, case .body = first[0] {
             advice.append("if the body changes from run to run, leave it out of matching (bodyMatching: .never)")
         }

@@ -15,6 +15,16 @@ public enum HeaderMatching: Sendable, Equatable {
     case allExcept(Set<String>)
 }
 
+/// How a replayed request's query items must agree with the recorded ones.
+public enum QueryMatching: Sendable, Equatable {
+    /// The same items as a multiset, in any order (but `droppedQueryItems`, which may come or
+    /// not). The default.
+    case exact
+    /// The recorded items must be there; others may be too. Where several items match, the one
+    /// with the most matching query items answers.
+    case subset
+}
+
 /// Options for `HARReplayProtocol.load` (and how `harrec replay` builds its queue).
 public struct HARReplayOptions: Sendable {
     /// How entries become items (host filter, presence-only query items, body matching, latency).
@@ -24,6 +34,8 @@ public struct HARReplayOptions: Sendable {
     public var droppedQueryItems: Set<String>
     /// Request headers that take part in matching.
     public var headers: HeaderMatching
+    /// Whether a request may carry query items the recording lacks. Default `.exact`.
+    public var queryMatching: QueryMatching
 
     /// Headers `.allExcept` never considers: hop-by-hop ones, those the URL or the body already
     /// determine, and those URLSession or the platform set on its own. HTTP/2 pseudo-headers
@@ -37,8 +49,9 @@ public struct HARReplayOptions: Sendable {
     /// Creates replay options; by default entries become items exactly as `harrec generate` would
     /// make them.
     public init(scenario: HARScenarioOptions = HARScenarioOptions(), droppedQueryItems: Set<String> = [],
-                headers: HeaderMatching = .none) {
+                headers: HeaderMatching = .none, queryMatching: QueryMatching = .exact) {
         self.scenario = scenario; self.droppedQueryItems = droppedQueryItems; self.headers = headers
+        self.queryMatching = queryMatching
     }
 }
 
@@ -75,7 +88,9 @@ package enum HARReplayEntries {
                 return HeaderCondition(name: name, value: isRedactedHeaderValue(value) ? nil : value)
             }
         }
+        let unlisted: UnlistedQueryItems = options.queryMatching == .subset ? .allowed : .rejected(except: dropped)
         func strip(_ condition: inout RequestCondition) {
+            condition.unlistedQueryItems = unlisted
             guard !dropped.isEmpty else { return }
             condition.query.removeAll { q in
                 switch q {
@@ -85,9 +100,9 @@ package enum HARReplayEntries {
         }
         let needsRegrouping = !dropped.isEmpty || options.headers != .none
         var built = HARScenarioBuilder.builtItems(from: log, options: options.scenario)
+        for i in built.indices { strip(&built[i].item.condition) }
         if needsRegrouping {
             // Recompute "equal conditions" over what is actually matched.
-            for i in built.indices { strip(&built[i].item.condition) }
             var last: [String: Int] = [:]
             var keys: [String] = []
             for (i, b) in built.enumerated() {

@@ -61,6 +61,8 @@ package enum Mismatch: Equatable {
     /// `expected`: nil for `.present`; `.some(nil)` for an item without "=". `actual`: the values the
     /// request has under that name (empty: the name is missing).
     case query(name: String, expected: String??, actual: [String?])
+    /// A request item the condition does not list (`value` nil: the item has no "=").
+    case unlistedQuery(name: String, value: String?)
     case body(expected: String, actual: String)
     case header(name: String, expected: String?, actual: String?)
     case headerAbsent(name: String, actual: String)
@@ -84,6 +86,8 @@ package enum Mismatch: Equatable {
             if actual.isEmpty { return "query item \"\(name)\": expected \(want), missing in the request" }
             let got = actual.map { $0.map { "\"\($0)\"" } ?? "(no value)" }.joined(separator: ", ")
             return "query item \"\(name)\": expected \(want), got \(got)"
+        case let .unlistedQuery(name, value):
+            return "query item \"\(name)\(value.map { "=" + $0 } ?? "")\": not in the recorded request"
         case let .body(e, a): return "body: expected \(e), got \(a)"
         case let .header(name, e, a):
             return "header \(name): expected \(e.map { "\"\($0)\"" } ?? "present"), got \(a.map { "\"\($0)\"" } ?? "none")"
@@ -104,11 +108,14 @@ package enum Mismatch: Equatable {
 package struct MatchReport {
     package var matchedParts: Int
     package var mismatches: [Mismatch]
+    /// How many of the condition's query items the request has: the more, the more specific.
+    package var queryItemsMatched: Int
     package var matches: Bool { mismatches.isEmpty }
 
-    package init(matchedParts: Int, mismatches: [Mismatch]) {
+    package init(matchedParts: Int, mismatches: [Mismatch], queryItemsMatched: Int = 0) {
         self.matchedParts = matchedParts
         self.mismatches = mismatches
+        self.queryItemsMatched = queryItemsMatched
     }
 }
 
@@ -173,6 +180,19 @@ package enum RequestMatcher {
             }
         }
         mismatches += queryFailures.keys.sorted().map { queryFailures[$0]! }
+        let queryItemsMatched = condition.query.count - queryFailures.count
+        if case .rejected(let except) = condition.unlistedQueryItems {
+            // What the listed items left over must be names the condition lets come and go. An
+            // item whose name a failed listed item has is said once, by that failure.
+            let lowered = except.isEmpty ? [] : Set(except.map { $0.lowercased() })
+            let explained = Set(queryFailures.values.compactMap { m -> String? in
+                if case .query(let name, _, _) = m { return name }
+                return nil
+            })
+            for case let item? in available where !lowered.contains(item.name.lowercased()) && !explained.contains(item.name) {
+                mismatches.append(.unlistedQuery(name: item.name, value: item.value))
+            }
+        }
 
         if let body = condition.body {
             check(bodyMatches(body, request.body), .body(expected: describe(body), actual: describe(request.body)))
@@ -193,7 +213,7 @@ package enum RequestMatcher {
         if let predicate = condition.predicate {
             check(predicate.test(request.mockRequest), .predicate(name: predicate.name))
         }
-        return MatchReport(matchedParts: matched, mismatches: mismatches)
+        return MatchReport(matchedParts: matched, mismatches: mismatches, queryItemsMatched: queryItemsMatched)
     }
 
     package static func bodyMatches(_ match: BodyMatch, _ bytes: [UInt8]) -> Bool {

@@ -48,6 +48,17 @@ public enum QueryItemMatch: Sendable, Equatable {
     case present(String)
 }
 
+/// What a request's query items that a condition does not list do to the match.
+public enum UnlistedQueryItems: Sendable, Equatable {
+    /// The request fails the match, except for items with these names (compared lowercased), which
+    /// it may carry or not (cache busters): the request's items are the listed ones, as a
+    /// multiset, in any order. Generated and replayed items match this way.
+    case rejected(except: Set<String> = [])
+    /// Ignored: the listed items must be there, and any others may be. Hand-written stubs
+    /// (`.get("/v1/search").query("q", "swift")`) match this way.
+    case allowed
+}
+
 /// What a request body must be, when it matters.
 public enum BodyMatch: Sendable, Equatable {
     /// Byte-exact text (UTF-8).
@@ -158,19 +169,21 @@ public struct RequestCondition: Sendable, Equatable {
     public var headers: [HeaderMatch]
     /// A test of the whole request, required when set.
     public var predicate: RequestPredicate?
-    /// Each must be present in the request; order is ignored; request items not listed here are
-    /// ignored. Listing a name twice requires it twice (a multiset). Names and values are compared
-    /// percent-decoded.
+    /// Each must be present in the request; order is ignored. Listing a name twice requires it
+    /// twice (a multiset). Names and values are compared percent-decoded.
     public var query: [QueryItemMatch]
+    /// What request items not listed in `query` do: by default they fail the match.
+    public var unlistedQueryItems: UnlistedQueryItems
     /// nil: any body.
     public var body: BodyMatch?
     /// Creates a condition; `port` nil means the scheme's default port.
     public init(method: String, scheme: String, host: String, port: Int? = nil, path: String,
-                query: [QueryItemMatch] = [], body: BodyMatch? = nil, headers: [HeaderMatch] = [],
+                query: [QueryItemMatch] = [], unlistedQueryItems: UnlistedQueryItems = .rejected(),
+                body: BodyMatch? = nil, headers: [HeaderMatch] = [],
                 pathPattern: PathPattern? = nil, predicate: RequestPredicate? = nil) {
         self.method = method; self.scheme = scheme; self.host = host; self.port = port; self.path = path
-        self.query = query; self.body = body; self.headers = headers; self.pathPattern = pathPattern
-        self.predicate = predicate
+        self.query = query; self.unlistedQueryItems = unlistedQueryItems; self.body = body; self.headers = headers
+        self.pathPattern = pathPattern; self.predicate = predicate
     }
 }
 

@@ -14,7 +14,9 @@ package struct QueueEntry: Sendable {
 }
 
 /// Items in queue order with their use counts. The first item in queue order that matches a
-/// request and has uses left answers it; that is the whole ordering rule of HARMocking and replay.
+/// request and has uses left answers it; that is the whole ordering rule of HARMocking and replay,
+/// but for one refinement: when that item allows query items it does not list, a later such item
+/// that lists more of the request's items answers instead (the most specific match).
 package struct ServingQueue: Sendable {
     /// Names what is being served in messages: `scenario "login"`, `HAR file x.har`.
     package var source: String
@@ -82,6 +84,7 @@ package struct ServingQueue: Sendable {
         let keyed = index[key] ?? []
         // Both lists are in queue order; walk them merged.
         var a = 0, b = 0
+        var chosen: (index: Int, queryItems: Int)?
         while a < keyed.count || b < unindexed.count {
             let i: Int
             if b >= unindexed.count || (a < keyed.count && keyed[a] < unindexed[b]) {
@@ -90,11 +93,20 @@ package struct ServingQueue: Sendable {
                 i = unindexed[b]; b += 1
             }
             guard ServingQueue.usesLeft(entries[i].item.repeatability, served: served[i]) > 0 else { continue }
-            if RequestMatcher.evaluate(entries[i].item.condition, headers: entries[i].headers, against: request).matches {
-                served[i] += 1
-                everServed[i] = true
-                return .served(index: i)
+            let condition = entries[i].item.condition
+            if let first = chosen, condition.unlistedQueryItems != .allowed || condition.query.count <= first.queryItems {
+                continue  // no more specific than the item chosen
             }
+            let report = RequestMatcher.evaluate(condition, headers: entries[i].headers, against: request)
+            guard report.matches else { continue }
+            chosen = (i, report.queryItemsMatched)
+            // An exact item says everything about the query: nothing after it is more specific.
+            if condition.unlistedQueryItems != .allowed { break }
+        }
+        if let (i, _) = chosen {
+            served[i] += 1
+            everServed[i] = true
+            return .served(index: i)
         }
         return .unmatched(reports: entries.map {
             RequestMatcher.evaluate($0.item.condition, headers: $0.headers, against: request)

@@ -193,7 +193,7 @@ package final class ReplayService: Sendable {
                 s.unmatchedCount += 1
                 if s.unmatched.count < ReplayService.keptUnmatched { s.unmatched.append("\(method) \(url)") }
                 let text = s.queue.diagnosis(for: input, reports: reports, owner: ReplayService.owner, activation: activation,
-                                             presenceAdvice: ReplayService.presenceAdvice)
+                                             queryAdvice: ReplayService.queryAdvice)
                 if triggered { s.queue.reset() }
                 return .unmatched(diagnosis: text)
             }
@@ -214,8 +214,11 @@ package final class ReplayService: Sendable {
         return input
     }
 
-    /// How a diagnosis tells a replay's user to match a query item by presence.
-    private static func presenceAdvice(_ name: String) -> String { "replay with --ignore-query \(name)" }
+    /// What a diagnosis tells a replay's user to do about query items: its flags.
+    private static let queryAdvice = QueryAdvice(
+        presence: { "replay with --ignore-query \($0)" },
+        unlisted: { "replay with --ignore-query \($0), or with --match-query subset to allow any item the recording lacks" },
+        general: "replay with --ignore-query NAME for query items that change from run to run")
 
     /// The conversation for a WebSocket upgrade request (WebSocket items form their own queue:
     /// an upgrade never takes an HTTP item, nor a plain request a conversation).
@@ -236,7 +239,7 @@ package final class ReplayService: Sendable {
                 if s.unmatched.count < ReplayService.keptUnmatched { s.unmatched.append("GET \(url) (websocket)") }
                 return .unmatched(diagnosis: s.sockets.diagnosis(for: input, reports: reports, owner: ReplayService.owner,
                                                                  activation: activation,
-                                                                 presenceAdvice: ReplayService.presenceAdvice))
+                                                                 queryAdvice: ReplayService.queryAdvice))
             }
         }
     }

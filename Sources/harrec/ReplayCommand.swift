@@ -25,7 +25,8 @@ let replaySpec = CommandSpec(
         OptionSpec("latency", .value(placeholder: "recorded|none"), help: "Answer after the recorded server time (recorded) or at once (none, the default)."),
         OptionSpec("reset-on", .value(placeholder: "\"<METHOD> <path>\""), help: "Restart every queue after serving this request, e.g. \"GET /v1/logout\" (repeatable)."),
         OptionSpec("host-map", .value(placeholder: "<recorded>=<host:port>"), help: "Serve requests for host:port from the entries recorded for <recorded> (repeatable)."),
-        OptionSpec("ignore-query", .value(placeholder: "<name>"), help: "Leave this query item out of matching (a cache buster; repeatable)."),
+        OptionSpec("ignore-query", .value(placeholder: "<name>"), help: "Leave this query item out of matching: requests may carry it or not (a cache buster; repeatable)."),
+        OptionSpec("match-query", .value(placeholder: "exact|subset"), help: "exact (the default): a request has the recorded query items and no others; subset: others may come too, and the most specific item answers."),
         OptionSpec("passthrough", .flag, help: "Forward requests and HTTP/2 streams that match nothing to their real upstream instead of answering 599."),
         OptionSpec("out", short: "o", .value(placeholder: "<file.har>"), help: "With --passthrough: record the forwarded exchanges into this HAR at exit (redacted by default)."),
         OptionSpec("no-redact", .flag, help: "With --out: write the raw HAR (prints a warning)."),
@@ -41,7 +42,7 @@ let replaySpec = CommandSpec(
     variadicPositionals: true,
     discussion: """
     Matching and ordering are HARMocking's: a request gets the first recorded response for the same
-    method, URL (query items in any order) and, when the recording needs it to tell them apart,
+    method, URL (the same query items, in any order) and, when the recording needs it to tell them apart,
     body (JSON compared by value); repeats are served in recorded order and the last one repeats.
     A request with no match gets status 599 and a body saying which recorded requests came
     nearest and what differed. TLS is intercepted with harrec's CA, as when recording.
@@ -160,7 +161,14 @@ func makeReplayService(_ parsed: ParsedArguments, path: String) throws -> Replay
     case "recorded": scenario.latency = .recorded
     case let other: throw UsageError("--latency is recorded or none, not '\(other)'")
     }
-    let options = HARReplayOptions(scenario: scenario, droppedQueryItems: Set(parsed.allValues("ignore-query")))
+    let queryMatching: QueryMatching
+    switch parsed.value("match-query") ?? "exact" {
+    case "exact": queryMatching = .exact
+    case "subset": queryMatching = .subset
+    case let other: throw UsageError("--match-query is exact or subset, not '\(other)'")
+    }
+    let options = HARReplayOptions(scenario: scenario, droppedQueryItems: Set(parsed.allValues("ignore-query")),
+                                   queryMatching: queryMatching)
     let triggers = try parsed.allValues("reset-on").map { text -> ReplayResetTrigger in
         guard let trigger = ReplayResetTrigger(text) else {
             throw UsageError("--reset-on needs \"METHOD /path\" or \"/path\", not '\(text)'")

@@ -144,6 +144,17 @@ final class HARReplayProtocolTests: XCTestCase {
         try HARReplayProtocol.load(harData: data, replayOptions: HARReplayOptions(droppedQueryItems: ["_", "SESSION"]))
         XCTAssertEqual(HTTP.fetch("GET", "https://api.example.com/v1/feed?page=1", session: session).text, #"{"feed":"first"}"#)
         XCTAssertEqual(HTTP.fetch("GET", "https://api.example.com/v1/report", session: session).text, "a,b\n1,2\n")
+        // A dropped item may come or not; any other item the recording lacks fails the match...
+        try HARReplayProtocol.load(harData: data, replayOptions: HARReplayOptions(droppedQueryItems: ["SESSION"]))
+        XCTAssertEqual(HTTP.fetch("GET", "https://api.example.com/v1/report?session=zzz", session: session).text, "a,b\n1,2\n")
+        XCTAssertEqual(HTTP.fetch("GET", "https://api.example.com/v1/report", session: session).text, #"{"a":1}"#)
+        let extra = HTTP.fetch("GET", "https://api.example.com/v1/report?utm=x", session: session)
+        XCTAssertTrue(extra.errorText.contains(#"query item "utm=x": not in the recorded request"#), extra.errorText)
+        XCTAssertTrue(extra.errorText.contains("add it to HARReplayOptions.droppedQueryItems, or load with queryMatching: .subset"),
+                      extra.errorText)
+        // ...unless the replay matches query items as a subset.
+        try HARReplayProtocol.load(harData: data, replayOptions: HARReplayOptions(queryMatching: .subset))
+        XCTAssertEqual(HTTP.fetch("GET", "https://api.example.com/v1/report?utm=x&session=abc", session: session).text, "a,b\n1,2\n")
 
         try HARReplayProtocol.load(harData: data, options: HARScenarioOptions(includeHost: { $0 == "other.example" }))
         XCTAssertEqual(HARReplayProtocol.items.count, 0)

@@ -47,7 +47,7 @@ final class MockServerTests: XCTestCase {
 
     func testUsedUpAndCandidatesAppearTogether() {
         let server = MockServer(owner: "Test", activation: "activate()")
-        server.activate([MockServer.Entry(item: item("GET", "/x", repeatability: .once, label: "#1 GET /x")),
+        server.activate([MockServer.Entry(item: item("GET", "/x", query: [.equals("v", "1")], repeatability: .once, label: "#1 GET /x")),
                          MockServer.Entry(item: item("GET", "/x", query: [.equals("v", "2")], label: "#2 GET /x"))],
                         source: "test")
         let request = URLRequest(url: URL(string: "https://api.example.com/x?v=1")!)

@@ -61,13 +61,19 @@ final class NetworkMockTests: XCTestCase {
         XCTAssertNotNil(HTTP.fetch("GET", "https://api.example.com:8443/a", session: session).error)
     }
 
-    func testQueryItemsAreAMultisetAndUnlistedOnesAreIgnored() {
+    func testQueryItemsAreAMultisetAndUnlistedOnesFailTheMatch() {
         NetworkMock.activate(TestScenario([
             item("GET", "/q", query: [.equals("tag", "a"), .equals("tag", "b"), .present("sig"), .equals("flag", nil)],
                  text: "matched"),
         ]))
-        XCTAssertEqual(HTTP.fetch("GET", "https://api.example.com/q?flag&sig=xyz&tag=b&extra=1&tag=a", session: session).text,
-                       "matched", "order is ignored and unlisted items are ignored")
+        XCTAssertEqual(HTTP.fetch("GET", "https://api.example.com/q?flag&sig=xyz&tag=b&tag=a", session: session).text,
+                       "matched", "order is ignored")
+        let extra = HTTP.fetch("GET", "https://api.example.com/q?flag&sig=xyz&tag=b&extra=1&tag=a", session: session)
+        XCTAssertNil(extra.status, "an item the condition does not list")
+        XCTAssertTrue(extra.errorText.contains(#"query item "extra=1": not in the recorded request"#), extra.errorText)
+        XCTAssertTrue(extra.errorText.contains(#"allow it with unlistedQueryItems: .rejected(except: ["extra"])"#), extra.errorText)
+        let third = HTTP.fetch("GET", "https://api.example.com/q?flag&sig=xyz&tag=b&tag=a&tag=a", session: session)
+        XCTAssertTrue(third.errorText.contains(#"query item "tag=a": not in the recorded request"#), "a multiset: \(third.errorText)")
         XCTAssertEqual(HTTP.fetch("GET", "https://api.example.com/q?tag=a%20&tag=b&sig=&flag", session: session).status, nil,
                        "values are compared exactly (decoded)")
         let missingSecond = HTTP.fetch("GET", "https://api.example.com/q?tag=a&sig=1&flag", session: session)
@@ -77,6 +83,17 @@ final class NetworkMockTests: XCTestCase {
         let flagWithValue = HTTP.fetch("GET", "https://api.example.com/q?tag=a&tag=b&sig=1&flag=1", session: session)
         XCTAssertTrue(flagWithValue.errorText.contains(#"query item "flag": expected flag (no value), got "1""#),
                       flagWithValue.errorText)
+    }
+
+    func testUnlistedItemsMayComeWhereTheConditionAllowsThem() {
+        NetworkMock.activate(TestScenario([
+            item("GET", "/q", query: [.equals("v", "1")], unlisted: .rejected(except: ["_ts"]), text: "v1"),
+            item("GET", "/s", query: [.equals("v", "1")], unlisted: .allowed, text: "s"),
+        ]))
+        XCTAssertEqual(HTTP.fetch("GET", "https://api.example.com/q?v=1&_TS=99", session: session).text, "v1")
+        XCTAssertEqual(HTTP.fetch("GET", "https://api.example.com/q?v=1", session: session).text, "v1")
+        XCTAssertNil(HTTP.fetch("GET", "https://api.example.com/q?v=1&w=2", session: session).status)
+        XCTAssertEqual(HTTP.fetch("GET", "https://api.example.com/s?w=2&v=1", session: session).text, "s")
     }
 
     func testPresentDoesNotStealTheItemAnEqualsNeeds() {

@@ -4,15 +4,22 @@ import XCTest
 /// The queue HARMocking and `harrec replay` share: its index must pick exactly what a scan of the
 /// whole queue in order would pick.
 final class ServingQueueTests: XCTestCase {
-    /// The rule written the slow way: the first entry in queue order that matches and has uses left.
+    /// The rule written the slow way: of the entries that match and have uses left, the first in
+    /// queue order, unless it allows unlisted query items: then the first of those that allow them
+    /// too and match the most query items.
     private func linearPick(_ entries: [QueueEntry], served: inout [Int], _ input: MatchInput) -> Int? {
-        for i in entries.indices
-        where ServingQueue.usesLeft(entries[i].item.repeatability, served: served[i]) > 0
-            && RequestMatcher.evaluate(entries[i].item.condition, headers: entries[i].headers, against: input).matches {
-            served[i] += 1
-            return i
+        let candidates = entries.indices.filter { i in
+            ServingQueue.usesLeft(entries[i].item.repeatability, served: served[i]) > 0
+                && RequestMatcher.evaluate(entries[i].item.condition, headers: entries[i].headers, against: input).matches
         }
-        return nil
+        guard var chosen = candidates.first else { return nil }
+        if entries[chosen].item.condition.unlistedQueryItems == .allowed {
+            let allowing = candidates.filter { entries[$0].item.condition.unlistedQueryItems == .allowed }
+            let most = allowing.map { entries[$0].item.condition.query.count }.max()!
+            chosen = allowing.first { entries[$0].item.condition.query.count == most }!
+        }
+        served[chosen] += 1
+        return chosen
     }
 
     func testTheIndexPicksWhatALinearScanPicks() {
@@ -25,9 +32,10 @@ final class ServingQueueTests: XCTestCase {
                 let method = methods.randomElement(using: &rng)!
                 let pattern: PathPattern? = Bool.random(using: &rng) && Int.random(in: 0..<4, using: &rng) == 0
                     ? .template("/c/{id}") : nil
+                let query: [QueryItemMatch] = [[], [.equals("q", "1")], [.equals("q", "1"), .present("r")]].randomElement(using: &rng)!
                 let condition = RequestCondition(method: method, scheme: "http", host: "h.test",
-                                                 path: paths.randomElement(using: &rng)!,
-                                                 query: Bool.random(using: &rng) ? [.equals("q", "1")] : [],
+                                                 path: paths.randomElement(using: &rng)!, query: query,
+                                                 unlistedQueryItems: Bool.random(using: &rng) ? .allowed : .rejected(),
                                                  pathPattern: pattern)
                 let repeatability: Repeatability = [.once, .always, .times(2)].randomElement(using: &rng)!
                 entries.append(QueueEntry(item: ResponseQueueItem(condition: condition, response: MockResponse(status: 200),
@@ -36,7 +44,7 @@ final class ServingQueueTests: XCTestCase {
             var queue = ServingQueue(entries: entries)
             var served = Array(repeating: 0, count: entries.count)
             for _ in 0..<30 {
-                let url = "http://h.test\(paths.randomElement(using: &rng)!)" + (Bool.random(using: &rng) ? "?q=1" : "")
+                let url = "http://h.test\(paths.randomElement(using: &rng)!)" + ["", "?q=1", "?r=2&q=1", "?s=3"].randomElement(using: &rng)!
                 let input = MatchInput(method: ["GET", "POST", "PUT"].randomElement(using: &rng)!, url: url, headers: [:], body: [])
                 let expected = linearPick(entries, served: &served, input)
                 switch queue.pick(for: input) {
@@ -48,6 +56,37 @@ final class ServingQueueTests: XCTestCase {
             }
             XCTAssertEqual(queue.served, served)
         }
+    }
+
+    /// `/q` recorded before `/q?v=1` and `/q?v=2`: by default each request gets the item with its
+    /// own query items; with unlisted items allowed, the most specific item.
+    func testQueryItemsMatchExactlyOrTheMostSpecificItem() {
+        func queue(_ unlisted: UnlistedQueryItems) -> ServingQueue {
+            ServingQueue(entries: [[], [QueryItemMatch.equals("v", "1")], [.equals("v", "2")]].map { query in
+                QueueEntry(item: ResponseQueueItem(condition: RequestCondition(method: "GET", scheme: "http", host: "h.test", path: "/q",
+                                                                               query: query, unlistedQueryItems: unlisted),
+                                                   response: MockResponse(status: 200), repeatability: .always))
+            })
+        }
+        func pick(_ q: inout ServingQueue, _ url: String) -> Int? {
+            if case .served(let i) = q.pick(for: MatchInput(method: "GET", url: "http://h.test" + url, headers: [:], body: [])) { return i }
+            return nil
+        }
+        var exact = queue(.rejected())
+        XCTAssertEqual(pick(&exact, "/q?v=2"), 2)
+        XCTAssertEqual(pick(&exact, "/q?v=1"), 1)
+        XCTAssertEqual(pick(&exact, "/q"), 0)
+        XCTAssertNil(pick(&exact, "/q?v=3"), "never recorded")
+        XCTAssertNil(pick(&exact, "/q?v=1&extra=9"), "an item the recording lacks")
+        guard case .unmatched(let reports) = exact.pick(for: MatchInput(method: "GET", url: "http://h.test/q?extra=9&v=1", headers: [:], body: [])) else {
+            return XCTFail()
+        }
+        XCTAssertEqual(reports[1].mismatches, [.unlistedQuery(name: "extra", value: "9")])
+        var subset = queue(.allowed)
+        XCTAssertEqual(pick(&subset, "/q?v=1&extra=9"), 1, "the most specific")
+        XCTAssertEqual(pick(&subset, "/q?extra=9&v=2"), 2)
+        XCTAssertEqual(pick(&subset, "/q?v=3"), 0)
+        XCTAssertEqual(pick(&subset, "/q"), 0)
     }
 
     func testResetKeepsWhatWasEverServedAndUnusedListsTheRest() {

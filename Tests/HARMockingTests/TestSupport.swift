@@ -63,11 +63,11 @@ enum HTTP {
 }
 
 func item(_ method: String, _ path: String, host: String = "api.example.com", scheme: String = "https",
-          port: Int? = nil, query: [QueryItemMatch] = [], body: BodyMatch? = nil,
-          status: Int = 200, text: String = "", repeatability: Repeatability = .always, delay: TimeInterval? = nil,
-          label: String? = nil) -> ResponseQueueItem {
+          port: Int? = nil, query: [QueryItemMatch] = [], unlisted: UnlistedQueryItems = .rejected(),
+          body: BodyMatch? = nil, status: Int = 200, text: String = "", repeatability: Repeatability = .always,
+          delay: TimeInterval? = nil, label: String? = nil) -> ResponseQueueItem {
     ResponseQueueItem(condition: RequestCondition(method: method, scheme: scheme, host: host, port: port, path: path,
-                                                  query: query, body: body),
+                                                  query: query, unlistedQueryItems: unlisted, body: body),
                       response: MockResponse(status: status, headers: [HTTPHeader("Content-Type", "text/plain")],
                                              body: text.isEmpty ? .empty : .text(text), delay: delay),
                       repeatability: repeatability, label: label)

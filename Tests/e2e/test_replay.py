@@ -245,3 +245,54 @@ def test_the_shared_consistency_table_through_harrec_replay(harrec, tmp_path):
         else:
             assert (status, data) == (expect["status"], base64.b64decode(expect["body_base64"])), what
     assert rp.finish() == 0
+
+
+def query_har(tmp_path: Path) -> Path:
+    """`/q` recorded before `/q?v=1` and `/q?v=2` (issue 33): a HAR written by hand."""
+    def entry(url, text):
+        return {"startedDateTime": "2026-12-06T00:00:00.000Z", "time": 1,
+                "request": {"method": "GET", "url": url, "httpVersion": "HTTP/1.1", "cookies": [], "headers": [],
+                            "queryString": [], "headersSize": -1, "bodySize": 0},
+                "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "cookies": [],
+                             "headers": [{"name": "Content-Type", "value": "text/plain"}],
+                             "content": {"size": len(text), "mimeType": "text/plain", "text": text},
+                             "redirectURL": "", "headersSize": -1, "bodySize": len(text)},
+                "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 0}}
+    har = {"log": {"version": "1.2", "creator": {"name": "test", "version": "1"},
+                   "entries": [entry("http://replay.test/q", "plain"), entry("http://replay.test/q?v=1", "one"),
+                               entry("http://replay.test/q?v=2", "two")]}}
+    path = tmp_path / "query.har"
+    path.write_text(json.dumps(har))
+    return path
+
+
+def fetch(rp, url):
+    r = curl("-x", rp.http_proxy, "-w", "\n%{http_code}", url)
+    body, status = r.out.rsplit(b"\n", 1)
+    return int(status), body.decode()
+
+
+def test_query_items_match_exactly_by_default(harrec, tmp_path):
+    rp = harrec.start(replay=query_har(tmp_path))
+    assert fetch(rp, "http://replay.test/q?v=2") == (200, "two")
+    assert fetch(rp, "http://replay.test/q?v=1") == (200, "one")
+    assert fetch(rp, "http://replay.test/q") == (200, "plain")
+    status, text = fetch(rp, "http://replay.test/q?v=3")
+    assert status == 599, "never recorded"
+    status, text = fetch(rp, "http://replay.test/q?v=1&extra=9")
+    assert status == 599, text
+    assert 'query item "extra=9": not in the recorded request' in text
+    assert "--ignore-query extra, or with --match-query subset" in text
+    assert ".present" not in text and "unlistedQueryItems" not in text, "the advice names flags, not Swift"
+    assert rp.finish() == 0
+
+
+def test_match_query_subset_prefers_the_most_specific_item(harrec, tmp_path):
+    rp = harrec.start("--match-query", "subset", replay=query_har(tmp_path))
+    assert fetch(rp, "http://replay.test/q?extra=9&v=1") == (200, "one")
+    assert fetch(rp, "http://replay.test/q?v=2&x=1") == (200, "two")
+    assert fetch(rp, "http://replay.test/q?v=3") == (200, "plain")
+    assert rp.finish() == 0
+    bad = subprocess.run([HARREC_BIN, "replay", str(query_har(tmp_path)), "--match-query", "loose"],
+                         capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 2 and "--match-query is exact or subset, not 'loose'" in bad.stderr
