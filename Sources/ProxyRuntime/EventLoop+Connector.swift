@@ -127,12 +127,13 @@ extension EventLoop {
     /// address, or a loopback address when the listener is on every address.
     func isOwnListener(_ address: SocketAddress) -> Bool {
         let target = address.ipAndPort
+        var ip = target.ip.hasPrefix("::ffff:") ? String(target.ip.dropFirst(7)) : target.ip
+        // A connect to the unspecified address (`0.0.0.0`, `0`, `::`) goes to the loopback one.
+        if ip == "0.0.0.0" { ip = "127.0.0.1" } else if ip == "::" { ip = "::1" }
         return shared.boundListeners.contains { listener in
             guard listener.port == target.port else { return false }
-            let ip = target.ip.hasPrefix("::ffff:") ? String(target.ip.dropFirst(7)) : target.ip
             if listener.address == ip { return true }
-            // Connecting to 0.0.0.0 or :: reaches this host too.
-            let loopbackTarget = ip.hasPrefix("127.") || ip == "::1" || ip == "0.0.0.0" || ip == "::"
+            let loopbackTarget = ip.hasPrefix("127.") || ip == "::1"
             let wildcard = listener.address == "0.0.0.0" || listener.address == "::"
             // A listener on every address is also reached through each interface's address (asked
             // for only when the port matches, which is rare).

@@ -16,11 +16,11 @@ extension RedactionEngine {
             var classes = names.map { nameMemo.classify($0) }
             let aboutPeople = zip(names, classes).contains { name, nameClass in
                 nameClass == .personName || nameClass == .phone || nameClass == .birthDate || nameClass == .address
-                    || NameMatcher.words(name).contains("email")
+                    || NameMatcher.nameWords(name).contains("email")
             }
             if aboutPeople {
                 for k in classes.indices where classes[k] == .ordinary {
-                    classes[k] = PersonalNames.role(of: NameMatcher.words(names[k]), in: .address) ?? .ordinary
+                    classes[k] = PersonalNames.role(of: NameMatcher.nameWords(names[k]), in: .address) ?? .ordinary
                 }
             }
             var out: [UInt8] = []

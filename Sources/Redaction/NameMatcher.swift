@@ -100,7 +100,7 @@ struct NameMatcher {
     func classify(_ name: String, asParameter: Bool = false) -> NameClass {
         if asParameter && exactSecretNames.contains(name.lowercased()) { return .secret }
         guard name.utf8.count <= Self.maximumNameLength else { return classify(Self.tail(name), asParameter: asParameter) }
-        let words = Self.words(Self.emailsAsWords(name))
+        let words = Self.nameWords(name)
         guard !words.isEmpty else { return .ordinary }
         if words.first == "key" && words.dropFirst().allSatisfy({ $0 == "value" || $0 == "string" }) {
             return asParameter ? .secret : .bareKey
@@ -208,6 +208,11 @@ struct NameMatcher {
         guard copied > 0 else { return name }
         return String(decoding: out + b[copied...], as: UTF8.self)
     }
+
+    /// The words of a name as every reading of it takes them: an email address in it is the one
+    /// word `email` (`emailsAsWords`), so its class and its roles agree before and after a rule
+    /// replaces the address (`At@p.en` has no describing `at` once it is `user1@example.com`).
+    static func nameWords(_ name: String) -> [String] { words(emailsAsWords(name)) }
 
     static func words(_ name: String) -> [String] {
         name.utf8.allSatisfy({ $0 < 0x80 }) ? asciiWords(name) : unicodeWords(name)
@@ -357,7 +362,7 @@ struct NameMemo {
         var roles = PersonalNames.roles(of: text)
         switch nameClass {
         case .phone, .birthDate, .address: roles.insert(.personal)
-        case .personName where NameMatcher.words(text).contains(where: PersonalNames.realNameWords.contains):
+        case .personName where NameMatcher.nameWords(text).contains(where: PersonalNames.realNameWords.contains):
             roles.insert(.personal)
         default: break
         }

@@ -116,7 +116,7 @@ enum PersonalNames {
     }
 
     static func roles(of name: String) -> Roles {
-        let words = NameMatcher.words(name)
+        let words = NameMatcher.nameWords(name)
         var roles: Roles = []
         if role(of: words, in: .person) == .personName { roles.insert(.personsName) }
         switch role(of: words, in: .address) {

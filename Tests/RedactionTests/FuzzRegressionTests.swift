@@ -553,4 +553,12 @@ final class FuzzRegressionTests: XCTestCase {
     func testAnEscapedLineBreakEndsTheLookBack() {
         assertFixedPoint("AHsiXCJwYXNzd2RcbmVmNDU2YV9rZXk9cw==", present: ["ef456a_key=redacted-1"])
     }
+
+    /// `{"token":["At%40p.en":"=` in broken JSON: a member name in a secret array. The name's class
+    /// read the address as the word `email`, its roles as `at p en`, and `at` describes: the
+    /// value stayed. Once the address was `user1%40example.com` nothing described it, and the
+    /// second run replaced the value. Every reading of a name now takes an address as `email`.
+    func testAnEmailInANameIsOneWordForItsRolesToo() {
+        assertFixedPoint("AHsidG9rZW4iOlsiQXQlNDBwLmVuIjoiPQ==", absent: ["At%40p.en"])
+    }
 }

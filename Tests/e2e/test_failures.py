@@ -166,6 +166,28 @@ def test_request_to_the_proxy_itself_is_refused_not_looped(harrec):
     assert len(entries(har)) == 3, "the refused requests did not reach the proxy a second time"
 
 
+def test_the_unspecified_address_is_the_proxy_itself_too(harrec):
+    """`0.0.0.0` and `0` reach the loopback address harrec listens on (issue 33, item 8): a GET,
+    a CONNECT and a SOCKS5 CONNECT to them are refused as loops, each once."""
+    px = harrec.start()
+    for host in ("0.0.0.0", "0"):
+        r = curl("-x", px.http_proxy, "-sS", "-w", "\n%{http_code}", f"http://{host}:{px.http_port}/unspecified")
+        assert r.rc == 0, r.err
+        assert r.out.endswith(b"502") and b"own listener" in r.out, r.out
+    with RawConn(port=px.http_port) as c:
+        c.send(f"CONNECT 0.0.0.0:{px.http_port} HTTP/1.1\r\nHost: 0.0.0.0:{px.http_port}\r\n\r\n".encode())
+        assert c.read_head().status == 502
+    r = curl("--socks5", f"127.0.0.1:{px.socks_port}", "-sS", "--max-time", "10", f"http://0.0.0.0:{px.socks_port}/socks")
+    assert r.rc != 0, "the SOCKS5 CONNECT is refused, no tunnel to harrec itself"
+    har = px.stop()
+    mine = entries_for(har, "/unspecified")
+    assert len(mine) == 2, [e["request"]["url"] for e in entries(har)]
+    assert all("own listener" in e.get("_error", "") for e in mine), mine
+    assert not [e for e in entries(har) if e["response"]["status"] == 400], "no request came back in as a new one"
+    tunnels = [e for e in entries(har) if e["request"]["method"] == "CONNECT"]
+    assert len(tunnels) == 2 and all("own listener" in t.get("_error", "") for t in tunnels), tunnels
+
+
 # A DNS label longer than 63 bytes fails inside the resolver library before any query is sent, so
 # this test exercises the DNS-failure path without sending traffic beyond loopback (checked with
 # strace: no socket is opened to the configured nameserver). A name like "nonexistent.invalid"
