@@ -279,7 +279,17 @@ final class HTTP2Layer {
         if let status, !stream.responseHeadForwarded,
            (try? client.sendResponse(Self.errorResponseFields(status: status, reason: reason), on: stream.clientID,
                                      endStream: false)) != nil {
-            client.sendData(Array("harrec: \(sanitizedForLog(reason))\n".utf8), on: stream.clientID, end: true)
+            let body = Array("harrec: \(sanitizedForLog(reason))\n".utf8)
+            client.sendData(body, on: stream.clientID, end: true)
+            if stream.flow.response == nil {
+                // harrec's own answer is what the client got: the entry shows it.
+                var recorded = RecordedResponse(status: status, reason: HTTP1Forwarding.reasonPhrase(status), httpVersion: "HTTP/2",
+                                                fields: Self.errorResponseFields(status: status, reason: reason).dropFirst()
+                                                    .map { RecordedField(name: $0.name, value: $0.value) }, headSize: -1)
+                recorded.body = RecordedBody(bytes: body, wireSize: body.count)
+                stream.flow.response = recorded
+                stream.flow.instants.responseStart = now
+            }
             fail(stream, reason, status: status)
         } else {
             client.reset(stream.clientID, errorCode: resetCode)

@@ -259,7 +259,8 @@ public final class ProxySession {
     // MARK: - Failures and ending
 
     /// Records the exchange in flight as failed, answers the client if nothing was sent yet, and
-    /// closes both sides.
+    /// closes both sides. harrec's own answer (a 502 or 504 with the reason) is the recorded
+    /// response when the upstream sent none: the entry shows what the client got.
     func failExchange(_ reason: String, respondWith status: Int?) {
         guard let current = exchange.take() else {
             finish(log: nil)
@@ -267,13 +268,16 @@ public final class ProxySession {
         }
         current.flow.error = sanitizedForLog(reason)
         current.flow.instants.end = now
+        let answer = status.flatMap { current.finalHeadForwarded ? nil : ErrorResponses.answer(status: $0, reason: reason, close: true) }
+        if let answer, current.flow.response == nil {
+            current.flow.response = answer.recorded
+            current.flow.instants.responseStart = now
+        }
         if current.flow.response != nil && current.flow.instants.responseEnd == nil {
             current.flow.instants.responseEnd = now
         }
         commands.append(.record(.flow(current.flow)))
-        if let status, !current.finalHeadForwarded {
-            sendClient(errorResponse(status: status, reason: reason, close: true))
-        }
+        if let answer { sendClient(answer.bytes) }
         closeUpstream()
         finish(log: .exchangeFailed(current.flow, status: status, reason: reason, cut: current.finalHeadForwarded))
     }

@@ -144,7 +144,12 @@ final class ProxySessionTests: XCTestCase {
         XCTAssertTrue(text(clientBytes(commands)).hasPrefix("HTTP/1.1 502 Bad Gateway\r\n"))
         XCTAssertEqual(p.sink.flows.count, 1)
         XCTAssertEqual(p.sink.flows[0].error, "cannot connect to example.test:9000: connection refused")
-        XCTAssertNil(p.sink.flows[0].response)
+        // The recorded response is the one the client got: harrec's own 502 and its body.
+        let response = p.sink.flows[0].response
+        XCTAssertEqual(response?.status, 502)
+        XCTAssertEqual(response.map { String(decoding: $0.body.bytes, as: UTF8.self) },
+                       "harrec: cannot connect to example.test:9000: connection refused\n")
+        XCTAssertEqual(text(clientBytes(commands)).hasSuffix("\r\n\r\n" + (response.map { String(decoding: $0.body.bytes, as: UTF8.self) } ?? "")), true)
     }
 
     func testConnectTimeoutGives504() {

@@ -97,12 +97,17 @@ def test_proxy_still_works_after_malformed(shared):
 # ---------------------------------------------------------------- upstream failures -> 502
 
 
-def _assert_502_entry(har, path_prefix, status=(0,)):
+def _assert_502_entry(har, path_prefix, status=(502,)):
+    """The entry shows what the client got: harrec's own 502 (issue 33, item 2), its body naming
+    the reason, and `_error` with the same reason."""
     e = one_entry(har, path_prefix)
     assert e["response"]["status"] in status, f"{path_prefix}: HAR status {e['response']['status']}"
     err = e.get("_error")
     assert isinstance(err, str) and err.strip(), f"{path_prefix}: entry needs _error"
     assert not re.search(r"[\x00-\x1f\x7f]", err)
+    if e["response"]["status"] == 502:
+        assert e["response"]["content"]["text"] == f"harrec: {err}\n", e["response"]
+        assert e["response"]["statusText"] == "Bad Gateway"
     return e
 
 
@@ -159,7 +164,7 @@ def test_request_to_the_proxy_itself_is_refused_not_looped(harrec):
     mine = entries_for(har, "/self")
     assert len(mine) == 2, [e["request"]["url"] for e in entries(har)]
     for e in mine:
-        assert e["response"]["status"] == 0 or e["response"]["status"] == 502
+        assert e["response"]["status"] == 502
         assert "own listener" in e.get("_error", ""), e.get("_error")
     tunnels = [e for e in entries(har) if e["request"]["method"] == "CONNECT"]
     assert len(tunnels) == 1 and tunnels[0]["_refused"] is True and "own listener" in tunnels[0]["_error"], tunnels
@@ -202,12 +207,12 @@ def test_unknown_host(harrec):
     assert r.rc == 0 and r.out == b"502", (r.out, r.err)
     har = px.stop()
     e = one_entry(har, "/")
-    assert e["request"]["url"] == url and e["response"]["status"] == 0
+    assert e["request"]["url"] == url and e["response"]["status"] == 502
     assert re.search(r"dns|resolv", e.get("_error", ""), re.I), f"_error should mention DNS: {e}"
 
 
-@pytest.mark.parametrize("path,statuses", [("/reset", (0,)), ("/bad-response", (0,)),
-                                           ("/bad-framing", (0, 502))])
+@pytest.mark.parametrize("path,statuses", [("/reset", (502,)), ("/bad-response", (502,)),
+                                           ("/bad-framing", (502,))])
 def test_bad_upstream_response(path, statuses, origin, harrec):
     px = harrec.start()
     url = origin.url(path)

@@ -179,7 +179,8 @@ def test_recorded_latency_and_recorded_failures(harrec, harrec_tls, origin):
     recorded_ms = slow["timings"]["wait"] + slow["timings"]["receive"]
     assert recorded_ms >= 250
     failed = next(e for e in entries(har) if e["request"]["url"].endswith("/reset"))
-    assert failed["response"]["status"] == 0 and failed["_error"]
+    assert failed["response"]["status"] == 502 and failed["_error"], "the entry shows harrec's 502"
+    assert failed["response"]["content"]["text"] == f"harrec: {failed['_error']}\n"
 
     timed = {}
     for latency in ("none", "recorded"):
@@ -188,9 +189,9 @@ def test_recorded_latency_and_recorded_failures(harrec, harrec_tls, origin):
         r = curl("-x", rp.http_proxy, f"{origin.base_url}/slow?ms=150&chunks=3")
         timed[latency] = time.monotonic() - start
         assert r.out == content_bytes(slow["response"]["content"])
-        # A recorded failure is a failure again: the connection closes with no response.
-        r = curl("-x", rp.http_proxy, f"{origin.base_url}/reset")
-        assert r.rc == 52 and r.out == b"", (r.rc, r.err)
+        # What the client saw when recording, it sees again: harrec's 502 with the reason.
+        r = curl("-x", rp.http_proxy, "-w", "\n%{http_code}", f"{origin.base_url}/reset")
+        assert r.rc == 0 and r.out == f"harrec: {failed['_error']}\n\n502".encode(), (r.rc, r.out, r.err)
         assert rp.finish() == 0
     # A lower bound only (the recorded time is a floor for a replay that honours it).
     assert timed["recorded"] >= recorded_ms / 1000 * 0.9, timed
