@@ -5,16 +5,11 @@ import HAR
 // the whole text is scanned as plain text.
 
 extension RedactionEngine {
-    /// Printable ASCII bytes that go on a value in broken JSON: all but structure, quotes and
-    /// escapes.
-    static let continuesLenientValue: [Bool] = {
-        var t = [Bool](repeating: false, count: 256)
-        for b in 0x21..<0x7F { t[b] = true }
-        // `&;?|` end a field for the suspect scan's look-back too: taken into a number's value,
-        // its placeholder `0` would join what stood on either side for a second run.
-        for b in ",]}[{:\"\\&;?|".utf8 { t[Int(b)] = false }
-        return t
-    }()
+    /// Bytes that go on a value in broken JSON: those of one word of the suspect scan's
+    /// look-back. A value replaced whole is then one word, as its placeholder `0` is: taking in
+    /// a `(` or a `&`, it was two words before the first run and one after, and the look-back
+    /// of a later value reached one word further the second time (`"cetoken":5(I g L0n3...`).
+    static let continuesLenientValue: [Bool] = (0...255).map { SuspectScanner.isWordByte(UInt8($0)) }
 
     /// Text that starts like JSON but does not parse: cut off by --max-body, JSON lines, a
     /// trailing comma. `"key": value` pairs under secret keys still get placeholders (a string

@@ -306,7 +306,7 @@ enum SuspectScanner {
     /// run, and so is its placeholder (`redacted-5`, `0`, a binary body's `*******`), so a second
     /// run counts the same words as the first (identifier words split `1115jane%40cnameW` in two,
     /// and the look-back of the next run reached one word further back once it was `0`).
-    @inline(__always) private static func isWordByte(_ b: UInt8) -> Bool {
+    @inline(__always) static func isWordByte(_ b: UInt8) -> Bool {
         valueKind[Int(b)] != 0
     }
 

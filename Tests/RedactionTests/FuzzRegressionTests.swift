@@ -561,4 +561,12 @@ final class FuzzRegressionTests: XCTestCase {
     func testAnEmailInANameIsOneWordForItsRolesToo() {
         assertFixedPoint("AHsidG9rZW4iOlsiQXQlNDBwLmVuIjoiPQ==", absent: ["At%40p.en"])
     }
+
+    /// `{"cetoken":5(I\u{FFFD}g\u{3}L0n3I9PFP0` in broken JSON: the number under `cetoken` ran on
+    /// through `(I` and became `0`; the look-back of the run after it read `5`, `I`, `g` (no
+    /// secret) the first time and `cetoken`, `0`, `g` the second. A lenient value now takes only
+    /// bytes of one look-back word, as its placeholder is one word.
+    func testALenientValueIsOneLookBackWord() {
+        assertFixedPoint("AHsiY2V0b2tlbiI6NShJ/2cDTDBuM0k5UEZQMA==", absent: ["cetoken\":5"])
+    }
 }
