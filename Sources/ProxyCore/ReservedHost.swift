@@ -2,7 +2,8 @@ import HAR
 import HTTP1
 import Recording
 
-/// The proxy's own host, `http://harrec/...` through the proxy (as mitmproxy has `mitm.it`):
+/// The proxy's own host, `http://harrec/...` or `https://harrec/...` through the proxy (as
+/// mitmproxy has `mitm.it`):
 /// answered by harrec, never forwarded and never recorded as an entry.
 ///
 /// - `/mark?name=NAME`: a scenario marker; requests from now on belong to a new HAR page.
@@ -28,9 +29,10 @@ enum ReservedHost {
         var reset = false
     }
 
-    /// Whether a request is for the reserved host (absolute-form `http://harrec[:80]/...`).
+    /// Whether a request or tunnel is for the reserved host: `http://harrec/...`, or
+    /// `https://harrec/...` (a CONNECT to harrec:443, intercepted with a leaf from harrec's CA).
     static func isReserved(_ target: ProxyTarget) -> Bool {
-        target.host.lowercased() == name && target.port == 80
+        target.host.lowercased() == name && (target.port == 80 || target.port == 443)
     }
 
     /// `replaying`: the proxy is `harrec replay` (marks are not taken; `/reset` is).

@@ -131,3 +131,22 @@ def test_mark_through_socks5(harrec_tls, origin):
     har = px.stop()
     assert [p["title"] for p in har["log"]["pages"]] == ["from socks"]
     assert [e.get("pageref") for e in entries(har)] == ["page_1"]
+
+
+def test_the_reserved_host_over_https(harrec_tls, origin):
+    """`https://harrec/` (issue 33, item 5): a CONNECT or SOCKS5 tunnel to harrec:443 is
+    intercepted with a leaf from harrec's CA and answered by harrec, with no DNS lookup; the
+    mark starts a page, and nothing about it is an entry."""
+    px = harrec_tls.start("--no-redact")
+    r = curl("-x", px.http_proxy, "--cacert", px.ca_pem, "-w", "\n%{http_code}", "https://harrec/ca.pem")
+    assert r.rc == 0, r.err
+    pem, status = r.out.rsplit(b"\n", 1)
+    assert status == b"200" and pem == open(px.ca_pem, "rb").read()
+    r = curl("--socks5-hostname", f"127.0.0.1:{px.socks_port}", "--cacert", px.ca_pem,
+             "https://harrec/mark?name=over%20tls")
+    assert r.rc == 0 and "starts now" in r.out.decode(), r.err
+    assert curl("-x", px.http_proxy, "-o", "/dev/null", f"{origin.base_url}/json").rc == 0
+    har = px.stop()
+    assert "DNS" not in px.stderr_text, px.stderr_text
+    assert [p["title"] for p in har["log"]["pages"]] == ["over tls"]
+    assert [(e.get("pageref"), e["request"]["url"].endswith("/json")) for e in entries(har)] == [("page_1", True)]
