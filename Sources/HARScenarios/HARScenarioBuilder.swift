@@ -101,7 +101,8 @@ public enum HARScenarioBuilder {
     }
 
     /// One item per HTTP entry, in the log's order (entries sorted by startedDateTime, stable).
-    /// Recorded failures (status 0 with an `_error`) become `.failure` items
+    /// Recorded failures (status 0 with an `_error`, or harrec's own 502 or 504 answering one)
+    /// become `.failure` items
     /// (`failureCode(forRecordedError:)`). Skipped: other entries without a response, CONNECT,
     /// WebSocket upgrades (status 101 or `_webSocketMessages`), requests harrec answered itself
     /// (`_refused`: its 400s, 407s and failed tunnels are no server's answers), hosts the filter drops.
@@ -138,7 +139,11 @@ public enum HARScenarioBuilder {
     }
 
     /// The items with their entries (replay adds header conditions from the entries).
-    package static func builtItems(from log: HARLog, options: HARScenarioOptions) -> [Built] {
+    /// `proxyAnswersAsFailures`: the 502s and 504s harrec answered while recording become the
+    /// transport failures behind them (what an app without the proxy sees), as status 0 entries
+    /// do; false (a replaying proxy) serves them as the recording's client got them.
+    package static func builtItems(from log: HARLog, options: HARScenarioOptions,
+                                   proxyAnswersAsFailures: Bool = true) -> [Built] {
         struct Candidate {
             var entry: HAREntry
             var condition: RequestCondition
@@ -150,7 +155,8 @@ public enum HARScenarioBuilder {
         for entry in sortedEntries(log.entries) {
             guard let candidate = makeCondition(entry, options: options) else { continue }
             candidates.append(Candidate(entry: entry, condition: candidate,
-                                        response: makeResponse(entry, latency: options.latency, dropping: dropped),
+                                        response: makeResponse(entry, latency: options.latency, dropping: dropped,
+                                                               proxyAnswersAsFailures: proxyAnswersAsFailures),
                                         body: RequestBodyInfo(entry.request.postData)))
         }
 
@@ -258,7 +264,9 @@ public enum HARScenarioBuilder {
         return names
     }
 
-    static func makeResponse(_ entry: HAREntry, latency: ReplayLatency, dropping volatile: Set<String> = []) -> MockResponse {
+    static func makeResponse(_ entry: HAREntry, latency: ReplayLatency, dropping volatile: Set<String> = [],
+                             proxyAnswersAsFailures: Bool = true) -> MockResponse {
+        let failure = proxyAnswersAsFailures ? transportFailure(entry) : (entry.response.status == 0 ? recordedError(entry) : nil)
         let headers = entry.response.headers
             .filter { !droppedResponseHeaders.contains($0.name.lowercased()) && !$0.name.hasPrefix(":")
                 && !volatile.contains($0.name.lowercased()) }
@@ -276,15 +284,26 @@ public enum HARScenarioBuilder {
         case .recorded:
             // The server's part: waiting for the first byte and receiving the rest.
             let server = max(0, entry.timings.wait) + max(0, entry.timings.receive)
-            let failed = entry.response.status == 0
+            let failed = failure != nil
             let milliseconds = !failed && server.isFinite && server > 0 ? server : entry.time
             delay = milliseconds.isFinite && milliseconds > 0 ? milliseconds / 1000 : nil
         case .fixed(let seconds): delay = seconds > 0 ? seconds : nil
         }
-        if entry.response.status == 0, let error = recordedError(entry) {
+        if let error = failure {
             return .failure(code: failureCode(forRecordedError: error), delay: delay)
         }
         return MockResponse(status: entry.response.status, headers: headers, body: body, delay: delay)
+    }
+
+    /// The transport failure an entry records: its `_error` when no response arrived (status 0)
+    /// or when the response is harrec's own answer to the failure (a 502 or 504 whose body is
+    /// `harrec: <the _error>`).
+    static func transportFailure(_ entry: HAREntry) -> String? {
+        guard let error = recordedError(entry) else { return nil }
+        if entry.response.status == 0 { return error }
+        guard entry.response.status == 502 || entry.response.status == 504,
+              entry.response.content.text == "harrec: \(error)\n" else { return nil }
+        return error
     }
 
     /// The entry's `_error`, when it is a non-empty string.
@@ -320,7 +339,7 @@ public enum HARScenarioBuilder {
     public struct SourcedItem: Sendable {
         /// The item, exactly as `items(from:options:)` makes it.
         public var item: ResponseQueueItem
-        /// The recorded `_error` of a failure item (status 0), else nil.
+        /// The recorded `_error` of a failure item (status 0, or harrec's own 502 or 504), else nil.
         public var recordedError: String?
         /// The index of the item before this one with an equal condition (the same request
         /// recorded earlier), else nil.

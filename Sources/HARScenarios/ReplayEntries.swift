@@ -59,7 +59,9 @@ public struct HARReplayOptions: Sendable {
 package enum HARReplayEntries {
     /// The queue entries for `log`: HARScenarioBuilder's items, minus dropped query items, plus
     /// header conditions. Repeatability is recomputed when either changes which conditions are equal.
-    package static func make(from log: HARLog, options: HARReplayOptions) -> [QueueEntry] {
+    /// `proxyAnswersAsFailures`: see `HARScenarioBuilder.builtItems`; a replaying proxy passes
+    /// false, to answer as harrec answered when recording (its 502s and 504s).
+    package static func make(from log: HARLog, options: HARReplayOptions, proxyAnswersAsFailures: Bool = true) -> [QueueEntry] {
         let dropped = Set(options.droppedQueryItems.map { $0.lowercased() })
         let headerConditions: (HAREntry) -> [HeaderCondition] = { entry in
             let recorded = entry.request.headers.filter { !$0.name.hasPrefix(":") }
@@ -99,7 +101,8 @@ package enum HARReplayEntries {
             }
         }
         let needsRegrouping = !dropped.isEmpty || options.headers != .none
-        var built = HARScenarioBuilder.builtItems(from: log, options: options.scenario)
+        var built = HARScenarioBuilder.builtItems(from: log, options: options.scenario,
+                                                  proxyAnswersAsFailures: proxyAnswersAsFailures)
         for i in built.indices { strip(&built[i].item.condition) }
         if needsRegrouping {
             // Recompute "equal conditions" over what is actually matched.

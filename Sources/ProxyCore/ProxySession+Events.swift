@@ -52,6 +52,7 @@ extension ProxySession {
         if let tls = clientTLS, tls.state == .handshaking, exchange == nil {
             // Apps that distrust a certificate often just hang up without an alert.
             let host = interceptedServerName ?? tunnelTarget?.host ?? "?"
+            recordClientTLSFailure("the client closed the TLS handshake for \(host) before completing it (it may not trust harrec's CA: harrec ca show)")
             finish(log: .clientAbandonedTLS(host: host))
             return
         }

@@ -89,6 +89,29 @@ extension ProxySession {
                                                     startedAt: startedAt ?? now, endedAt: now))))
     }
 
+    /// A client that did not finish its TLS handshake with harrec, most often because it does
+    /// not trust harrec's CA: an entry for its tunnel, no response (status 0) and the reason, so
+    /// the first hour's most common problem is in the HAR, not only in the live log. Not marked
+    /// refused: harrec opened the tunnel, and a replay must open it again.
+    func recordClientTLSFailure(_ reason: String) {
+        guard configuration.recordRefusals, let target = tunnelTarget else { return }
+        var viaSOCKS = false
+        if case .done = socks.state { viaSOCKS = true }
+        var flow = Refusals.flow(id: flowIDs.make(), clientAddress: clientAddress,
+                                 request: Refusals.tunnelRequest(target, viaSOCKS: viaSOCKS, carriesTLS: true), response: nil,
+                                 reason: reason, startedAt: tunnelStartedAt ?? now, endedAt: now)
+        flow.refused = false
+        commands.append(.record(.flow(flow)))
+    }
+
+    /// A SOCKS client harrec refused before a tunnel (SOCKS4, no acceptable authentication, bad
+    /// credentials, BIND): an entry with the refusal, as for HTTP refusals.
+    func recordSOCKSRefusal(_ reason: String) {
+        let version = reason.hasPrefix("SOCKS4") ? "SOCKS4" : "SOCKS5"
+        recordRefusal(RecordedRequest(method: "CONNECT", url: "http://unknown.invalid/", httpVersion: version, fields: [], headSize: 0),
+                      response: nil, reason: reason, startedAt: nil)
+    }
+
     /// The tunnel the session's requests arrive in, if any.
     var tunnelContext: HTTP1Forwarding.Tunnel? {
         tunnelTarget.map { HTTP1Forwarding.Tunnel(target: $0, scheme: scheme, serverName: interceptedServerName) }

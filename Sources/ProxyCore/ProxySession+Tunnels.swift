@@ -15,7 +15,10 @@ extension ProxySession {
             case .send(let bytes):
                 commands.append(.sendToClient(bytes))
             case .refuse(let reply, let reason):
-                if !reply.isEmpty { commands.append(.sendToClient(reply)) }
+                if !reply.isEmpty {
+                    commands.append(.sendToClient(reply))
+                    recordSOCKSRefusal(reason)
+                }
                 finish(log: .socksRefused(reason: reason))
             case .connect(let target, let earlyData):
                 pendingClientBytes = earlyData
@@ -49,6 +52,7 @@ extension ProxySession {
             commands.append(.sendToClient(ErrorResponses.connectionEstablished))
         }
         tunnelTarget = target
+        tunnelStartedAt = now
         mode = .sniffingTunnel(target)
         if !pendingClientBytes.isEmpty {
             sniffTunnel(target)
@@ -229,7 +233,10 @@ extension ProxySession {
         if let error = received.failure {
             let host = interceptedServerName ?? tunnelTarget?.host ?? "?"
             if exchange == nil && requestDecoder.isIdle && !clientTLS!.handshakeDone {
-                finish(log: .clientTLSFailed(host: host, message: error.message, rejectedCertificate: error.kind == .peerAlert))
+                let rejected = error.kind == .peerAlert
+                recordClientTLSFailure(rejected ? "the client rejected harrec's certificate for \(host) (\(error.message)); install the CA: harrec ca show"
+                                                : "TLS handshake with the client for \(host) failed: \(error.message)")
+                finish(log: .clientTLSFailed(host: host, message: error.message, rejectedCertificate: rejected))
             } else if exchange != nil {
                 failExchange("client TLS failed: \(error.message)", respondWith: nil)
             } else {

@@ -64,6 +64,8 @@ public final class ProxySession {
     var pendingUpstreamBytes: [UInt8] = []
     /// Set inside a CONNECT or SOCKS5 tunnel: every request goes to this target.
     var tunnelTarget: ProxyTarget?
+    /// When the tunnel opened (its CONNECT or SOCKS5 success), for entries about the tunnel itself.
+    var tunnelStartedAt: Double?
     /// The upstream connection in use (one at a time; see `UpstreamPool`).
     let upstreams: UpstreamPool
     var exchange: HTTP1Exchange?

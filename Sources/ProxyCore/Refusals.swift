@@ -11,9 +11,13 @@ enum Refusals {
     /// The request as recorded, from a head that parsed: its fields minus the proxy's
     /// credentials, and a URL as close to what the client meant as the target allows.
     static func request(_ head: HTTPRequestHead, tunnel: HTTP1Forwarding.Tunnel?) -> RecordedRequest {
-        RecordedRequest(method: head.method, url: url(target: head.target, host: head.fields["Host"], tunnel: tunnel),
-                        httpVersion: head.version.description, fields: HTTP1Forwarding.recordedFields(head.fields),
-                        headSize: head.headSize)
+        var url = url(target: head.target, host: head.fields["Host"], tunnel: tunnel)
+        if head.method == "CONNECT", let target = try? parseAuthority(Substring(head.target), defaultPort: nil) {
+            // A CONNECT's URL is written as every tunnel entry's is (`https://host:443/`).
+            url = tunnelRequest(target, viaSOCKS: false).url
+        }
+        return RecordedRequest(method: head.method, url: url, httpVersion: head.version.description,
+                               fields: HTTP1Forwarding.recordedFields(head.fields), headSize: head.headSize)
     }
 
     /// The request as recorded, from bytes whose head did not parse (or never completed): the
@@ -36,9 +40,10 @@ enum Refusals {
     }
 
     /// A tunnel request (CONNECT, or SOCKS5's CONNECT command). HAR URLs are absolute, so the
-    /// target is written `https://host:443/` for port 443 and `http://host:port/` otherwise.
-    static func tunnelRequest(_ target: ProxyTarget, viaSOCKS: Bool) -> RecordedRequest {
-        let scheme = target.port == 443 ? "https" : "http"
+    /// target is written `https://host:443/` for port 443 or a tunnel known to carry TLS, and
+    /// `http://host:port/` otherwise.
+    static func tunnelRequest(_ target: ProxyTarget, viaSOCKS: Bool, carriesTLS: Bool = false) -> RecordedRequest {
+        let scheme = target.port == 443 || carriesTLS ? "https" : "http"
         return RecordedRequest(method: "CONNECT", url: "\(scheme)://\(target.authority(defaultPort: 0))/",
                                httpVersion: viaSOCKS ? "SOCKS5" : "HTTP/1.1", fields: [], headSize: 0)
     }

@@ -127,9 +127,12 @@ extension RedactionEngine {
     private func closingTag(_ p: UnsafeBufferPointer<UInt8>, _ name: Range<Int>, from: Int) -> Int? {
         let limit = min(p.count, from + Self.scopeReach)
         let nameBytes = UnsafeBufferPointer(rebasing: p[name])
+        // One index per text: a detector reads a prefix of it (up to the next structural match),
+        // a longer prefix each time, so the index grows with it and is never built twice.
         let index: Int
-        if let found = closingTagIndexes.lastIndex(where: { $0.isFor(p) }) {
+        if let found = closingTagIndexes.lastIndex(where: { $0.base == p.baseAddress }) {
             index = found
+            closingTagIndexes[index].extend(to: p)
         } else {
             closingTagIndexes.append(ClosingTagIndex(p))
             index = closingTagIndexes.count - 1
@@ -236,28 +239,30 @@ extension RedactionEngine {
     }
 }
 
-/// The `</` of one text, for `closingTag`, and its last search that found nothing: no
-/// `</name>` starts in `searched`.
+/// The `</` of one text (as far as it has been read), for `closingTag`, and its last search that
+/// found nothing: no `</name>` starts in `searched`.
 struct ClosingTagIndex {
     let base: UnsafePointer<UInt8>?
-    /// The text's length too: a shorter view of the same bytes is another text.
-    let count: Int
-    let closers: [Int]
+    /// How many bytes of the text `closers` covers.
+    private(set) var count = 0
+    private(set) var closers: [Int] = []
     var miss: (name: [UInt8], searched: Range<Int>)?
 
     init(_ text: UnsafeBufferPointer<UInt8>) {
         base = text.baseAddress
-        count = text.count
-        var closers: [Int] = []
-        var k = 0
+        extend(to: text)
+    }
+
+    /// Adds the `</` of `text` (the same bytes, as long or longer) past those already found.
+    mutating func extend(to text: UnsafeBufferPointer<UInt8>) {
+        guard text.count > count else { return }
+        var k = max(0, count - 1)
         while k + 1 < text.count {
             if text[k] == 0x3C && text[k + 1] == 0x2F { closers.append(k) }
             k += 1
         }
-        self.closers = closers
+        count = text.count
     }
-
-    func isFor(_ text: UnsafeBufferPointer<UInt8>) -> Bool { base == text.baseAddress && count == text.count }
 
     /// Whether the text lies within `region`: its scan has ended when the region's has.
     func lies(in region: UnsafeBufferPointer<UInt8>) -> Bool {

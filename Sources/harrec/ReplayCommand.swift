@@ -176,7 +176,8 @@ func makeReplayService(_ parsed: ParsedArguments, path: String) throws -> Replay
         return trigger
     }
     let remaps = try parsed.allValues("host-map").flatMap { try hostMaps($0) }
-    return ReplayService(entries: HARReplayEntries.make(from: log, options: options), source: source, remaps: remaps,
+    return ReplayService(entries: HARReplayEntries.make(from: log, options: options, proxyAnswersAsFailures: false),
+                         source: source, remaps: remaps,
                          resetOn: triggers, activation: "harrec replay \(lastPathComponent(path))",
                          passthrough: parsed.flag("passthrough"), recordedLatency: scenario.latency == .recorded,
                          webSockets: HARReplayConversations.make(from: log, options: options),

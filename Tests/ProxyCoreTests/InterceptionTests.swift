@@ -158,7 +158,15 @@ final class InterceptionTests: XCTestCase {
         XCTAssertTrue(log.contains {
             if case .clientTLSFailed(host: "origin.test", _, rejectedCertificate: true) = $0 { return true } else { return false }
         }, "\(log)")
-        XCTAssertTrue(p.sink.flows.isEmpty)
+        // The tunnel is an entry: no response, the reason with the hint, not refused.
+        XCTAssertEqual(p.sink.flows.count, 1)
+        XCTAssertEqual(p.sink.flows.first?.request.method, "CONNECT")
+        XCTAssertEqual(p.sink.flows.first?.request.url, "https://origin.test:443/")
+        XCTAssertNil(p.sink.flows.first?.response)
+        XCTAssertEqual(p.sink.flows.first?.refused, false)
+        XCTAssertTrue(p.sink.flows.first?.error?.contains("rejected harrec's certificate for origin.test") == true,
+                      p.sink.flows.first?.error ?? "")
+        XCTAssertTrue(p.sink.flows.first?.error?.contains("harrec ca show") == true)
     }
 
     func testMissingLeafIsSignedOffTheLoopBeforeTheHandshake() throws {

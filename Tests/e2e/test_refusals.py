@@ -76,3 +76,41 @@ def test_no_record_errors_turns_it_off(harrec):
     har = px.stop()
     assert entries(har) == []
     closed.close()
+
+
+def test_socks_refusals_and_a_407d_connect_are_entries(harrec):
+    """A SOCKS4 attempt and a SOCKS5 client without the credentials harrec needs get entries
+    (issue 33, item 3), and a 407'd CONNECT is written as every tunnel entry is."""
+    px = harrec.start("--proxy-auth", "user:secret-pass")
+    with RawConn(port=px.socks_port, timeout=5) as c:
+        c.send(bytes([4, 1, 0, 80, 127, 0, 0, 1]) + b"me\x00")  # SOCKS4 CONNECT 127.0.0.1:80
+        assert c.sock.recv(8)[:2] == bytes([0, 0x5B]), "SOCKS4's 'rejected' reply"
+    with RawConn(port=px.socks_port, timeout=5) as c:
+        c.send(bytes([5, 1, 0]))  # SOCKS5, no authentication offered
+        assert c.sock.recv(2) == bytes([5, 0xFF])
+    with RawConn(port=px.http_port, timeout=5) as c:
+        c.send(b"CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n")
+        assert c.read_head().status == 407
+    har = px.stop()
+    refused = _refused(har)
+    assert [(e["request"]["method"], e["request"]["httpVersion"]) for e in refused] == [
+        ("CONNECT", "SOCKS4"), ("CONNECT", "SOCKS5"), ("CONNECT", "HTTP/1.1")], refused
+    socks4, socks5, connect = refused
+    assert "SOCKS4 is not supported" in socks4["_error"] and socks4["response"]["status"] == 0
+    assert "no acceptable SOCKS5 authentication method" in socks5["_error"]
+    assert connect["request"]["url"] == "https://a.test:443/" and connect["response"]["status"] == 407
+
+
+def test_a_client_that_rejects_the_certificate_is_an_entry(harrec_tls, https_origin):
+    """The first hour's most common problem: a client that does not trust harrec's CA. Its tunnel
+    is an entry with the reason, and nothing else is recorded for it."""
+    px = harrec_tls.start("--no-redact")
+    url = https_origin.localhost_url("/json")
+    r = curl("-sS", "-x", px.http_proxy, url)  # curl's own trust store lacks harrec's CA
+    assert r.rc == 60, (r.rc, r.err)
+    har = px.stop()
+    (e,) = entries(har)
+    assert (e["request"]["method"], e["request"]["url"]) == ("CONNECT", f"https://localhost:{https_origin.port}/")
+    assert e["response"]["status"] == 0 and "_refused" not in e
+    assert "rejected harrec's certificate for localhost" in e["_error"], e["_error"]
+    assert "harrec ca show" in e["_error"]

@@ -165,7 +165,13 @@ def test_client_without_harrec_ca(https_origin, harrec_tls):
     assert (rc, code) == (0, 200), (rc, code, err)
     assert px.alive()
     har = px.stop()
-    assert [e["request"]["url"] for e in entries(har)] == [o.localhost_url("/json?trusted=1")]
+    # Each rejection is an entry for its tunnel (no response, the reason and the hint), then the
+    # exchange that worked.
+    tunnel_url = f"https://localhost:{o.port}/"
+    assert [(e["request"]["method"], e["request"]["url"]) for e in entries(har)] == [
+        ("CONNECT", tunnel_url), ("CONNECT", tunnel_url), ("GET", o.localhost_url("/json?trusted=1"))]
+    for e in entries(har)[:2]:
+        assert e["response"]["status"] == 0 and "harrec ca show" in e["_error"], e
 
 
 def test_client_that_stops_mid_handshake(https_origin, harrec_tls):
@@ -188,7 +194,9 @@ def test_client_that_stops_mid_handshake(https_origin, harrec_tls):
     assert line, f"no line naming localhost and `harrec ca show` on stderr:\n{px.stderr_text}"
     rc, _, code, err = get(o.localhost_url("/json?after=1"), px.ca_pem, ["-x", px.http_proxy])
     assert (rc, code) == (0, 200), (rc, code, err)
-    px.stop()
+    har = px.stop()
+    first = entries(har)[0]
+    assert first["request"]["method"] == "CONNECT" and "closed the TLS handshake for localhost" in first["_error"], first
 
 
 # ---------------------------------------------------------------- hosts that are not intercepted
