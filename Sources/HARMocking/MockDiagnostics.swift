@@ -18,7 +18,7 @@ public struct UnmatchedRequestError: Error, CustomStringConvertible, LocalizedEr
 
     init(description: String) { self.description = description }
 
-    init(request: RequestSnapshot, state: MockServer.State, reports: [MatchReport], owner: String, activation: String,
+    init(request: RequestSnapshot, state: MockServer.State, reports: [CandidateReport], owner: String, activation: String,
          queryAdvice: QueryAdvice) {
         guard state.active else {
             var lines: [String] = []

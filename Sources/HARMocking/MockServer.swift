@@ -128,9 +128,10 @@ final class MockServer: @unchecked Sendable {
                     s.calls.append(MockCall(request: whole, itemIndex: i, item: item, response: response))
                 }
                 return .serve(index: i, response: response)
-            case .unmatched(let reports):
+            case .unmatched:
                 if !s.orphaned { s.calls.append(MockCall(request: whole, itemIndex: nil, item: nil, response: nil)) }
-                return .fail(UnmatchedRequestError(request: snapshot, state: s, reports: reports, owner: owner,
+                return .fail(UnmatchedRequestError(request: snapshot, state: s, reports: s.queue.diagnosisReports(for: snapshot.input),
+                                                   owner: owner,
                                                    activation: activation, queryAdvice: queryAdvice))
             }
         }

@@ -30,14 +30,14 @@ extension ServingQueue {
     /// differed for each (method, path, a query item, the body), what was used up, and what to do.
     /// `reports`: from `pick`'s `.unmatched`. `activation` says how to choose what is served;
     /// `queryAdvice` what to do about query items.
-    package func diagnosis(for request: MatchInput, reports: [MatchReport], owner: String, activation: String,
+    package func diagnosis(for request: MatchInput, reports: [CandidateReport], owner: String, activation: String,
                            queryAdvice: QueryAdvice) -> String {
         var lines: [String] = []
         lines.append("\(owner): no response for \(request.requestLine) in \(source) (\(entries.count == 1 ? "1 item" : "\(entries.count) items")).")
 
         // Full matches that had no uses left.
         var usedUp: [String] = []
-        for (i, report) in reports.enumerated() where report.matches {
+        for (i, report) in reports.map({ ($0.index, $0.report) }) where report.matches {
             let n = served[i]
             let times = n == 1 ? "once" : "\(n) times"
             usedUp.append("  \(label(i)): already served \(times)")
@@ -46,10 +46,10 @@ extension ServingQueue {
         // shared (so /v1/projects/42 comes before /v1/feed for /v1/projects/43); one candidate
         // per distinct condition, since repeats of one request say the same thing.
         let requestPath = request.parts?.path ?? ""
-        var seen: [RequestCondition] = []
-        let nearest = reports.enumerated().filter { !$0.element.matches }
-            .map { (offset: $0.offset, element: $0.element,
-                    affinity: ServingQueue.pathAffinity(entries[$0.offset].item.condition.path, requestPath)) }
+        typealias Candidate = (offset: Int, element: MatchReport, affinity: Int)
+        let ranked: [Candidate] = reports.filter { !$0.report.matches }
+            .map { (offset: $0.index, element: $0.report,
+                    affinity: ServingQueue.pathAffinity(entries[$0.index].item.condition.path, requestPath)) }
             .sorted { a, b in
                 if a.element.matchedParts != b.element.matchedParts { return a.element.matchedParts > b.element.matchedParts }
                 if a.element.mismatches.count != b.element.mismatches.count {
@@ -58,13 +58,13 @@ extension ServingQueue {
                 if a.affinity != b.affinity { return a.affinity > b.affinity }
                 return a.offset < b.offset
             }
-            .filter { candidate in
-                let condition = entries[candidate.offset].item.condition
-                if seen.contains(condition) { return false }
-                seen.append(condition)
-                return true
-            }
-            .prefix(3)
+        var seen = Set<String>()
+        var nearest: [Candidate] = []
+        for candidate in ranked where seen.insert(HARScenarioBuilder.conditionKey(entries[candidate.offset].item.condition)).inserted {
+            // One per distinct condition, read only as far as the three nearest.
+            nearest.append(candidate)
+            if nearest.count == 3 { break }
+        }
         if !nearest.isEmpty {
             lines.append("Nearest candidates:")
             for (rank, candidate) in nearest.enumerated() {

@@ -2,6 +2,12 @@
 // a request, how often items were used, `reset`, and what was never served. Pure and unlocked;
 // each owner holds it under its own lock so a `.once` item is never served twice.
 
+/// How a request compared with one entry, for a diagnosis.
+package struct CandidateReport {
+    package var index: Int
+    package var report: MatchReport
+}
+
 /// One item of a serving queue and the request headers it also requires (HAR replay only).
 package struct QueueEntry: Sendable {
     package var item: ResponseQueueItem
@@ -25,12 +31,23 @@ package struct ServingQueue: Sendable {
     package private(set) var served: [Int]
     /// Whether each entry was ever served since the queue was made (`reset` keeps these).
     package private(set) var everServed: [Bool]
+    /// Changes whenever what a request would get can change (an item served, a reset): a
+    /// diagnosis made at one generation holds until the next.
+    package private(set) var generation = 0
     /// Entry indices by "METHOD path", in queue order, for conditions with a plain method and
     /// path; the others (wildcard method, path patterns) are in `unindexed`. A request can only
     /// match entries under its own key or unindexed ones, so a 1,000-item HAR costs a few matches
     /// per request instead of a thousand.
-    private var index: [String: [Int]] = [:]
+    private var index: [String: PathEntries] = [:]
     private var unindexed: [Int] = []
+
+    /// The entries of one "METHOD path": those whose query items must be exactly some values
+    /// (most recorded ones) by those values, the rest in `other`. A request then meets only the
+    /// items with its own query items, however many the path has (1,000 searches on `/search`).
+    private struct PathEntries {
+        var byQuery: [String: [Int]] = [:]
+        var other: [Int] = []
+    }
 
     package init(entries: [QueueEntry] = [], source: String = "") {
         self.source = source
@@ -42,6 +59,7 @@ package struct ServingQueue: Sendable {
 
     /// Puts an entry first in the queue (a stub); indices of the others move up by one.
     package mutating func insertFirst(_ entry: QueueEntry) {
+        generation &+= 1
         entries.insert(entry, at: 0)
         served.insert(0, at: 0)
         everServed.insert(false, at: 0)
@@ -51,6 +69,7 @@ package struct ServingQueue: Sendable {
     /// Every queue back to its first item; what was ever served is kept.
     package mutating func reset() {
         served = Array(repeating: 0, count: entries.count)
+        generation &+= 1
     }
 
     package static func usesLeft(_ r: Repeatability, served: Int) -> Int {
@@ -74,24 +93,26 @@ package struct ServingQueue: Sendable {
     package enum Pick {
         /// Entry `index` answers; its use is counted.
         case served(index: Int)
-        /// Nothing answers; one report per entry, in queue order, for the diagnosis.
-        case unmatched(reports: [MatchReport])
+        /// Nothing answers (`diagnosisReports` says why).
+        case unmatched
     }
 
     /// The first entry in queue order that matches `request` and has uses left, counted as used.
     package mutating func pick(for request: MatchInput) -> Pick {
         let key = ServingQueue.key(method: request.method, path: request.parts?.path ?? "")
-        let keyed = index[key] ?? []
-        // Both lists are in queue order; walk them merged.
-        var a = 0, b = 0
+        let entriesOfPath = index[key]
+        let lists = [entriesOfPath?.byQuery[ServingQueue.queryKey(request.queryItems)] ?? [], entriesOfPath?.other ?? [], unindexed]
+        // Each list is in queue order; walk them merged.
+        var positions = [0, 0, 0]
         var chosen: (index: Int, queryItems: Int)?
-        while a < keyed.count || b < unindexed.count {
-            let i: Int
-            if b >= unindexed.count || (a < keyed.count && keyed[a] < unindexed[b]) {
-                i = keyed[a]; a += 1
-            } else {
-                i = unindexed[b]; b += 1
+        while true {
+            var next = -1
+            for l in 0..<3 where positions[l] < lists[l].count && (next < 0 || lists[l][positions[l]] < lists[next][positions[next]]) {
+                next = l
             }
+            guard next >= 0 else { break }
+            let i = lists[next][positions[next]]
+            positions[next] += 1
             guard ServingQueue.usesLeft(entries[i].item.repeatability, served: served[i]) > 0 else { continue }
             let condition = entries[i].item.condition
             if let first = chosen, condition.unlistedQueryItems != .allowed || condition.query.count <= first.queryItems {
@@ -106,11 +127,57 @@ package struct ServingQueue: Sendable {
         if let (i, _) = chosen {
             served[i] += 1
             everServed[i] = true
+            generation &+= 1
             return .served(index: i)
         }
-        return .unmatched(reports: entries.map {
-            RequestMatcher.evaluate($0.item.condition, headers: $0.headers, against: request)
-        })
+        return .unmatched
+    }
+
+    /// How an unmatched request compares with the entries its diagnosis looks at, in queue order
+    /// (`diagnosisCandidates`).
+    package func diagnosisReports(for request: MatchInput) -> [CandidateReport] {
+        let key = ServingQueue.key(method: request.method, path: request.parts?.path ?? "")
+        return diagnosisCandidates(for: request, key: key).map {
+            CandidateReport(index: $0, report: RequestMatcher.evaluate(entries[$0].item.condition, headers: entries[$0].headers,
+                                                                       against: request))
+        }
+    }
+
+    /// How many entries an unmatched request is compared with for its diagnosis: a flood of
+    /// unmatched requests to a large HAR costs a bounded amount each.
+    package static let diagnosisReach = 256
+
+    /// The entries an unmatched request's diagnosis compares it with, in queue order, at most
+    /// `diagnosisReach`: every entry that can match it fully (its "METHOD path" with its query
+    /// items, then the rest of that path, then unindexed ones), then entries of the same method
+    /// under the same parent path (`/v1/projects/42` for `/v1/projects/43`), then the others.
+    private func diagnosisCandidates(for request: MatchInput, key: String) -> [Int] {
+        var taken = Set<Int>()
+        var order: [Int] = []
+        func take(_ i: Int) {
+            if order.count < Self.diagnosisReach, taken.insert(i).inserted { order.append(i) }
+        }
+        if let bucket = index[key] {
+            (bucket.byQuery[ServingQueue.queryKey(request.queryItems)] ?? []).forEach(take)
+            bucket.other.forEach(take)
+            unindexed.forEach(take)
+            for list in bucket.byQuery.values { list.forEach(take) }
+        } else {
+            unindexed.forEach(take)
+        }
+        if order.count < Self.diagnosisReach, entries.count > Self.diagnosisReach {
+            let parent = ServingQueue.parentPath(request.parts?.path ?? "")
+            for i in entries.indices where entries[i].item.condition.method == request.method
+                && ServingQueue.parentPath(entries[i].item.condition.path) == parent {
+                take(i)
+            }
+        }
+        for i in entries.indices where order.count < Self.diagnosisReach { take(i) }
+        return order.sorted()
+    }
+
+    private static func parentPath(_ path: String) -> Substring {
+        path[..<(path.lastIndex(of: "/") ?? path.startIndex)]
     }
 
     /// "#3 GET /v1/feed" unless the item has a label.
@@ -121,6 +188,23 @@ package struct ServingQueue: Sendable {
 
     private static func key(method: String, path: String) -> String { method + " " + path }
 
+    /// The same text for the same query items in any order (names and values as they compare).
+    private static func queryKey(_ items: [(name: String, value: String?)]) -> String {
+        items.map { $0.name + "\u{1}" + ($0.value.map { "=" + $0 } ?? "") }.sorted().joined(separator: "\u{2}")
+    }
+
+    /// The query key every request this condition can match has, when there is one: only exact
+    /// values (`.equals`) and no other items allowed.
+    private static func queryKey(of condition: RequestCondition) -> String? {
+        guard condition.unlistedQueryItems == .rejected() else { return nil }
+        var items: [(name: String, value: String?)] = []
+        for item in condition.query {
+            guard case .equals(let name, let value) = item else { return nil }
+            items.append((name, value))
+        }
+        return queryKey(items)
+    }
+
     private mutating func rebuildIndex() {
         index = [:]
         unindexed = []
@@ -129,7 +213,12 @@ package struct ServingQueue: Sendable {
             if condition.method == "*" || condition.pathPattern != nil {
                 unindexed.append(i)
             } else {
-                index[ServingQueue.key(method: condition.method.uppercased(), path: condition.path), default: []].append(i)
+                let key = ServingQueue.key(method: condition.method.uppercased(), path: condition.path)
+                if let queryKey = ServingQueue.queryKey(of: condition) {
+                    index[key, default: PathEntries()].byQuery[queryKey, default: []].append(i)
+                } else {
+                    index[key, default: PathEntries()].other.append(i)
+                }
             }
         }
     }

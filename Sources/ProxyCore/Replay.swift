@@ -129,7 +129,16 @@ package final class ReplayService: Sendable {
         var refusedCount = 0
         var divergences: [String] = []
         var divergenceCount = 0
+        /// Diagnoses of unmatched requests, by request, made at `diagnosesGeneration` of the
+        /// queue: a flood of the same unmatched requests is diagnosed once each.
+        var diagnoses: [String: String] = [:]
+        var diagnosesGeneration = 0
     }
+
+    /// Diagnoses kept at most (then the cache starts over), and the largest body a kept one's
+    /// request may have.
+    static let keptDiagnoses = 1_024
+    static let diagnosedBodyLimit = 4_096
 
     private let responses: [ReplayResponse]
     /// "host:port" -> the recorded error, for tunnels the recording could not open.
@@ -189,11 +198,18 @@ package final class ReplayService: Sendable {
                 if s.forwarded.count < ReplayService.keptUnmatched { s.forwarded.append("\(method) \(url)") }
                 if triggered { s.queue.reset() }
                 return .forward
-            case .unmatched(let reports):
+            case .unmatched:
                 s.unmatchedCount += 1
                 if s.unmatched.count < ReplayService.keptUnmatched { s.unmatched.append("\(method) \(url)") }
-                let text = s.queue.diagnosis(for: input, reports: reports, owner: ReplayService.owner, activation: activation,
-                                             queryAdvice: ReplayService.queryAdvice)
+                if s.diagnosesGeneration != s.queue.generation || s.diagnoses.count >= ReplayService.keptDiagnoses {
+                    s.diagnoses = [:]
+                    s.diagnosesGeneration = s.queue.generation
+                }
+                let key = ReplayService.diagnosisKey(input)
+                let text = key.flatMap { s.diagnoses[$0] } ?? s.queue.diagnosis(
+                    for: input, reports: s.queue.diagnosisReports(for: input), owner: ReplayService.owner, activation: activation,
+                    queryAdvice: ReplayService.queryAdvice)
+                if let key { s.diagnoses[key] = text }
                 if triggered { s.queue.reset() }
                 return .unmatched(diagnosis: text)
             }
@@ -212,6 +228,15 @@ package final class ReplayService: Sendable {
         input.headers = lowered
         if let remap = remaps.first(where: { $0.applies(to: input) }) { remap.apply(to: &input) }
         return input
+    }
+
+    /// A request as a diagnosis depends on it (method, URL after a host map, headers, body), or
+    /// nil for a body too large to keep.
+    private static func diagnosisKey(_ input: MatchInput) -> String? {
+        guard input.body.count <= diagnosedBodyLimit else { return nil }
+        let headers = input.headers.sorted { $0.key < $1.key }.map { $0.key + ":" + $0.value }.joined(separator: "\u{1}")
+        return input.method + " " + (input.parts.map { "\($0.scheme)://\($0.host):\($0.effectivePort.map(String.init) ?? "")\($0.path)" } ?? "")
+            + "\u{0}" + input.url + "\u{0}" + headers + "\u{0}" + String(decoding: input.body, as: UTF8.self) + "\u{0}\(input.body.count)"
     }
 
     /// What a diagnosis tells a replay's user to do about query items: its flags.
@@ -234,10 +259,11 @@ package final class ReplayService: Sendable {
                 s.forwardedCount += 1
                 if s.forwarded.count < ReplayService.keptUnmatched { s.forwarded.append("GET \(url) (websocket)") }
                 return .forward
-            case .unmatched(let reports):
+            case .unmatched:
                 s.unmatchedCount += 1
                 if s.unmatched.count < ReplayService.keptUnmatched { s.unmatched.append("GET \(url) (websocket)") }
-                return .unmatched(diagnosis: s.sockets.diagnosis(for: input, reports: reports, owner: ReplayService.owner,
+                return .unmatched(diagnosis: s.sockets.diagnosis(for: input, reports: s.sockets.diagnosisReports(for: input),
+                                                                 owner: ReplayService.owner,
                                                                  activation: activation,
                                                                  queryAdvice: ReplayService.queryAdvice))
             }

@@ -49,9 +49,10 @@ final class ServingQueueTests: XCTestCase {
                 let expected = linearPick(entries, served: &served, input)
                 switch queue.pick(for: input) {
                 case .served(let index): XCTAssertEqual(index, expected, "round \(round): \(input.requestLine)")
-                case .unmatched(let reports):
+                case .unmatched:
                     XCTAssertNil(expected, "round \(round): \(input.requestLine)")
-                    XCTAssertEqual(reports.count, entries.count, "one report per entry, for the diagnosis")
+                    XCTAssertEqual(queue.diagnosisReports(for: input).map(\.index), Array(entries.indices),
+                                   "one report per entry, for the diagnosis")
                 }
             }
             XCTAssertEqual(queue.served, served)
@@ -78,15 +79,38 @@ final class ServingQueueTests: XCTestCase {
         XCTAssertEqual(pick(&exact, "/q"), 0)
         XCTAssertNil(pick(&exact, "/q?v=3"), "never recorded")
         XCTAssertNil(pick(&exact, "/q?v=1&extra=9"), "an item the recording lacks")
-        guard case .unmatched(let reports) = exact.pick(for: MatchInput(method: "GET", url: "http://h.test/q?extra=9&v=1", headers: [:], body: [])) else {
-            return XCTFail()
-        }
-        XCTAssertEqual(reports[1].mismatches, [.unlistedQuery(name: "extra", value: "9")])
+        let extra = MatchInput(method: "GET", url: "http://h.test/q?extra=9&v=1", headers: [:], body: [])
+        guard case .unmatched = exact.pick(for: extra) else { return XCTFail() }
+        let reports = exact.diagnosisReports(for: extra)
+        XCTAssertEqual(reports[1].report.mismatches, [.unlistedQuery(name: "extra", value: "9")])
         var subset = queue(.allowed)
         XCTAssertEqual(pick(&subset, "/q?v=1&extra=9"), 1, "the most specific")
         XCTAssertEqual(pick(&subset, "/q?extra=9&v=2"), 2)
         XCTAssertEqual(pick(&subset, "/q?v=3"), 0)
         XCTAssertEqual(pick(&subset, "/q"), 0)
+    }
+
+    /// An unmatched request to a large queue is compared with at most `diagnosisReach` entries:
+    /// those of its own method and path first, then those under the same parent path, then the
+    /// rest; and the diagnosis still names the nearest one.
+    func testAnUnmatchedRequestIsComparedWithABoundedSetOfEntries() {
+        var entries: [QueueEntry] = (0..<1_000).map { k in
+            QueueEntry(item: ResponseQueueItem(condition: RequestCondition(method: "GET", scheme: "http", host: "h.test",
+                                                                           path: "/item/\(k)"),
+                                               response: MockResponse(status: 200)))
+        }
+        entries.append(QueueEntry(item: ResponseQueueItem(condition: RequestCondition(method: "GET", scheme: "http", host: "h.test",
+                                                                                      path: "/v1/projects/42"),
+                                                          response: MockResponse(status: 200))))
+        var queue = ServingQueue(entries: entries, source: "t")
+        let request = MatchInput(method: "GET", url: "http://h.test/v1/projects/43", headers: [:], body: [])
+        guard case .unmatched = queue.pick(for: request) else { return XCTFail() }
+        let reports = queue.diagnosisReports(for: request)
+        XCTAssertEqual(reports.count, ServingQueue.diagnosisReach)
+        XCTAssertTrue(reports.contains { $0.index == 1_000 }, "the entry under the same parent path is compared")
+        XCTAssertEqual(reports.map(\.index), reports.map(\.index).sorted(), "in queue order")
+        let text = queue.diagnosis(for: request, reports: reports, owner: "t", activation: "a", queryAdvice: .code)
+        XCTAssertTrue(text.contains("1. #1001 GET /v1/projects/42: path: expected /v1/projects/42, got /v1/projects/43"), text)
     }
 
     func testResetKeepsWhatWasEverServedAndUnusedListsTheRest() {
