@@ -25,8 +25,8 @@ public func fuzz(_ pointer: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         var queue = ServingQueue(entries: entries, source: "fuzz")
         let input = MatchInput(method: request.method, url: request.url, headers: [:], body: body)
         // Dropped and presence-only query items loosen conditions; they never exclude the recording.
-        if case .unmatched(let reports) = queue.pick(for: input) {
-            let reasons = reports.compactMap { $0.mismatches.first?.explanation }.prefix(3)
+        if case .unmatched = queue.pick(for: input) {
+            let reasons = queue.diagnosisReports(for: input).compactMap { $0.report.mismatches.first?.explanation }.prefix(3)
             fuzzFail("the recorded request \(input.requestLine) matches no item: \(reasons)")
         }
     }

@@ -60,7 +60,7 @@ extension ServingQueue {
             }
         var seen = Set<String>()
         var nearest: [Candidate] = []
-        for candidate in ranked where seen.insert(HARScenarioBuilder.conditionKey(entries[candidate.offset].item.condition)).inserted {
+        for candidate in ranked where seen.insert(distinctionKey(candidate.offset)).inserted {
             // One per distinct condition, read only as far as the three nearest.
             nearest.append(candidate)
             if nearest.count == 3 { break }
@@ -103,6 +103,15 @@ extension ServingQueue {
         advice.append("check that \(activation) was called with the intended scenario")
         lines.append("What to do: " + advice.joined(separator: "; ") + ".")
         return lines.joined(separator: "\n")
+    }
+
+    /// What tells entry `i`'s condition from another's in a diagnosis: its request, and the
+    /// header conditions, path pattern, predicate and query rule the request key leaves out.
+    private func distinctionKey(_ i: Int) -> String {
+        let condition = entries[i].item.condition
+        return HARScenarioBuilder.conditionKey(condition) + "\u{0}" + "\(condition.headers)" + "\u{0}"
+            + "\(condition.pathPattern.map(\.description) ?? "")\u{0}\(condition.predicate?.name ?? "")\u{0}"
+            + "\(condition.unlistedQueryItems)\u{0}\(entries[i].headers.map { "\($0.name)=\($0.value ?? "\u{1}")" })"
     }
 
     /// How alike two paths are: shared leading segments first, then shared leading characters.

@@ -302,10 +302,6 @@ public final class ProxySession {
 
     // MARK: - Helpers
 
-    func errorResponse(status: Int, reason: String, close: Bool) -> [UInt8] {
-        ErrorResponses.plain(status: status, reason: reason, close: close)
-    }
-
     func log(_ event: LiveEvent.Kind) {
         commands.append(.log(LiveEvent(client: clientAddress, event)))
     }

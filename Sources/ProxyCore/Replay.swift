@@ -131,7 +131,7 @@ package final class ReplayService: Sendable {
         var divergenceCount = 0
         /// Diagnoses of unmatched requests, by request, made at `diagnosesGeneration` of the
         /// queue: a flood of the same unmatched requests is diagnosed once each.
-        var diagnoses: [String: String] = [:]
+        var diagnoses: [DiagnosisKey: String] = [:]
         var diagnosesGeneration = 0
     }
 
@@ -230,13 +230,18 @@ package final class ReplayService: Sendable {
         return input
     }
 
-    /// A request as a diagnosis depends on it (method, URL after a host map, headers, body), or
-    /// nil for a body too large to keep.
-    private static func diagnosisKey(_ input: MatchInput) -> String? {
+    /// A request as a diagnosis depends on it: method, URL (and the host a host map put in it),
+    /// headers and body.
+    private struct DiagnosisKey: Hashable {
+        var request: String
+        var headers: [String: String]
+        var body: [UInt8]
+    }
+
+    /// The key of `input`, or nil for a body too large to keep.
+    private static func diagnosisKey(_ input: MatchInput) -> DiagnosisKey? {
         guard input.body.count <= diagnosedBodyLimit else { return nil }
-        let headers = input.headers.sorted { $0.key < $1.key }.map { $0.key + ":" + $0.value }.joined(separator: "\u{1}")
-        return input.method + " " + (input.parts.map { "\($0.scheme)://\($0.host):\($0.effectivePort.map(String.init) ?? "")\($0.path)" } ?? "")
-            + "\u{0}" + input.url + "\u{0}" + headers + "\u{0}" + String(decoding: input.body, as: UTF8.self) + "\u{0}\(input.body.count)"
+        return DiagnosisKey(request: input.requestLine + " " + (input.remappedHost ?? ""), headers: input.headers, body: input.body)
     }
 
     /// What a diagnosis tells a replay's user to do about query items: its flags.

@@ -1,9 +1,10 @@
--- wrk script for scripts/bench-replay: requests cycle through N recorded URLs in absolute form.
---   wrk ... http://PROXY_HOST:PROXY_PORT/ -s wrk-replay.lua -- http://ORIGIN_HOST:ORIGIN_PORT/item/N
--- The last path segment is the count N: request k goes to .../item/<k mod N>.json, each thread
--- starting at its own offset. done() prints the line scripts/bench-http's run_wrk parses.
+-- wrk script for scripts/bench-replay: requests cycle through N URLs in absolute form.
+--   wrk ... http://PROXY_HOST:PROXY_PORT/ -s wrk-replay.lua -- 'http://ORIGIN_HOST:ORIGIN_PORT/item/{}.json#N'
+-- The target is a URL template and a count: request k goes to the template with {} replaced by
+-- k mod N (`/item/{}.json`, `/search?k={}`), each thread starting at its own offset. done()
+-- prints the line scripts/bench-http's run_wrk parses.
 
-local prefix, count, next_index = nil, 1, 0
+local head, tail, count, next_index = nil, nil, 1, 0
 local thread_counter = 0
 
 function setup(thread)
@@ -13,17 +14,17 @@ end
 
 function init(args)
    local target = args[1]
-   local p, n = target:match("^(%a[%w+.-]*://[^/]+/.*/)(%d+)$")
-   if p == nil then
-      error("bad target URL (want .../item/N): " .. target)
+   local h, t, n = target:match("^(%a[%w+.-]*://[^/]+/[^{]*){}([^#]*)#(%d+)$")
+   if h == nil then
+      error("bad target (want a URL with {} and #N): " .. target)
    end
-   prefix, count = p, tonumber(n)
+   head, tail, count = h, t, tonumber(n)
    wrk.headers["Host"] = target:match("^%a[%w+.-]*://([^/]+)")
    next_index = (offset or 0) % count
 end
 
 function request()
-   local path = prefix .. next_index .. ".json"
+   local path = head .. next_index .. tail
    next_index = (next_index + 1) % count
    return wrk.format("GET", path)
 end
