@@ -330,6 +330,8 @@ struct NameInfo {
 /// Open addressing, FNV-1a; once half full, it starts over. One per engine (not shared).
 struct NameMemo {
     private static let slots = 8192
+    /// Bytes of query, form and markup syntax, and control bytes: no identifier holds them.
+    static let syntaxBytes: [Bool] = (0...255).map { $0 < 0x20 || "=%&?\"\\<>{}[];".utf8.contains(UInt8($0)) }
     /// The matcher, held here so a lookup copies nothing.
     let matcher: NameMatcher
 
@@ -366,6 +368,10 @@ struct NameMemo {
             roles.insert(.personal)
         default: break
         }
+        // A name holding query or markup syntax (`r=a%39xAt-en`) is text, not an identifier: its
+        // words describe nothing. A rule may rewrite part of it (a placeholder), and what it says
+        // of its value must not change with that.
+        if name.contains(where: { NameMemo.syntaxBytes[Int($0)] }) { roles.remove(.describes) }
         let result = NameInfo(nameClass: nameClass, roles: roles)
         guard name.count <= 256 else { return result }
         if entries.count == Self.slots / 2 {
