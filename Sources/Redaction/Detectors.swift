@@ -186,8 +186,11 @@ extension RedactionEngine {
         else { return nil }
         // `cart@2x.png` is an iOS asset at a scale, not an address.
         if labels == 2, Self.isScaleLabel(UnsafeBufferPointer(rebasing: p[(i + (encoded ? 3 : 1))...])) { return nil }
-        // `git@github.com:org/app.git` is an SSH remote, not an address.
-        if j + 1 < p.count, p[j] == 0x3A, p[j + 1] == 0x2F || p[j + 1] == 0x7E || Self.isAlnum(p[j + 1]) && !Self.isDigit(p[j + 1]) {
+        // `git@github.com:org/app.git` is an SSH remote, not an address. A placeholder right after
+        // the `:` reads as that path: an address a first run replaced is a placeholder itself
+        // now, so only one it kept is still read, and it must stay.
+        if j < p.count, p[j] == 0x3A, j + 1 == p.count ? reading.context.contains(.placeholderFollows)
+            : p[j + 1] == 0x2F || p[j + 1] == 0x7E || Self.isAlnum(p[j + 1]) && !Self.isDigit(p[j + 1]) {
             return nil
         }
         var value = string(p, start..<j)

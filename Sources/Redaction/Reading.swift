@@ -47,4 +47,9 @@ struct ReadingContext: OptionSet, Equatable {
     static let version = ReadingContext(rawValue: 2)
     /// JSON that does not parse: its quoted keys are the JSON key pass's, not assignments.
     static let lenientJSON = ReadingContext(rawValue: 4)
+    /// The text was cut just before one of harrec's placeholders: a detector that looks past
+    /// its value's end sees the end of the text where that placeholder stands. A first run saw
+    /// the value the placeholder replaced there, so a check of what follows must not read the
+    /// end as "nothing follows" (`a@b.io:` before a placeholder is still `a@b.io:path`).
+    static let placeholderFollows = ReadingContext(rawValue: 8)
 }

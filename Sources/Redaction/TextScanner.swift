@@ -229,7 +229,7 @@ extension RedactionEngine {
                 let cut = nextPre < n && pre[k].source != .scan
                 let view = cut ? UnsafeBufferPointer(rebasing: p[0..<nextPre]) : p
                 let before = cut && pre[k].source == .placeholder ? mark : nil
-                if var d = detectAt(i, pairs, bits, mask, view, floor, reading, path) {
+                if var d = detectAt(i, pairs, bits, mask, view, floor, before == nil ? reading : reading.with(.placeholderFollows), path) {
                     if let before, !d.keep, d.end == nextPre {
                         // A value that runs up to a placeholder: a first run replaced the rest of
                         // it and kept this part, so it stays.

@@ -577,4 +577,12 @@ final class FuzzRegressionTests: XCTestCase {
     func testANameWithSyntaxDescribesNothing() {
         assertFixedPoint("AHsidG9rZW4iOlsicj1yPWFlJTM5Y29yRGlzSUF0LV9lbiI6ImU=", present: [#"\"r=r%3Dredacted-"#])
     }
+
+    /// `e%40r.ex:s%40c.ex` in broken JSON: the first run kept `e@r.ex` (an SSH remote's
+    /// `user@host:path`, as `s` follows the `:`) and replaced `s@c.ex`; the second run's text was
+    /// cut before that placeholder, saw nothing after the `:` and replaced `e@r.ex`. A text cut
+    /// before a placeholder says so (`placeholderFollows`), and the `:` still reads as a path's.
+    func testAPlaceholderAfterAnSSHColonIsItsPath() {
+        assertFixedPoint("AGUlNDByLmV4OnMlNDBjLmV4", absent: ["s%40c.ex"], present: ["e%40r.ex:user1%40example.com"])
+    }
 }
