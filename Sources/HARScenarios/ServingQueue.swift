@@ -45,7 +45,7 @@ package struct ServingQueue: Sendable {
     /// (most recorded ones) by those values, the rest in `other`. A request then meets only the
     /// items with its own query items, however many the path has (1,000 searches on `/search`).
     private struct PathEntries {
-        var byQuery: [String: [Int]] = [:]
+        var byQuery: [[QueryItemKey]: [Int]] = [:]
         var other: [Int] = []
     }
 
@@ -188,14 +188,26 @@ package struct ServingQueue: Sendable {
 
     private static func key(method: String, path: String) -> String { method + " " + path }
 
-    /// The same text for the same query items in any order (names and values as they compare).
-    private static func queryKey(_ items: [(name: String, value: String?)]) -> String {
-        items.map { $0.name + "\u{1}" + ($0.value.map { "=" + $0 } ?? "") }.sorted().joined(separator: "\u{2}")
+    /// One query item as the index compares it: a value-less item (`?flag`) differs from an empty
+    /// one (`?flag=`).
+    private struct QueryItemKey: Hashable, Comparable {
+        var name: String
+        var value: String?
+
+        static func < (a: Self, b: Self) -> Bool {
+            a.name != b.name ? a.name < b.name : (a.value ?? "", a.value != nil ? 1 : 0) < (b.value ?? "", b.value != nil ? 1 : 0)
+        }
+    }
+
+    /// The same key for the same query items in any order (a multiset); items are kept whole, so
+    /// no name or value can make two different sets share a key.
+    private static func queryKey(_ items: [(name: String, value: String?)]) -> [QueryItemKey] {
+        items.map { QueryItemKey(name: $0.name, value: $0.value) }.sorted()
     }
 
     /// The query key every request this condition can match has, when there is one: only exact
     /// values (`.equals`) and no other items allowed.
-    private static func queryKey(of condition: RequestCondition) -> String? {
+    private static func queryKey(of condition: RequestCondition) -> [QueryItemKey]? {
         guard condition.unlistedQueryItems == .rejected() else { return nil }
         var items: [(name: String, value: String?)] = []
         for item in condition.query {
