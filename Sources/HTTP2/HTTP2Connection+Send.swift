@@ -63,9 +63,30 @@ extension HTTP2Connection {
     }
 
     /// Resets a stream with an RFC 9113 §7 error code (CANCEL 0x8 when the other side went away).
-    public func reset(_ streamID: Int32, errorCode: UInt32) {
+    /// With `afterEnd`, what is queued on the stream goes out first and the reset follows its
+    /// END_STREAM: a server that answered before it read the whole request ends the upload with
+    /// RST_STREAM(NO_ERROR) after its complete response (RFC 9113 §8.1), and a reset at once
+    /// would drop that response.
+    public func reset(_ streamID: Int32, errorCode: UInt32, afterEnd: Bool = false) {
+        if afterEnd && nghttp2_session_get_stream_local_close(session, streamID) == 0
+            && nghttp2_session_find_stream(session, streamID) != nil {
+            resetsAfterEnd[streamID] = errorCode
+            return
+        }
         outgoing[streamID] = nil
         _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, errorCode)
+    }
+
+    /// Server: whether the end of the response on `streamID` went out (its last frame, with
+    /// END_STREAM, was written): a client that leaves after it had the whole response. Known
+    /// until `forgetEnd(of:)`, after the stream's `closed` event.
+    public func sentEnd(on streamID: Int32) -> Bool {
+        endsSent.contains(streamID)
+    }
+
+    /// Drops what `sentEnd(on:)` knew of a closed stream.
+    public func forgetEnd(of streamID: Int32) {
+        endsSent.remove(streamID)
     }
 
     /// Without an error code, a graceful drain: GOAWAY names the last stream the peer opened that

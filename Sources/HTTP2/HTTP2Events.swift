@@ -73,11 +73,22 @@ extension HTTP2Connection {
             connection.events.append(.data(streamID: streamID, bytes: Array(UnsafeBufferPointer(start: data, count: length))))
             return 0
         }
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { session, frame, userData in
+            guard let connection = HTTP2Connection.connection(userData), let frame,
+                  frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 else { return 0 }
+            let streamID = frame.pointee.hd.stream_id
+            if connection.role == .server { connection.endsSent.insert(streamID) }
+            if let code = connection.resetsAfterEnd.removeValue(forKey: streamID) {
+                _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, code)
+            }
+            return 0
+        }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, streamID, errorCode, userData in
             guard let connection = HTTP2Connection.connection(userData) else { return 0 }
             connection.incomingFields[streamID] = nil
             connection.incomingFieldBytes[streamID] = nil
             connection.outgoing[streamID] = nil
+            connection.resetsAfterEnd[streamID] = nil
             if connection.delivers(streamID) { connection.events.append(.closed(streamID: streamID, errorCode: errorCode)) }
             connection.deliveredStreams.remove(streamID)
             return 0

@@ -22,6 +22,9 @@ extension HTTP2Layer {
             }
             guard let stream = streams[streamID], let upstreamID = stream.upstreamID, !stream.recorded else {
                 client.consumed(bytes.count, on: streamID)
+                if let stream = streams[streamID], let dropped = stream.uploadDropped {
+                    dropUpload(stream, more: dropped + bytes.count)
+                }
                 return
             }
             stream.flow.request.body.append(bytes, cap: context.maxRecordedBodyBytes)
@@ -43,15 +46,16 @@ extension HTTP2Layer {
             if let upstreamID = stream.upstreamID, !stream.upstreamClosed {
                 upstream.reset(upstreamID, errorCode: ErrorCode.cancel)
             }
-            if !stream.recorded { fail(stream, "client reset the stream (\(Self.name(errorCode)))", status: nil) }
+            clientLeft(stream, "client reset the stream (\(Self.name(errorCode)))")
         case .closed(let streamID, let errorCode):
+            defer { client.forgetEnd(of: streamID) }
             guard let stream = streams[streamID] else { return }
             stream.clientClosed = true
             if !stream.recorded {
                 if let upstreamID = stream.upstreamID, !stream.upstreamClosed {
                     upstream.reset(upstreamID, errorCode: ErrorCode.cancel)
                 }
-                fail(stream, "client stream closed before the exchange finished (\(Self.name(errorCode)))", status: nil)
+                clientLeft(stream, "client stream closed before the exchange finished (\(Self.name(errorCode)))")
             }
             forgetIfDone(stream)
         case .goAway:
@@ -141,6 +145,14 @@ extension HTTP2Layer {
             stream.flow.instants.responseEnd = now
             client.sendData([], on: stream.clientID, end: true, trailers: stream.responseTrailers)
             if stream.requestEnded { complete(stream) }
+        case .reset(let upstreamID, let errorCode) where errorCode == ErrorCode.noError:
+            guard let stream = stream(upstream: upstreamID), stream.responseEnded else { fallthrough }
+            // RFC 9113 §8.1: a complete response, then "stop sending the body". The exchange is
+            // that response, with the body that reached the upstream; the client gets the
+            // response, and the rest of its upload is read and dropped (`dropUpload`).
+            stream.upstreamClosed = true
+            complete(stream)
+            if !stream.clientClosed && !stream.requestEnded { dropUpload(stream, more: 0) }
         case .reset(let upstreamID, let errorCode):
             guard let stream = stream(upstream: upstreamID) else { return }
             stream.upstreamClosed = true
@@ -174,6 +186,29 @@ extension HTTP2Layer {
             if errorCode != ErrorCode.noError {
                 outputs.append(.log(.rejected(status: 502, reason: "upstream sent GOAWAY (\(Self.name(errorCode)))")))
             }
+        }
+    }
+
+    /// The client ended `stream` before the exchange ended. One that had the whole response (its
+    /// END_STREAM went out) saw a complete exchange, and it is recorded so, whatever became of
+    /// its upload (curl ends an upload the answer made moot with a short body); else it failed.
+    func clientLeft(_ stream: Stream, _ reason: String) {
+        if stream.responseEnded && client.sentEnd(on: stream.clientID) {
+            complete(stream)
+        } else {
+            fail(stream, reason, status: nil)
+        }
+    }
+
+    /// The upload of a stream the upstream stopped reading, `dropped` bytes so far, is read and
+    /// dropped, as by the upstream: a client that sends its body to the end gets its answer
+    /// (curl 7.88 fails a transfer reset while it is still uploading). One that goes on past a
+    /// stream window is told to stop, as the upstream did: RST_STREAM(NO_ERROR), after the answer.
+    func dropUpload(_ stream: Stream, more dropped: Int) {
+        stream.uploadDropped = dropped
+        if dropped > Int(client.limits.streamWindow) {
+            stream.uploadDropped = nil
+            client.reset(stream.clientID, errorCode: ErrorCode.noError, afterEnd: true)
         }
     }
 

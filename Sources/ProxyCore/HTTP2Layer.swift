@@ -64,6 +64,9 @@ final class HTTP2Layer {
         var unacknowledgedFromClient = 0
         var unacknowledgedFromUpstream = 0
         var recorded = false
+        /// Request body bytes the client sent after the upstream took no more of it (a complete
+        /// answer, then RST_STREAM(NO_ERROR)): read and dropped. Nil until then.
+        var uploadDropped: Int?
         var clientClosed = false
         var upstreamClosed = false
         var lastUpstreamActivity: Double

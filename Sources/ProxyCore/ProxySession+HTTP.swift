@@ -398,6 +398,13 @@ extension ProxySession {
 
     func completeExchange() {
         guard let current = exchange.take() else { return }
+        if !current.requestDone {
+            // The upstream answered before the whole body: what of it harrec already read is
+            // still what the client sent, and the entry shows it (the connection closes next).
+            while case .body(let bytes)? = try? requestDecoder.next() {
+                current.flow.request.body.append(bytes, cap: configuration.maxRecordedBodyBytes)
+            }
+        }
         current.flow.instants.end = now
         if current.flow.instants.sendEnd == nil {
             current.flow.instants.sendEnd = current.flow.instants.responseStart

@@ -50,6 +50,39 @@ final class HTTP2ConnectionTests: XCTestCase {
         }
     }
 
+    /// RFC 9113 §8.1: a server answers before the request body ended, then asks the client to
+    /// stop with RST_STREAM(NO_ERROR). `reset(afterEnd:)` sends the reset after the whole
+    /// response, even when the response waits for the client's window (100 KB on a 64 KiB
+    /// window) and when the response carries trailers; a plain reset would drop it.
+    func testAResetAfterTheEndFollowsTheWholeResponse() throws {
+        for (chunk, trailers) in [(Int.max, false), (1, false), (7, true)] {
+            let client = try HTTP2Connection(role: .client), server = try HTTP2Connection(role: .server)
+            let stream = try client.sendRequest(request, endStream: false)
+            client.sendData(Array(repeating: 1, count: 1000), on: stream)
+            try pump(client, server, chunk: chunk)
+            try server.sendResponse([HTTPField(name: ":status", value: "413")], on: stream, endStream: false)
+            server.sendData(Array(repeating: 9, count: 100_000), on: stream, end: true,
+                            trailers: trailers ? [HTTPField(name: "x-why", value: "too big")] : nil)
+            XCTAssertFalse(server.sentEnd(on: stream))
+            server.reset(stream, errorCode: 0, afterEnd: true)
+            let (got, _) = try pump(client, server, chunk: chunk)
+            XCTAssertEqual(joinedData(got, stream).count, 100_000, "chunk \(chunk)")
+            let order = got.compactMap { event -> String? in
+                switch event {
+                case .headers: return "head"
+                case .trailers: return "trailers"
+                case .endStream: return "end"
+                case .reset(_, let code): return "reset \(code)"
+                default: return nil
+                }
+            }
+            XCTAssertEqual(order, ["head"] + (trailers ? ["trailers"] : []) + ["end", "reset 0"], "chunk \(chunk)")
+            XCTAssertTrue(server.sentEnd(on: stream), "the server knows its answer went out")
+            server.forgetEnd(of: stream)
+            XCTAssertFalse(server.sentEnd(on: stream))
+        }
+    }
+
     func testRequestAndResponseWithBodiesAndTrailers() throws {
         for chunk in [Int.max, 1, 13] {
             let client = try HTTP2Connection(role: .client), server = try HTTP2Connection(role: .server)

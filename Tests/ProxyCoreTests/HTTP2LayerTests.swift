@@ -292,6 +292,39 @@ final class HTTP2LayerTests: XCTestCase {
         XCTAssertTrue(h.layer.streams.isEmpty)
     }
 
+    /// RFC 9113 §8.1: the origin answers before the upload ended, then RST_STREAM(NO_ERROR).
+    /// The client gets the whole answer and no reset while its upload stays within a window;
+    /// the entry is the answer without an error, with the body that reached harrec. An upload
+    /// that goes on past a stream window is stopped after the answer, with the same code.
+    func testAnEarlyAnswerThenANoErrorResetReachesTheClientWhole() throws {
+        let h = try HTTP2LayerHarness()
+        let sid = try h.client.sendRequest([HTTPField(name: ":method", value: "POST"), HTTPField(name: ":scheme", value: "https"),
+                                            HTTPField(name: ":authority", value: "api.test"), HTTPField(name: ":path", value: "/static")],
+                                           endStream: false)
+        h.client.sendData(Array(repeating: 1, count: 1000), on: sid)
+        try h.run()
+        let oid = try XCTUnwrap(h.originStream("/static"))
+        try h.respond(oid, status: 405, body: Array("not here".utf8))
+        h.origin.reset(oid, errorCode: 0, afterEnd: true)  // after its answer, as nginx does
+        try h.run()
+        XCTAssertEqual(streamData(h.clientEvents, sid), Array("not here".utf8))
+        XCTAssertTrue(h.clientEvents.contains(.endStream(streamID: sid)))
+        XCTAssertFalse(h.clientEvents.contains { if case .reset = $0 { return true }; return false }, "\(h.clientEvents)")
+        XCTAssertEqual(h.flows.count, 1)
+        XCTAssertNil(h.flows[0].error)
+        XCTAssertEqual(h.flows[0].response?.status, 405)
+        XCTAssertEqual(h.flows[0].request.body.bytes, Array(repeating: 1, count: 1000))
+
+        // The client uploads on: read and dropped up to a window, then told to stop.
+        for _ in 0..<40 {
+            h.client.sendData(Array(repeating: 2, count: 16_384), on: sid)
+            try h.run()
+        }
+        XCTAssertTrue(h.clientEvents.contains(.reset(streamID: sid, errorCode: 0)), "\(h.clientEvents.suffix(3))")
+        XCTAssertEqual(h.flows.count, 1, "recorded once")
+        XCTAssertTrue(h.layer.streams.isEmpty)
+    }
+
     func testClientResetCancelsTheUpstreamStream() throws {
         let h = try HTTP2LayerHarness()
         let sid = try h.request("/upload", method: "POST", fields: [])

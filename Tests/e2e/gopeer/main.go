@@ -63,8 +63,10 @@ func client(args []string) {
 		fmt.Fprintln(os.Stderr, "bad proxy", err)
 		os.Exit(1)
 	}
-	transport := &http.Transport{Proxy: http.ProxyURL(proxyURL), TLSClientConfig: &tls.Config{RootCAs: pool},
-		ForceAttemptHTTP2: true, MaxConnsPerHost: 1}
+	transport := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true, MaxConnsPerHost: 1}
+	if *proxy != "" { // no proxy: straight to the server, for a direct answer to compare with
+		transport.Proxy = http.ProxyURL(proxyURL)
+	}
 	httpClient := &http.Client{Transport: transport}
 	var body []byte
 	if *postFile != "" {
