@@ -523,3 +523,28 @@ def test_an_upload_past_a_window_after_the_answer_is_stopped(harrec_tls, nginx_h
     har = px.stop()
     (e,) = entries(har)
     assert e["response"]["status"] == 405 and "_error" not in e
+
+
+@pytest.mark.parametrize("size", [8, 70_000])
+def test_httpx_gets_early_answers(harrec_tls, nginx_h2, size):
+    """httpx over h2 (it failed 19 of 30 with an 8-byte body): thirty POSTs to a static file,
+    ten at a time on one connection, each get nginx's 405."""
+    (nginx_h2.static_dir / "page.txt").write_bytes(b"static\n")
+    px = harrec_tls.start("--no-redact")
+    url = f"https://localhost:{nginx_h2.h2_port}/static/page.txt"
+    body = origin_mod.make_bytes(size, 4)
+
+    async def run():
+        verify = ssl.create_default_context(cafile=str(px.ca_pem))
+        async with httpx.AsyncClient(http2=True, proxy=px.http_proxy, verify=verify,
+                                     limits=httpx.Limits(max_connections=1), timeout=30) as client:
+            results = []
+            for _ in range(3):
+                rs = await asyncio.gather(*(client.post(url, content=body) for _ in range(10)))
+                results += [(r.http_version, r.status_code) for r in rs]
+            return results
+
+    assert asyncio.run(run()) == [("HTTP/2", 405)] * 30
+    har = px.stop()
+    es = entries(har)
+    assert len(es) == 30 and all(e["response"]["status"] == 405 and "_error" not in e for e in es)
