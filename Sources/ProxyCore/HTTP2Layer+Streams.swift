@@ -196,8 +196,14 @@ extension HTTP2Layer {
         if stream.responseEnded && client.sentEnd(on: stream.clientID) {
             complete(stream)
         } else {
-            fail(stream, reason, status: nil)
+            fail(stream, Self.gaveUp(reason, stream.flow, at: now), status: nil)
         }
+    }
+
+    /// `reason` (the client's side: "client reset the stream (CANCEL)") with when the client gave
+    /// up, counted from the request's start: what a generated mock waits before it fails so.
+    static func gaveUp(_ reason: String, _ flow: Flow, at now: Double) -> String {
+        "\(reason) after \(format1(max(0, now - flow.instants.requestStart))) s"
     }
 
     /// The upload of a stream the upstream stopped reading, `dropped` bytes so far, is read and

@@ -232,15 +232,18 @@ final class HTTP2Layer {
 
     /// The client connection closed or broke, or harrec stops: every stream in flight is
     /// recorded as failed, except one whose client already had the whole response (below).
-    func clientLost(_ reason: String, at time: Double) {
+    /// `byClient`: the client left (not harrec), so each reason says when it gave up.
+    func clientLost(_ reason: String, at time: Double, byClient: Bool = false) {
         now = max(now, time)
         for stream in streams.values.sorted(by: { $0.clientID < $1.clientID }) {
             if hasWholeResponse(stream) {
                 stream.responseEnded = true
                 if stream.flow.instants.responseEnd == nil { stream.flow.instants.responseEnd = now }
                 complete(stream)
+            } else if stream.responseEnded && client.sentEnd(on: stream.clientID) {
+                complete(stream)
             } else {
-                fail(stream, reason, status: nil)
+                fail(stream, byClient ? Self.gaveUp(reason, stream.flow, at: now) : reason, status: nil)
             }
         }
         streams.removeAll()

@@ -59,6 +59,13 @@ extension ProxySession {
         switch mode {
         case .http:
             requestDecoder.finish()
+            if let current = exchange, current.endConsumed {
+                // The whole request was sent and the client hung up before the whole answer:
+                // it gave up (as nginx reads it, a half-close too). Waiting for the upstream
+                // would hold both sides until its timeout and blame it.
+                clientLeft("client closed the connection", current)
+                return
+            }
             advanceHTTP()
         case .relay(var relay):
             let step = relay.clientEnded()
@@ -88,10 +95,11 @@ extension ProxySession {
     public func clientFailed(_ reason: String, at time: Double) {
         now = max(now, time)
         clientSentEOF = true
+        let how = reason == "Connection reset by peer" ? "client reset the connection" : "client connection failed: \(reason)"
         if case .http2 = mode {
-            http2ClientLost("client connection failed: \(reason)")
-        } else if exchange != nil {
-            failExchange("client connection failed: \(reason)", respondWith: nil)
+            http2ClientLost(how)
+        } else if let current = exchange {
+            clientLeft(how, current)
         } else {
             finish(log: nil)
         }

@@ -141,7 +141,7 @@ extension ProxySession {
 
     /// The client side ended: streams in flight are recorded as failed, and the session ends.
     func http2ClientLost(_ reason: String) {
-        http2?.clientLost(reason, at: now)
+        http2?.clientLost(reason, at: now, byClient: true)
         pumpHTTP2()
         finish(log: nil)
     }

@@ -284,6 +284,14 @@ public final class ProxySession {
         finish(log: .exchangeFailed(current.flow, status: status, reason: reason, cut: current.finalHeadForwarded))
     }
 
+    /// The client left `current` before it ended (`how`: "client closed the connection"): the
+    /// exchange is recorded with what was delivered and when the client gave up, counted from
+    /// the request's start (what a generated mock waits before it fails so), and the upstream
+    /// is closed at once.
+    func clientLeft(_ how: String, _ current: HTTP1Exchange) {
+        failExchange("\(how) after \(format1(max(0, now - current.flow.instants.requestStart))) s", respondWith: nil)
+    }
+
     func finish(log event: LiveEvent.Kind?) {
         guard !isFinished else { return }
         finishWebSocket()

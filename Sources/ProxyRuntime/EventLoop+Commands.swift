@@ -184,9 +184,7 @@ extension EventLoop {
         shutdown(connection.fd, Int32(SHUT_WR))
         connection.state = .lingering(until: wallClock() + Self.lingerSeconds)
         updateInterest(connection, .read)
-        if let box = connection.box, box.session.isFinished {
-            sessions[box.session.id] = nil
-        }
+        if let box = connection.box { forgetIfFinished(box) }
         connection.box = nil
     }
 
@@ -202,9 +200,17 @@ extension EventLoop {
         if let box = connection.box {
             if case .client = connection.role {
                 box.client = nil
-                if box.session.isFinished { sessions[box.session.id] = nil }
+                forgetIfFinished(box)
             }
         }
+    }
+
+    /// Drops a finished session, unless it still has commands to run: the loop holds the only
+    /// strong reference to its box, and a client whose write failed finishes the session with
+    /// its last commands (the exchange's record, the upstream's close) still queued, run by the
+    /// `process` that follows.
+    func forgetIfFinished(_ box: SessionBox) {
+        if box.session.isFinished && !box.session.hasCommands { sessions[box.session.id] = nil }
     }
 
     // MARK: - Interest

@@ -271,7 +271,8 @@ public enum HARExport {
         let connect = span(instants.connectStart, instants.tlsEnd ?? instants.connectEnd) ?? -1
         let ssl = span(instants.tlsStart, instants.tlsEnd) ?? -1
         let send = span(instants.sendStart, instants.sendEnd) ?? 0
-        let wait = span(instants.sendEnd, instants.responseStart) ?? 0
+        // No response: the client waited until the exchange failed (or until it gave up).
+        let wait = span(instants.sendEnd, instants.responseStart ?? (flow.error != nil ? instants.end : nil)) ?? 0
         let receive = span(instants.responseStart, instants.responseEnd) ?? 0
         return HARTimings(blocked: blocked, dns: dns, connect: connect, send: send, wait: wait,
                           receive: receive, ssl: ssl)

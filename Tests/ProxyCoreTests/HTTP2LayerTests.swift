@@ -335,7 +335,7 @@ final class HTTP2LayerTests: XCTestCase {
         try h.run()
         XCTAssertTrue(h.originEvents.contains(.reset(streamID: oid, errorCode: 0x8)), "\(h.originEvents)")
         XCTAssertEqual(h.flows.count, 1)
-        XCTAssertEqual(h.flows[0].error, "client reset the stream (CANCEL)")
+        XCTAssertEqual(h.flows[0].error, "client reset the stream (CANCEL) after 0.0 s")
         XCTAssertTrue(h.layer.streams.isEmpty)
     }
 

@@ -122,11 +122,44 @@ final class SessionEdgeTests: XCTestCase {
     /// The client connection breaks mid-exchange: the exchange is recorded with the reason,
     /// nothing is sent to the dead client, and the upstream is closed.
     func testClientFailureMidExchangeIsRecorded() {
-        let p = ready()
-        let commands = p.clientFailed("Connection reset by peer")
-        XCTAssertEqual(clientBytes(commands), [])
-        XCTAssertEqual(p.sink.flows.first?.error, "client connection failed: Connection reset by peer")
+        for (reason, recorded) in [("Connection reset by peer", "client reset the connection after 2.5 s"),
+                                   ("Broken pipe", "client connection failed: Broken pipe after 2.5 s")] {
+            let p = ready()
+            p.advance(2.5)
+            let commands = p.clientFailed(reason)
+            XCTAssertEqual(clientBytes(commands), [])
+            XCTAssertEqual(p.sink.flows.first?.error, recorded)
+            XCTAssertEqual(transcript(commands).filter { $0.hasPrefix("close") }, ["close upstream 1", "close client"])
+        }
+    }
+
+    /// The client hangs up (or half-closes, as nginx reads it) after its whole request, while the
+    /// upstream is silent or still sending: it gave up. The exchange is recorded at once with when,
+    /// with what was delivered, and the upstream is closed (it was held until its timeout, and
+    /// the failure blamed it). A client that ends its side mid-request is a cut request instead.
+    func testAClientThatGivesUpIsRecordedAndItsUpstreamClosed() {
+        let silent = ready()
+        silent.advance(2)
+        var commands = silent.clientEOF()
+        XCTAssertEqual(silent.sink.flows.count, 1)
+        XCTAssertEqual(silent.sink.flows[0].error, "client closed the connection after 2.0 s")
+        XCTAssertNil(silent.sink.flows[0].response)
         XCTAssertEqual(transcript(commands).filter { $0.hasPrefix("close") }, ["close upstream 1", "close client"])
+        XCTAssertTrue(silent.session.isFinished)
+
+        let streaming = ready()
+        _ = streaming.upstream(1, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
+        streaming.advance(1.25)
+        commands = streaming.clientEOF()
+        XCTAssertEqual(streaming.sink.flows.first?.error, "client closed the connection after 1.3 s")
+        XCTAssertEqual(streaming.sink.flows.first?.response?.status, 200)
+        XCTAssertEqual(streaming.sink.flows.first?.response?.body.bytes, Array("0123456789".utf8))
+        XCTAssertEqual(transcript(commands).filter { $0.hasPrefix("close") }, ["close upstream 1", "close client"])
+
+        let uploading = ready("POST http://a.test/up HTTP/1.1\r\nHost: a.test\r\nContent-Length: 10\r\n\r\n01234")
+        uploading.clientEOF()
+        XCTAssertEqual(uploading.sink.flows.first?.error?.hasPrefix("client closed the connection mid-request"), true,
+                       uploading.sink.flows.first?.error ?? "no entry")
     }
 
     /// An upstream that breaks after the head went out and before any response byte: 502.

@@ -1,0 +1,125 @@
+"""A client that leaves before its exchange ended (issue 33, item 7): harrec notices at once in
+every state, records the exchange once with what was delivered, and closes the upstream."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import struct
+import time
+
+import pytest
+
+import origin as origin_mod
+from helpers import entries
+
+
+def open_fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def wait_until(predicate, timeout: float) -> bool:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def get(px, url: str, rcvbuf: int | None = None) -> socket.socket:
+    s = socket.socket()
+    if rcvbuf:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.connect(("127.0.0.1", px.http_port))
+    host = url.split("/")[2]
+    s.sendall(f"GET {url} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+    return s
+
+
+def leave(s: socket.socket, how: str):
+    if how == "reset":
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+
+
+@pytest.mark.parametrize("how", ["close", "reset"])
+def test_a_slow_reader_that_leaves_is_recorded_and_its_upstream_closed(origin, harrec, how):
+    """harrec is paused writing to a client that stopped reading; the client then leaves."""
+    px = harrec.start("--no-redact")
+    baseline = open_fds(px.proc.pid)
+    n = origin_mod.MAX_BODY
+    s = get(px, origin.url(f"/bytes?n={n}&seed=1"), rcvbuf=64 * 1024)
+    received = 0
+    while received < 1 << 20:
+        chunk = s.recv(65536)
+        assert chunk
+        received += len(chunk)
+    time.sleep(1.0)  # harrec's writes fill the socket buffers and pause
+    left_at = time.time()
+    leave(s, how)
+    assert wait_until(lambda: origin.stats()["open"] == 0, 2.0), "the upstream connection was closed within 2 s"
+    assert wait_until(lambda: open_fds(px.proc.pid) <= baseline, 2.0), "no descriptor left behind"
+    har = px.stop()
+    (e,) = entries(har)
+    assert e["response"]["status"] == 200
+    assert "client" in e["_error"] and ("closed" in e["_error"] or "reset" in e["_error"]), e["_error"]
+    assert received <= e["response"]["bodySize"] < n, "what was delivered, not what was announced"
+    assert time.time() - left_at < 30
+
+
+@pytest.mark.parametrize("how", ["close", "reset", "half-close"])
+@pytest.mark.parametrize("stall", ["head", "body"])
+def test_a_client_that_gives_up_on_a_silent_upstream(origin, harrec, how, stall):
+    """The upstream is silent (no head yet, or a body that trickles): the client gives up after
+    a second. harrec notices at once, closes the upstream (it was held until the upstream timeout,
+    with an `_error` blaming the upstream), and records when the client gave up."""
+    px = harrec.start("--no-redact")
+    baseline = open_fds(px.proc.pid)
+    path = "/hang" if stall == "head" else "/slow?ms=3000&chunks=5"
+    s = get(px, origin.url(path))
+    s.settimeout(5)
+    if stall == "body":
+        assert s.recv(65536).startswith(b"HTTP/1.1 200"), "the head and the first chunk came"
+    time.sleep(1.0)
+    if how == "half-close":
+        s.shutdown(socket.SHUT_WR)  # nginx reads this as the client giving up, and so does harrec
+    else:
+        leave(s, how)
+    # The trickling origin notices only at its next write, 3 s later: harrec's descriptors tell.
+    assert wait_until(lambda: open_fds(px.proc.pid) <= baseline + (1 if how == "half-close" else 0), 2.0), \
+        "the upstream connection was closed within 2 s"
+    if stall == "head":
+        assert wait_until(lambda: origin.stats()["open"] == 0, 2.0), "the origin saw its connection close"
+    if how == "half-close":
+        assert s.recv(65536) in (b"",), "harrec closed its side too"
+        s.close()
+    assert wait_until(lambda: open_fds(px.proc.pid) <= baseline, 2.0), "no descriptor left behind"
+    har = px.stop()
+    (e,) = entries(har)
+    verb = "reset" if how == "reset" else "closed"
+    assert e["_error"].startswith(f"client {verb} the connection after 1."), e["_error"]
+    assert "upstream" not in e["_error"]
+    if stall == "head":
+        assert e["response"]["status"] == 0, "no response reached the client"
+    else:
+        assert e["response"]["status"] == 200 and 0 < e["response"]["bodySize"]
+    assert 1000 <= e["time"] < 2500, "the entry lasts until the client gave up"
+
+
+def test_an_https_client_that_gives_up_is_recorded(https_origin, harrec_tls):
+    """The same inside an intercepted CONNECT tunnel (TLS both ways)."""
+    import ssl
+    from helpers import tunnel
+    px = harrec_tls.start("--no-redact")
+    sock = tunnel("connect", px, "localhost", https_origin.port)
+    tls = ssl.create_default_context(cafile=str(px.ca_pem)).wrap_socket(sock, server_hostname="localhost")
+    tls.sendall(f"GET /hang HTTP/1.1\r\nHost: localhost:{https_origin.port}\r\n\r\n".encode())
+    time.sleep(1.0)
+    tls.close()
+    assert wait_until(lambda: https_origin.stats()["open"] == 0, 2.0), "the upstream connection was closed within 2 s"
+    har = px.stop()
+    (e,) = [e for e in entries(har) if e["request"]["method"] == "GET"]
+    # (`close` with harrec's unread session tickets in the buffer is a reset.)
+    assert re.match(r"client (closed|reset) the connection after 1\.\d s$", e["_error"]), e["_error"]
