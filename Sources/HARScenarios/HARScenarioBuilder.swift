@@ -266,7 +266,10 @@ public enum HARScenarioBuilder {
 
     static func makeResponse(_ entry: HAREntry, latency: ReplayLatency, dropping volatile: Set<String> = [],
                              proxyAnswersAsFailures: Bool = true) -> MockResponse {
-        let failure = proxyAnswersAsFailures ? transportFailure(entry) : (entry.response.status == 0 ? recordedError(entry) : nil)
+        // A client that gave up saw no whole response in either runtime; else harrec's own 502/504
+        // is the failure behind it for an app, and the answer itself for a proxy client.
+        let failure = clientGaveUp(entry) ? recordedError(entry)
+            : proxyAnswersAsFailures ? transportFailure(entry) : (entry.response.status == 0 ? recordedError(entry) : nil)
         let headers = entry.response.headers
             .filter { !droppedResponseHeaders.contains($0.name.lowercased()) && !$0.name.hasPrefix(":")
                 && !volatile.contains($0.name.lowercased()) }
@@ -306,6 +309,19 @@ public enum HARScenarioBuilder {
         return error
     }
 
+    /// Whether the entry records a client that gave up before the exchange ended (harrec's
+    /// `client closed the connection after 2.0 s`, `client reset the stream (CANCEL) after ...`):
+    /// a mock fails it with `.timedOut` (after the recorded time with `--latency recorded`), and
+    /// `harrec replay` answers nothing, as the client got nothing more.
+    public static func clientGaveUp(_ entry: HAREntry) -> Bool {
+        guard let error = recordedError(entry) else { return false }
+        return isClientGiveUp(error)
+    }
+
+    static func isClientGiveUp(_ error: String) -> Bool {
+        error.hasPrefix("client ") && error.hasSuffix(" s") && error.contains(" after ")
+    }
+
     /// The entry's `_error`, when it is a non-empty string.
     static func recordedError(_ entry: HAREntry) -> String? {
         guard let field = entry.custom.first(where: { $0.key == "_error" }), case .string(let text) = field.value,
@@ -315,10 +331,12 @@ public enum HARScenarioBuilder {
 
     /// The `URLError` code an app sees for a recorded transport failure, from the `_error` text of
     /// harrec, mitmproxy or Chrome: a refused connection is `.cannotConnectToHost`, a DNS failure
-    /// `.cannotFindHost`, a timeout `.timedOut`, a reset or cut connection
+    /// `.cannotFindHost`, a timeout or a client that gave up `.timedOut`, a reset or cut connection
     /// `.networkConnectionLost`, a certificate the client rejected `.serverCertificateUntrusted`,
     /// another TLS failure `.secureConnectionFailed`, anything else `.unknown`.
     public static func failureCode(forRecordedError error: String) -> MockFailureCode {
+        // The app stopped waiting: as far as it knows, the server never answered in time.
+        if isClientGiveUp(error) { return .timedOut }
         let text = error.lowercased()
         func has(_ words: String...) -> Bool { words.contains { text.contains($0) } }
         if has("internet_disconnected", "not connected to the internet", "network is down") { return .notConnectedToInternet }

@@ -84,7 +84,10 @@ extension HTTP2Layer {
         let method = stream.flow.request.method, url = stream.flow.request.url
         switch decision {
         case .serve(let response, let resetAfter):
-            if response.failure != nil {
+            if response.failure == .timedOut {
+                // A recorded give-up: the stream stays silent until the client resets it again.
+                outputs.append(.log(.replayed(method: method, url: url, status: nil, label: response.label)))
+            } else if response.failure != nil {
                 // A recorded transport failure: the stream is reset, as a broken connection would end it.
                 client.reset(stream.clientID, errorCode: ErrorCode.internalError)
                 outputs.append(.log(.replayed(method: method, url: url, status: nil, label: response.label)))

@@ -59,6 +59,11 @@ extension ProxySession {
         switch mode {
         case .http:
             requestDecoder.finish()
+            if let replayed = replayExchange, case .silent = replayed.phase {
+                // A replayed give-up: the client left again.
+                finish(log: nil)
+                return
+            }
             if let current = exchange, current.endConsumed {
                 // The whole request was sent and the client hung up before the whole answer:
                 // it gave up (as nginx reads it, a half-close too). Waiting for the upstream

@@ -9,6 +9,9 @@ final class ReplayExchange {
         case receiving
         /// The answer waits until `until` (`--latency recorded`).
         case waiting(until: Double)
+        /// A recorded give-up (the client, or a timeout, ended it with no whole answer): nothing
+        /// is sent, as nothing more reached the client then; the client leaves as it did.
+        case silent
     }
 
     let head: HTTPRequestHead
@@ -91,6 +94,12 @@ extension ProxySession {
         let close = !current.keepAlive || shuttingDown
         switch current.decision {
         case .serve(let response, let resetAfter)?:
+            if response.failure == .timedOut {
+                current.phase = .silent
+                replayExchange = current
+                log(.replayed(method: current.method, url: current.url, status: nil, label: response.label))
+                return false
+            }
             if response.failure != nil {
                 // A recorded transport failure: the client sees its connection end, as it did.
                 log(.replayed(method: current.method, url: current.url, status: nil, label: response.label))

@@ -110,6 +110,30 @@ final class HARScenarioBuilderTests: XCTestCase {
         XCTAssertEqual(sourced.first?.recordedError, "upstream connection failed: connection refused")
     }
 
+    /// A client that gave up (harrec's `client … after N s`) saw no whole response: a mock fails it
+    /// with `.timedOut`, before the head or after it (a partial body is not served as a success).
+    /// Other errors that merely start with "client" keep their own code.
+    func testAClientGiveUpIsATimeoutInEveryRuntime() {
+        for text in ["client closed the connection after 2.0 s", "client reset the connection after 0.4 s",
+                     "client reset the stream (CANCEL) after 1.5 s"] {
+            XCTAssertEqual(HARScenarioBuilder.failureCode(forRecordedError: text), .timedOut, text)
+        }
+        XCTAssertEqual(HARScenarioBuilder.failureCode(forRecordedError: "client closed the connection mid-request: unexpected end"),
+                       .networkConnectionLost)
+        let gaveUp: JSONFields = [(key: "_error", value: .string("client closed the connection after 2.0 s"))]
+        let log = HARFixture.log([
+            HARFixture.entry("GET", "https://a.example/head-stall", status: 0, custom: gaveUp),
+            HARFixture.entry("GET", "https://a.example/body-stall", status: 200, responseText: "par", custom: gaveUp),
+        ])
+        for answersAsFailures in [true, false] {
+            let items = HARScenarioBuilder.builtItems(from: log, options: HARScenarioOptions(latency: .fixed(2)),
+                                                      proxyAnswersAsFailures: answersAsFailures).map(\.item)
+            XCTAssertEqual(items.map(\.response), [.failure(.timedOut, delay: 2), .failure(.timedOut, delay: 2)])
+        }
+        XCTAssertTrue(HARScenarioBuilder.clientGaveUp(log.entries[1]))
+        XCTAssertFalse(HARScenarioBuilder.clientGaveUp(HARFixture.entry("GET", "https://a.example/ok")))
+    }
+
     func testHostFilterGetsLowercasedHostWithoutPort() {
         final class Seen: @unchecked Sendable { var hosts: [String] = [] }
         let seen = Seen()
