@@ -99,8 +99,9 @@ def test_a_client_that_gives_up_on_a_silent_upstream(origin, harrec, how, stall)
     assert wait_until(lambda: open_fds(px.proc.pid) <= baseline, 2.0), "no descriptor left behind"
     har = px.stop()
     (e,) = entries(har)
-    verb = "reset" if how == "reset" else "closed"
-    assert e["_error"].startswith(f"client {verb} the connection after 1."), e["_error"]
+    # A close with unread bytes in the socket (a chunk on its way) is a reset on the wire.
+    verb = {"reset": "reset", "half-close": "closed", "close": "(closed|reset)"}[how]
+    assert re.match(f"client {verb} the connection after 1\\.\\d s$", e["_error"]), e["_error"]
     assert "upstream" not in e["_error"]
     if stall == "head":
         assert e["response"]["status"] == 0, "no response reached the client"
