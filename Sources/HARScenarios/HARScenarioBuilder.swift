@@ -323,7 +323,7 @@ public enum HARScenarioBuilder {
     }
 
     /// The entry's `_error`, when it is a non-empty string.
-    static func recordedError(_ entry: HAREntry) -> String? {
+    package static func recordedError(_ entry: HAREntry) -> String? {
         guard let field = entry.custom.first(where: { $0.key == "_error" }), case .string(let text) = field.value,
               !text.isEmpty else { return nil }
         return text

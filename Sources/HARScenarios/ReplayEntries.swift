@@ -117,7 +117,10 @@ package enum HARReplayEntries {
             }
             for i in built.indices { built[i].item.repeatability = last[keys[i]] == i ? .always : .once }
         }
-        return built.map { QueueEntry(item: $0.item, headers: headerConditions($0.entry)) }
+        return built.map {
+            QueueEntry(item: $0.item, headers: headerConditions($0.entry),
+                       recordedError: $0.item.response.failureCode != nil ? HARScenarioBuilder.recordedError($0.entry) : nil)
+        }
     }
 
     /// A placeholder, or a placeholder credential after a scheme ("Bearer redacted-1"): the

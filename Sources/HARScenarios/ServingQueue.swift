@@ -12,10 +12,14 @@ package struct CandidateReport {
 package struct QueueEntry: Sendable {
     package var item: ResponseQueueItem
     package var headers: [HeaderCondition]
+    /// A recorded failure's `_error` (`upstream reset the stream (ENHANCE_YOUR_CALM)`): a replaying
+    /// proxy ends it as the recording's client saw it end.
+    package var recordedError: String?
 
-    package init(item: ResponseQueueItem, headers: [HeaderCondition] = []) {
+    package init(item: ResponseQueueItem, headers: [HeaderCondition] = [], recordedError: String? = nil) {
         self.item = item
         self.headers = headers
+        self.recordedError = recordedError
     }
 }
 

@@ -88,8 +88,9 @@ extension HTTP2Layer {
                 // A recorded give-up: the stream stays silent until the client resets it again.
                 outputs.append(.log(.replayed(method: method, url: url, status: nil, label: response.label)))
             } else if response.failure != nil {
-                // A recorded transport failure: the stream is reset, as a broken connection would end it.
-                client.reset(stream.clientID, errorCode: ErrorCode.internalError)
+                // A recorded transport failure: the stream is reset, with the code the recording's
+                // client got when it was a passed-on reset, else as a broken connection would end it.
+                client.reset(stream.clientID, errorCode: response.resetCode ?? ErrorCode.internalError)
                 outputs.append(.log(.replayed(method: method, url: url, status: nil, label: response.label)))
             } else {
                 var fields = [HTTPField(name: ":status", value: String(response.status))]

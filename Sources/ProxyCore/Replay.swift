@@ -13,6 +13,9 @@ package struct ReplayResponse: Sendable {
     package var delay: Double?
     /// A recorded transport failure: the client's connection is closed instead of answered.
     package var failure: MockFailureCode?
+    /// An HTTP/2 stream reset the recording passed on (`upstream reset the stream (CANCEL)`): a
+    /// replayed stream is reset with that code, not INTERNAL_ERROR.
+    package var resetCode: UInt32?
     /// "#3 GET /v1/feed", for the live log and the summary.
     package var label: String
     /// Head and body for a keep-alive HTTP/1.1 client, made once (the common case); the body is
@@ -163,7 +166,9 @@ package final class ReplayService: Sendable {
         self.recordedLatency = recordedLatency
         conversations = webSockets.conversations
         responses = entries.enumerated().map { i, entry in
-            ReplayService.response(entry.item, label: entry.item.label ?? "#\(i + 1)")
+            var response = ReplayService.response(entry.item, label: entry.item.label ?? "#\(i + 1)")
+            response.resetCode = entry.recordedError.flatMap(HTTP2Layer.passedOnReset)
+            return response
         }
         self.remaps = remaps
         resetTriggers = resetOn

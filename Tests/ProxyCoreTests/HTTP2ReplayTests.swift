@@ -10,19 +10,24 @@ import XCTest
 final class HTTP2ReplayTests: XCTestCase {
     private func service() -> ReplayService {
         func entry(_ method: String, _ path: String, _ text: String, _ r: Repeatability = .always,
-                   body: BodyMatch? = nil, delay: Double? = nil, failure: Bool = false) -> QueueEntry {
+                   body: BodyMatch? = nil, delay: Double? = nil, failure: MockFailureCode? = nil,
+                   error: String? = nil) -> QueueEntry {
             var response = MockResponse(status: 200, headers: [HTTPHeader("Content-Type", "text/plain"),
                                                                HTTPHeader("Connection", "keep-alive")],
                                         body: .text(text), delay: delay)
-            if failure { response = .failure(code: .networkConnectionLost) }
+            if let failure { response = .failure(code: failure) }
             return QueueEntry(item: ResponseQueueItem(
                 condition: RequestCondition(method: method, scheme: "https", host: "api.test", path: path, body: body),
-                response: response, repeatability: r))
+                response: response, repeatability: r), recordedError: error)
         }
         return ReplayService(entries: [entry("GET", "/n", "first", .once), entry("GET", "/n", "again"),
                                        entry("POST", "/q", "matched", body: .json(#"{"a":1}"#)),
                                        entry("GET", "/slow", "late", delay: 0.5),
-                                       entry("GET", "/down", "", failure: true)],
+                                       entry("GET", "/down", "", failure: .networkConnectionLost),
+                                       entry("GET", "/calm", "", failure: .networkConnectionLost,
+                                             error: "upstream reset the stream (ENHANCE_YOUR_CALM)"),
+                                       entry("GET", "/gave-up", "", failure: .timedOut,
+                                             error: "client reset the stream (CANCEL) after 2.0 s")],
                              source: "HAR file t.har")
     }
 
@@ -57,12 +62,33 @@ final class HTTP2ReplayTests: XCTestCase {
         try h.run()
         XCTAssertEqual(h.wakes, [h.now + 0.5])
         XCTAssertNil(h.status(slow), "not before the recorded latency")
-        XCTAssertTrue(h.clientEvents.contains { if case .reset(down, _) = $0 { return true }; return false },
-                      "a recorded failure resets its stream")
+        XCTAssertTrue(h.clientEvents.contains(.reset(streamID: down, errorCode: 0x2)),
+                      "a recorded failure resets its stream (INTERNAL_ERROR)")
         h.now += 0.5
         h.layer.answerDueStreams(at: h.now)
         try h.run()
         XCTAssertEqual(text(streamData(h.clientEvents, slow)), "late")
+    }
+
+    /// What the recording's client saw, again: a reset harrec passed on comes with its code, and
+    /// a stream the client gave up on gets nothing until the client resets it again.
+    func testARecordedResetKeepsItsCodeAndAGiveUpStaysSilent() throws {
+        let h = try HTTP2LayerHarness(replay: service())
+        let calm = try h.request("/calm")
+        let gaveUp = try h.request("/gave-up")
+        try h.run()
+        XCTAssertTrue(h.clientEvents.contains(.reset(streamID: calm, errorCode: 0xb)), "\(h.clientEvents)")
+        XCTAssertFalse(h.clientEvents.contains { event in
+            switch event {
+            case .headers(gaveUp, _, _), .reset(gaveUp, _), .data(gaveUp, _): return true
+            default: return false
+            }
+        }, "\(h.clientEvents)")
+        h.client.reset(gaveUp, errorCode: 0x8)
+        try h.run()
+        XCTAssertTrue(h.layer.streams.isEmpty, "the silent stream is gone once the client left")
+        XCTAssertEqual(HTTP2Layer.passedOnReset("upstream reset the stream (error 0x1f)"), 0x1f)
+        XCTAssertNil(HTTP2Layer.passedOnReset("upstream closed the stream (CANCEL)"))
     }
 }
 

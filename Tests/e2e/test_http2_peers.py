@@ -196,3 +196,28 @@ def test_http1_client_of_an_h2c_only_server_in_a_tunnel(harrec_tls, h2c_origin, 
     har = px.stop()
     (entry,) = entries(har)
     assert entry["response"]["httpVersion"] == "http/2.0"
+
+
+def test_a_recorded_stream_reset_replays_with_its_code(harrec, harrec_tls, h2_origin):
+    """The origin's RST_STREAM(ENHANCE_YOUR_CALM) reached the client while recording; `harrec
+    replay` resets the same stream with the same code (not INTERNAL_ERROR), and serves the rest."""
+    px = harrec_tls.start("--no-redact")
+    client = tls_client(px, "connect", h2_origin.port)
+    reset = client.request("GET", "/reset")
+    ok = client.request("GET", "/trailers", headers=[("te", "trailers")])
+    assert client.run(lambda c: all(s.done for s in c.streams.values()))
+    assert client.streams[reset].reset_code == 0xB
+    client.close()
+    px.stop()
+    h2_origin.stop()
+
+    rp = harrec.start("--ca-dir", px.ca_dir, replay=px.har_path)
+    rp.ca_pem = px.ca_pem  # the same CA answers for the replay
+    client = tls_client(rp, "connect", h2_origin.port)
+    reset = client.request("GET", "/reset")
+    ok = client.request("GET", "/trailers", headers=[("te", "trailers")])
+    assert client.run(lambda c: all(s.done for s in c.streams.values()))
+    assert client.streams[reset].reset_code == 0xB, "the recorded code, as the client got it"
+    assert bytes(client.streams[ok].body) == b"payload"
+    client.close()
+    assert rp.finish() == 0
