@@ -204,7 +204,12 @@ extension RedactionEngine {
             quoted = true
             nameEnd -= 1
             nameStart = nameEnd
-            while nameStart > lowerBound && p[nameStart - 1] != quote && nameEnd - nameStart <= 64 { nameStart -= 1 }
+            // A quoted name holds no control byte (JSON escapes them): one ends the look-back, and
+            // what it ends is no name, whatever a placeholder before it would make of the rest.
+            while nameStart > lowerBound && p[nameStart - 1] != quote && p[nameStart - 1] >= 0x20 && nameEnd - nameStart <= 64 {
+                nameStart -= 1
+            }
+            if nameStart > lowerBound && p[nameStart - 1] < 0x20 { return nil }
             if nameStart > lowerBound, p[nameStart - 1] == quote {
                 // In a binary body a value too short for a placeholder became '*'s (`"e_key=*"`).
                 if reading.keepsLength && p[nameStart..<nameEnd].contains(0x2A) { return nil }

@@ -585,4 +585,12 @@ final class FuzzRegressionTests: XCTestCase {
     func testAPlaceholderAfterAnSSHColonIsItsPath() {
         assertFixedPoint("AGUlNDByLmV4OnMlNDBjLmV4", absent: ["s%40c.ex"], present: ["e%40r.ex:user1%40example.com"])
     }
+
+    /// A header `i_key=sk-proj-\0\u{1}…Zkey=sk-proj-AB\0…\u{1}…0token":G`: the look-back for the
+    /// quoted name before `":` crossed control bytes; the first run gave up after 64 bytes, the
+    /// second reached the placeholder `sk-proj-` had become and took `-AB\0…token` for a name
+    /// (and `G` for its secret). A quoted name holds no control byte: one ends the look-back.
+    func testAQuotedNameHoldsNoControlByte() {
+        assertFixedPoint("AAEBaV9rZXk9c2stcHJvai0AAUxLTE1OT1BRUlNUVVZXWFlaa2V5PXNrLXByb2otQUIAAAAABgAAAAFMS0xNTk9QUVJTVFVWV1hZWjB0b2tlbiI6Rw==", present: [#"0token\":G"#])
+    }
 }
