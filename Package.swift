@@ -29,48 +29,54 @@ let package = Package(
         .target(name: "SOCKS5"),
         // Sans-IO HTTP/2 connections (RFC 9113) over libnghttp2: frames in, events out.
         .target(name: "HTTP2", dependencies: ["CNghttp2Shims", "HTTP1"]),
-        .target(name: "HAR"),
+        // Base64 (RFC 4648) and percent-decoding (RFC 3986), shared by the HAR model and the proxy.
+        .target(name: "TextEncodings"),
+        .target(name: "HAR", dependencies: ["TextEncodings"]),
         .target(name: "Codecs", dependencies: ["CCompressionShims"]),
         // OpenSSL over memory BIOs, ClientHello sniffing, CA and leaf issuance.
         .target(name: "TLS", dependencies: ["COpenSSLShims"]),
         // Sans-IO WebSocket frame parser, message assembler, permessage-deflate.
         .target(name: "WebSocket", dependencies: ["CCompressionShims"]),
-        .target(name: "Recording", dependencies: ["HTTP1", "HAR", "Codecs", "CSystemShims", "CCompressionShims"]),
+        .target(name: "Recording", dependencies: ["HTTP1", "HAR", "TextEncodings", "Codecs", "CSystemShims", "CCompressionShims"]),
         // Redaction on the typed HAR model: rules, placeholders, format-preserving JSON rewriting.
         // Release builds skip the dynamic exclusivity checks here (2% of a redaction's
         // instructions: the engine is a class read and written per byte scanned); debug builds,
         // which run the tests, keep them.
-        .target(name: "Redaction", dependencies: ["HAR"],
+        .target(name: "Redaction", dependencies: ["HAR", "TextEncodings"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
         // The test runtime: scenarios, NetworkMock and HARReplayProtocol (URLProtocol), triggers.
         // The scenario model, the HAR-to-items builder and value matching: pure (no URLSession),
         // shared by the generator (so the harrec binary links no URLProtocol code) and HARMocking.
-        .target(name: "HARScenarios", dependencies: ["HAR"]),
-        .target(name: "HARMocking", dependencies: ["HAR", "HARScenarios"]),
+        .target(name: "HARScenarios", dependencies: ["HAR", "TextEncodings"]),
+        .target(name: "HARMocking", dependencies: ["HAR", "HARScenarios", "TextEncodings"]),
         // `harrec generate`: HAR -> Swift scenarios, WebSocket triggers and JSON fixtures (pure).
         .target(name: "HARMockingTesting", dependencies: ["HARMocking"]),
-        .target(name: "HARGenerator", dependencies: ["HAR", "HARScenarios", "Recording"]),
-        .target(name: "ProxyCore", dependencies: ["HTTP1", "HTTP2", "SOCKS5", "Recording", "HAR", "TLS", "WebSocket", "HARScenarios"]),
+        .target(name: "HARGenerator", dependencies: ["HAR", "HARScenarios", "Recording", "TextEncodings"]),
+        // The proxy: sessions, the HTTP/2 layer, interception. Knows no HAR: a replay answers
+        // through a `Responder`.
+        .target(name: "ProxyCore", dependencies: ["HTTP1", "HTTP2", "SOCKS5", "Recording", "TLS", "WebSocket", "TextEncodings"]),
+        // `harrec replay`: the responder that answers from a HAR (HARMocking's matching and queues).
+        .target(name: "HARReplay", dependencies: ["ProxyCore", "HTTP1", "HAR", "HARScenarios", "WebSocket", "TLS", "TextEncodings"]),
         // The only I/O: epoll, non-blocking sockets, timers.
         .target(name: "ProxyRuntime", dependencies: ["ProxyCore", "Recording", "Codecs", "CSystemShims"]),
         .target(name: "CLI"),
         .executableTarget(
             name: "harrec",
-            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "HAR", "TLS", "Redaction", "HARGenerator", "HARScenarios", "CSystemShims"]
+            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "HAR", "TLS", "Redaction", "HARGenerator", "HARScenarios", "HARReplay", "TextEncodings", "CSystemShims"]
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTP1"], exclude: ["Peers"]),
-        .testTarget(name: "HARTests", dependencies: ["HAR"]),
+        .testTarget(name: "HARTests", dependencies: ["HAR", "TextEncodings"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "HAR", "HTTP1"]),
-        .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "HTTP2", "SOCKS5", "Recording", "TLS", "WebSocket", "HARScenarios", "HAR"]),
+        .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "HTTP2", "SOCKS5", "Recording", "TLS", "WebSocket", "HARScenarios", "HAR", "HARReplay"]),
         .testTarget(name: "CLITests", dependencies: ["CLI"]),
         .testTarget(name: "ProxyRuntimeTests", dependencies: ["ProxyRuntime", "ProxyCore"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSLShims"]),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
-        .testTarget(name: "RedactionTests", dependencies: ["Redaction", "HAR"]),
-        .testTarget(name: "HARGeneratorTests", dependencies: ["HARGenerator", "HARMocking", "HAR"]),
+        .testTarget(name: "RedactionTests", dependencies: ["Redaction", "HAR", "TextEncodings"]),
+        .testTarget(name: "HARGeneratorTests", dependencies: ["HARGenerator", "HARMocking", "HAR", "TextEncodings"]),
         .testTarget(name: "HARMockingTests", dependencies: ["HARMocking", "HARMockingTesting", "HAR"], resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v5]

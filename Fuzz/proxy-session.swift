@@ -4,6 +4,7 @@
 // or already closed, record a flow twice, record a proxy credential, act after it finished, or
 // keep running after an abort. With the replay flag it is `harrec replay`: it must never connect
 // (unless the passthrough flag is set too).
+import HARReplay
 import HARScenarios
 import ProxyCore
 import Recording

@@ -1,3 +1,4 @@
+import TextEncodings
 /// Pure helpers that turn HTTP pieces into HAR model values when exporting.
 public enum HARBuild {
     // MARK: Cookies

@@ -1,3 +1,4 @@
+import TextEncodings
 /// One thing wrong with a HAR document.
 public struct HARProblem: Equatable, Sendable, CustomStringConvertible {
     /// Where, like `log.entries[3].response.content.size`; "" for the document itself.

@@ -1,5 +1,6 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
+import TextEncodings
 #else
 import Foundation
 #endif

@@ -1,4 +1,5 @@
 import HAR
+import TextEncodings
 
 /// A server-to-client message as the generated code replays it.
 enum PlannedEvent: Equatable {

@@ -2,6 +2,7 @@
 // replayed directly): queue, use counts, call log, diagnostics and delivery to the URLProtocol client.
 
 import Foundation
+import TextEncodings
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

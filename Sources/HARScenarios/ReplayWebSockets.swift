@@ -2,6 +2,7 @@
 // same conditions and ordered repeats as HTTP items) and the messages in recorded order.
 
 import HAR
+import TextEncodings
 
 /// One recorded WebSocket: the upgrade it answers and its messages, from Chrome's
 /// `_webSocketMessages` (also written by harrec and mitmproxy).

@@ -6,6 +6,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import HAR
+import TextEncodings
 
 // MARK: - URL splitting (shared by recorded and live sides)
 

@@ -74,7 +74,7 @@ extension HTTP2Layer {
         let wentAway = replayUpstream == .goingAway || servedWhole
         for stream in streams.values.sorted(by: { $0.clientID < $1.clientID }) where stream.upstreamID != nil {
             stream.upstreamClosed = true
-            if !stream.recorded { answerOrReset(stream, status: 502, reason: reason, resetCode: ErrorCode.internalError) }
+            if !stream.recorded { answerOrReset(stream, status: 502, reason: reason, resetCode: HTTP2ErrorCode.internalError) }
             forgetIfDone(stream)
         }
         clientIDs.removeAll()
@@ -86,7 +86,7 @@ extension HTTP2Layer {
         let waiting = awaitingUpstream
         awaitingUpstream.removeAll()
         for stream in waiting where !stream.recorded {
-            answerOrReset(stream, status: status, reason: reason, resetCode: ErrorCode.internalError)
+            answerOrReset(stream, status: status, reason: reason, resetCode: HTTP2ErrorCode.internalError)
         }
     }
 
@@ -111,7 +111,7 @@ extension HTTP2Layer {
             clientIDs[upstreamID] = stream.clientID
         } catch {
             answerOrReset(stream, status: 502, reason: "cannot forward the request: \(error.message)",
-                          resetCode: ErrorCode.refusedStream)
+                          resetCode: HTTP2ErrorCode.refusedStream)
             return
         }
         if !bodyless { upstream.sendData(request.body, on: stream.upstreamID!, end: true, trailers: stream.requestTrailers) }

@@ -44,7 +44,7 @@ extension HTTP2Layer {
                 h1.output += try Self.http1Request(fields: request.fields, body: request.body, trailers: stream.requestTrailers)
             } catch {
                 answerOrReset(stream, status: 502, reason: "cannot forward the request as HTTP/1.1: \(error)",
-                              resetCode: ErrorCode.refusedStream)
+                              resetCode: HTTP2ErrorCode.refusedStream)
                 continue
             }
             pool.assign(&stream.flow)
@@ -78,7 +78,7 @@ extension HTTP2Layer {
             } catch {
                 h1.inFlight = nil
                 h1.closing = true
-                answerOrReset(stream, status: 502, reason: "bad upstream response: \(error)", resetCode: ErrorCode.internalError)
+                answerOrReset(stream, status: 502, reason: "bad upstream response: \(error)", resetCode: HTTP2ErrorCode.internalError)
                 if !ending { retireHTTP1Connection() }
                 return
             }
@@ -144,7 +144,7 @@ extension HTTP2Layer {
         h1.decoder.finish()
         readHTTP1Responses(h1, ending: true)
         if stream.recorded && stream.flow.error == nil { return true }
-        if !stream.recorded { answerOrReset(stream, status: 502, reason: reason, resetCode: ErrorCode.internalError) }
+        if !stream.recorded { answerOrReset(stream, status: 502, reason: reason, resetCode: HTTP2ErrorCode.internalError) }
         return false
     }
 

@@ -2,7 +2,7 @@ import HTTP1
 import HTTP2
 import Recording
 
-// `harrec replay` over HTTP/2: each client stream is answered from the ReplayService instead of
+// `harrec replay` over HTTP/2: each client stream is answered by the responder instead of
 // an upstream stream. The request body is gathered (matching may compare it), then the recorded
 // response goes out at once, or at the stream's due instant with `--latency recorded`.
 extension HTTP2Layer {
@@ -33,14 +33,14 @@ extension HTTP2Layer {
     }
 
     /// Request body bytes of a replayed stream: kept, and acknowledged at once (the body is
-    /// bounded by `ReplayService.maximumRequestBody`; past it the stream is refused).
+    /// bounded by `ReplayWire.maximumRequestBody`; past it the stream is refused).
     func replayData(_ stream: Stream, _ bytes: [UInt8]) {
         client.consumed(bytes.count, on: stream.clientID)
         guard let request = stream.replay, request.decision == nil, !stream.recorded else { return }
-        guard request.body.count + bytes.count <= ReplayService.maximumRequestBody else {
-            client.reset(stream.clientID, errorCode: ErrorCode.refusedStream)
+        guard request.body.count + bytes.count <= ReplayWire.maximumRequestBody else {
+            client.reset(stream.clientID, errorCode: HTTP2ErrorCode.refusedStream)
             stream.recorded = true
-            outputs.append(.log(.rejected(status: 413, reason: "request body over \(ReplayService.maximumRequestBody >> 20) MiB, too large to match against the recording")))
+            outputs.append(.log(.rejected(status: 413, reason: "request body over \(ReplayWire.maximumRequestBody >> 20) MiB, too large to match against the recording")))
             return
         }
         request.body += bytes
@@ -84,15 +84,16 @@ extension HTTP2Layer {
         let method = stream.flow.request.method, url = stream.flow.request.url
         switch decision {
         case .serve(let response, let resetAfter):
-            if response.failure == .timedOut {
+            switch response.failure {
+            case .silence?:
                 // A recorded give-up: the stream stays silent until the client resets it again.
                 outputs.append(.log(.replayed(method: method, url: url, status: nil, label: response.label)))
-            } else if response.failure != nil {
+            case .broken(let resetCode)?:
                 // A recorded transport failure: the stream is reset, with the code the recording's
                 // client got when it was a passed-on reset, else as a broken connection would end it.
-                client.reset(stream.clientID, errorCode: response.resetCode ?? ErrorCode.internalError)
+                client.reset(stream.clientID, errorCode: resetCode ?? HTTP2ErrorCode.internalError)
                 outputs.append(.log(.replayed(method: method, url: url, status: nil, label: response.label)))
-            } else {
+            case nil:
                 var fields = [HTTPField(name: ":status", value: String(response.status))]
                 for field in response.fields {
                     let name = field.name.lowercased()
@@ -111,7 +112,7 @@ extension HTTP2Layer {
             break // handled above
         case .unmatched(let diagnosis):
             let body = Array((diagnosis + "\n").utf8)
-            send(stream, fields: [HTTPField(name: ":status", value: String(ReplayService.unmatchedStatus)),
+            send(stream, fields: [HTTPField(name: ":status", value: String(ReplayWire.unmatchedStatus)),
                                   HTTPField(name: "content-type", value: "text/plain; charset=utf-8"),
                                   HTTPField(name: "content-length", value: String(body.count)),
                                   HTTPField(name: "x-harrec-replay", value: "unmatched")],
@@ -126,7 +127,7 @@ extension HTTP2Layer {
             stream.responseHeadForwarded = true
             if !body.isEmpty { client.sendData(body, on: stream.clientID, end: true) }
         } catch {
-            client.reset(stream.clientID, errorCode: ErrorCode.internalError)
+            client.reset(stream.clientID, errorCode: HTTP2ErrorCode.internalError)
             outputs.append(.log(.rejected(status: 502, reason: "the recorded response cannot be sent over HTTP/2: \(error.message)")))
         }
     }

@@ -44,18 +44,18 @@ extension HTTP2Layer {
         case .reset(let streamID, let errorCode):
             guard let stream = streams[streamID] else { return }
             if let upstreamID = stream.upstreamID, !stream.upstreamClosed {
-                upstream.reset(upstreamID, errorCode: ErrorCode.cancel)
+                upstream.reset(upstreamID, errorCode: HTTP2ErrorCode.cancel)
             }
-            clientLeft(stream, "client reset the stream (\(Self.name(errorCode)))")
+            clientLeft(stream, "client reset the stream (\(HTTP2ErrorCode.name(errorCode)))")
         case .closed(let streamID, let errorCode):
             defer { client.forgetEnd(of: streamID) }
             guard let stream = streams[streamID] else { return }
             stream.clientClosed = true
             if !stream.recorded {
                 if let upstreamID = stream.upstreamID, !stream.upstreamClosed {
-                    upstream.reset(upstreamID, errorCode: ErrorCode.cancel)
+                    upstream.reset(upstreamID, errorCode: HTTP2ErrorCode.cancel)
                 }
-                clientLeft(stream, "client stream closed before the exchange finished (\(Self.name(errorCode)))")
+                clientLeft(stream, "client stream closed before the exchange finished (\(HTTP2ErrorCode.name(errorCode)))")
             }
             forgetIfDone(stream)
         case .goAway:
@@ -90,12 +90,12 @@ extension HTTP2Layer {
         streams[streamID] = stream
         if method == "CONNECT" {
             // Extended CONNECT is never advertised, so this is a tunnel request inside HTTP/2.
-            client.reset(streamID, errorCode: ErrorCode.connectError)
+            client.reset(streamID, errorCode: HTTP2ErrorCode.connectError)
             fail(stream, "CONNECT inside an HTTP/2 connection is not supported", status: nil)
             return
         }
         guard state == .open else {
-            client.reset(streamID, errorCode: ErrorCode.refusedStream)
+            client.reset(streamID, errorCode: HTTP2ErrorCode.refusedStream)
             fail(stream, "stream opened while the connection was closing", status: nil)
             return
         }
@@ -108,7 +108,7 @@ extension HTTP2Layer {
             stream.upstreamID = upstreamID
             clientIDs[upstreamID] = streamID
         } catch {
-            client.reset(streamID, errorCode: ErrorCode.refusedStream)
+            client.reset(streamID, errorCode: HTTP2ErrorCode.refusedStream)
             fail(stream, "cannot forward the request: \(error.message)", status: nil)
             return
         }
@@ -145,7 +145,7 @@ extension HTTP2Layer {
             stream.flow.instants.responseEnd = now
             client.sendData([], on: stream.clientID, end: true, trailers: stream.responseTrailers)
             if stream.requestEnded { complete(stream) }
-        case .reset(let upstreamID, let errorCode) where errorCode == ErrorCode.noError:
+        case .reset(let upstreamID, let errorCode) where errorCode == HTTP2ErrorCode.noError:
             guard let stream = stream(upstream: upstreamID), stream.responseEnded else { fallthrough }
             // RFC 9113 §8.1: a complete response, then "stop sending the body". The exchange is
             // that response, with the body that reached the upstream; the client gets the
@@ -157,24 +157,24 @@ extension HTTP2Layer {
             guard let stream = stream(upstream: upstreamID) else { return }
             stream.upstreamClosed = true
             if !stream.clientClosed { client.reset(stream.clientID, errorCode: errorCode) }
-            if !stream.recorded { fail(stream, "upstream reset the stream (\(Self.name(errorCode)))", status: nil) }
+            if !stream.recorded { fail(stream, "upstream reset the stream (\(HTTP2ErrorCode.name(errorCode)))", status: nil) }
         case .closed(let upstreamID, let errorCode):
             guard let stream = stream(upstream: upstreamID) else { return }
             stream.upstreamClosed = true
             clientIDs[upstreamID] = nil
             if !stream.recorded && !stream.responseEnded {
                 // Refused streams (above a GOAWAY's last id) may be retried by the client.
-                let code = errorCode == ErrorCode.noError ? ErrorCode.internalError : errorCode
-                answerOrReset(stream, status: errorCode == ErrorCode.refusedStream ? nil : 502,
-                              reason: "upstream closed the stream (\(Self.name(errorCode)))", resetCode: code)
+                let code = errorCode == HTTP2ErrorCode.noError ? HTTP2ErrorCode.internalError : errorCode
+                answerOrReset(stream, status: errorCode == HTTP2ErrorCode.refusedStream ? nil : 502,
+                              reason: "upstream closed the stream (\(HTTP2ErrorCode.name(errorCode)))", resetCode: code)
             }
             forgetIfDone(stream)
         case .goAway(_, let errorCode) where context.replay != nil:
             // A passthrough connection going away: the replay goes on, and the next forwarded
             // stream opens a new connection.
             if replayUpstream == .ready { replayUpstream = .goingAway }
-            if errorCode != ErrorCode.noError {
-                outputs.append(.log(.rejected(status: 502, reason: "upstream sent GOAWAY (\(Self.name(errorCode)))")))
+            if errorCode != HTTP2ErrorCode.noError {
+                outputs.append(.log(.rejected(status: 502, reason: "upstream sent GOAWAY (\(HTTP2ErrorCode.name(errorCode)))")))
             }
         case .goAway(_, let errorCode):
             // Streams above its last id are closed by nghttp2 as refused; tell the client to
@@ -183,8 +183,8 @@ extension HTTP2Layer {
                 state = .draining
                 goAwayOwed = true
             }
-            if errorCode != ErrorCode.noError {
-                outputs.append(.log(.rejected(status: 502, reason: "upstream sent GOAWAY (\(Self.name(errorCode)))")))
+            if errorCode != HTTP2ErrorCode.noError {
+                outputs.append(.log(.rejected(status: 502, reason: "upstream sent GOAWAY (\(HTTP2ErrorCode.name(errorCode)))")))
             }
         }
     }
@@ -214,7 +214,7 @@ extension HTTP2Layer {
         stream.uploadDropped = dropped
         if dropped > Int(client.limits.streamWindow) {
             stream.uploadDropped = nil
-            client.reset(stream.clientID, errorCode: ErrorCode.noError, afterEnd: true)
+            client.reset(stream.clientID, errorCode: HTTP2ErrorCode.noError, afterEnd: true)
         }
     }
 
@@ -238,8 +238,8 @@ extension HTTP2Layer {
             try client.sendResponse(fields, on: stream.clientID, endStream: endStream)
             stream.responseHeadForwarded = true
         } catch {
-            if let upstreamID = stream.upstreamID { upstream.reset(upstreamID, errorCode: ErrorCode.cancel) }
-            client.reset(stream.clientID, errorCode: ErrorCode.internalError)
+            if let upstreamID = stream.upstreamID { upstream.reset(upstreamID, errorCode: HTTP2ErrorCode.cancel) }
+            client.reset(stream.clientID, errorCode: HTTP2ErrorCode.internalError)
             fail(stream, "upstream response head cannot be forwarded: \(error.message)", status: nil)
         }
     }
@@ -304,26 +304,5 @@ extension HTTP2Layer {
         }
         if context.replay == nil || stream.forwarded { outputs.append(.record(stream.flow)) }
         outputs.append(.log(.exchangeFailed(stream.flow, status: status, reason: reason, cut: stream.responseHeadForwarded)))
-    }
-
-    /// RFC 9113 §7's error code names, by code.
-    static let errorNames = ["NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR", "SETTINGS_TIMEOUT",
-                             "STREAM_CLOSED", "FRAME_SIZE_ERROR", "REFUSED_STREAM", "CANCEL", "COMPRESSION_ERROR",
-                             "CONNECT_ERROR", "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED"]
-
-    /// RFC 9113 §7's name for an error code.
-    static func name(_ code: UInt32) -> String {
-        code < errorNames.count ? errorNames[Int(code)] : "error 0x\(String(code, radix: 16))"
-    }
-
-    /// The code of a stream reset harrec passed on to its client, from the `_error` it recorded
-    /// (`upstream reset the stream (ENHANCE_YOUR_CALM)`); nil for any other error.
-    static func passedOnReset(_ error: String) -> UInt32? {
-        let prefix = "upstream reset the stream (", suffix = ")"
-        guard error.hasPrefix(prefix), error.hasSuffix(suffix) else { return nil }
-        let name = error.dropFirst(prefix.count).dropLast(suffix.count)
-        if let index = errorNames.firstIndex(where: { $0 == name }) { return UInt32(index) }
-        guard name.hasPrefix("error 0x") else { return nil }
-        return UInt32(name.dropFirst("error 0x".count), radix: 16)
     }
 }

@@ -45,7 +45,7 @@ final class HTTP2Layer {
         var maxRecordedBodyBytes: Int
         var liveLog: Bool
         /// `harrec replay`: streams are answered from here, and nothing is sent upstream.
-        var replay: ReplayService? = nil
+        var replay: (any Responder)? = nil
     }
 
     /// One client stream and its upstream stream.
@@ -81,16 +81,6 @@ final class HTTP2Layer {
             self.flow = flow
             lastUpstreamActivity = time
         }
-    }
-
-    /// RFC 9113 §7 error codes used here.
-    enum ErrorCode {
-        static let noError: UInt32 = 0x0
-        static let protocolError: UInt32 = 0x1
-        static let internalError: UInt32 = 0x2
-        static let refusedStream: UInt32 = 0x7
-        static let cancel: UInt32 = 0x8
-        static let connectError: UInt32 = 0xa
     }
 
     static let httpVersion = "http/2.0"
@@ -152,9 +142,9 @@ final class HTTP2Layer {
         do {
             try bytes.withUnsafeBytes { try client.receive($0) }
         } catch {
-            endAll(reason: "client \(error)", status: nil, resetCode: ErrorCode.cancel)
+            endAll(reason: "client \(error)", status: nil, resetCode: HTTP2ErrorCode.cancel)
             // nghttp2 answers most violations itself; a bad preface gets no GOAWAY from it.
-            client.goAway(errorCode: ErrorCode.protocolError)
+            client.goAway(errorCode: HTTP2ErrorCode.protocolError)
             state = .closed
         }
     }
@@ -225,7 +215,7 @@ final class HTTP2Layer {
             return
         }
         for stream in streams.values { stream.upstreamClosed = true }
-        endAll(reason: reason, status: 502, resetCode: ErrorCode.internalError)
+        endAll(reason: reason, status: 502, resetCode: HTTP2ErrorCode.internalError)
         if state == .open { goAwayOwed = true }
         state = .closed
     }
@@ -268,9 +258,9 @@ final class HTTP2Layer {
         now = max(now, time)
         for stream in streams.values.sorted(by: { $0.clientID < $1.clientID })
         where stream.requestEnded && !stream.recorded && now - stream.lastUpstreamActivity > limit {
-            if let upstreamID = stream.upstreamID { upstream.reset(upstreamID, errorCode: ErrorCode.cancel) }
+            if let upstreamID = stream.upstreamID { upstream.reset(upstreamID, errorCode: HTTP2ErrorCode.cancel) }
             answerOrReset(stream, status: 504, reason: "upstream sent nothing for \(formatSeconds(limit))",
-                          resetCode: ErrorCode.cancel)
+                          resetCode: HTTP2ErrorCode.cancel)
         }
     }
 

@@ -1,6 +1,6 @@
-import HAR
 import HTTP1
 import SOCKS5
+import TextEncodings
 
 /// Proxy authentication for HTTP requests to the proxy (`Proxy-Authorization: Basic`, RFC 7235
 /// and RFC 7617). SOCKS5 clients authenticate in their handshake (`SOCKS5Layer`, RFC 1929).

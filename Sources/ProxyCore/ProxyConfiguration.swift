@@ -63,8 +63,8 @@ public struct ProxyConfiguration: Sendable {
     public var caCertificatePEM: [UInt8]?
     /// Upstreams that proved to speak only HTTP/2, learned by any session and used by all.
     public var http2OnlyUpstreams = HTTP2OnlyUpstreams()
-    /// Set by `harrec replay`: requests are answered from this HAR, and nothing is connected.
-    package var replay: ReplayService?
+    /// Set by `harrec replay`: requests are answered by this responder, and nothing is connected.
+    package var replay: (any Responder)?
 
     public init() {}
 }

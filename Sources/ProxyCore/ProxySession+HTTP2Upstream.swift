@@ -138,10 +138,10 @@ extension ProxySession {
                 finishResponse(trailers: trailers)
             case .reset(let id, let code) where id == stream && exchange != nil:
                 connection.http2Stream = nil
-                failExchange("upstream reset the stream (\(HTTP2Layer.name(code)))", respondWith: 502)
+                failExchange("upstream reset the stream (\(HTTP2ErrorCode.name(code)))", respondWith: 502)
             case .closed(let id, let code) where id == stream && code != 0 && exchange != nil:
                 connection.http2Stream = nil
-                failExchange("upstream closed the stream (\(HTTP2Layer.name(code)))", respondWith: 502)
+                failExchange("upstream closed the stream (\(HTTP2ErrorCode.name(code)))", respondWith: 502)
             case .goAway:
                 // No new streams on this connection: the exchange in flight finishes, the next
                 // one gets a fresh connection.

@@ -32,7 +32,7 @@ final class ReplayExchange {
     }
 }
 
-// `harrec replay`: requests are answered from the HAR (ReplayService) instead of an upstream. The
+// `harrec replay`: requests are answered by the responder (`configuration.replay`) instead of an upstream. The
 // front end (HTTP and SOCKS5, CONNECT, TLS interception) is the recorder's; nothing is connected.
 extension ProxySession {
 
@@ -42,7 +42,7 @@ extension ProxySession {
 
     /// Gathers the body of the request being replayed and answers it. Returns false when the
     /// session must wait (more bytes, the recorded latency) or ended.
-    func advanceReplay(_ current: ReplayExchange, service: ReplayService) -> Bool {
+    func advanceReplay(_ current: ReplayExchange, service: any Responder) -> Bool {
         guard case .receiving = current.phase else { return false }
         while true {
             let event: HTTP1RequestEvent?
@@ -62,15 +62,15 @@ extension ProxySession {
             case .head:
                 return false // cannot happen inside a message
             case .body(let bytes):
-                guard current.body.count + bytes.count <= ReplayService.maximumRequestBody else {
+                guard current.body.count + bytes.count <= ReplayWire.maximumRequestBody else {
                     replayExchange = nil
-                    rejectRequest(status: 413, reason: "request body over \(ReplayService.maximumRequestBody >> 20) MiB, "
+                    rejectRequest(status: 413, reason: "request body over \(ReplayWire.maximumRequestBody >> 20) MiB, "
                                   + "too large to match against the recording")
                     return false
                 }
                 current.body += bytes
             case .end:
-                if ReplayService.isWebSocketUpgrade(current.head) { return answerWebSocketUpgrade(current, service: service) }
+                if ReplayWire.isWebSocketUpgrade(current.head) { return answerWebSocketUpgrade(current, service: service) }
                 let decision = service.decide(method: current.method, url: current.url, headers: current.fields,
                                               body: current.body, canForward: true)
                 current.decision = decision
@@ -94,17 +94,19 @@ extension ProxySession {
         let close = !current.keepAlive || shuttingDown
         switch current.decision {
         case .serve(let response, let resetAfter)?:
-            if response.failure == .timedOut {
+            switch response.failure {
+            case .silence?:
                 current.phase = .silent
                 replayExchange = current
                 log(.replayed(method: current.method, url: current.url, status: nil, label: response.label))
                 return false
-            }
-            if response.failure != nil {
+            case .broken?:
                 // A recorded transport failure: the client sees its connection end, as it did.
                 log(.replayed(method: current.method, url: current.url, status: nil, label: response.label))
                 finish(log: nil)
                 return false
+            case nil:
+                break
             }
             if !close && !headOnly {
                 sendClient(response.keepAliveWire)
@@ -120,7 +122,7 @@ extension ProxySession {
             passThrough(current)
             return false
         case .unmatched(let diagnosis)?:
-            sendClient(ReplayService.unmatchedResponse(diagnosis, headOnly: headOnly, close: close))
+            sendClient(ReplayWire.unmatchedResponse(diagnosis, headOnly: headOnly, close: close))
             log(.replayUnmatched(method: current.method, url: current.url, diagnosis: diagnosis))
         case nil:
             return false
@@ -136,38 +138,36 @@ extension ProxySession {
 
     /// A recorded WebSocket for an upgrade request: a 101, then the conversation
     /// (`WebSocketReplay`); without one, a 599 with the diagnosis and a close.
-    func answerWebSocketUpgrade(_ current: ReplayExchange, service: ReplayService) -> Bool {
+    func answerWebSocketUpgrade(_ current: ReplayExchange, service: any Responder) -> Bool {
         replayExchange = nil
         guard let key = current.head.fields["Sec-WebSocket-Key"], !key.isEmpty else {
             rejectRequest(status: 400, reason: "a WebSocket upgrade without Sec-WebSocket-Key", head: current.head)
             return false
         }
-        switch service.decideWebSocket(url: current.url, headers: current.fields) {
+        // permessage-deflate when offered: a client may insist on it, and the recording
+        // keeps messages inflated either way.
+        let offers = current.head.fields.fields.filter { $0.name.lowercased() == "sec-websocket-extensions" }
+        let deflate = offers.isEmpty ? nil : PerMessageDeflate.accepting(offer: offers.map(\.value).joined(separator: ", "))
+        switch service.decideWebSocket(url: current.url, headers: current.fields, deflate: deflate?.parameters) {
         case .forward:
             passThrough(current)
         case .unmatched(let diagnosis):
-            sendClient(ReplayService.unmatchedResponse(diagnosis, headOnly: false, close: true))
+            sendClient(ReplayWire.unmatchedResponse(diagnosis, headOnly: false, close: true))
             log(.replayUnmatched(method: current.method, url: current.url, diagnosis: diagnosis))
             finish(log: nil)
-        case .conversation(let conversation, let label):
+        case .conversation(let socket, let subprotocol, let label):
             var fields = HTTPFields()
             fields.append(name: "Upgrade", value: "websocket")
             fields.append(name: "Connection", value: "Upgrade")
-            fields.append(name: "Sec-WebSocket-Accept", value: ReplayService.webSocketAccept(key: key))
-            if let chosen = conversation.subprotocol,
+            fields.append(name: "Sec-WebSocket-Accept", value: ReplayWire.webSocketAccept(key: key))
+            if let chosen = subprotocol,
                let offered = current.head.fields["Sec-WebSocket-Protocol"],
                offered.split(separator: ",").contains(where: { trimmingSpacesAndTabs($0) == chosen }) {
                 fields.append(name: "Sec-WebSocket-Protocol", value: chosen)
             }
-            // permessage-deflate when offered: a client may insist on it, and the recording
-            // keeps messages inflated either way.
-            let offers = current.head.fields.fields.filter { $0.name.lowercased() == "sec-websocket-extensions" }
-            let deflate = offers.isEmpty ? nil : PerMessageDeflate.accepting(offer: offers.map(\.value).joined(separator: ", "))
             if let deflate { fields.append(name: "Sec-WebSocket-Extensions", value: deflate.response) }
             sendClient((try? HTTP1Serializer.responseHead(version: .http11, status: 101, reason: "Switching Protocols",
                                                           fields: fields)) ?? [])
-            let socket = WebSocketReplay(conversation: conversation, label: label, latency: service.recordedLatency,
-                                         deflate: deflate?.parameters)
             replaySocket = socket
             replaySocketURL = webSocketURL(current.url)
             log(.replayed(method: current.method, url: replaySocketURL, status: 101, label: label))
@@ -179,7 +179,7 @@ extension ProxySession {
     }
 
     /// Client bytes after the 101 go to the replayed conversation.
-    func advanceReplaySocket(_ socket: WebSocketReplay) {
+    func advanceReplaySocket(_ socket: any ReplayedWebSocket) {
         let bytes = requestDecoder.takeBufferedBytes()
         if !bytes.isEmpty { applyReplaySocket(socket.clientBytes(bytes, at: now), socket) }
         if clientSentEOF && !isFinished { finish(log: nil) }
@@ -194,7 +194,7 @@ extension ProxySession {
         }
     }
 
-    func applyReplaySocket(_ output: WebSocketReplay.Output, _ socket: WebSocketReplay) {
+    func applyReplaySocket(_ output: WebSocketReplayOutput, _ socket: any ReplayedWebSocket) {
         if !output.frames.isEmpty { sendClient(output.frames) }
         for divergence in output.divergences {
             configuration.replay?.noteDivergence("\(replaySocketURL): \(divergence)")

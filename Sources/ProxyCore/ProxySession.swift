@@ -72,7 +72,7 @@ public final class ProxySession {
     /// The request being answered from the HAR (`harrec replay`, `ProxySession+Replay`).
     var replayExchange: ReplayExchange?
     /// The recorded WebSocket conversation being replayed after a 101 (`ProxySession+Replay`).
-    var replaySocket: WebSocketReplay?
+    var replaySocket: (any ReplayedWebSocket)?
     /// Its ws:// or wss:// URL, for messages.
     var replaySocketURL = ""
     var clientSentEOF = false

@@ -1,6 +1,6 @@
-import HAR
 import HTTP1
 import Recording
+import TextEncodings
 
 /// The proxy's own host, `http://harrec/...` or `https://harrec/...` through the proxy (as
 /// mitmproxy has `mitm.it`):

@@ -1,4 +1,5 @@
 import HAR
+import TextEncodings
 
 // Values named by a word in the text itself: `name=value` (query strings, forms, .env files,
 // .ini files, shell, XML and HTML attributes), `name: value` (YAML, HTTP dumps, JavaScript,

@@ -1,4 +1,5 @@
 import HAR
+import TextEncodings
 
 // Body formats beyond JSON: server-sent events, JSON lines, multipart, binary bodies (scanned for
 // printable runs, every replacement the same length), and values that are base64 of text.

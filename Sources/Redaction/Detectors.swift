@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import HAR
+import TextEncodings
 
 // The structural detectors: JWTs, bearer tokens, PEM key blocks, URL userinfo, emails, internal
 // hosts and private IPs. Each starts at the byte the pair table anchored it on.

@@ -1,4 +1,5 @@
 import HAR
+import TextEncodings
 
 /// Pass 2 of one unit (an entry, or the log's own fields): markers become the placeholders the
 /// frozen table gave their values, wraps are encoded again, and every value the file replaced

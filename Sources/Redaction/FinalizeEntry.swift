@@ -1,4 +1,5 @@
 import HAR
+import TextEncodings
 
 // Pass 2 over a HAR entry's fields and bodies (the byte scan is in Finalize.swift).
 extension Finalizer {

@@ -1,4 +1,5 @@
 import HAR
+import TextEncodings
 
 /// A body pass 1 changed: its decoded length before, so pass 2 can set `content.size`, `bodySize`
 /// and `Content-Length` from the final bytes.

@@ -1,5 +1,6 @@
 import Dispatch
 import HAR
+import TextEncodings
 
 /// Every value pass 1 replaced anywhere in the file, with its placeholder, looked for everywhere
 /// in pass 2: a token a login response returned is found again bare in a later (or earlier) path

@@ -1,4 +1,5 @@
 import HAR
+import TextEncodings
 
 /// Placeholder shapes. Each keeps the kind of value recognisable (an email stays an email, an IP
 /// an IP, a JWT a JWT), none has the shape of a real key format, and each is recognised by

@@ -1,4 +1,5 @@
 import HAR
+import TextEncodings
 
 /// Where harrec's own placeholders stand in text: the one place that knows their shapes there.
 ///

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import HAR
+import TextEncodings
 
 /// URL and form helpers: query strings are redacted item by item on decoded values, so a
 /// percent-encoded email or token is found, and the same value maps to the same placeholder in

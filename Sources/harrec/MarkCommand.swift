@@ -2,6 +2,7 @@ import CLI
 import Glibc
 import HAR
 import Recording
+import TextEncodings
 
 let markSpec = CommandSpec(
     name: "mark",

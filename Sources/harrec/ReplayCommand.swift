@@ -1,8 +1,9 @@
-import CSystemShims
 import CLI
+import CSystemShims
 import Glibc
 import HAR
 import HARGenerator
+import HARReplay
 import HARScenarios
 import ProxyCore
 import ProxyRuntime

@@ -2,6 +2,7 @@ import Foundation
 import HAR
 @testable import HARGenerator
 import HARMocking
+import TextEncodings
 import XCTest
 
 final class LiteralTests: XCTestCase {

@@ -8,6 +8,7 @@ enum TestPaths {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
     static let goldenRoot = packageRoot.appendingPathComponent("Fixtures/generator")
+    static let textEncodingsSources = packageRoot.appendingPathComponent("Sources/TextEncodings")
     static let harSources = packageRoot.appendingPathComponent("Sources/HAR")
     static let mockingSources = packageRoot.appendingPathComponent("Sources/HARMocking")
     static let scenariosSources = packageRoot.appendingPathComponent("Sources/HARScenarios")
@@ -69,11 +70,12 @@ enum StubHARMocking {
             try fm.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".swift") }.sorted()
                 .map { dir.appendingPathComponent($0) }
         }
+        let encodingFiles = try swiftFiles(TestPaths.textEncodingsSources)
         let harFiles = try swiftFiles(TestPaths.harSources)
         let mockingFiles = try swiftFiles(TestPaths.mockingSources)
         let scenarioFiles = try swiftFiles(TestPaths.scenariosSources)
         var hasher = FNV1a()
-        for file in harFiles + scenarioFiles + mockingFiles { hasher.add(try TestIO.read(file)) }
+        for file in encodingFiles + harFiles + scenarioFiles + mockingFiles { hasher.add(try TestIO.read(file)) }
         let final = fm.temporaryDirectory.appendingPathComponent("harrec-gen-mocking-\(hasher.hex)")
         let done = final.appendingPathComponent("READY")
         if fm.fileExists(atPath: done.path) { return final }
@@ -83,8 +85,15 @@ enum StubHARMocking {
         let dir = fm.temporaryDirectory.appendingPathComponent("harrec-gen-mocking-\(hasher.hex).\(getpid()).tmp")
         try? fm.removeItem(at: dir)
         try fm.createDirectory(at: dir, withIntermediateDirectories: true)
-        // HARMocking reads HARs (HARScenarioBuilder, HARReplayProtocol), so it needs the HAR module.
+        // HARMocking reads HARs (HARScenarioBuilder, HARReplayProtocol), so it needs the HAR module,
+        // and HAR its base64.
+        let encodings = try Command.run(["swiftc", "-emit-module", "-module-name", "TextEncodings", "-parse-as-library",
+                                         "-package-name", "harrec",
+                                         "-emit-module-path", dir.appendingPathComponent("TextEncodings.swiftmodule").path]
+                                        + encodingFiles.map(\.path), in: dir)
+        guard encodings.status == 0 else { throw StubError.build("TextEncodings", encodings.output) }
         let har = try Command.run(["swiftc", "-emit-module", "-module-name", "HAR", "-parse-as-library", "-package-name", "harrec",
+                                   "-I", dir.path,
                                    "-emit-module-path", dir.appendingPathComponent("HAR.swiftmodule").path]
                                   + harFiles.map(\.path), in: dir)
         guard har.status == 0 else { throw StubError.build("HAR", har.output) }

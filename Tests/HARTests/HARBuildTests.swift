@@ -1,5 +1,6 @@
-import XCTest
 @testable import HAR
+import TextEncodings
+import XCTest
 
 final class HARBuildTests: XCTestCase {
     func testCookieHeader() {

@@ -1,6 +1,7 @@
 import Foundation
-import XCTest
 @testable import HAR
+import TextEncodings
+import XCTest
 
 final class HARModelTests: XCTestCase {
     func testSerializeParseSerializeIsIdentity() throws {

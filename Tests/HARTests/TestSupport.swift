@@ -1,6 +1,7 @@
 import Foundation
-import XCTest
 @testable import HAR
+import TextEncodings
+import XCTest
 
 /// Fixtures live in <package>/Fixtures/har, found relative to this file.
 enum Fixtures {

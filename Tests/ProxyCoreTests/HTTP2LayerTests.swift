@@ -1,3 +1,4 @@
+@testable import HARReplay
 import HTTP1
 import HTTP2
 @testable import ProxyCore

@@ -1,3 +1,4 @@
+@testable import HARReplay
 import HARScenarios
 import HTTP1
 import HTTP2
@@ -87,8 +88,8 @@ final class HTTP2ReplayTests: XCTestCase {
         h.client.reset(gaveUp, errorCode: 0x8)
         try h.run()
         XCTAssertTrue(h.layer.streams.isEmpty, "the silent stream is gone once the client left")
-        XCTAssertEqual(HTTP2Layer.passedOnReset("upstream reset the stream (error 0x1f)"), 0x1f)
-        XCTAssertNil(HTTP2Layer.passedOnReset("upstream closed the stream (CANCEL)"))
+        XCTAssertEqual(HTTP2ErrorCode.passedOnReset("upstream reset the stream (error 0x1f)"), 0x1f)
+        XCTAssertNil(HTTP2ErrorCode.passedOnReset("upstream closed the stream (CANCEL)"))
     }
 }
 

@@ -1,3 +1,4 @@
+@testable import HARReplay
 import HARScenarios
 import HTTP1
 @testable import ProxyCore
@@ -162,7 +163,7 @@ final class ReplaySessionTests: XCTestCase {
 
     func testABodyTooLargeToMatchGets413AndTheConnectionCloses() {
         let (p, service) = playbook([item("POST", "/upload", text: "ok")])
-        let size = ReplayService.maximumRequestBody + 1
+        let size = ReplayWire.maximumRequestBody + 1
         var commands = p.client("POST http://api.test/upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: \(size)\r\n\r\n")
         let chunk = [UInt8](repeating: 0x61, count: 1 << 20)
         var sent = 0

@@ -1,6 +1,7 @@
-import XCTest
 import HAR
 @testable import Redaction
+import TextEncodings
+import XCTest
 
 /// `secret-assignments`: values named by a word in the text itself (.env and .ini files, YAML,
 /// HTTP dumps, JavaScript objects, GraphQL arguments, XML elements and attributes, HTML inputs

@@ -1,6 +1,7 @@
-import XCTest
 import HAR
 @testable import Redaction
+import TextEncodings
+import XCTest
 
 /// Base64 and binary bodies, WebSocket messages, consistency, determinism and idempotence.
 final class BodyAndPropertyTests: XCTestCase {

@@ -1,6 +1,7 @@
-import XCTest
 import HAR
 @testable import Redaction
+import TextEncodings
+import XCTest
 
 /// Bodies beyond plain JSON: server-sent events, JSON lines, JSON cut off mid-value, binary bodies
 /// and binary WebSocket messages (same length, only printable runs touched), values that are

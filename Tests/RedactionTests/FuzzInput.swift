@@ -1,4 +1,5 @@
 import HAR
+import TextEncodings
 
 /// The log `Fuzz/redaction.swift` redacts for one fuzz input, here so that the harness (which
 /// compiles this file in, `scripts/fuzz`) and its regression tests (`FuzzRegressionTests`) build

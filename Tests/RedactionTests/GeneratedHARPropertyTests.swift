@@ -1,6 +1,7 @@
-import XCTest
 import HAR
 @testable import Redaction
+import TextEncodings
+import XCTest
 
 /// Property tests over generated HARs with planted secrets (seeded, so a failure names the
 /// seed that reproduces it).

@@ -1,7 +1,8 @@
 import Foundation
-import XCTest
 import HAR
 @testable import Redaction
+import TextEncodings
+import XCTest
 
 /// `known-secrets`: a value another rule replaced anywhere in the file, met again bare, before or
 /// after the place that marked it, in any encoding.

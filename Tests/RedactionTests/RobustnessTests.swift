@@ -1,6 +1,7 @@
-import XCTest
 import HAR
 @testable import Redaction
+import TextEncodings
+import XCTest
 
 /// Hostile and random input through both passes: nothing crashes, no internal mark of pass 1
 /// ever reaches the output, redacting the output again changes nothing, and binary bodies keep

@@ -1,6 +1,7 @@
-import XCTest
 import HAR
 @testable import Redaction
+import TextEncodings
+import XCTest
 
 /// Every built-in rule, through a whole log: a positive case (the rule is counted and the value is
 /// gone from the output, in the encodings it must handle), a negative look-alike (nothing changes),

@@ -1,7 +1,8 @@
 import Foundation
-import XCTest
 import HAR
 @testable import Redaction
+import TextEncodings
+import XCTest
 
 /// Fixtures live in <package>/Fixtures/redaction, found relative to this file.
 enum RedactionFixtures {

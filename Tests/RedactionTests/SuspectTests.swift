@@ -1,6 +1,7 @@
-import XCTest
 import HAR
 @testable import Redaction
+import TextEncodings
+import XCTest
 
 /// `SuspectScanner`, the independent net: credential prefixes anywhere and high-entropy values
 /// next to a secret word, but not random-looking data with no secret word near it, nor

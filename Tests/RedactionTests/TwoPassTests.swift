@@ -1,7 +1,8 @@
 import Dispatch
-import XCTest
 import HAR
 @testable import Redaction
+import TextEncodings
+import XCTest
 
 /// The two passes over a whole file (`FileRedaction`): a value marked anywhere is replaced
 /// everywhere it stands bare, in any encoding; placeholders are numbered in file order, after

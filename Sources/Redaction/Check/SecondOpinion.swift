@@ -1,4 +1,5 @@
 import HAR
+import TextEncodings
 
 /// `redact --check`'s second, independent reader: what it reports does not depend on the
 /// engine's positions, word lists or look-back, so a blind spot of the redactor is not one of

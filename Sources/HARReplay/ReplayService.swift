@@ -1,65 +1,10 @@
 import HAR
 import HARScenarios
 import HTTP1
+import ProxyCore
 import Synchronization
-import TLS
-
-/// A response `harrec replay` serves, made once when the HAR is loaded.
-package struct ReplayResponse: Sendable {
-    package var status: Int
-    /// The recorded headers without framing or hop-by-hop ones (HARScenarioBuilder drops them).
-    package var fields: HTTPFields
-    /// Seconds to wait before answering (`--latency recorded`); nil answers at once.
-    package var delay: Double?
-    /// A recorded transport failure: the client's connection is closed instead of answered.
-    package var failure: MockFailureCode?
-    /// An HTTP/2 stream reset the recording passed on (`upstream reset the stream (CANCEL)`): a
-    /// replayed stream is reset with that code, not INTERNAL_ERROR.
-    package var resetCode: UInt32?
-    /// "#3 GET /v1/feed", for the live log and the summary.
-    package var label: String
-    /// Head and body for a keep-alive HTTP/1.1 client, made once (the common case); the body is
-    /// kept only here, so a replayed HAR costs its bodies once in memory.
-    package private(set) var keepAliveWire: [UInt8] = []
-    private var bodyStart = 0
-
-    /// The recorded body (decoded).
-    package var body: ArraySlice<UInt8> { keepAliveWire[bodyStart...] }
-
-    init(status: Int, fields: HTTPFields, body: [UInt8], delay: Double?, failure: MockFailureCode?, label: String) {
-        self.status = status; self.fields = fields; self.delay = delay; self.failure = failure; self.label = label
-        let head = ReplayResponse.head(status: status, fields: fields, bodyCount: body.count, close: false)
-        keepAliveWire = head + body
-        bodyStart = head.count
-    }
-
-    /// The HTTP/1.1 head: recorded fields, then the framing for `body`.
-    package func head(close: Bool) -> [UInt8] {
-        ReplayResponse.head(status: status, fields: fields, bodyCount: body.count, close: close)
-    }
-
-    private static func head(status: Int, fields: HTTPFields, bodyCount: Int, close: Bool) -> [UInt8] {
-        var out = fields
-        // RFC 9110 §8.6: no Content-Length in 1xx, 204 and 304 responses.
-        if !(status < 200 || status == 204 || status == 304) {
-            out.append(name: "Content-Length", value: String(bodyCount))
-        }
-        if close { out.append(name: "Connection", value: "close") }
-        return (try? HTTP1Serializer.responseHead(version: .http11, status: status,
-                                                  reason: HTTP1Forwarding.reasonPhrase(status), fields: out)) ?? []
-    }
-}
-
-/// What `harrec replay` does with one request.
-package enum ReplayDecision {
-    /// Answer with `response` (or close, for a recorded failure). `resetAfter`: the request was a
-    /// `--reset-on` trigger, and the queues restarted after it was served.
-    case serve(ReplayResponse, resetAfter: Bool)
-    /// Nothing matches: a 599 carrying `diagnosis` (HARMocking's `UnmatchedRequestError` text).
-    case unmatched(diagnosis: String)
-    /// Nothing matches, and `--passthrough` sends the request to its real upstream.
-    case forward
-}
+import TextEncodings
+import WebSocket
 
 /// A request that restarts the queues once served (`--reset-on "GET /v1/logout"`).
 package struct ReplayResetTrigger: Sendable, Equatable {
@@ -80,16 +25,6 @@ package struct ReplayResetTrigger: Sendable, Equatable {
     func matches(_ request: MatchInput) -> Bool {
         (method == nil || method == request.method) && request.parts?.path == path
     }
-}
-
-/// What `harrec replay` does with a WebSocket upgrade.
-package enum WebSocketReplayDecision {
-    /// Switch protocols and replay `conversation`; `label` names its item.
-    case conversation(RecordedConversation, label: String)
-    /// No recorded WebSocket matches: a 599 with the diagnosis.
-    case unmatched(diagnosis: String)
-    /// No recorded WebSocket matches, and `--passthrough` opens the real one (and records it).
-    case forward
 }
 
 /// What was served, for `harrec replay`'s summary at exit and `--strict`.
@@ -113,9 +48,7 @@ package struct ReplaySummary: Sendable {
 /// The HAR being replayed, shared by every event loop: one queue under one lock, so a `.once`
 /// item is served once whatever connection asks. Matching and ordering are HARMocking's
 /// (`ServingQueue`, `RequestMatcher`); only the wire side is the proxy's.
-package final class ReplayService: Sendable {
-    /// The largest request body a replayed request may carry: matching holds it whole.
-    package static let maximumRequestBody = 64 << 20
+package final class ReplayService: Responder {
     /// Unmatched request lines kept for the summary; the count goes on.
     static let keptUnmatched = 1_000
     /// The owner named in diagnoses.
@@ -166,9 +99,8 @@ package final class ReplayService: Sendable {
         self.recordedLatency = recordedLatency
         conversations = webSockets.conversations
         responses = entries.enumerated().map { i, entry in
-            var response = ReplayService.response(entry.item, label: entry.item.label ?? "#\(i + 1)")
-            response.resetCode = entry.recordedError.flatMap(HTTP2Layer.passedOnReset)
-            return response
+            ReplayService.response(entry.item, label: entry.item.label ?? "#\(i + 1)",
+                                   resetCode: entry.recordedError.flatMap(HTTP2ErrorCode.passedOnReset))
         }
         self.remaps = remaps
         resetTriggers = resetOn
@@ -257,14 +189,17 @@ package final class ReplayService: Sendable {
 
     /// The conversation for a WebSocket upgrade request (WebSocket items form their own queue:
     /// an upgrade never takes an HTTP item, nor a plain request a conversation).
-    package func decideWebSocket(url: String, headers: [HTTPField]) -> WebSocketReplayDecision {
-        let passthrough = self.passthrough
+    package func decideWebSocket(url: String, headers: [HTTPField],
+                                 deflate: PerMessageDeflate?) -> WebSocketReplayDecision {
+        let passthrough = self.passthrough, latency = recordedLatency
         let input = matchInput(method: "GET", url: url, headers: headers, body: [])
         return state.withLock { s -> WebSocketReplayDecision in
             switch s.sockets.pick(for: input) {
             case .served(let index):
                 s.servedCount += 1
-                return .conversation(conversations[index], label: s.sockets.label(index))
+                let conversation = conversations[index], label = s.sockets.label(index)
+                return .conversation(WebSocketReplay(conversation: conversation, label: label, latency: latency, deflate: deflate),
+                                     subprotocol: conversation.subprotocol, label: label)
             case .unmatched where passthrough:
                 s.forwardedCount += 1
                 if s.forwarded.count < ReplayService.keptUnmatched { s.forwarded.append("GET \(url) (websocket)") }
@@ -320,34 +255,9 @@ package final class ReplayService: Sendable {
         }
     }
 
-    /// A GET with `Upgrade: websocket` and `Connection: upgrade` (RFC 6455 §4.1).
-    static func isWebSocketUpgrade(_ head: HTTPRequestHead) -> Bool {
-        head.method == "GET" && head.fields["Upgrade"]?.lowercased() == "websocket" && HTTP1Forwarding.isUpgrade(head)
-    }
-
-    /// `Sec-WebSocket-Accept` for a client's key (RFC 6455 §4.2.2).
-    static func webSocketAccept(key: String) -> String {
-        Base64.encode(Digest.sha1(Array((trimmingSpacesAndTabs(key) + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8)))
-    }
-
-    /// The 599 answer for an unmatched request: not a real status, so a test notices it.
-    package static let unmatchedStatus = 599
-
-    package static func unmatchedResponse(_ diagnosis: String, headOnly: Bool, close: Bool) -> [UInt8] {
-        let body = Array((diagnosis + "\n").utf8)
-        var fields = HTTPFields()
-        fields.append(name: "Content-Type", value: "text/plain; charset=utf-8")
-        fields.append(name: "Content-Length", value: String(body.count))
-        fields.append(name: "X-Harrec-Replay", value: "unmatched")
-        if close { fields.append(name: "Connection", value: "close") }
-        let head = (try? HTTP1Serializer.responseHead(version: .http11, status: unmatchedStatus,
-                                                      reason: "No Recorded Response", fields: fields)) ?? []
-        return headOnly ? head : head + body
-    }
-
     /// The wire form of one queue item. Headers that cannot go on the wire (a foreign HAR with a
     /// control character in a value) are left out rather than failing the whole response.
-    static func response(_ item: ResponseQueueItem, label: String) -> ReplayResponse {
+    static func response(_ item: ResponseQueueItem, label: String, resetCode: UInt32? = nil) -> ReplayResponse {
         let mock = item.response
         var fields = HTTPFields()
         for header in mock.headers {
@@ -376,7 +286,11 @@ package final class ReplayService: Sendable {
             status = 502
         }
         if !(100...599).contains(status) && mock.failureCode == nil { status = 502 }
-        return ReplayResponse(status: status, fields: fields, body: body, delay: mock.delay,
-                              failure: mock.failureCode, label: label)
+        let failure: ReplayFailure? = switch mock.failureCode {
+        case nil: nil
+        case .timedOut?: .silence // the client gave up, or timed out, before any answer
+        case _?: .broken(resetCode: resetCode)
+        }
+        return ReplayResponse(status: status, fields: fields, body: body, delay: mock.delay, failure: failure, label: label)
     }
 }

@@ -1,4 +1,5 @@
 import HARScenarios
+import ProxyCore
 import WebSocket
 
 /// One recorded WebSocket conversation replayed to a client after the 101 (`harrec replay`).
@@ -9,7 +10,7 @@ import WebSocket
 /// matched in recorded order; one that differs, or that the recording does not have, is a
 /// divergence, and the replay goes on. The recorded close is replayed, and a client's close is
 /// always answered (RFC 6455 §5.5.1).
-final class WebSocketReplay {
+final class WebSocketReplay: ReplayedWebSocket {
     enum State: Equatable {
         /// Messages flow both ways.
         case open
@@ -19,15 +20,7 @@ final class WebSocketReplay {
         case closed
     }
 
-    /// What one step produced, in order.
-    struct Output: Equatable {
-        var frames: [UInt8] = []
-        var divergences: [String] = []
-        /// The next scheduled frame's instant, when one waits.
-        var wakeAt: Double?
-        /// The connection ends after `frames` went out.
-        var close = false
-    }
+    typealias Output = WebSocketReplayOutput
 
     /// The close status harrec sends when it stops while a replayed WebSocket is open.
     static let goingAway: UInt16 = 1001
@@ -53,13 +46,13 @@ final class WebSocketReplay {
     }
 
     /// The 101 went out: the server's opening messages are scheduled.
-    func start(at now: Double) -> Output {
+    package func start(at now: Double) -> Output {
         release(anchor: conversation.openedAt, at: now)
         return flush(at: now)
     }
 
     /// Bytes from the client.
-    func clientBytes(_ bytes: [UInt8], at now: Double) -> Output {
+    package func clientBytes(_ bytes: [UInt8], at now: Double) -> Output {
         var out = Output()
         guard state != .closed else { return flush(at: now) }
         parser.feed(bytes)
@@ -87,12 +80,12 @@ final class WebSocketReplay {
     }
 
     /// Frames whose recorded offset has come.
-    func due(at now: Double) -> Output {
+    package func due(at now: Double) -> Output {
         flush(at: now)
     }
 
     /// harrec stops: a going-away close, unless one was sent.
-    func stop() -> Output {
+    package func stop() -> Output {
         guard state == .open else { return Output(close: true) }
         state = .closed
         return Output(frames: Self.closeFrame(code: Self.goingAway, reason: "harrec replay stopped"), close: true)

@@ -1,0 +1,161 @@
+import HTTP1
+import TLS
+import TextEncodings
+import WebSocket
+
+/// What stands in for the upstream when harrec serves a recording (`harrec replay`): it decides
+/// each answer, and the session puts it on the wire. ProxyCore knows nothing of HARs; the
+/// HARReplay target's `ReplayService` is the responder harrec uses.
+package protocol Responder: AnyObject, Sendable {
+    /// `--passthrough`: a request nothing matches may go to its real upstream (and is recorded).
+    var passthrough: Bool { get }
+
+    /// Picks the answer for one complete request. `canForward`: the caller can send an unmatched
+    /// request upstream.
+    func decide(method: String, url: String, headers: [HTTPField], body: [UInt8], canForward: Bool) -> ReplayDecision
+
+    /// Picks the conversation for a WebSocket upgrade; `deflate` is permessage-deflate as the 101
+    /// will accept it (nil: not offered, or not acceptable).
+    func decideWebSocket(url: String, headers: [HTTPField], deflate: PerMessageDeflate?) -> WebSocketReplayDecision
+
+    /// How a tunnel to `target` failed in the recording, or nil when it is served.
+    func refusedTunnel(_ target: ProxyTarget) -> UpstreamFailure?
+
+    /// A replayed WebSocket client did not follow the recording (`line` says where and how).
+    func noteDivergence(_ line: String)
+
+    /// Every queue back to its first item (`http://harrec/reset`).
+    func reset()
+}
+
+/// How a recorded exchange ended without a whole answer, replayed as the client saw it.
+package enum ReplayFailure: Sendable, Equatable {
+    /// The client gave up (or timed out) before the answer: nothing is sent.
+    case silence
+    /// The connection broke: HTTP/1 closes it; HTTP/2 resets the stream with `resetCode` (the
+    /// recorded one for a passed-on reset), else INTERNAL_ERROR.
+    case broken(resetCode: UInt32?)
+}
+
+/// A response `harrec replay` serves, made once when the HAR is loaded.
+package struct ReplayResponse: Sendable {
+    package var status: Int
+    /// The recorded headers without framing or hop-by-hop ones.
+    package var fields: HTTPFields
+    /// Seconds to wait before answering (`--latency recorded`); nil answers at once.
+    package var delay: Double?
+    /// A recorded failure: the client's request is not answered.
+    package var failure: ReplayFailure?
+    /// "#3 GET /v1/feed", for the live log and the summary.
+    package var label: String
+    /// Head and body for a keep-alive HTTP/1.1 client, made once (the common case); the body is
+    /// kept only here, so a replayed HAR costs its bodies once in memory.
+    package private(set) var keepAliveWire: [UInt8] = []
+    private var bodyStart = 0
+
+    /// The recorded body (decoded).
+    package var body: ArraySlice<UInt8> { keepAliveWire[bodyStart...] }
+
+    package init(status: Int, fields: HTTPFields, body: [UInt8], delay: Double?, failure: ReplayFailure?, label: String) {
+        self.status = status; self.fields = fields; self.delay = delay; self.failure = failure; self.label = label
+        let head = ReplayResponse.head(status: status, fields: fields, bodyCount: body.count, close: false)
+        keepAliveWire = head + body
+        bodyStart = head.count
+    }
+
+    /// The HTTP/1.1 head: recorded fields, then the framing for `body`.
+    package func head(close: Bool) -> [UInt8] {
+        ReplayResponse.head(status: status, fields: fields, bodyCount: body.count, close: close)
+    }
+
+    private static func head(status: Int, fields: HTTPFields, bodyCount: Int, close: Bool) -> [UInt8] {
+        var out = fields
+        // RFC 9110 §8.6: no Content-Length in 1xx, 204 and 304 responses.
+        if !(status < 200 || status == 204 || status == 304) {
+            out.append(name: "Content-Length", value: String(bodyCount))
+        }
+        if close { out.append(name: "Connection", value: "close") }
+        return (try? HTTP1Serializer.responseHead(version: .http11, status: status,
+                                                  reason: HTTP1Forwarding.reasonPhrase(status), fields: out)) ?? []
+    }
+}
+
+/// What `harrec replay` does with one request.
+package enum ReplayDecision {
+    /// Answer with `response` (or not, for a recorded failure). `resetAfter`: the request was a
+    /// `--reset-on` trigger, and the queues restarted after it was served.
+    case serve(ReplayResponse, resetAfter: Bool)
+    /// Nothing matches: a 599 carrying `diagnosis`.
+    case unmatched(diagnosis: String)
+    /// Nothing matches, and `--passthrough` sends the request to its real upstream.
+    case forward
+}
+
+/// What `harrec replay` does with a WebSocket upgrade.
+package enum WebSocketReplayDecision {
+    /// Switch protocols (choosing `subprotocol` when the client offered it) and replay the
+    /// conversation through `socket`; `label` names its item.
+    case conversation(any ReplayedWebSocket, subprotocol: String?, label: String)
+    /// No recorded WebSocket matches: a 599 with the diagnosis.
+    case unmatched(diagnosis: String)
+    /// No recorded WebSocket matches, and `--passthrough` opens the real one (and records it).
+    case forward
+}
+
+/// A recorded WebSocket conversation replayed after the 101. Sans-IO: client bytes and time in,
+/// frames and findings out.
+package protocol ReplayedWebSocket: AnyObject {
+    /// The 101 went out: the server's opening messages are scheduled.
+    func start(at now: Double) -> WebSocketReplayOutput
+    /// Bytes from the client.
+    func clientBytes(_ bytes: [UInt8], at now: Double) -> WebSocketReplayOutput
+    /// Frames whose time has come.
+    func due(at now: Double) -> WebSocketReplayOutput
+    /// harrec stops: a going-away close, unless one was sent.
+    func stop() -> WebSocketReplayOutput
+}
+
+/// What one step of a replayed WebSocket produced, in order.
+package struct WebSocketReplayOutput: Equatable {
+    package var frames: [UInt8] = []
+    package var divergences: [String] = []
+    /// The next scheduled frame's instant, when one waits.
+    package var wakeAt: Double?
+    /// The connection ends after `frames` went out.
+    package var close = false
+
+    package init(frames: [UInt8] = [], divergences: [String] = [], wakeAt: Double? = nil, close: Bool = false) {
+        self.frames = frames; self.divergences = divergences; self.wakeAt = wakeAt; self.close = close
+    }
+}
+
+/// The wire side of a replay that does not depend on the recording.
+package enum ReplayWire {
+    /// The largest request body a replayed request may carry: matching holds it whole.
+    package static let maximumRequestBody = 64 << 20
+
+    /// The 599 answer for an unmatched request: not a real status, so a test notices it.
+    package static let unmatchedStatus = 599
+
+    package static func unmatchedResponse(_ diagnosis: String, headOnly: Bool, close: Bool) -> [UInt8] {
+        let body = Array((diagnosis + "\n").utf8)
+        var fields = HTTPFields()
+        fields.append(name: "Content-Type", value: "text/plain; charset=utf-8")
+        fields.append(name: "Content-Length", value: String(body.count))
+        fields.append(name: "X-Harrec-Replay", value: "unmatched")
+        if close { fields.append(name: "Connection", value: "close") }
+        let head = (try? HTTP1Serializer.responseHead(version: .http11, status: unmatchedStatus,
+                                                      reason: "No Recorded Response", fields: fields)) ?? []
+        return headOnly ? head : head + body
+    }
+
+    /// A GET with `Upgrade: websocket` and `Connection: upgrade` (RFC 6455 §4.1).
+    static func isWebSocketUpgrade(_ head: HTTPRequestHead) -> Bool {
+        head.method == "GET" && head.fields["Upgrade"]?.lowercased() == "websocket" && HTTP1Forwarding.isUpgrade(head)
+    }
+
+    /// `Sec-WebSocket-Accept` for a client's key (RFC 6455 §4.2.2).
+    static func webSocketAccept(key: String) -> String {
+        Base64.encode(Digest.sha1(Array((trimmingSpacesAndTabs(key) + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8)))
+    }
+}
