@@ -136,7 +136,7 @@ public func fuzz(_ pointer: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         case 11:
             now += Double(program.byte()) / 1000
         case 12:
-            session.clientFailed("reset\u{7}", at: now)
+            session.clientFailed(.other("reset\u{7}"), at: now)
         case 13:
             session.upstreamFailed(id, "reset\u{7}", at: now)
         case 14:

@@ -96,3 +96,12 @@ public struct UpstreamConnection: Equatable, Sendable {
         self.connectEnd = connectEnd
     }
 }
+
+/// How a client connection broke, as the runtime saw it: a reset is a client that left (it is
+/// recorded as such), anything else keeps the system's words.
+public enum ClientFailure: Equatable, Sendable {
+    /// ECONNRESET: the client reset the connection.
+    case reset
+    /// Any other socket error, as `strerror` words it.
+    case other(String)
+}

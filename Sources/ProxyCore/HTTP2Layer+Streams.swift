@@ -189,21 +189,17 @@ extension HTTP2Layer {
         }
     }
 
-    /// The client ended `stream` before the exchange ended. One that had the whole response (its
-    /// END_STREAM went out) saw a complete exchange, and it is recorded so, whatever became of
-    /// its upload (curl ends an upload the answer made moot with a short body); else it failed.
-    func clientLeft(_ stream: Stream, _ reason: String) {
+    /// The client ended `stream` before the exchange ended (or harrec stopped, `byClient` false).
+    /// One that had the whole response (its END_STREAM went out) saw a complete exchange, and it
+    /// is recorded so, whatever became of its upload (curl ends an upload the answer made moot
+    /// with a short body); else it failed, and a client's reason says when it gave up.
+    func clientLeft(_ stream: Stream, _ reason: String, byClient: Bool = true) {
         if stream.responseEnded && client.sentEnd(on: stream.clientID) {
             complete(stream)
         } else {
-            fail(stream, Self.gaveUp(reason, stream.flow, at: now), status: nil)
+            fail(stream, byClient ? gaveUpReason(reason, since: stream.flow.instants.requestStart, at: now) : reason,
+                 status: nil)
         }
-    }
-
-    /// `reason` (the client's side: "client reset the stream (CANCEL)") with when the client gave
-    /// up, counted from the request's start: what a generated mock waits before it fails so.
-    static func gaveUp(_ reason: String, _ flow: Flow, at now: Double) -> String {
-        "\(reason) after \(format1(max(0, now - flow.instants.requestStart))) s"
     }
 
     /// The upload of a stream the upstream stopped reading, `dropped` bytes so far, is read and

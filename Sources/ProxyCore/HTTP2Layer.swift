@@ -230,10 +230,8 @@ final class HTTP2Layer {
                 stream.responseEnded = true
                 if stream.flow.instants.responseEnd == nil { stream.flow.instants.responseEnd = now }
                 complete(stream)
-            } else if stream.responseEnded && client.sentEnd(on: stream.clientID) {
-                complete(stream)
             } else {
-                fail(stream, byClient ? Self.gaveUp(reason, stream.flow, at: now) : reason, status: nil)
+                clientLeft(stream, reason, byClient: byClient)
             }
         }
         streams.removeAll()

@@ -97,10 +97,13 @@ extension ProxySession {
     }
 
     /// The client connection broke (reset, write error).
-    public func clientFailed(_ reason: String, at time: Double) {
+    public func clientFailed(_ failure: ClientFailure, at time: Double) {
         now = max(now, time)
         clientSentEOF = true
-        let how = reason == "Connection reset by peer" ? "client reset the connection" : "client connection failed: \(reason)"
+        let how = switch failure {
+        case .reset: "client reset the connection"
+        case .other(let reason): "client connection failed: \(reason)"
+        }
         if case .http2 = mode {
             http2ClientLost(how)
         } else if let current = exchange {

@@ -289,7 +289,7 @@ public final class ProxySession {
     /// the request's start (what a generated mock waits before it fails so), and the upstream
     /// is closed at once.
     func clientLeft(_ how: String, _ current: HTTP1Exchange) {
-        failExchange("\(how) after \(format1(max(0, now - current.flow.instants.requestStart))) s", respondWith: nil)
+        failExchange(gaveUpReason(how, since: current.flow.instants.requestStart, at: now), respondWith: nil)
     }
 
     func finish(log event: LiveEvent.Kind?) {

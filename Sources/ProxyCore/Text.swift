@@ -17,6 +17,13 @@ package func format1(_ value: Double) -> String {
     return "\(tenths / 10).\(tenths % 10)"
 }
 
+/// `how` the client left ("client reset the stream (CANCEL)") with when, counted from the
+/// request's start `since`: the `_error` a generated mock and `harrec replay` read the wait from
+/// (HARScenarioBuilder.clientGaveUp parses it back).
+func gaveUpReason(_ how: String, since start: Double, at now: Double) -> String {
+    "\(how) after \(format1(max(0, now - start))) s"
+}
+
 /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
 func trimmingSpacesAndTabs<S: StringProtocol>(_ text: S) -> String {
     let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }

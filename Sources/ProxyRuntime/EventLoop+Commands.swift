@@ -29,10 +29,9 @@ extension EventLoop {
             let code = harrec_errno()
             if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { return }
             connection.readEOF = true
-            let reason = String(cString: strerror(code))
             switch connection.role {
-            case .client: box.session.clientFailed(reason, at: now)
-            case .upstream(let id): box.session.upstreamFailed(id, reason, at: now)
+            case .client: box.session.clientFailed(ClientFailure(errno: code), at: now)
+            case .upstream(let id): box.session.upstreamFailed(id, String(cString: strerror(code)), at: now)
             }
         }
     }
@@ -148,15 +147,14 @@ extension EventLoop {
             if written < 0 && (code == EAGAIN || code == EWOULDBLOCK || code == EINTR) { break }
             // The peer is gone: report it and drop what was queued.
             connection.output.removeAll()
-            let reason = String(cString: strerror(code))
             if let box = connection.box {
                 switch connection.role {
                 case .client:
-                    box.session.clientFailed(reason, at: wallClock())
+                    box.session.clientFailed(ClientFailure(errno: code), at: wallClock())
                     closeNow(connection)
                     box.client = nil
                 case .upstream(let id):
-                    box.session.upstreamFailed(id, reason, at: wallClock())
+                    box.session.upstreamFailed(id, String(cString: strerror(code)), at: wallClock())
                 }
             } else {
                 closeNow(connection)

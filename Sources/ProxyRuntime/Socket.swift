@@ -1,5 +1,6 @@
 import CSystemShims
 import Glibc
+import ProxyCore
 
 /// Wall-clock seconds since the Unix epoch with sub-millisecond precision. HAR needs wall-clock
 /// start times; durations come from the same clock so that the timing sum rule holds.
@@ -18,6 +19,13 @@ public struct SocketError: Error, CustomStringConvertible {
     init(_ call: String, code: Int32 = harrec_errno()) {
         self.call = call
         self.code = code
+    }
+}
+
+extension ClientFailure {
+    /// The failure an errno from a client socket's read or write means.
+    init(errno code: Int32) {
+        self = code == ECONNRESET ? .reset : .other(String(cString: strerror(code)))
     }
 }
 

@@ -45,7 +45,7 @@ final class Playbook {
     @discardableResult func certificatePrepared() -> [ProxyCommand] { step { $0.certificatePrepared(at: $1) } }
     @discardableResult func clientEOF() -> [ProxyCommand] { step { $0.clientClosed(at: $1) } }
     @discardableResult func upstreamEOF(_ id: UpstreamID) -> [ProxyCommand] { step { $0.upstreamClosed(id, at: $1) } }
-    @discardableResult func clientFailed(_ reason: String) -> [ProxyCommand] { step { $0.clientFailed(reason, at: $1) } }
+    @discardableResult func clientFailed(_ failure: ClientFailure) -> [ProxyCommand] { step { $0.clientFailed(failure, at: $1) } }
     @discardableResult func upstreamFailed(_ id: UpstreamID, _ reason: String) -> [ProxyCommand] {
         step { $0.upstreamFailed(id, reason, at: $1) }
     }

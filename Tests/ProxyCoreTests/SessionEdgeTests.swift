@@ -122,8 +122,8 @@ final class SessionEdgeTests: XCTestCase {
     /// The client connection breaks mid-exchange: the exchange is recorded with the reason,
     /// nothing is sent to the dead client, and the upstream is closed.
     func testClientFailureMidExchangeIsRecorded() {
-        for (reason, recorded) in [("Connection reset by peer", "client reset the connection after 2.5 s"),
-                                   ("Broken pipe", "client connection failed: Broken pipe after 2.5 s")] {
+        for (reason, recorded) in [(ClientFailure.reset, "client reset the connection after 2.5 s"),
+                                   (.other("Broken pipe"), "client connection failed: Broken pipe after 2.5 s")] {
             let p = ready()
             p.advance(2.5)
             let commands = p.clientFailed(reason)
