@@ -72,7 +72,8 @@ private struct Invariants {
     }
 }
 
-/// A small recording to replay: repeats, a JSON body condition, a recorded latency and a failure.
+/// A small recording to replay: repeats, a JSON body condition, a recorded latency, a failure and
+/// responses cut short.
 private func makeReplayService(passthrough: Bool) -> ReplayService {
     func entry(_ method: String, _ path: String, _ response: MockResponse, _ r: Repeatability = .always,
                body: BodyMatch? = nil) -> QueueEntry {
@@ -86,6 +87,8 @@ private func makeReplayService(passthrough: Bool) -> ReplayService {
         entry("POST", "/j", MockResponse(status: 201, body: .base64("AAEC")), body: .json(#"{"a":1}"#)),
         entry("GET", "/slow", MockResponse(status: 204, delay: 0.05)),
         entry("GET", "/down", .failure(code: .networkConnectionLost)),
+        entry("GET", "/cut", MockResponse(status: 200, body: .text("par"), interruption: .networkConnectionLost)),
+        entry("GET", "/gave-up", MockResponse(status: 200, body: .text("par"), interruption: .timedOut)),
     ], source: "fuzz", resetOn: [ReplayResetTrigger("/reset-on")!], passthrough: passthrough)
 }
 
@@ -136,7 +139,7 @@ public func fuzz(_ pointer: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         case 11:
             now += Double(program.byte()) / 1000
         case 12:
-            session.clientFailed(.other("reset\u{7}"), at: now)
+            session.clientFailed(op >> 4 & 1 == 0 ? .other("reset\u{7}") : .reset, at: now)
         case 13:
             session.upstreamFailed(id, "reset\u{7}", at: now)
         case 14:

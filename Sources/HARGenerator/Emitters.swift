@@ -91,6 +91,10 @@ enum ScenarioEmitter {
         if let delay = r.delay, delay.isFinite, delay > 0 {
             out += ",\n\(i2)delay: \(SwiftSource.doubleLiteral(delay))"
         }
+        if let code = r.interruptionCode {
+            // MockFailureCode's names match URLError.Code's; a code without one is spelled by value.
+            out += ",\n\(i2)interruption: " + (code.name.map { "." + $0 } ?? "MockFailureCode(rawValue: \(code.rawValue))")
+        }
         out += "\n\(i1)),\n"
         out += "\(i1)repeatability: \(repeatability(item.repeatability))"
         if let label = item.label { out += ",\n\(i1)label: \(lit(label))" }

@@ -54,7 +54,9 @@ public enum SwiftMockGenerator {
     static func itemNotes(_ sourced: [HARScenarioBuilder.SourcedItem]) -> [[String]] {
         sourced.map { s in
             var notes: [String] = []
-            if let error = s.recordedError { notes.append("Recorded failure: " + error) }
+            if let error = s.recordedError {
+                notes.append((s.item.response.interruptionCode != nil ? "Cut short: " : "Recorded failure: ") + error)
+            }
             if let previous = s.previousRepeat,
                let changes = RepeatNotes.changes(from: sourced[previous].item.response.body, to: s.item.response.body) {
                 let name = sourced[previous].item.label ?? "the previous response"

@@ -174,7 +174,7 @@ final class MockServer: @unchecked Sendable {
                     proto.client?.urlProtocol(proto, didFailWithError: URLError(.badServerResponse))
                     return
                 }
-                outcome = .response(http, body)
+                outcome = .response(http, body, then: response.interruption.map { MockServer.urlError($0, url: url) })
             }
             let delivery = Delivery(proto: proto, outcome: outcome, loading: loading, bytesPerSecond: response.bytesPerSecond)
             let delay = max(0, response.delay ?? 0)
@@ -200,7 +200,8 @@ final class MockServer: @unchecked Sendable {
     /// against a second answer: a delivery clears it).
     private final class Delivery: @unchecked Sendable {
         enum Outcome {
-            case response(HTTPURLResponse, Data)
+            /// The head and body; `then`: the error that cuts the response short, after the body.
+            case response(HTTPURLResponse, Data, then: URLError?)
             case failure(URLError)
         }
         let proto: URLProtocol
@@ -213,7 +214,7 @@ final class MockServer: @unchecked Sendable {
         }
 
         func run() {
-            if case .response(let response, let body) = outcome, let rate = bytesPerSecond, !body.isEmpty {
+            if case .response(let response, let body, _) = outcome, let rate = bytesPerSecond, !body.isEmpty {
                 guard loading.withLock({ $0 }), let client = proto.client else { return }
                 client.urlProtocol(proto, didReceive: response, cacheStoragePolicy: .notAllowed)
                 #if canImport(FoundationNetworking)
@@ -234,9 +235,18 @@ final class MockServer: @unchecked Sendable {
             switch outcome {
             case .failure(let error):
                 client.urlProtocol(proto, didFailWithError: error)
-            case .response(let response, let body):
+            case .response(let response, let body, let interruption):
                 client.urlProtocol(proto, didReceive: response, cacheStoragePolicy: .notAllowed)
                 if !body.isEmpty { client.urlProtocol(proto, didLoad: body) }
+                finish(client, interruption)
+            }
+        }
+
+        /// The end of a delivered response: finished, or failed after its body when it was cut short.
+        private func finish(_ client: URLProtocolClient, _ interruption: URLError?) {
+            if let interruption {
+                client.urlProtocol(proto, didFailWithError: interruption)
+            } else {
                 client.urlProtocolDidFinishLoading(proto)
             }
         }
@@ -248,7 +258,7 @@ final class MockServer: @unchecked Sendable {
             client.urlProtocol(proto, didLoad: body.subdata(in: body.startIndex + offset..<body.startIndex + end))
             if end == body.count {
                 loading.withLock { $0 = false }
-                client.urlProtocolDidFinishLoading(proto)
+                if case .response(_, _, let interruption) = outcome { finish(client, interruption) }
                 return
             }
             DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { self.trickle(body, chunk: chunk, from: end) }

@@ -14,7 +14,8 @@ import FoundationNetworking
 /// ```
 ///
 /// The same queues, ordered repeats, matching, delays, failures and diagnostics as `NetworkMock`:
-/// an unmatched request throws `UnmatchedRequestError`, a `.failure` item throws its `URLError`,
+/// an unmatched request throws `UnmatchedRequestError`, a `.failure` item (and a response with an
+/// `interruption`) throws its `URLError`,
 /// and a delay longer than the request's `timeoutInterval` throws `URLError(.timedOut)`.
 public final class ScenarioTransport: Sendable {
     let server: MockServer
@@ -46,6 +47,8 @@ public final class ScenarioTransport: Sendable {
                                              headerFields: MockServer.headerFields(response.headers)) else {
                 throw MockServer.urlError(.badServerResponse, url: url)
             }
+            // A response cut short: URLSession's async API throws once the connection breaks.
+            if let code = response.interruption { throw MockServer.urlError(code, url: url) }
             return (body, http)
         }
     }

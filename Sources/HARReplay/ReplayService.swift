@@ -79,6 +79,8 @@ package final class ReplayService: Responder {
     private let responses: [ReplayResponse]
     /// "host:port" -> the recorded error, for tunnels the recording could not open.
     private let refusedTunnels: [String: String]
+    /// "host:port" -> whether the recording spoke HTTP/2 with it (absent: not recorded).
+    private let http2Hosts: [String: Bool]
     private let conversations: [RecordedConversation]
     private let remaps: [HostRemap]
     private let resetTriggers: [ReplayResetTrigger]
@@ -93,14 +95,16 @@ package final class ReplayService: Responder {
     package init(entries: [QueueEntry], source: String, remaps: [HostRemap] = [], resetOn: [ReplayResetTrigger] = [],
                  activation: String = "harrec replay", passthrough: Bool = false, recordedLatency: Bool = false,
                  webSockets: (entries: [QueueEntry], conversations: [RecordedConversation]) = ([], []),
-                 refusedTunnels: [String: String] = [:]) {
+                 refusedTunnels: [String: String] = [:], http2Hosts: [String: Bool] = [:]) {
         self.refusedTunnels = refusedTunnels
+        self.http2Hosts = http2Hosts
         self.passthrough = passthrough
         self.recordedLatency = recordedLatency
         conversations = webSockets.conversations
         responses = entries.enumerated().map { i, entry in
             ReplayService.response(entry.item, label: entry.item.label ?? "#\(i + 1)",
-                                   resetCode: entry.recordedError.flatMap(HTTP2ErrorCode.passedOnReset))
+                                   resetCode: entry.recordedError.flatMap(HTTP2ErrorCode.passedOnReset),
+                                   clientGaveUp: entry.recordedError.map(HARScenarioBuilder.isClientGiveUp) ?? false)
         }
         self.remaps = remaps
         resetTriggers = resetOn
@@ -231,6 +235,31 @@ package final class ReplayService: Responder {
         return UpstreamFailure(kind, "as recorded: \(error)")
     }
 
+    /// As recorded with `target` (or with the host a `--host-map` serves there); a host the
+    /// recording never reached speaks HTTP/2 with a client that offers it.
+    package func speaksHTTP2(to target: ProxyTarget) -> Bool {
+        let key = "\(target.host.lowercased()):\(target.port)"
+        if let recorded = http2Hosts[key] { return recorded }
+        for remap in remaps where remap.scheme == "https" && remap.host.lowercased() == target.host.lowercased()
+            && (remap.port ?? 443) == target.port {
+            if let recorded = http2Hosts["\(remap.recordedHost.lowercased()):443"] { return recorded }
+        }
+        return true
+    }
+
+    /// "host:port" of each recorded https exchange -> whether it was HTTP/2 (`httpVersion`
+    /// "HTTP/2", "h2", "http/2.0", ...): `speaksHTTP2(to:)`.
+    package static func http2Hosts(_ entries: [(url: String, httpVersion: String)]) -> [String: Bool] {
+        var hosts: [String: Bool] = [:]
+        for entry in entries {
+            guard let parts = MockURLParts(entry.url), parts.scheme == "https" else { continue }
+            let version = entry.httpVersion.lowercased()
+            let key = "\(parts.host.lowercased()):\(parts.port ?? 443)"
+            hosts[key] = (hosts[key] ?? false) || version == "h2" || version.hasPrefix("http/2")
+        }
+        return hosts
+    }
+
     /// A replayed WebSocket client did not follow the recording (`line` says where and how).
     package func noteDivergence(_ line: String) {
         state.withLock { s in
@@ -257,7 +286,9 @@ package final class ReplayService: Responder {
 
     /// The wire form of one queue item. Headers that cannot go on the wire (a foreign HAR with a
     /// control character in a value) are left out rather than failing the whole response.
-    static func response(_ item: ResponseQueueItem, label: String, resetCode: UInt32? = nil) -> ReplayResponse {
+    /// `clientGaveUp`: the recorded `_error` is the client's give-up (a cut response stays silent).
+    static func response(_ item: ResponseQueueItem, label: String, resetCode: UInt32? = nil,
+                         clientGaveUp: Bool = false) -> ReplayResponse {
         let mock = item.response
         var fields = HTTPFields()
         for header in mock.headers {
@@ -286,11 +317,17 @@ package final class ReplayService: Responder {
             status = 502
         }
         if !(100...599).contains(status) && mock.failureCode == nil { status = 502 }
-        let failure: ReplayFailure? = switch mock.failureCode {
-        case nil: nil
-        case .timedOut?: .silence // the client gave up, or timed out, before any answer
-        case _?: .broken(resetCode: resetCode)
+        let outcome: ReplayOutcome
+        if let code = mock.failureCode {
+            // The client gave up, or timed out, before any answer; else the connection broke.
+            outcome = .failed(code == .timedOut ? .silence : .broken(resetCode: resetCode))
+        } else if mock.interruptionCode != nil {
+            // Cut short: the client's own give-up is silence; anything else (an upstream timeout
+            // too: harrec closed the connection then) broke the connection.
+            outcome = .cut(clientGaveUp ? .silence : .broken(resetCode: resetCode))
+        } else {
+            outcome = .answered
         }
-        return ReplayResponse(status: status, fields: fields, body: body, delay: mock.delay, failure: failure, label: label)
+        return ReplayResponse(status: status, fields: fields, body: body, delay: mock.delay, outcome: outcome, label: label)
     }
 }

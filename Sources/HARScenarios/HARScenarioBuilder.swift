@@ -103,7 +103,9 @@ public enum HARScenarioBuilder {
     /// One item per HTTP entry, in the log's order (entries sorted by startedDateTime, stable).
     /// Recorded failures (status 0 with an `_error`, or harrec's own 502 or 504 answering one)
     /// become `.failure` items
-    /// (`failureCode(forRecordedError:)`). Skipped: other entries without a response, CONNECT,
+    /// (`failureCode(forRecordedError:)`). Any other response with an `_error` reached its client
+    /// cut short (a connection broken mid-body, a client that gave up while it arrived): it keeps
+    /// its status, headers and partial body, with that code as its `interruptionCode`. Skipped: other entries without a response, CONNECT,
     /// WebSocket upgrades (status 101 or `_webSocketMessages`), requests harrec answered itself
     /// (`_refused`: its 400s, 407s and failed tunnels are no server's answers), hosts the filter drops.
     /// Condition: method, scheme, host, port (nil when default), path ("/" when empty), every URL
@@ -266,10 +268,13 @@ public enum HARScenarioBuilder {
 
     static func makeResponse(_ entry: HAREntry, latency: ReplayLatency, dropping volatile: Set<String> = [],
                              proxyAnswersAsFailures: Bool = true) -> MockResponse {
-        // A client that gave up saw no whole response in either runtime; else harrec's own 502/504
-        // is the failure behind it for an app, and the answer itself for a proxy client.
-        let failure = clientGaveUp(entry) ? recordedError(entry)
-            : proxyAnswersAsFailures ? transportFailure(entry) : (entry.response.status == 0 ? recordedError(entry) : nil)
+        // No response reached the client (status 0): a failure. harrec's own 502/504 is the
+        // failure behind it for an app, and the answer itself for a proxy client. Any other
+        // response with an `_error` reached the client cut short: what arrived, then the error.
+        let error = recordedError(entry)
+        let ownAnswer = entry.response.status != 0 && transportFailure(entry) != nil
+        let failure = entry.response.status == 0 ? error : (ownAnswer && proxyAnswersAsFailures ? error : nil)
+        let interruption = ownAnswer ? nil : error.flatMap { entry.response.status == 0 ? nil : $0 }
         let headers = entry.response.headers
             .filter { !droppedResponseHeaders.contains($0.name.lowercased()) && !$0.name.hasPrefix(":")
                 && !volatile.contains($0.name.lowercased()) }
@@ -295,7 +300,8 @@ public enum HARScenarioBuilder {
         if let error = failure {
             return .failure(code: failureCode(forRecordedError: error), delay: delay)
         }
-        return MockResponse(status: entry.response.status, headers: headers, body: body, delay: delay)
+        return MockResponse(status: entry.response.status, headers: headers, body: body, delay: delay,
+                            interruption: interruption.map(failureCode(forRecordedError:)))
     }
 
     /// The transport failure an entry records: its `_error` when no response arrived (status 0)
@@ -311,14 +317,14 @@ public enum HARScenarioBuilder {
 
     /// Whether the entry records a client that gave up before the exchange ended (harrec's
     /// `client closed the connection after 2.0 s`, `client reset the stream (CANCEL) after ...`):
-    /// a mock fails it with `.timedOut` (after the recorded time with `--latency recorded`), and
-    /// `harrec replay` answers nothing, as the client got nothing more.
+    /// a mock fails it with `.timedOut` (after what arrived, and after the recorded time with
+    /// `--latency recorded`), and `harrec replay` sends nothing more, as the client got nothing more.
     public static func clientGaveUp(_ entry: HAREntry) -> Bool {
         guard let error = recordedError(entry) else { return false }
         return isClientGiveUp(error)
     }
 
-    static func isClientGiveUp(_ error: String) -> Bool {
+    package static func isClientGiveUp(_ error: String) -> Bool {
         error.hasPrefix("client ") && error.hasSuffix(" s") && error.contains(" after ")
     }
 
@@ -357,7 +363,8 @@ public enum HARScenarioBuilder {
     public struct SourcedItem: Sendable {
         /// The item, exactly as `items(from:options:)` makes it.
         public var item: ResponseQueueItem
-        /// The recorded `_error` of a failure item (status 0, or harrec's own 502 or 504), else nil.
+        /// The recorded `_error` of a failure item (status 0, or harrec's own 502 or 504) or of a
+        /// response cut short (`interruptionCode`), else nil.
         public var recordedError: String?
         /// The index of the item before this one with an equal condition (the same request
         /// recorded earlier), else nil.
@@ -371,7 +378,10 @@ public enum HARScenarioBuilder {
         return builtItems(from: log, options: options).enumerated().map { i, built in
             let key = conditionKey(built.item.condition)
             defer { last[key] = i }
-            return SourcedItem(item: built.item, recordedError: built.item.response.failureCode == nil ? nil : recordedError(built.entry),
+            let response = built.item.response
+            return SourcedItem(item: built.item,
+                               recordedError: response.failureCode == nil && response.interruptionCode == nil
+                                   ? nil : recordedError(built.entry),
                                previousRepeat: last[key])
         }
     }

@@ -224,11 +224,18 @@ public struct MockResponse: Sendable, Equatable {
     /// When set, the task fails with `URLError` of this code (after `delay`) instead of getting a
     /// response. HARMocking's `failure` property reads and writes it as a `URLError.Code`.
     public var failureCode: MockFailureCode?
+    /// When set, the response was cut short: the head and `body` (what arrived) are delivered,
+    /// then the task fails with `URLError` of this code, as when a connection breaks mid-body
+    /// (`.networkConnectionLost`) or the app stopped waiting (`.timedOut`). HARMocking's
+    /// `interruption` property reads and writes it as a `URLError.Code`.
+    public var interruptionCode: MockFailureCode?
     /// When set, the body is delivered at about this many bytes a second (see `bandwidth(bytesPerSecond:)`).
     public var bytesPerSecond: Int?
-    /// Creates a response.
-    public init(status: Int, headers: [HTTPHeader] = [], body: ResponseBody = .empty, delay: TimeInterval? = nil) {
+    /// Creates a response; `interruption` cuts it short after `body` (see `interruptionCode`).
+    public init(status: Int, headers: [HTTPHeader] = [], body: ResponseBody = .empty, delay: TimeInterval? = nil,
+                interruption: MockFailureCode? = nil) {
         self.status = status; self.headers = headers; self.body = body; self.delay = delay
+        interruptionCode = interruption
     }
 
     /// A transport failure (see HARMocking's `failure(_:delay:)`, which takes a `URLError.Code`).

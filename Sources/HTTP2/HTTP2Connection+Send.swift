@@ -63,14 +63,16 @@ extension HTTP2Connection {
     }
 
     /// Resets a stream with an RFC 9113 §7 error code (CANCEL 0x8 when the other side went away).
-    /// With `afterEnd`, what is queued on the stream goes out first and the reset follows its
-    /// END_STREAM: a server that answered before it read the whole request ends the upload with
-    /// RST_STREAM(NO_ERROR) after its complete response (RFC 9113 §8.1), and a reset at once
-    /// would drop that response.
-    public func reset(_ streamID: Int32, errorCode: UInt32, afterEnd: Bool = false) {
-        if afterEnd && nghttp2_session_get_stream_local_close(session, streamID) == 0
-            && nghttp2_session_find_stream(session, streamID) != nil {
-            resetsAfterEnd[streamID] = errorCode
+    /// With `afterQueued`, what is queued on the stream goes out first: the reset follows its
+    /// END_STREAM when the body was ended, else its last queued DATA frame. A server that
+    /// answered before it read the whole request ends the upload with RST_STREAM(NO_ERROR) after
+    /// its complete response (RFC 9113 §8.1), and a reset at once would drop that response; a
+    /// replayed response cut short keeps the bytes its client had.
+    public func reset(_ streamID: Int32, errorCode: UInt32, afterQueued: Bool = false) {
+        if afterQueued && nghttp2_session_get_stream_local_close(session, streamID) == 0
+            && nghttp2_session_find_stream(session, streamID) != nil
+            && outgoing[streamID].map({ $0.ended || $0.offset < $0.bytes.count }) ?? true {
+            resetsAfterQueued[streamID] = errorCode
             return
         }
         outgoing[streamID] = nil

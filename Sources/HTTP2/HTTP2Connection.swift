@@ -24,8 +24,8 @@ public final class HTTP2Connection {
     var incomingFieldBytes: [Int32: Int] = [:]
     /// Outgoing bodies waiting for the peer's window, per stream.
     var outgoing: [Int32: OutgoingBody] = [:]
-    /// Resets owed once the stream's END_STREAM has gone out (`reset(_:errorCode:afterEnd:)`).
-    var resetsAfterEnd: [Int32: UInt32] = [:]
+    /// Resets owed once what is queued on the stream has gone out (`reset(_:errorCode:afterQueued:)`).
+    var resetsAfterQueued: [Int32: UInt32] = [:]
     /// Server: streams whose END_STREAM went out, until `forgetEnd(of:)` (`sentEnd(on:)`).
     var endsSent: Set<Int32> = []
     /// The peer sent GOAWAY: it is closing the connection.

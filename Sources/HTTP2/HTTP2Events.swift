@@ -74,11 +74,18 @@ extension HTTP2Connection {
             return 0
         }
         nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { session, frame, userData in
-            guard let connection = HTTP2Connection.connection(userData), let frame,
-                  frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 else { return 0 }
+            guard let connection = HTTP2Connection.connection(userData), let frame else { return 0 }
             let streamID = frame.pointee.hd.stream_id
-            if connection.role == .server { connection.endsSent.insert(streamID) }
-            if let code = connection.resetsAfterEnd.removeValue(forKey: streamID) {
+            let owed: Bool
+            if frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 {
+                if connection.role == .server { connection.endsSent.insert(streamID) }
+                owed = true
+            } else if frame.pointee.hd.type == UInt8(NGHTTP2_DATA.rawValue), let body = connection.outgoing[streamID] {
+                owed = !body.ended && body.offset >= body.bytes.count // the last queued byte went out
+            } else {
+                owed = false
+            }
+            if owed, let code = connection.resetsAfterQueued.removeValue(forKey: streamID) {
                 _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, code)
             }
             return 0
@@ -88,7 +95,7 @@ extension HTTP2Connection {
             connection.incomingFields[streamID] = nil
             connection.incomingFieldBytes[streamID] = nil
             connection.outgoing[streamID] = nil
-            connection.resetsAfterEnd[streamID] = nil
+            connection.resetsAfterQueued[streamID] = nil
             if connection.delivers(streamID) { connection.events.append(.closed(streamID: streamID, errorCode: errorCode)) }
             connection.deliveredStreams.remove(streamID)
             return 0

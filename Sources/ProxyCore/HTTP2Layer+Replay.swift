@@ -84,25 +84,25 @@ extension HTTP2Layer {
         let method = stream.flow.request.method, url = stream.flow.request.url
         switch decision {
         case .serve(let response, let resetAfter):
-            switch response.failure {
-            case .silence?:
-                // A recorded give-up: the stream stays silent until the client resets it again.
-                outputs.append(.log(.replayed(method: method, url: url, status: nil, label: response.label)))
-            case .broken(let resetCode)?:
-                // A recorded transport failure: the stream is reset, with the code the recording's
-                // client got when it was a passed-on reset, else as a broken connection would end it.
-                client.reset(stream.clientID, errorCode: resetCode ?? HTTP2ErrorCode.internalError)
-                outputs.append(.log(.replayed(method: method, url: url, status: nil, label: response.label)))
-            case nil:
-                var fields = [HTTPField(name: ":status", value: String(response.status))]
-                for field in response.fields {
-                    let name = field.name.lowercased()
-                    if !Self.connectionSpecificFields.contains(name) { fields.append(HTTPField(name: name, value: field.value)) }
+            switch response.outcome {
+            case .failed(let failure), .cut(let failure):
+                // What the recorded client got (the head and part of the body, when cut), then
+                // the end it saw: a give-up stays silent until the client resets the stream again;
+                // a broken exchange is reset, with the code the recording's client got when it
+                // was a passed-on reset, else as a broken connection would end it.
+                var status: Int?
+                if case .cut = response.outcome {
+                    send(stream, fields: h2Fields(response, contentLength: false),
+                         body: method == "HEAD" ? [] : Array(response.body), end: false)
+                    status = response.status
                 }
-                if !(response.status < 200 || response.status == 204 || response.status == 304) {
-                    fields.append(HTTPField(name: "content-length", value: String(response.body.count)))
+                if case .broken(let resetCode) = failure {
+                    client.reset(stream.clientID, errorCode: resetCode ?? HTTP2ErrorCode.internalError,
+                                 afterQueued: status != nil)
                 }
-                send(stream, fields: fields, body: method == "HEAD" ? [] : Array(response.body))
+                outputs.append(.log(.replayed(method: method, url: url, status: status, label: response.label)))
+            case .answered:
+                send(stream, fields: h2Fields(response, contentLength: true), body: method == "HEAD" ? [] : Array(response.body))
                 if context.liveLog {
                     outputs.append(.log(.replayed(method: method, url: url, status: response.status, label: response.label)))
                 }
@@ -121,11 +121,26 @@ extension HTTP2Layer {
         }
     }
 
-    private func send(_ stream: Stream, fields: [HTTPField], body: [UInt8]) {
+    /// The response's head as HTTP/2 fields; `contentLength`: announce the body's length (not
+    /// for a response cut short, whose client must not take it for whole).
+    private func h2Fields(_ response: ReplayResponse, contentLength: Bool) -> [HTTPField] {
+        var fields = [HTTPField(name: ":status", value: String(response.status))]
+        for field in response.fields {
+            let name = field.name.lowercased()
+            if !Self.connectionSpecificFields.contains(name) { fields.append(HTTPField(name: name, value: field.value)) }
+        }
+        if contentLength && !(response.status < 200 || response.status == 204 || response.status == 304) {
+            fields.append(HTTPField(name: "content-length", value: String(response.body.count)))
+        }
+        return fields
+    }
+
+    /// `end`: the stream ends after `body` (false for a response cut short).
+    private func send(_ stream: Stream, fields: [HTTPField], body: [UInt8], end: Bool = true) {
         do {
-            try client.sendResponse(fields, on: stream.clientID, endStream: body.isEmpty)
+            try client.sendResponse(fields, on: stream.clientID, endStream: end && body.isEmpty)
             stream.responseHeadForwarded = true
-            if !body.isEmpty { client.sendData(body, on: stream.clientID, end: true) }
+            if !body.isEmpty { client.sendData(body, on: stream.clientID, end: end) }
         } catch {
             client.reset(stream.clientID, errorCode: HTTP2ErrorCode.internalError)
             outputs.append(.log(.rejected(status: 502, reason: "the recorded response cannot be sent over HTTP/2: \(error.message)")))

@@ -210,7 +210,7 @@ extension HTTP2Layer {
         stream.uploadDropped = dropped
         if dropped > Int(client.limits.streamWindow) {
             stream.uploadDropped = nil
-            client.reset(stream.clientID, errorCode: HTTP2ErrorCode.noError, afterEnd: true)
+            client.reset(stream.clientID, errorCode: HTTP2ErrorCode.noError, afterQueued: true)
         }
     }
 

@@ -94,19 +94,25 @@ extension ProxySession {
         let close = !current.keepAlive || shuttingDown
         switch current.decision {
         case .serve(let response, let resetAfter)?:
-            switch response.failure {
-            case .silence?:
-                current.phase = .silent
-                replayExchange = current
-                log(.replayed(method: current.method, url: current.url, status: nil, label: response.label))
-                return false
-            case .broken?:
-                // A recorded transport failure: the client sees its connection end, as it did.
-                log(.replayed(method: current.method, url: current.url, status: nil, label: response.label))
-                finish(log: nil)
-                return false
-            case nil:
+            switch response.outcome {
+            case .answered:
                 break
+            case .failed(let failure), .cut(let failure):
+                // What the recorded client got, then the end it saw: its own give-up (silence
+                // until it leaves again) or a broken connection.
+                var status: Int?
+                if case .cut = response.outcome {
+                    sendClient(response.cutWire(http11: current.head.version == .http11, headOnly: headOnly))
+                    status = response.status
+                }
+                log(.replayed(method: current.method, url: current.url, status: status, label: response.label))
+                if failure == .silence {
+                    current.phase = .silent
+                    replayExchange = current
+                } else {
+                    finish(log: nil)
+                }
+                return false
             }
             if !close && !headOnly {
                 sendClient(response.keepAliveWire)
@@ -254,10 +260,12 @@ extension ProxySession {
     }
 
     /// TLS toward the client of a replay: nothing upstream to ask, so a client offering h2 gets
-    /// it (its streams are answered by `HTTP2Layer+Replay`), any other gets HTTP/1.1.
+    /// it when the recording spoke h2 with that host (its streams are answered by
+    /// `HTTP2Layer+Replay`), any other gets HTTP/1.1, as the recording's client did.
     func startReplayInterception() {
         mode = .http
-        if upstreamALPNOffer(forHello: pendingClientBytes) != nil {
+        if upstreamALPNOffer(forHello: pendingClientBytes) != nil,
+           configuration.replay?.speaksHTTP2(to: tunnelTarget ?? ProxyTarget(host: "", port: 443)) ?? true {
             do {
                 try clientTLS!.acceptALPN(["h2"])
             } catch {

@@ -21,6 +21,10 @@ package protocol Responder: AnyObject, Sendable {
     /// How a tunnel to `target` failed in the recording, or nil when it is served.
     func refusedTunnel(_ target: ProxyTarget) -> UpstreamFailure?
 
+    /// Whether an intercepted tunnel to `target` speaks HTTP/2 with a client that offers it: as
+    /// the recording's exchanges with that host did.
+    func speaksHTTP2(to target: ProxyTarget) -> Bool
+
     /// A replayed WebSocket client did not follow the recording (`line` says where and how).
     func noteDivergence(_ line: String)
 
@@ -30,11 +34,22 @@ package protocol Responder: AnyObject, Sendable {
 
 /// How a recorded exchange ended without a whole answer, replayed as the client saw it.
 package enum ReplayFailure: Sendable, Equatable {
-    /// The client gave up (or timed out) before the answer: nothing is sent.
+    /// The client gave up (or timed out): nothing more is sent, until the client leaves again.
     case silence
     /// The connection broke: HTTP/1 closes it; HTTP/2 resets the stream with `resetCode` (the
     /// recorded one for a passed-on reset), else INTERNAL_ERROR.
     case broken(resetCode: UInt32?)
+}
+
+/// What the recorded client got.
+package enum ReplayOutcome: Sendable, Equatable {
+    /// The whole response.
+    case answered
+    /// No response: the exchange ended with the failure.
+    case failed(ReplayFailure)
+    /// The head and the recorded part of the body, then the failure (a response cut short: it
+    /// goes out framed so the client can tell, chunked without its last chunk over HTTP/1.1).
+    case cut(ReplayFailure)
 }
 
 /// A response `harrec replay` serves, made once when the HAR is loaded.
@@ -44,8 +59,8 @@ package struct ReplayResponse: Sendable {
     package var fields: HTTPFields
     /// Seconds to wait before answering (`--latency recorded`); nil answers at once.
     package var delay: Double?
-    /// A recorded failure: the client's request is not answered.
-    package var failure: ReplayFailure?
+    /// What the recorded client got: the whole response, none, or part of it.
+    package var outcome: ReplayOutcome
     /// "#3 GET /v1/feed", for the live log and the summary.
     package var label: String
     /// Head and body for a keep-alive HTTP/1.1 client, made once (the common case); the body is
@@ -56,8 +71,8 @@ package struct ReplayResponse: Sendable {
     /// The recorded body (decoded).
     package var body: ArraySlice<UInt8> { keepAliveWire[bodyStart...] }
 
-    package init(status: Int, fields: HTTPFields, body: [UInt8], delay: Double?, failure: ReplayFailure?, label: String) {
-        self.status = status; self.fields = fields; self.delay = delay; self.failure = failure; self.label = label
+    package init(status: Int, fields: HTTPFields, body: [UInt8], delay: Double?, outcome: ReplayOutcome, label: String) {
+        self.status = status; self.fields = fields; self.delay = delay; self.outcome = outcome; self.label = label
         let head = ReplayResponse.head(status: status, fields: fields, bodyCount: body.count, close: false)
         keepAliveWire = head + body
         bodyStart = head.count
@@ -68,12 +83,24 @@ package struct ReplayResponse: Sendable {
         ReplayResponse.head(status: status, fields: fields, bodyCount: body.count, close: close)
     }
 
-    private static func head(status: Int, fields: HTTPFields, bodyCount: Int, close: Bool) -> [UInt8] {
+    /// The wire form of a response cut short after `body` (`ReplayOutcome.cut`): chunked for an
+    /// HTTP/1.1 client, without the last chunk, so the client sees it end early as it did; an
+    /// HTTP/1.0 client gets the body up to the close. `headOnly`: a HEAD request's answer.
+    package func cutWire(http11: Bool, headOnly: Bool) -> [UInt8] {
+        var out = ReplayResponse.head(status: status, fields: fields, bodyCount: nil, close: !http11,
+                                      chunked: http11 && !headOnly)
+        guard !headOnly, !body.isEmpty else { return out }
+        if http11 { HTTP1Serializer.appendChunk(Array(body), to: &out) } else { out += body }
+        return out
+    }
+
+    private static func head(status: Int, fields: HTTPFields, bodyCount: Int?, close: Bool, chunked: Bool = false) -> [UInt8] {
         var out = fields
         // RFC 9110 §8.6: no Content-Length in 1xx, 204 and 304 responses.
-        if !(status < 200 || status == 204 || status == 304) {
+        if let bodyCount, !(status < 200 || status == 204 || status == 304) {
             out.append(name: "Content-Length", value: String(bodyCount))
         }
+        if chunked { out.append(name: "Transfer-Encoding", value: "chunked") }
         if close { out.append(name: "Connection", value: "close") }
         return (try? HTTP1Serializer.responseHead(version: .http11, status: status,
                                                   reason: HTTP1Forwarding.reasonPhrase(status), fields: out)) ?? []

@@ -182,7 +182,10 @@ func makeReplayService(_ parsed: ParsedArguments, path: String) throws -> Replay
                          resetOn: triggers, activation: "harrec replay \(lastPathComponent(path))",
                          passthrough: parsed.flag("passthrough"), recordedLatency: scenario.latency == .recorded,
                          webSockets: HARReplayConversations.make(from: log, options: options),
-                         refusedTunnels: HARReplayRefusedTunnels.make(from: log))
+                         refusedTunnels: HARReplayRefusedTunnels.make(from: log),
+                         http2Hosts: ReplayService.http2Hosts(log.entries.flatMap {
+                             [($0.request.url, $0.request.httpVersion), ($0.request.url, $0.response.httpVersion)]
+                         }))
 }
 
 /// `api.example.com=127.0.0.1:9000`: requests to 127.0.0.1:9000 (http or https; https by default

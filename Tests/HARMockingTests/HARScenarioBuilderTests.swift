@@ -111,8 +111,9 @@ final class HARScenarioBuilderTests: XCTestCase {
     }
 
     /// A client that gave up (harrec's `client … after N s`) saw no whole response: a mock fails it
-    /// with `.timedOut`, before the head or after it (a partial body is not served as a success).
-    /// Other errors that merely start with "client" keep their own code.
+    /// with `.timedOut`, before the head, or after the head and what arrived of the body (a
+    /// partial body is not served as a success). Other errors that merely start with "client"
+    /// keep their own code.
     func testAClientGiveUpIsATimeoutInEveryRuntime() {
         for text in ["client closed the connection after 2.0 s", "client reset the connection after 0.4 s",
                      "client reset the stream (CANCEL) after 1.5 s"] {
@@ -123,15 +124,53 @@ final class HARScenarioBuilderTests: XCTestCase {
         let gaveUp: JSONFields = [(key: "_error", value: .string("client closed the connection after 2.0 s"))]
         let log = HARFixture.log([
             HARFixture.entry("GET", "https://a.example/head-stall", status: 0, custom: gaveUp),
-            HARFixture.entry("GET", "https://a.example/body-stall", status: 200, responseText: "par", custom: gaveUp),
+            HARFixture.entry("GET", "https://a.example/body-stall", status: 200, responseHeaders: [], responseText: "par",
+                             custom: gaveUp),
         ])
         for answersAsFailures in [true, false] {
             let items = HARScenarioBuilder.builtItems(from: log, options: HARScenarioOptions(latency: .fixed(2)),
                                                       proxyAnswersAsFailures: answersAsFailures).map(\.item)
-            XCTAssertEqual(items.map(\.response), [.failure(.timedOut, delay: 2), .failure(.timedOut, delay: 2)])
+            XCTAssertEqual(items.map(\.response), [.failure(.timedOut, delay: 2),
+                                                   MockResponse(status: 200, body: .text("par"), delay: 2,
+                                                                interruption: .timedOut)])
         }
         XCTAssertTrue(HARScenarioBuilder.clientGaveUp(log.entries[1]))
         XCTAssertFalse(HARScenarioBuilder.clientGaveUp(HARFixture.entry("GET", "https://a.example/ok")))
+    }
+
+    /// A response with an `_error` that is not harrec's own answer reached its client cut short:
+    /// its head and partial body are kept, with the failure that ended it. harrec's own 502 is a
+    /// failure for an app and the answer itself for a proxy client; status 0 is a failure in both.
+    func testAResponseCutShortKeepsWhatArrivedAndHowItEnded() {
+        func error(_ text: String) -> JSONFields { [(key: "_error", value: .string(text))] }
+        let log = HARFixture.log([
+            HARFixture.entry("GET", "https://a.example/cut", status: 200, responseHeaders: [], responseText: "half",
+                             custom: error("upstream closed the connection mid-body")),
+            HARFixture.entry("GET", "https://a.example/h2cut", status: 206, responseHeaders: [], responseText: "",
+                             custom: error("upstream reset the stream (CANCEL)")),
+            HARFixture.entry("GET", "https://a.example/own", status: 502, responseHeaders: [],
+                             responseText: "harrec: upstream connection failed: connection refused\n",
+                             custom: error("upstream connection failed: connection refused")),
+            HARFixture.entry("GET", "https://a.example/none", status: 0, custom: error("upstream reset the stream (CANCEL)")),
+        ])
+        let app = HARScenarioBuilder.sourcedItems(from: log)
+        XCTAssertEqual(app.map(\.item.response), [
+            MockResponse(status: 200, body: .text("half"), interruption: .networkConnectionLost),
+            MockResponse(status: 206, interruption: .networkConnectionLost),
+            .failure(.cannotConnectToHost),
+            .failure(.networkConnectionLost),
+        ])
+        XCTAssertEqual(app.map(\.recordedError), ["upstream closed the connection mid-body", "upstream reset the stream (CANCEL)",
+                                                  "upstream connection failed: connection refused", "upstream reset the stream (CANCEL)"])
+        let proxy = HARScenarioBuilder.builtItems(from: log, options: HARScenarioOptions(), proxyAnswersAsFailures: false)
+        XCTAssertEqual(proxy[2].item.response.status, 502, "a proxy client got harrec's 502 whole")
+        XCTAssertNil(proxy[2].item.response.interruptionCode)
+        XCTAssertNil(proxy[2].item.response.failureCode)
+        XCTAssertEqual(proxy[0].item.response.interruptionCode, .networkConnectionLost)
+        var response = MockResponse(status: 200)
+        response.interruption = .timedOut
+        XCTAssertEqual(response.interruptionCode, .timedOut)
+        XCTAssertEqual(response.interruption, .timedOut)
     }
 
     func testHostFilterGetsLowercasedHostWithoutPort() {

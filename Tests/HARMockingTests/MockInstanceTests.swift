@@ -111,6 +111,32 @@ func queued(_ method: String, _ url: String, status: Int = 200, body: String = "
         #expect(mock.calls.last?.response?.failure == .networkConnectionLost)
     }
 
+    /// A response cut short (a recorded `_error` after the head) delivers its head and what
+    /// arrived of its body, then fails, through URLSession (a delegate sees each step, with and
+    /// without a bandwidth limit) and through ScenarioTransport.
+    @Test func aResponseCutShortDeliversWhatArrivedThenFails() async throws {
+        var cut = queued("https://api.example.com/cut", status: 206, body: "partial")
+        cut.response.interruption = .networkConnectionLost
+        var slow = queued("https://api.example.com/slow-cut", body: "partial")
+        slow.response.interruption = .timedOut
+        slow.response.bytesPerSecond = 70
+        let mock = NetworkMock(TestScenario([cut, slow]))
+        for (url, code) in [("https://api.example.com/cut", URLError.Code.networkConnectionLost),
+                            ("https://api.example.com/slow-cut", .timedOut)] {
+            let steps = StepRecorder()
+            let session = URLSession(configuration: mock.configuration(), delegate: steps, delegateQueue: nil)
+            let error = await steps.run(session.dataTask(with: URL(string: url)!))
+            #expect((error as? URLError)?.code == code, "\(url)")
+            #expect(steps.status == (url.hasSuffix("/cut") ? 206 : 200), "the head arrived")
+            #expect(String(decoding: steps.data, as: UTF8.self) == "partial", "then what arrived of the body")
+            session.invalidateAndCancel()
+        }
+        let transport = ScenarioTransport(TestScenario([cut]))
+        await #expect(throws: URLError.self) {
+            _ = try await transport.send(URLRequest(url: URL(string: "https://api.example.com/cut")!))
+        }
+    }
+
     @Test func aDelayLongerThanTheTimeoutTimesOut() async {
         let mock = NetworkMock(TestScenario([
             queued("http://h.test/slow", body: "late", delay: 30),
@@ -202,5 +228,41 @@ func queued(_ method: String, _ url: String, status: Int = 200, body: String = "
         #expect(calls[0].itemIndex == 0 && calls[0].item?.condition.path == "/v1/upload")
         #expect(calls[0].response?.status == 204)
         #expect(calls[1].itemIndex == nil && calls[1].response == nil && calls[1].body == Data("x=1".utf8))
+    }
+}
+
+/// A data delegate that keeps what a task delivered, step by step.
+final class StepRecorder: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var _status: Int?
+    private var _data = Data()
+    private var finished: CheckedContinuation<Error?, Never>?
+    var status: Int? { lock.withLock { _status } }
+    var data: Data { lock.withLock { _data } }
+
+    /// Runs `task` to its end; returns its error.
+    func run(_ task: URLSessionDataTask) async -> Error? {
+        await withCheckedContinuation { continuation in
+            lock.withLock { finished = continuation }
+            task.resume()
+        }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        lock.withLock { _status = (response as? HTTPURLResponse)?.statusCode }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        lock.withLock { _data.append(data) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        let continuation = lock.withLock { () -> CheckedContinuation<Error?, Never>? in
+            defer { finished = nil }
+            return finished
+        }
+        continuation?.resume(returning: error)
     }
 }

@@ -51,7 +51,7 @@ final class HTTP2ConnectionTests: XCTestCase {
     }
 
     /// RFC 9113 §8.1: a server answers before the request body ended, then asks the client to
-    /// stop with RST_STREAM(NO_ERROR). `reset(afterEnd:)` sends the reset after the whole
+    /// stop with RST_STREAM(NO_ERROR). `reset(afterQueued:)` sends the reset after the whole
     /// response, even when the response waits for the client's window (100 KB on a 64 KiB
     /// window) and when the response carries trailers; a plain reset would drop it.
     func testAResetAfterTheEndFollowsTheWholeResponse() throws {
@@ -64,7 +64,7 @@ final class HTTP2ConnectionTests: XCTestCase {
             server.sendData(Array(repeating: 9, count: 100_000), on: stream, end: true,
                             trailers: trailers ? [HTTPField(name: "x-why", value: "too big")] : nil)
             XCTAssertFalse(server.sentEnd(on: stream))
-            server.reset(stream, errorCode: 0, afterEnd: true)
+            server.reset(stream, errorCode: 0, afterQueued: true)
             let (got, _) = try pump(client, server, chunk: chunk)
             XCTAssertEqual(joinedData(got, stream).count, 100_000, "chunk \(chunk)")
             let order = got.compactMap { event -> String? in

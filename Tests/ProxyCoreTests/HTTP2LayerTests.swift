@@ -306,7 +306,7 @@ final class HTTP2LayerTests: XCTestCase {
         try h.run()
         let oid = try XCTUnwrap(h.originStream("/static"))
         try h.respond(oid, status: 405, body: Array("not here".utf8))
-        h.origin.reset(oid, errorCode: 0, afterEnd: true)  // after its answer, as nginx does
+        h.origin.reset(oid, errorCode: 0, afterQueued: true)  // after its answer, as nginx does
         try h.run()
         XCTAssertEqual(streamData(h.clientEvents, sid), Array("not here".utf8))
         XCTAssertTrue(h.clientEvents.contains(.endStream(streamID: sid)))

@@ -12,10 +12,10 @@ final class HTTP2ReplayTests: XCTestCase {
     private func service() -> ReplayService {
         func entry(_ method: String, _ path: String, _ text: String, _ r: Repeatability = .always,
                    body: BodyMatch? = nil, delay: Double? = nil, failure: MockFailureCode? = nil,
-                   error: String? = nil) -> QueueEntry {
+                   interruption: MockFailureCode? = nil, error: String? = nil) -> QueueEntry {
             var response = MockResponse(status: 200, headers: [HTTPHeader("Content-Type", "text/plain"),
                                                                HTTPHeader("Connection", "keep-alive")],
-                                        body: .text(text), delay: delay)
+                                        body: .text(text), delay: delay, interruption: interruption)
             if let failure { response = .failure(code: failure) }
             return QueueEntry(item: ResponseQueueItem(
                 condition: RequestCondition(method: method, scheme: "https", host: "api.test", path: path, body: body),
@@ -28,7 +28,11 @@ final class HTTP2ReplayTests: XCTestCase {
                                        entry("GET", "/calm", "", failure: .networkConnectionLost,
                                              error: "upstream reset the stream (ENHANCE_YOUR_CALM)"),
                                        entry("GET", "/gave-up", "", failure: .timedOut,
-                                             error: "client reset the stream (CANCEL) after 2.0 s")],
+                                             error: "client reset the stream (CANCEL) after 2.0 s"),
+                                       entry("GET", "/cut", "part", interruption: .networkConnectionLost,
+                                             error: "upstream reset the stream (CANCEL)"),
+                                       entry("GET", "/cut-gave-up", "some", interruption: .timedOut,
+                                             error: "client reset the stream (CANCEL) after 1.0 s")],
                              source: "HAR file t.har")
     }
 
@@ -90,6 +94,35 @@ final class HTTP2ReplayTests: XCTestCase {
         XCTAssertTrue(h.layer.streams.isEmpty, "the silent stream is gone once the client left")
         XCTAssertEqual(HTTP2ErrorCode.passedOnReset("upstream reset the stream (error 0x1f)"), 0x1f)
         XCTAssertNil(HTTP2ErrorCode.passedOnReset("upstream closed the stream (CANCEL)"))
+    }
+
+    /// A response cut short: its head (no content-length) and what arrived of its body, without
+    /// END_STREAM; then the recorded reset, after the data, or silence for a client's give-up.
+    func testAResponseCutShortIsReplayedAsTheClientSawIt() throws {
+        for chunk in [Int.max, 7] {
+            let h = try HTTP2LayerHarness(chunk: chunk, replay: service())
+            let cut = try h.request("/cut"), gaveUp = try h.request("/cut-gave-up")
+            try h.run()
+            XCTAssertEqual(h.status(cut), "200")
+            XCTAssertEqual(text(streamData(h.clientEvents, cut)), "part", "chunk \(chunk)")
+            XCTAssertEqual(text(streamData(h.clientEvents, gaveUp)), "some")
+            let order = h.clientEvents.compactMap { event -> String? in
+                switch event {
+                case .data(cut, _): return "data"
+                case .reset(cut, let code): return "reset \(code)"
+                case .headers(cut, let fields, let end):
+                    return fields.contains { $0.name == "content-length" } || end ? "bad head" : "head"
+                default: return nil
+                }
+            }
+            XCTAssertEqual(order.first, "head")
+            XCTAssertEqual(order.last, "reset 8", "the recorded CANCEL, after the data: \(order)")
+            XCTAssertFalse(h.clientEvents.contains { event in
+                if case .reset(gaveUp, _) = event { return true }
+                if case .endStream(gaveUp) = event { return true }
+                return false
+            }, "silence after what the client had")
+        }
     }
 }
 

@@ -90,6 +90,63 @@ final class ReplaySessionTests: XCTestCase {
         XCTAssertTrue(commands.contains(.closeClient))
     }
 
+    /// A response cut short goes out as the client got it: the head, chunked, and what arrived
+    /// of the body without the last chunk; then a broken connection closes, and a client's own
+    /// give-up stays silent until the client leaves again. An HTTP/1.0 client gets the body up to
+    /// the close; a HEAD only the head.
+    func testAResponseCutShortIsReplayedAsTheClientSawIt() {
+        var cut = item("GET", "/cut", status: 206, text: "part")
+        cut.item.response.interruptionCode = .networkConnectionLost
+        cut.recordedError = "upstream closed the connection mid-body"
+        var gaveUp = item("GET", "/gave-up", text: "some")
+        gaveUp.item.response.interruptionCode = .timedOut
+        gaveUp.recordedError = "client closed the connection after 2.0 s"
+        let (p, _) = playbook([cut, gaveUp])
+        let broken = p.client("GET http://api.test/cut HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertEqual(text(clientBytes(broken)), "HTTP/1.1 206 Partial Content\r\nContent-Type: text/plain\r\n"
+                       + "Transfer-Encoding: chunked\r\n\r\n4\r\npart\r\n", "no last chunk")
+        XCTAssertTrue(broken.contains(.closeClient), "\(broken)")
+
+        let (q, _) = playbook([cut, gaveUp])
+        let silent = q.client("GET http://api.test/gave-up HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertTrue(text(clientBytes(silent)).hasSuffix("chunked\r\n\r\n4\r\nsome\r\n"))
+        XCTAssertFalse(silent.contains(.closeClient), "silence, as the recorded client waited")
+        q.advance(5)
+        XCTAssertEqual(clientBytes(q.tick()), [])
+        XCTAssertTrue(q.clientEOF().contains(.closeClient), "the client leaves again")
+
+        for (request, expected) in [("GET http://api.test/cut HTTP/1.0\r\nHost: api.test\r\n\r\n",
+                                     "HTTP/1.1 206 Partial Content\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\npart"),
+                                    ("HEAD http://api.test/cut HTTP/1.1\r\nHost: api.test\r\n\r\n",
+                                     "HTTP/1.1 206 Partial Content\r\nContent-Type: text/plain\r\n\r\n")] {
+            var head = cut
+            head.item.condition.method = "HEAD"
+            let (r, _) = playbook([cut, head])
+            let commands = r.client(request)
+            XCTAssertEqual(text(clientBytes(commands)), expected)
+            XCTAssertTrue(commands.contains(.closeClient))
+        }
+    }
+
+    /// ALPN follows the recording: a host reached over h2 speaks h2 to a client that offers it,
+    /// one reached over HTTP/1.1 does not, and an unrecorded host does; a host map serves the
+    /// recorded host's protocol at its target.
+    func testTheReplaySpeaksHTTP2WhereTheRecordingDid() {
+        let hosts = ReplayService.http2Hosts([("https://h2.test/a", "HTTP/2.0"), ("https://h2.test/b", "http/1.1"),
+                                              ("https://h1.test:8443/", "HTTP/1.1"), ("https://alpn.test/", "h2"),
+                                              ("http://plain.test/", "HTTP/2.0")])
+        XCTAssertEqual(hosts, ["h2.test:443": true, "h1.test:8443": false, "alpn.test:443": true])
+        let service = ReplayService(entries: [], source: "t", remaps: [HostRemap(recordedHost: "h1.test", target: "https://127.0.0.1:9443")!],
+                                    http2Hosts: hosts)
+        XCTAssertTrue(service.speaksHTTP2(to: ProxyTarget(host: "H2.test", port: 443)))
+        XCTAssertFalse(service.speaksHTTP2(to: ProxyTarget(host: "h1.test", port: 8443)))
+        XCTAssertTrue(service.speaksHTTP2(to: ProxyTarget(host: "elsewhere.test", port: 443)))
+        XCTAssertTrue(service.speaksHTTP2(to: ProxyTarget(host: "127.0.0.1", port: 9443)), "h1.test:443 was never recorded")
+        let mapped = ReplayService(entries: [], source: "t", remaps: [HostRemap(recordedHost: "h1.test", target: "https://127.0.0.1:9443")!],
+                                   http2Hosts: ["h1.test:443": false])
+        XCTAssertFalse(mapped.speaksHTTP2(to: ProxyTarget(host: "127.0.0.1", port: 9443)), "as recorded for h1.test")
+    }
+
     func testRecordedLatencyWaitsForItsWakeUp() {
         let (p, _) = playbook([item("GET", "/slow", text: "late", delay: 0.25)])
         let first = p.client("GET http://api.test/slow HTTP/1.1\r\nHost: api.test\r\n\r\n")

@@ -197,6 +197,39 @@ def test_recorded_latency_and_recorded_failures(harrec, harrec_tls, origin):
     assert timed["recorded"] >= recorded_ms / 1000 * 0.9, timed
 
 
+def test_responses_cut_short_replay_as_the_client_saw_them(harrec, harrec_tls, origin, https_origin):
+    """An upstream that closed mid-body, and a client that gave up mid-body: curl saw the head
+    and part of the body, then a broken transfer (exit 18) or its own timeout (exit 28). The
+    replay gives it the same bytes and the same end. curl offers h2 over https; the recording
+    spoke HTTP/1.1 with that origin, and so does the replay."""
+    px = harrec_tls.start("--no-redact")
+    cut_url, tls_cut_url = f"{origin.base_url}/close-mid-body", f"{https_origin.base_url}/close-mid-body"
+    stall_url = f"{origin.base_url}/slow?ms=3000&chunks=3"
+
+    def run(proxy):
+        return {"http": curl("-x", proxy, cut_url),
+                "https": curl("-x", proxy, "--cacert", px.ca_pem, "-w", "%{http_version}", tls_cut_url),
+                "gave up": curl("-x", proxy, stall_url, max_time=1.5)}
+
+    recorded = run(px.http_proxy)
+    assert [r.rc for r in recorded.values()] == [18, 18, 28], {k: (r.rc, r.err) for k, r in recorded.items()}
+    assert recorded["https"].out.endswith(b"1.1")
+    assert len(recorded["http"].out) == 100 and recorded["gave up"].out, "part of each body arrived"
+    har = px.stop()
+    origin.stop()
+    https_origin.stop()
+    cut = [e for e in entries(har) if "/close-mid-body" in e["request"]["url"]]
+    assert [e["response"]["status"] for e in cut] == [200, 200] and all("mid-body" in e["_error"] for e in cut)
+    (stalled,) = [e for e in entries(har) if "/slow" in e["request"]["url"]]
+    assert stalled["response"]["status"] == 200 and stalled["_error"].startswith("client closed the connection after")
+
+    rp = replay(harrec, px, px.har_path)
+    replayed = run(rp.http_proxy)
+    for name, r in replayed.items():
+        assert (r.rc, r.out) == (recorded[name].rc, recorded[name].out), (name, r.rc, r.err, recorded[name].err)
+    assert rp.finish() == 0
+
+
 def test_bad_har_and_bad_options_fail_before_listening(harrec, tmp_path):
     bad = tmp_path / "bad.har"
     bad.write_text("{not json")

@@ -37,13 +37,30 @@ def h2_gets(proxy, cafile, urls):
     return asyncio.run(run())
 
 
+def spoken_over_h2(har_path):
+    """The recording as one made against origins that spoke HTTP/2 (its https entries say so):
+    a replay speaks to a client what the recording's client spoke."""
+    har = json.loads(open(har_path, encoding="utf-8").read())
+    for e in har["log"]["entries"]:
+        if e["request"]["url"].startswith("https://"):
+            e["request"]["httpVersion"] = e["response"]["httpVersion"] = "http/2.0"
+    with open(har_path, "w", encoding="utf-8") as f:
+        json.dump(har, f)
+
+
 def test_h2_clients_are_served_over_h2(harrec, harrec_tls, origin, https_origin):
-    """An https client offering h2 gets it from the replay (no upstream to ask), through CONNECT
-    and SOCKS5; streams answer in recorded order, unmatched ones get 599, h2c prior knowledge works
-    in a tunnel too."""
+    """An https client offering h2 gets it from the replay (no upstream to ask) when the recording
+    spoke h2 with the host, through CONNECT and SOCKS5; streams answer in recorded order, unmatched
+    ones get 599, h2c prior knowledge works in a tunnel too. A host the recording reached over
+    HTTP/1.1 is replayed over HTTP/1.1, whatever the client offers."""
     px, har_path, har = record(harrec_tls, origin, https_origin)
     secure, base = https_origin.base_url, origin.base_url
     bodies = recorded_bodies(har, "/counter?k=s")
+    rp = replay(harrec, px, har_path)
+    r = curl("--http2", "-x", rp.http_proxy, "--cacert", px.ca_pem, "-w", "\n%{http_version}", f"{secure}/counter?k=s")
+    assert r.out.rsplit(b"\n", 1) == [bodies[0], b"1.1"], r.err
+    assert rp.finish() == 0
+    spoken_over_h2(har_path)
     rp = replay(harrec, px, har_path)
     r = curl("--http2", "-x", rp.http_proxy, "--cacert", px.ca_pem, "-w", "\n%{http_version}", f"{secure}/counter?k=s")
     body, version = r.out.rsplit(b"\n", 1)
@@ -117,6 +134,7 @@ def test_passthrough_forwards_h2_streams_over_h2(harrec, harrec_tls, origin, htt
     from test_http2 import NginxH2
 
     px, har_path, har = record(harrec_tls, origin, https_origin)
+    spoken_over_h2(har_path)
     recorded = recorded_bodies(har, "/counter?k=s")
     live = origin_mod.OriginServer().start()
     nginx = NginxH2(tmp_path / "nginx-h2", test_pki, live.port)
@@ -181,6 +199,7 @@ def test_h2_passthrough_to_an_upstream_that_is_down(harrec, harrec_tls, origin, 
     running): each forwarded stream gets a 502 naming the refusal, recorded with the reason, and
     the recorded streams on the same connection are still served."""
     px, har_path, har = record(harrec_tls, origin, https_origin)
+    spoken_over_h2(har_path)
     recorded = recorded_bodies(har, "/counter?k=s")
     out = tmp_path / "missing.har"
     rp = replay(harrec, px, har_path, "--passthrough", "--out", out, "--no-redact")

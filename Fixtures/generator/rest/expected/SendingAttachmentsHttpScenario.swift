@@ -5,7 +5,7 @@ import Foundation
 import HARMocking
 
 /// The HTTP exchanges recorded for scenario "sendingAttachments",
-/// served in recorded order (18 responses).
+/// served in recorded order (20 responses).
 public struct SendingAttachmentsHttpScenario: Scenario {
     public init() {}
 
@@ -290,6 +290,48 @@ Today: café ☕
             response: .failure(.cannotConnectToHost),
             repeatability: .always,
             label: "#18 GET /v1/unreachable"
+        ),
+        // Cut short: upstream closed the connection mid-body
+        ResponseQueueItem(
+            condition: RequestCondition(
+                method: "GET", scheme: "https", host: "api.example.com",
+                path: "/v1/export.csv"
+            ),
+            response: MockResponse(
+                status: 200,
+                headers: [
+                    HTTPHeader("Content-Type", "text/csv"),
+                ],
+                body: .text(#"""
+id,name
+1,first
+2,
+"""#),
+                interruption: .networkConnectionLost
+            ),
+            repeatability: .always,
+            label: "#19 GET /v1/export.csv"
+        ),
+        // Cut short: client closed the connection after 2.0 s
+        ResponseQueueItem(
+            condition: RequestCondition(
+                method: "GET", scheme: "https", host: "api.example.com",
+                path: "/v1/feed/stream"
+            ),
+            response: MockResponse(
+                status: 200,
+                headers: [
+                    HTTPHeader("Content-Type", "application/x-ndjson"),
+                ],
+                body: .text(#"""
+{"item":1}
+
+
+"""#),
+                interruption: .timedOut
+            ),
+            repeatability: .always,
+            label: "#20 GET /v1/feed/stream"
         ),
     ]
 }
