@@ -110,12 +110,13 @@ def test_a_client_that_gives_up_on_a_silent_upstream(origin, harrec, how, stall)
     assert 1000 <= e["time"] < 2500, "the entry lasts until the client gave up"
 
 
-def test_an_https_client_that_gives_up_is_recorded(https_origin, harrec_tls):
-    """The same inside an intercepted CONNECT tunnel (TLS both ways)."""
+@pytest.mark.parametrize("kind", ["connect", "socks5"])
+def test_an_https_client_that_gives_up_is_recorded(https_origin, harrec_tls, kind):
+    """The same inside an intercepted tunnel (TLS both ways), opened with CONNECT or SOCKS5."""
     import ssl
     from helpers import tunnel
     px = harrec_tls.start("--no-redact")
-    sock = tunnel("connect", px, "localhost", https_origin.port)
+    sock = tunnel(kind, px, "localhost", https_origin.port)
     tls = ssl.create_default_context(cafile=str(px.ca_pem)).wrap_socket(sock, server_hostname="localhost")
     tls.sendall(f"GET /hang HTTP/1.1\r\nHost: localhost:{https_origin.port}\r\n\r\n".encode())
     time.sleep(1.0)
@@ -125,6 +126,28 @@ def test_an_https_client_that_gives_up_is_recorded(https_origin, harrec_tls):
     (e,) = [e for e in entries(har) if e["request"]["method"] == "GET"]
     # (`close` with harrec's unread session tickets in the buffer is a reset.)
     assert re.match(r"client (closed|reset) the connection after 1\.\d s$", e["_error"]), e["_error"]
+
+
+@pytest.mark.parametrize("stall", ["head", "body"])
+def test_a_socks5_client_that_gives_up_on_plain_http_is_recorded(origin, harrec, stall):
+    """A SOCKS5 client speaking plain HTTP through the tunnel gives up after a second: recorded
+    at once with when it left, and the upstream closed."""
+    from helpers import tunnel
+    px = harrec.start("--no-redact")
+    baseline = open_fds(px.proc.pid)
+    s = tunnel("socks5", px, "127.0.0.1", origin.port)
+    path = "/hang" if stall == "head" else "/slow?ms=3000&chunks=5"
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{origin.port}\r\n\r\n".encode())
+    if stall == "body":
+        s.settimeout(5)
+        assert s.recv(65536).startswith(b"HTTP/1.1 200")
+    time.sleep(1.0)
+    s.close()
+    assert wait_until(lambda: open_fds(px.proc.pid) <= baseline, 2.0), "the upstream connection was closed within 2 s"
+    har = px.stop()
+    (e,) = [e for e in entries(har) if path.split("?")[0] in e["request"]["url"]]
+    assert re.match(r"client (closed|reset) the connection after 1\.\d s$", e["_error"]), e["_error"]
+    assert e["response"]["status"] == (0 if stall == "head" else 200)
 
 
 def test_a_recorded_give_up_is_generated_as_a_timeout_and_replayed_as_silence(origin, harrec, tmp_path):
