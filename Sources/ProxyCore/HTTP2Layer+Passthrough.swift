@@ -28,7 +28,6 @@ extension HTTP2Layer {
     /// Sends an unmatched stream's gathered request upstream, or queues it for the connection.
     func forward(_ stream: Stream) {
         guard let request = stream.replay else { return }
-        stream.forwarded = true
         stream.flow.request.body.append(request.body, cap: context.maxRecordedBodyBytes)
         outputs.append(.log(.replayForwarded(method: stream.flow.request.method, url: stream.flow.request.url)))
         switch replayUpstream {

@@ -111,7 +111,7 @@ extension HTTP2Layer {
                     stream.flow.response?.trailers = h2Trailers.map { RecordedField(name: $0.name, value: $0.value) }
                 }
                 client.sendData([], on: stream.clientID, end: true, trailers: h2Trailers.isEmpty ? nil : h2Trailers)
-                stream.responseEnded = true
+                stream.response = .ended
                 stream.flow.instants.responseEnd = now
                 complete(stream)
                 h1.inFlight = nil

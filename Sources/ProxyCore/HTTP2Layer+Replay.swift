@@ -49,7 +49,7 @@ extension HTTP2Layer {
     /// The request ended: decide now, answer now or when due.
     func requestComplete(_ stream: Stream) {
         guard let request = stream.replay, let service = context.replay, request.decision == nil, !stream.recorded else { return }
-        stream.requestEnded = true
+        stream.request = .ended
         let flow = stream.flow.request
         let decision = service.decide(method: flow.method, url: flow.url,
                                       headers: flow.fields.map { HTTPField(name: $0.name, value: $0.value) },
@@ -80,7 +80,7 @@ extension HTTP2Layer {
             return
         }
         stream.recorded = true
-        stream.responseEnded = true
+        stream.response = .ended
         let method = stream.flow.request.method, url = stream.flow.request.url
         switch decision {
         case .serve(let response, let resetAfter):
@@ -139,7 +139,7 @@ extension HTTP2Layer {
     private func send(_ stream: Stream, fields: [HTTPField], body: [UInt8], end: Bool = true) {
         do {
             try client.sendResponse(fields, on: stream.clientID, endStream: end && body.isEmpty)
-            stream.responseHeadForwarded = true
+            stream.forwardedHead()
             if !body.isEmpty { client.sendData(body, on: stream.clientID, end: end) }
         } catch {
             client.reset(stream.clientID, errorCode: HTTP2ErrorCode.internalError)

@@ -22,7 +22,7 @@ extension HTTP2Layer {
             }
             guard let stream = streams[streamID], let upstreamID = stream.upstreamID, !stream.recorded else {
                 client.consumed(bytes.count, on: streamID)
-                if let stream = streams[streamID], let dropped = stream.uploadDropped {
+                if let stream = streams[streamID], case .dropping(let dropped) = stream.request {
                     dropUpload(stream, more: dropped + bytes.count)
                 }
                 return
@@ -36,7 +36,7 @@ extension HTTP2Layer {
                 return
             }
             guard let stream = streams[streamID], let upstreamID = stream.upstreamID else { return }
-            stream.requestEnded = true
+            stream.request = .ended
             stream.flow.instants.sendEnd = now
             stream.lastUpstreamActivity = now
             upstream.sendData([], on: upstreamID, end: true, trailers: stream.requestTrailers)
@@ -113,7 +113,7 @@ extension HTTP2Layer {
             return
         }
         if endStream {
-            stream.requestEnded = true
+            stream.request = .ended
             stream.flow.instants.sendEnd = now
         }
     }
@@ -141,7 +141,7 @@ extension HTTP2Layer {
             client.sendData(bytes, on: stream.clientID)
         case .endStream(let upstreamID):
             guard let stream = stream(upstream: upstreamID), !stream.recorded else { return }
-            stream.responseEnded = true
+            stream.response = .ended
             stream.flow.instants.responseEnd = now
             client.sendData([], on: stream.clientID, end: true, trailers: stream.responseTrailers)
             if stream.requestEnded { complete(stream) }
@@ -207,9 +207,9 @@ extension HTTP2Layer {
     /// (curl 7.88 fails a transfer reset while it is still uploading). One that goes on past a
     /// stream window is told to stop, as the upstream did: RST_STREAM(NO_ERROR), after the answer.
     func dropUpload(_ stream: Stream, more dropped: Int) {
-        stream.uploadDropped = dropped
+        stream.request = .dropping(dropped: dropped)
         if dropped > Int(client.limits.streamWindow) {
-            stream.uploadDropped = nil
+            stream.request = .ended
             client.reset(stream.clientID, errorCode: HTTP2ErrorCode.noError, afterQueued: true)
         }
     }
@@ -232,7 +232,7 @@ extension HTTP2Layer {
         stream.flow.instants.responseStart = now
         do {
             try client.sendResponse(fields, on: stream.clientID, endStream: endStream)
-            stream.responseHeadForwarded = true
+            stream.forwardedHead()
         } catch {
             if let upstreamID = stream.upstreamID { upstream.reset(upstreamID, errorCode: HTTP2ErrorCode.cancel) }
             client.reset(stream.clientID, errorCode: HTTP2ErrorCode.internalError)

@@ -50,13 +50,32 @@ final class HTTP2Layer {
 
     /// One client stream and its upstream stream.
     final class Stream {
+        /// The request's progress from the client.
+        enum RequestProgress: Equatable {
+            /// Body bytes may still come.
+            case receiving
+            /// The upstream took no more of the upload (a complete answer, then
+            /// RST_STREAM(NO_ERROR)): the rest is read and dropped, `dropped` bytes so far.
+            case dropping(dropped: Int)
+            /// The client's END_STREAM arrived, or the dropped upload was stopped.
+            case ended
+        }
+
+        /// The response's progress toward the client.
+        enum ResponseProgress: Equatable {
+            /// No final head went to the client: an error response can still replace it.
+            case awaitingHead
+            /// The final head went to the client; body bytes follow.
+            case forwarding
+            /// The response ended (the upstream's END_STREAM, or a replay's answer).
+            case ended
+        }
+
         let clientID: Int32
         var upstreamID: Int32?
         var flow: Flow
-        var requestEnded = false
-        var responseEnded = false
-        /// The final response head went to the client (an error response can no longer replace it).
-        var responseHeadForwarded = false
+        var request = RequestProgress.receiving
+        var response = ResponseProgress.awaitingHead
         var requestTrailers: [HTTPField]?
         var responseTrailers: [HTTPField]?
         /// Body bytes received from one side and handed to the other side's nghttp2 that it has
@@ -64,22 +83,33 @@ final class HTTP2Layer {
         var unacknowledgedFromClient = 0
         var unacknowledgedFromUpstream = 0
         var recorded = false
-        /// Request body bytes the client sent after the upstream took no more of it (a complete
-        /// answer, then RST_STREAM(NO_ERROR)): read and dropped. Nil until then.
-        var uploadDropped: Int?
         var clientClosed = false
         var upstreamClosed = false
         var lastUpstreamActivity: Double
         /// Set when the stream is answered from a replay (`HTTP2Layer+Replay`).
         var replay: ReplayRequest?
-        /// A replayed stream that matched nothing and went to the real upstream (`--passthrough`):
-        /// recorded like a recording's stream.
-        var forwarded = false
 
         init(clientID: Int32, flow: Flow, at time: Double) {
             self.clientID = clientID
             self.flow = flow
             lastUpstreamActivity = time
+        }
+
+        var requestEnded: Bool { request == .ended }
+        var responseEnded: Bool { response == .ended }
+        /// The final response head went to the client (an error response can no longer replace it).
+        var responseHeadForwarded: Bool { response != .awaitingHead }
+
+        /// A replayed stream that matched nothing and went to the real upstream (`--passthrough`):
+        /// recorded like a recording's stream.
+        var forwarded: Bool {
+            if case .forward? = replay?.decision { return true }
+            return false
+        }
+
+        /// The final head went to the client.
+        func forwardedHead() {
+            if response == .awaitingHead { response = .forwarding }
         }
     }
 
@@ -227,7 +257,7 @@ final class HTTP2Layer {
         now = max(now, time)
         for stream in streams.values.sorted(by: { $0.clientID < $1.clientID }) {
             if hasWholeResponse(stream) {
-                stream.responseEnded = true
+                stream.response = .ended
                 if stream.flow.instants.responseEnd == nil { stream.flow.instants.responseEnd = now }
                 complete(stream)
             } else {

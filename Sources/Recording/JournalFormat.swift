@@ -134,8 +134,15 @@ public struct JournalDecoder {
     private var position = 0
     private var ready: [Event] = []
     private var readyIndex = 0
+    /// The journal's size when it is known (a file being recovered): a header claiming more
+    /// bytes than are left is damage at once, so a forged length cannot make the decoder buffer
+    /// the rest of the file waiting for them.
+    private let size: UInt64?
 
-    public init() {}
+    /// `size`: the journal's total size, when it is known.
+    public init(size: UInt64? = nil) {
+        self.size = size
+    }
 
     /// Bytes received so far (the offset the next fed byte has).
     public var offset: UInt64 { bufferOffset + UInt64(buffer.count) }
@@ -195,6 +202,7 @@ public struct JournalDecoder {
         return buffer.withUnsafeBytes { raw -> Attempt in
             let headerBytes = UnsafeRawBufferPointer(rebasing: raw[at..<(at + JournalFrame.headerSize)])
             guard let header = JournalFrame.header(headerBytes) else { return .invalid }
+            if let size, absolute(at) + UInt64(JournalFrame.headerSize) + header.length > size { return .invalid }
             guard UInt64(available - JournalFrame.headerSize) >= header.length else { return .needMore }
             let start = at + JournalFrame.headerSize
             let payload = UnsafeRawBufferPointer(rebasing: raw[start..<(start + Int(header.length))])

@@ -162,7 +162,7 @@ extension JournalContents {
         let path = JournalFile.recordsPath(in: JournalFile.directory(for: harPath))
         let fd = try JournalFile.openForReading(path, lock: true)
         var index = JournalIndex()
-        var decoder = JournalDecoder()
+        var decoder = JournalDecoder(size: JournalFile.size(fd))
         var session: JournalSession?
         var records = 0, torn = 0, unusable = 0
         var tornBytes: UInt64 = 0

@@ -216,4 +216,37 @@ final class JournalCodecTests: XCTestCase {
         XCTAssertEqual(Array(events.dropFirst()), expected(records.map { (kind: $0.kind, offset: $0.offset + UInt64(claims.count), payload: $0.payload) }))
         XCTAssertEqual(events.first, .damaged(offset: 0, length: UInt64(claims.count)))
     }
+
+    /// A forged length within the limit (2 GiB) in a file of known size: damage as soon as its
+    /// header is read, not a wait that buffers the rest of the file; the records after it come
+    /// back while it is read in pieces, and a torn tail is still torn.
+    func testAForgedLengthIsDamageAgainstTheBytesLeft() {
+        let (bytes, records) = sampleJournal()
+        var forged = JournalFrame.magic + [2]
+        forged += [0, 0, 0, 0x80, 0, 0, 0, 0]  // 2 GiB claimed
+        forged += [1, 2, 3, 4]
+        let file = forged + bytes
+        var decoder = JournalDecoder(size: UInt64(file.count))
+        var events: [JournalDecoder.Event] = []
+        for start in stride(from: 0, to: file.count, by: 64) {
+            decoder.feed(Array(file[start..<min(file.count, start + 64)]))
+            while let event = decoder.next() { events.append(event) }
+            if start >= forged.count + 64 {
+                XCTAssertFalse(events.isEmpty, "the damage is reported before the file's end (offset \(start))")
+            }
+        }
+        decoder.finish()
+        while let event = decoder.next() { events.append(event) }
+        XCTAssertEqual(events.first, .damaged(offset: 0, length: UInt64(forged.count)))
+        XCTAssertEqual(Array(events.dropFirst()),
+                       expected(records.map { (kind: $0.kind, offset: $0.offset + UInt64(forged.count), payload: $0.payload) }))
+        // Without the size, the same bytes cut short are a torn tail, as before.
+        let cut = Array(bytes.dropLast(3))
+        var sized = JournalDecoder(size: UInt64(cut.count))
+        sized.feed(cut)
+        sized.finish()
+        var tail: [JournalDecoder.Event] = []
+        while let event = sized.next() { tail.append(event) }
+        XCTAssertEqual(tail, decode(cut), "a known size changes nothing for a torn tail")
+    }
 }
