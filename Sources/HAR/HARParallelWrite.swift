@@ -5,9 +5,40 @@ import Glibc
 #endif
 
 extension HARLog {
-    /// Entries per unit of parallel work: large enough to amortise scheduling, small enough that a
-    /// window of batches stays a few tens of MiB.
+    /// Entries per unit of parallel work at most: large enough to amortise scheduling.
     public static let parallelBatchSize = 32
+    /// Entry bytes (as the caller estimates them) a parallel pipeline holds at once at most:
+    /// the windows being built, ordered and written (three), so memory is bounded by bytes, not
+    /// by entries, whatever the body sizes. An entry larger than a batch's share goes alone.
+    public static let parallelBytesInFlight = 64 << 20
+
+    /// The bytes of one window: three are in flight at once (built, ordered, written).
+    static var parallelWindowBytes: Int { parallelBytesInFlight / 4 }
+
+    /// The bytes of one batch: a window holds two batches per core, so every core has work.
+    public static var parallelBatchBytes: Int { max(1, parallelWindowBytes / max(2, System.coreCount * 2)) }
+
+    /// `0..<count` cut into batches of at most `parallelBatchSize` entries and `maxBytes` bytes
+    /// (`bytes(i)`: entry i's estimated size; an entry larger than `maxBytes` is a batch alone).
+    public static func parallelBatches(count: Int, maxBytes: Int = parallelBatchBytes,
+                                       bytes: ((Int) -> Int)?) -> [Range<Int>] {
+        guard let bytes else {
+            return stride(from: 0, to: count, by: parallelBatchSize).map { $0..<min($0 + parallelBatchSize, count) }
+        }
+        var batches: [Range<Int>] = []
+        var start = 0, size = 0
+        for i in 0..<count {
+            let entryBytes = max(0, bytes(i))
+            if i > start && (i - start == parallelBatchSize || size + entryBytes > maxBytes) {
+                batches.append(start..<i)
+                start = i
+                size = 0
+            }
+            size += entryBytes
+        }
+        if start < count { batches.append(start..<count) }
+        return batches
+    }
 
     /// Serializes the file using every core, streaming: entries are built by `entry(i)` for
     /// `i` in `0..<entryCount` (this log's own `entries` are ignored) in parallel batches, and the
@@ -20,7 +51,11 @@ extension HARLog {
     /// `inOrder`, when given, sees every built entry on the calling thread, strictly in index
     /// order, before it is serialized, and may change it. Redaction uses it: its placeholders are
     /// numbered in file order, which parallel workers could not do deterministically.
+    ///
+    /// `entryBytes`, when given, estimates entry i's size: batches and windows are then cut by
+    /// bytes as well as by count (`parallelBytesInFlight`), so large bodies do not pile up.
     public func serialize(pretty: Bool = true, entryCount: Int, entry: @escaping @Sendable (Int) -> HAREntry,
+                          entryBytes: ((Int) -> Int)? = nil,
                           inOrder: ((inout HAREntry, Int) -> Void)? = nil,
                           to sink: @escaping @Sendable ([UInt8]) throws -> Void) throws {
         var head = JSONWriter(pretty: pretty, reservingCapacity: 4096)
@@ -29,26 +64,41 @@ extension HARLog {
         writeHead(to: &head)
         try sink(head.takeBytes())
 
-        let batchSize = Self.parallelBatchSize
-        let batchCount = (entryCount + batchSize - 1) / batchSize
+        let ranges = Self.parallelBatches(count: entryCount, bytes: entryBytes)
+        let batchCount = ranges.count
         // Batches per window. Each window ends at a barrier (every core waits for its slowest
         // batch), so a few batches per core: two per core left pass 2 of a large redaction 11%
-        // slower on 2 cores than eight per core.
+        // slower on 2 cores than eight per core. A window also ends at its share of the bytes.
         let window = max(16, System.coreCount * 2)
+        var batchBytes = [Int](repeating: 0, count: entryBytes == nil ? 0 : batchCount)
+        if let entryBytes {
+            for (b, r) in ranges.enumerated() { batchBytes[b] = r.reduce(0) { $0 + max(0, entryBytes($1)) } }
+        }
+        /// The end of the window starting at batch `start`.
+        func windowEnd(_ start: Int) -> Int {
+            var end = start, bytes = 0
+            while end < batchCount && end - start < window
+                    && (end == start || batchBytes.isEmpty || bytes + batchBytes[end] <= Self.parallelWindowBytes) {
+                bytes += batchBytes.isEmpty ? 0 : batchBytes[end]
+                end += 1
+            }
+            return end
+        }
         let writer = DispatchQueue(label: "harrec.har-writer")
         let failure = Mutex<(any Error)?>(nil)
         // At most two windows wait for the writer: bounded memory, and building overlaps writing.
         let slots = DispatchSemaphore(value: 1)
-        let range: @Sendable (Int) -> Range<Int> = { batch in batch * batchSize..<min((batch + 1) * batchSize, entryCount) }
-        /// Serializes batches `first..<last` on every core, entry `i` from `entryAt(i)`.
-        let serializeWindow = { @Sendable (first: Int, last: Int, entryAt: (Int) -> HAREntry) -> [[UInt8]] in
+        let range: @Sendable (Int) -> Range<Int> = { batch in ranges[batch] }
+        /// Serializes batches `first..<last` on every core, entry `i` of batch `b` from `entryAt(b, i)`.
+        let serializeWindow = { @Sendable (first: Int, last: Int, entryAt: (Int, Int) -> HAREntry) -> [[UInt8]] in
             var outputs = [[UInt8]](repeating: [], count: last - first)
             outputs.withUnsafeMutableBufferPointer { buffer in
                 let cells = UncheckedSendable(buffer)
                 DispatchQueue.concurrentPerform(iterations: last - first) { offset in
                     let batch = first + offset
-                    cells.value[offset] = Self.serializeBatch(range(batch), isFirst: batch == 0, pretty: pretty,
-                                                              entry: entryAt)
+                    cells.value[offset] = Self.serializeBatch(range(batch), isFirst: batch == 0, pretty: pretty) {
+                        entryAt(batch, $0)
+                    }
                 }
             }
             return outputs
@@ -61,7 +111,7 @@ extension HARLog {
         var start = 0
         var prefetched: WindowBuild?
         while start < batchCount, failure.withLock({ $0 == nil }) {
-            let end = min(start + window, batchCount)
+            let end = windowEnd(start)
             if let inOrder {
                 // Three stages run at once: the next window is built on the worker threads, this
                 // one goes through `inOrder` here, the previous one is serialized and written by
@@ -69,8 +119,7 @@ extension HARLog {
                 let current = prefetched ?? WindowBuild(start: start, end: end, range: range, entry: entry)
                 current.group.wait()
                 prefetched = end < batchCount
-                    ? WindowBuild(start: end, end: min(end + window, batchCount), range: range, entry: entry) : nil
-                let first = range(start).lowerBound
+                    ? WindowBuild(start: end, end: windowEnd(end), range: range, entry: entry) : nil
                 for offset in current.batches.indices {
                     let batchFirst = range(start + offset).lowerBound
                     for k in current.batches[offset].indices { inOrder(&current.batches[offset][k], batchFirst + k) }
@@ -79,15 +128,15 @@ extension HARLog {
                 slots.wait()
                 writer.async {
                     defer { slots.signal() }
-                    // Batches are `batchSize` entries each, so entry i sits at (i - first) / batchSize.
-                    let outputs = serializeWindow(windowStart, end) { i in
-                        current.batches[(i - first) / batchSize][(i - first) % batchSize]
+                    // Entry i of batch b sits at its offset in that batch.
+                    let outputs = serializeWindow(windowStart, end) { b, i in
+                        current.batches[b - windowStart][i - ranges[b].lowerBound]
                     }
                     current.batches = []
                     writeChunks(outputs)
                 }
             } else {
-                let outputs = serializeWindow(start, end, entry)
+                let outputs = serializeWindow(start, end) { _, i in entry(i) }
                 slots.wait()
                 writer.async {
                     defer { slots.signal() }

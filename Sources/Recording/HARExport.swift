@@ -138,10 +138,11 @@ public enum HARExport {
         progress?.begin(total: count, passes: transform == nil ? 1 : 2)
         if let transform, let kept {
             transform.firstHead(&header)
-            let batch = HARLog.parallelBatchSize
-            DispatchQueue.concurrentPerform(iterations: (count + batch - 1) / batch) { b in
+            // Batches cut by bytes too: each core holds one batch's entries at a time.
+            let batches = HARLog.parallelBatches(count: count, bytes: source.byteCount(at:))
+            DispatchQueue.concurrentPerform(iterations: batches.count) { b in
                 guard progress?.isStopped != true else { return }
-                for i in b * batch..<min((b + 1) * batch, count) {
+                for i in batches[b] {
                     var built = build(i)
                     transform.first(&built, i)
                     if !kept.keep(built, at: i) { transform.released(i) }
@@ -165,7 +166,7 @@ public enum HARExport {
                 var built = build(i)
                 transform.secondAgain(&built, i)
                 return built
-            }) { chunk in
+            }, entryBytes: source.byteCount(at:)) { chunk in
                 try progress?.check()
                 if let error = readFailure.withLock({ $0 }) { throw error }
                 try file.write(chunk)
@@ -427,6 +428,9 @@ public protocol FlowSource: Sendable {
     func flow(at i: Int) throws -> Flow
     /// Scenario markers: each starts a HAR page.
     var pageMarks: [PageMark] { get }
+    /// About how many bytes flow `i` holds (its bodies, its messages): the export bounds the
+    /// bytes in flight with it (`HARLog.parallelBytesInFlight`).
+    func byteCount(at i: Int) -> Int
 }
 
 extension FlowSource {
@@ -443,6 +447,11 @@ public struct FlowArray: FlowSource {
     }
     public var count: Int { flows.count }
     public func flow(at i: Int) -> Flow { flows[i] }
+    public func byteCount(at i: Int) -> Int {
+        let flow = flows[i]
+        return flow.request.body.bytes.count + (flow.response?.body.bytes.count ?? 0)
+            + (flow.webSocket?.messages.reduce(0) { $0 + $1.data.count } ?? 0)
+    }
 }
 
 /// How far an export is, and a way to stop it (a signal during a long export).

@@ -10,11 +10,15 @@ struct JournalIndexEntry: Sendable {
     /// For a WebSocket: index into `JournalIndex.webSockets`; -1 otherwise.
     var webSocket: Int32 = -1
     var failed: Bool
+    /// The record's length (a WebSocket's messages and end are counted in its records).
+    var bytes = 0
 }
 
 /// The records of one WebSocket conversation.
 struct JournalWebSocketRecords: Sendable {
     var messages: [UInt64] = []
+    /// The lengths of the message and end records.
+    var bytes = 0
     /// The end record, when the conversation ended before the journal did.
     var end: UInt64?
 }
@@ -29,30 +33,33 @@ struct JournalIndex: Sendable {
     /// Scenario markers, in the order they came (few: kept whole, not as offsets).
     var pageMarks: [PageMark] = []
 
-    mutating func addFlow(id: UInt64, requestStart: Double, offset: UInt64, failed: Bool) {
-        entries.append(JournalIndexEntry(requestStart: requestStart, id: id, offset: offset, failed: failed))
+    mutating func addFlow(id: UInt64, requestStart: Double, offset: UInt64, failed: Bool, bytes: Int) {
+        entries.append(JournalIndexEntry(requestStart: requestStart, id: id, offset: offset, failed: failed, bytes: bytes))
         if failed { failures += 1 }
     }
 
-    mutating func addWebSocketStart(id: UInt64, requestStart: Double, offset: UInt64) {
+    mutating func addWebSocketStart(id: UInt64, requestStart: Double, offset: UInt64, bytes: Int) {
         let slot = Int32(webSockets.count)
         webSockets.append(JournalWebSocketRecords())
         webSocketByFlow[id] = slot
-        entries.append(JournalIndexEntry(requestStart: requestStart, id: id, offset: offset, webSocket: slot, failed: false))
+        entries.append(JournalIndexEntry(requestStart: requestStart, id: id, offset: offset, webSocket: slot, failed: false,
+                                         bytes: bytes))
     }
 
     /// False when no start record was seen for `flowID` (the message is then dropped).
     @discardableResult
-    mutating func addWebSocketMessage(flowID: UInt64, offset: UInt64) -> Bool {
+    mutating func addWebSocketMessage(flowID: UInt64, offset: UInt64, bytes: Int) -> Bool {
         guard let slot = webSocketByFlow[flowID] else { return false }
         webSockets[Int(slot)].messages.append(offset)
+        webSockets[Int(slot)].bytes += bytes
         return true
     }
 
     @discardableResult
-    mutating func addWebSocketEnd(flowID: UInt64, offset: UInt64) -> Bool {
+    mutating func addWebSocketEnd(flowID: UInt64, offset: UInt64, bytes: Int) -> Bool {
         guard let slot = webSocketByFlow.removeValue(forKey: flowID) else { return false }
         webSockets[Int(slot)].end = offset
+        webSockets[Int(slot)].bytes += bytes
         return true
     }
 

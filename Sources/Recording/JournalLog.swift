@@ -37,13 +37,15 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
         if flow.webSocket != nil, index.withLock({ $0.webSocketByFlow[flow.id] != nil }) {
             var end = flow
             end.webSocket?.messages = []
-            let offset = writer.append(end.journalRecord(.webSocketEnd))
-            index.withLock { _ = $0.addWebSocketEnd(flowID: flow.id, offset: offset) }
+            let record = end.journalRecord(.webSocketEnd)
+            let offset = writer.append(record)
+            index.withLock { _ = $0.addWebSocketEnd(flowID: flow.id, offset: offset, bytes: record.count) }
             return
         }
-        let offset = writer.append(flow.journalRecord(.flow))
+        let record = flow.journalRecord(.flow)
+        let offset = writer.append(record)
         index.withLock { $0.addFlow(id: flow.id, requestStart: flow.instants.requestStart, offset: offset,
-                                    failed: flow.error != nil) }
+                                    failed: flow.error != nil, bytes: record.count) }
     }
 
     public func recordPageMark(_ mark: PageMark) {
@@ -52,13 +54,16 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
     }
 
     public func recordWebSocketStart(_ flow: Flow) {
-        let offset = writer.append(flow.journalRecord(.webSocketStart))
-        index.withLock { $0.addWebSocketStart(id: flow.id, requestStart: flow.instants.requestStart, offset: offset) }
+        let record = flow.journalRecord(.webSocketStart)
+        let offset = writer.append(record)
+        index.withLock { $0.addWebSocketStart(id: flow.id, requestStart: flow.instants.requestStart, offset: offset,
+                                              bytes: record.count) }
     }
 
     public func recordWebSocketMessage(_ message: RecordedWebSocketMessage, flowID: UInt64) {
-        let offset = writer.append(WebSocketMessageRecord.encode(message, flowID: flowID))
-        index.withLock { _ = $0.addWebSocketMessage(flowID: flowID, offset: offset) }
+        let record = WebSocketMessageRecord.encode(message, flowID: flowID)
+        let offset = writer.append(record)
+        index.withLock { _ = $0.addWebSocketMessage(flowID: flowID, offset: offset, bytes: record.count) }
     }
 
     /// Exchanges recorded so far.
@@ -98,6 +103,11 @@ public final class JournalContents: FlowSource, @unchecked Sendable {
     deinit { JournalFile.closeFile(fd) }
 
     public var count: Int { ordered.count }
+
+    public func byteCount(at i: Int) -> Int {
+        let entry = ordered[i]
+        return entry.bytes + (entry.webSocket >= 0 ? webSockets[Int(entry.webSocket)].bytes : 0)
+    }
 
     public func flow(at i: Int) throws -> Flow {
         let entry = ordered[i]
@@ -186,14 +196,16 @@ extension JournalContents {
                         case .flow:
                             let flow = try Flow(decoding: raw)
                             index.addFlow(id: flow.id, requestStart: flow.instants.requestStart, offset: offset,
-                                          failed: flow.error != nil)
+                                          failed: flow.error != nil, bytes: raw.count)
                         case .webSocketStart:
                             let flow = try Flow(decoding: raw)
-                            index.addWebSocketStart(id: flow.id, requestStart: flow.instants.requestStart, offset: offset)
+                            index.addWebSocketStart(id: flow.id, requestStart: flow.instants.requestStart, offset: offset,
+                                                    bytes: raw.count)
                         case .webSocketMessage:
-                            return index.addWebSocketMessage(flowID: try WebSocketMessageRecord.decode(raw).flowID, offset: offset)
+                            return index.addWebSocketMessage(flowID: try WebSocketMessageRecord.decode(raw).flowID, offset: offset,
+                                                             bytes: raw.count)
                         case .webSocketEnd:
-                            return index.addWebSocketEnd(flowID: try Flow(decoding: raw).id, offset: offset)
+                            return index.addWebSocketEnd(flowID: try Flow(decoding: raw).id, offset: offset, bytes: raw.count)
                         case .pageMark:
                             index.pageMarks.append(try PageMarkRecord.decode(raw))
                         case nil:

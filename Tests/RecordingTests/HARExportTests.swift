@@ -131,6 +131,48 @@ final class HARExportTests: XCTestCase {
         XCTAssertEqual(try readFile(path), HARExport.log(from: [], creatorVersion: "1").serialize(pretty: true))
     }
 
+    /// Batches are cut by bytes as well as by count: an entry over a batch's share goes alone,
+    /// small ones fill a batch up to `parallelBatchSize`, and without sizes nothing changes.
+    func testParallelBatchesAreCutByBytes() {
+        XCTAssertEqual(HARLog.parallelBatches(count: 70, bytes: nil), [0..<32, 32..<64, 64..<70])
+        XCTAssertEqual(HARLog.parallelBatches(count: 70, maxBytes: 100, bytes: { _ in 1 }), [0..<32, 32..<64, 64..<70])
+        let sizes = [10, 500, 10, 10, 60, 50, 0, 200, 1]
+        XCTAssertEqual(HARLog.parallelBatches(count: sizes.count, maxBytes: 100, bytes: { sizes[$0] }),
+                       [0..<1, 1..<2, 2..<5, 5..<7, 7..<8, 8..<9])
+        XCTAssertEqual(HARLog.parallelBatches(count: 0, maxBytes: 100, bytes: { _ in 1 }), [])
+        XCTAssertGreaterThanOrEqual(HARLog.parallelBatchBytes * 4, 1 << 20)
+    }
+
+    /// Windows and batches cut by bytes (large bodies mixed with small ones) write the same file,
+    /// in order, with and without the in-order pass; no window holds more than its share.
+    func testByteBoundedWindowsWriteTheSameFile() throws {
+        // Sizes as a journal reports them: every ninth entry over a batch's share.
+        struct Sized: FlowSource {
+            let flows: FlowArray
+            var count: Int { flows.count }
+            func flow(at i: Int) -> Flow { flows.flow(at: i) }
+            func byteCount(at i: Int) -> Int { i % 9 == 4 ? HARLog.parallelBatchBytes + 1 : flows.byteCount(at: i) }
+        }
+        let flows = (0..<(HARLog.parallelBatchSize * 3 + 5)).map { makeFlow(id: UInt64($0), start: 1_800_000_000 + Double($0) / 7) }
+        let source = Sized(flows: FlowArray(flows))
+        let entries = HARExport.log(from: flows, creatorVersion: "1").entries
+        let whole = HARExport.log(from: flows, creatorVersion: "1").serialize(pretty: true)
+        final class Pieces: @unchecked Sendable { var all: [[UInt8]] = []; var seen: [Int] = [] }
+        for ordered in [false, true] {
+            let pieces = Pieces()
+            try HARLog(creator: HARCreator(name: "harrec", version: "1"), entries: [])
+                .serialize(pretty: true, entryCount: entries.count, entry: { entries[$0] }, entryBytes: source.byteCount(at:),
+                           inOrder: ordered ? { _, i in pieces.seen.append(i) } : nil) { pieces.all.append($0) }
+            XCTAssertEqual(Array(pieces.all.joined()), whole, "ordered: \(ordered)")
+            XCTAssertGreaterThan(pieces.all.count, 2 + 4, "a big entry is a batch alone")
+            if ordered { XCTAssertEqual(pieces.seen, Array(entries.indices)) }
+        }
+        let path = "/tmp/harrec-bytes-\(getpid()).har"
+        defer { unlink(path) }
+        try HARExport.write(source, to: path, creatorVersion: "1")
+        XCTAssertEqual(try readFile(path), whole)
+    }
+
     /// A two-pass export keeps entries within its byte budget and builds the others again: the
     /// file is the same whatever the budget, and each entry takes exactly one of the two routes.
     func testTwoPassExportKeepsEntriesWithinItsBudget() throws {
