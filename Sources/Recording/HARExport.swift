@@ -82,6 +82,9 @@ public enum HARExport {
         public var secondAgain: @Sendable (inout HAREntry, Int) -> Void
         /// Entry `index` was not kept after pass 1 (it will come to `secondAgain`).
         public var released: @Sendable (Int) -> Void
+        /// Bytes pass 1 holds for entry `index` outside the entry (a body it rewrote into bytes):
+        /// they count against the budget of kept entries, and go when the entry is released.
+        public var heldBytes: @Sendable (Int) -> Int
         /// Pass 1 and pass 2 of the log's own fields (page titles): before the entries' pass 1,
         /// and after `between`.
         public var firstHead: @Sendable (inout HARLog) -> Void
@@ -91,6 +94,7 @@ public enum HARExport {
                     second: @escaping @Sendable (inout HAREntry, Int) -> Void,
                     secondAgain: @escaping @Sendable (inout HAREntry, Int) -> Void,
                     released: @escaping @Sendable (Int) -> Void = { _ in },
+                    heldBytes: @escaping @Sendable (Int) -> Int = { _ in 0 },
                     firstHead: @escaping @Sendable (inout HARLog) -> Void = { _ in },
                     secondHead: @escaping @Sendable (inout HARLog) -> Void = { _ in }) {
             self.first = first
@@ -98,6 +102,7 @@ public enum HARExport {
             self.second = second
             self.secondAgain = secondAgain
             self.released = released
+            self.heldBytes = heldBytes
             self.firstHead = firstHead
             self.secondHead = secondHead
         }
@@ -145,7 +150,7 @@ public enum HARExport {
                 for i in batches[b] {
                     var built = build(i)
                     transform.first(&built, i)
-                    if !kept.keep(built, at: i) { transform.released(i) }
+                    if !kept.keep(built, at: i, heldBytes: transform.heldBytes(i)) { transform.released(i) }
                     progress?.advance()
                 }
             }
@@ -502,10 +507,11 @@ final class KeptEntries: @unchecked Sendable {
         self.budget = budget
     }
 
-    /// Keeps `entry` when it fits in what is left of the budget; whether it did.
+    /// Keeps `entry` when it and `heldBytes` (held for it elsewhere) fit in what is left of the
+    /// budget; whether it did.
     @discardableResult
-    func keep(_ entry: HAREntry, at i: Int) -> Bool {
-        let size = Self.approximateBytes(entry)
+    func keep(_ entry: HAREntry, at i: Int, heldBytes: Int = 0) -> Bool {
+        let size = Self.approximateBytes(entry) + heldBytes
         let fits = used.withLock { used -> Bool in
             guard used + size <= budget else { return false }
             used += size

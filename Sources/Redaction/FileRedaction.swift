@@ -171,9 +171,15 @@ public final class FileRedaction: @unchecked Sendable {
     var distinctValueCount: Int { interner.count }
 
     /// Entry `index` will not be kept for pass 2 (the caller builds it again, then calls
-    /// `redactAgain`): what pass 1 kept for it goes.
+    /// `redactAgain`): what pass 1 kept for it goes, the body it rewrote too.
     public func release(_ index: Int) {
         pending[index].ids = []
+        pending[index].responseBody = nil
+    }
+
+    /// Bytes pass 1 holds for entry `index` outside the entry: its response body, rewritten.
+    public func heldBytes(_ index: Int) -> Int {
+        pending[index].responseBody?.count ?? 0
     }
 
     // MARK: - Pass 2

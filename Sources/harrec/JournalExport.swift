@@ -74,6 +74,7 @@ func exportJournal(_ contents: any FlowSource, plan: JournalExportPlan, signalsB
                                            second: { entry, index in file.finalize(&entry, index: index) },
                                            secondAgain: { entry, index in file.redactAgain(&entry, index: index) },
                                            released: { index in file.release(index) },
+                                           heldBytes: { index in file.heldBytes(index) },
                                            firstHead: { log in file.collectHead(&log) },
                                            secondHead: { log in file.finalizeHead(&log) })
             try HARExport.write(contents, to: plan.out, creatorVersion: harrecVersion, transform: passes,

@@ -185,7 +185,7 @@ final class HARExportTests: XCTestCase {
             var seenInFirst = Set<Int>(), released = Set<Int>(), builtAgain = Set<Int>()
             func add(_ body: (Counts) -> Void) { lock.lock(); body(self); lock.unlock() }
         }
-        func export(keptBytes: Int) throws -> (bytes: [UInt8], counts: Counts) {
+        func export(keptBytes: Int, held: Int = 0) throws -> (bytes: [UInt8], counts: Counts) {
             let counts = Counts()
             // Pass 1 notes the entries it saw; pass 2 needs pass 1 to have seen the entry (kept)
             // or runs it again (built again), then marks the entry in its comment.
@@ -202,7 +202,8 @@ final class HARExportTests: XCTestCase {
                     XCTAssertNil(entry.comment, "an entry built again is fresh")
                     entry.comment = "done \(i)"
                 },
-                released: { i in counts.add { $0.released.insert(i) } })
+                released: { i in counts.add { $0.released.insert(i) } },
+                heldBytes: { _ in held })
             try HARExport.write(flows, to: path, creatorVersion: "1", transform: passes, keptBytes: keptBytes)
             return (try readFile(path), counts)
         }
@@ -219,6 +220,10 @@ final class HARExportTests: XCTestCase {
             XCTAssertEqual(counts.kept + counts.again, flows.count)
             XCTAssertEqual(counts.released, counts.builtAgain, "exactly the entries not kept are released")
         }
+        // What pass 1 holds outside an entry (a rewritten body) counts against the budget too.
+        let (bytes, counts) = try export(keptBytes: one * 5 + one / 2, held: one)
+        XCTAssertEqual(bytes, expected.serialize(pretty: true))
+        XCTAssertEqual(counts.kept, 2, "each kept entry costs twice as much")
     }
 
     func testRecordedBodyCap() {
