@@ -72,12 +72,18 @@ public enum HARValidator {
     /// Validates raw bytes; invalid JSON is one `.jsonSyntax` problem with line and column.
     /// A leading UTF-8 BOM is allowed (HAR 1.2 asks readers to ignore one).
     public static func validate(bytes: [UInt8]) -> [HARProblem] {
+        validateCountingEntries(bytes: bytes).problems
+    }
+
+    /// `validate(bytes:)`, and the number of entries in the same parse (0 when the JSON does not
+    /// parse or has no entries array), so a caller reports the count of what was validated.
+    public static func validateCountingEntries(bytes: [UInt8]) -> (problems: [HARProblem], entryCount: Int) {
         do {
             let json = try JSONParser.parse(stripBOM(bytes))
-            return validate(json)
+            return (validate(json), json["log"]?["entries"]?.arrayValue?.count ?? 0)
         } catch {
-            return [HARProblem(path: "", message: "invalid JSON at line \(error.line), column \(error.column): \(error.reason)",
-                               rule: .jsonSyntax)]
+            return ([HARProblem(path: "", message: "invalid JSON at line \(error.line), column \(error.column): \(error.reason)",
+                                rule: .jsonSyntax)], 0)
         }
     }
 

@@ -68,9 +68,8 @@ func runValidate(_ arguments: [String]) -> Int32 {
     } catch {
         fail("\(error)", code: 1)
     }
-    let problems = HARValidator.validate(bytes: bytes)
+    let (problems, count) = HARValidator.validateCountingEntries(bytes: bytes)
     if problems.isEmpty {
-        let count = (try? JSONParser.parse(bytes))?["log"]?["entries"]?.arrayValue?.count ?? 0
         print("\(path): valid HAR 1.2 (\(count) entries)")
         return 0
     }

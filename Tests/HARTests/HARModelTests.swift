@@ -117,6 +117,8 @@ final class HARModelTests: XCTestCase {
         let bytes: [UInt8] = [0xEF, 0xBB, 0xBF] + makeSampleLog(entryCount: 1).serialize()
         XCTAssertEqual(try HARLog.parse(bytes).entries.count, 1)
         XCTAssertEqual(HARValidator.validate(bytes: bytes), [])
+        XCTAssertEqual(HARValidator.validateCountingEntries(bytes: bytes).entryCount, 1, "the count of what was validated")
+        XCTAssertEqual(HARValidator.validateCountingEntries(bytes: utf8("{")).entryCount, 0)
     }
 
     func testNotAHAR() {
