@@ -31,11 +31,16 @@ import urllib.request
 from pathlib import Path
 
 PAGE = """<!doctype html>
-<html><head><title>loading</title></head><body><div id="ws">pending</div><script>
+<html><head><title>loading</title></head><body><div id="ws">pending</div><div id="post">pending</div><script>
 const port = new URLSearchParams(location.search).get("ws");
 fetch("/bytes?n=150000&seed=21").then(r => r.arrayBuffer()).then(b => {
   document.title = "fetched " + b.byteLength;
 });
+// nginx answers a POST to a static file with 405 before reading the 300 KB body, then
+// RST_STREAM(NO_ERROR) (RFC 9113 §8.1): the page must see the 405.
+fetch("/static/page.html", {method: "POST", body: new Uint8Array(300000)}).then(
+  r => { document.getElementById("post").textContent = "post " + r.status; },
+  e => { document.getElementById("post").textContent = "post error " + e; });
 const ws = new WebSocket("wss://localhost:" + port + "/chat");
 ws.onopen = () => ws.send("hello from chromium");
 ws.onmessage = (event) => { document.getElementById("ws").textContent = "echo:" + event.data; ws.close(1000, "done"); };
@@ -86,10 +91,12 @@ async def _drive(debug_port: int, url: str, timeout: float) -> dict:
         while time.time() < deadline:
             reply = await call("Runtime.evaluate", returnByValue=True,
                                expression="JSON.stringify({title: document.title, "
-                                          "ws: (document.getElementById('ws') || {}).textContent || ''})")
+                                          "ws: (document.getElementById('ws') || {}).textContent || '', "
+                                          "post: (document.getElementById('post') || {}).textContent || ''})")
             value = reply.get("result", {}).get("result", {}).get("value")
             state = json.loads(value) if value else {}
-            if state.get("title", "").startswith("fetched") and state.get("ws", "").startswith("echo:"):
+            if state.get("title", "").startswith("fetched") and state.get("ws", "").startswith("echo:") \
+                    and state.get("post", "pending") != "pending":
                 break
             await asyncio.sleep(0.2)
         await asyncio.sleep(0.5)  # let the WebSocket close go through
@@ -196,6 +203,7 @@ def test_chromium_speaks_h2_through_harrec_and_keeps_websockets_on_http1(test_pk
     state = result["state"]
     assert state.get("title") == "fetched 150000", f"{state}\n{result['stderr']}"
     assert state.get("ws") == "echo:hello from chromium", f"{state}\n{result['stderr']}"
+    assert state.get("post") == "post 405", f"nginx's early answer reached the page: {state}\n{result['stderr']}"
 
     har = validate_har_file(Path(result["har_path"]))
     es = entries(har)
@@ -206,8 +214,11 @@ def test_chromium_speaks_h2_through_harrec_and_keeps_websockets_on_http1(test_pk
         if e["request"]["url"].split("/")[2].rsplit(":", 1)[0] in outside:
             assert e.get("_error"), e["request"]["url"]
     by_path = {e["request"]["url"].split("/", 3)[3].split("?")[0]: e for e in es
-               if e["request"]["url"].split("/")[2].startswith("localhost")}
+               if e["request"]["url"].split("/")[2].startswith("localhost") and e["request"]["method"] == "GET"}
     page = by_path["static/page.html"]
+    (early,) = [e for e in es if e["request"]["method"] == "POST" and e["request"]["url"].endswith("/static/page.html")]
+    assert early["response"]["status"] == 405 and "_error" not in early, early.get("_error")
+    assert early["request"]["httpVersion"] == "http/2.0"
     assert page["request"]["httpVersion"] == "http/2.0", "Chromium chose h2 through harrec"
     fetched = by_path["bytes"]
     assert fetched["request"]["httpVersion"] == "http/2.0"
