@@ -85,6 +85,10 @@ public enum HARExport {
         /// Bytes pass 1 holds for entry `index` outside the entry (a body it rewrote into bytes):
         /// they count against the budget of kept entries, and go when the entry is released.
         public var heldBytes: @Sendable (Int) -> Int
+        /// Takes those bytes away (the entry is spilled to disk with them), and gives them back
+        /// before the entry's pass 2.
+        public var takeHeld: @Sendable (Int) -> [UInt8]?
+        public var restoreHeld: @Sendable (Int, [UInt8]?) -> Void
         /// Pass 1 and pass 2 of the log's own fields (page titles): before the entries' pass 1,
         /// and after `between`.
         public var firstHead: @Sendable (inout HARLog) -> Void
@@ -95,6 +99,8 @@ public enum HARExport {
                     secondAgain: @escaping @Sendable (inout HAREntry, Int) -> Void,
                     released: @escaping @Sendable (Int) -> Void = { _ in },
                     heldBytes: @escaping @Sendable (Int) -> Int = { _ in 0 },
+                    takeHeld: @escaping @Sendable (Int) -> [UInt8]? = { _ in nil },
+                    restoreHeld: @escaping @Sendable (Int, [UInt8]?) -> Void = { _, _ in },
                     firstHead: @escaping @Sendable (inout HARLog) -> Void = { _ in },
                     secondHead: @escaping @Sendable (inout HARLog) -> Void = { _ in }) {
             self.first = first
@@ -103,6 +109,8 @@ public enum HARExport {
             self.secondAgain = secondAgain
             self.released = released
             self.heldBytes = heldBytes
+            self.takeHeld = takeHeld
+            self.restoreHeld = restoreHeld
             self.firstHead = firstHead
             self.secondHead = secondHead
         }
@@ -140,6 +148,9 @@ public enum HARExport {
             }
         }
         let kept = transform == nil ? nil : KeptEntries(count: count, budget: keptBytes)
+        // Entries past the budget wait for pass 2 on disk beside the output; without a spill file
+        // (an unwritable directory) they are built again.
+        let spill = transform == nil ? nil : SpilledEntries(directory: parentDirectory(of: path))
         progress?.begin(total: count, passes: transform == nil ? 1 : 2)
         if let transform, let kept {
             transform.firstHead(&header)
@@ -150,7 +161,10 @@ public enum HARExport {
                 for i in batches[b] {
                     var built = build(i)
                     transform.first(&built, i)
-                    if !kept.keep(built, at: i, heldBytes: transform.heldBytes(i)) { transform.released(i) }
+                    if !kept.keep(built, at: i, heldBytes: transform.heldBytes(i)) {
+                        // Past the memory budget: to the spill file, else built again for pass 2.
+                        if spill?.put(built, held: transform.takeHeld(i), at: i) != true { transform.released(i) }
+                    }
                     progress?.advance()
                 }
             }
@@ -165,6 +179,12 @@ public enum HARExport {
                 defer { progress?.advance() }
                 guard let transform else { return build(i) }
                 if var built = kept?.take(i) {
+                    transform.second(&built, i)
+                    return built
+                }
+                if let spilled = spill?.take(i) {
+                    var built = spilled.entry
+                    transform.restoreHeld(i, spilled.held)
                     transform.second(&built, i)
                     return built
                 }

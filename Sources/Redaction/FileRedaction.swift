@@ -182,6 +182,17 @@ public final class FileRedaction: @unchecked Sendable {
         pending[index].responseBody?.count ?? 0
     }
 
+    /// Takes away what `heldBytes` counts (the caller keeps it until `restoreHeld`).
+    public func takeHeld(_ index: Int) -> [UInt8]? {
+        defer { pending[index].responseBody = nil }
+        return pending[index].responseBody
+    }
+
+    /// Gives back what `takeHeld` took, before the entry's pass 2.
+    public func restoreHeld(_ index: Int, _ bytes: [UInt8]?) {
+        pending[index].responseBody = bytes
+    }
+
     // MARK: - Pass 2
 
     private func finalizer(_ unit: Pending) -> Finalizer {

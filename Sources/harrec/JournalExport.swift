@@ -75,6 +75,8 @@ func exportJournal(_ contents: any FlowSource, plan: JournalExportPlan, signalsB
                                            secondAgain: { entry, index in file.redactAgain(&entry, index: index) },
                                            released: { index in file.release(index) },
                                            heldBytes: { index in file.heldBytes(index) },
+                                           takeHeld: { index in file.takeHeld(index) },
+                                           restoreHeld: { index, bytes in file.restoreHeld(index, bytes) },
                                            firstHead: { log in file.collectHead(&log) },
                                            secondHead: { log in file.finalizeHead(&log) })
             try HARExport.write(contents, to: plan.out, creatorVersion: harrecVersion, transform: passes,

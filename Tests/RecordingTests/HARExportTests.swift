@@ -173,8 +173,9 @@ final class HARExportTests: XCTestCase {
         XCTAssertEqual(try readFile(path), whole)
     }
 
-    /// A two-pass export keeps entries within its byte budget and builds the others again: the
-    /// file is the same whatever the budget, and each entry takes exactly one of the two routes.
+    /// A two-pass export keeps entries within its byte budget and spills the others to a private
+    /// file, with what pass 1 held for them, for pass 2: the file is the same whatever the budget,
+    /// every entry goes through pass 2 once with its held bytes back, and none is built again.
     func testTwoPassExportKeepsEntriesWithinItsBudget() throws {
         let flows = (0..<(HARLog.parallelBatchSize + 9)).map { makeFlow(id: UInt64($0), start: 1_800_000_000 + Double($0) / 7) }
         let path = "/tmp/harrec-two-pass-\(getpid()).har"
@@ -183,6 +184,7 @@ final class HARExportTests: XCTestCase {
             let lock = NSLock()
             var first = 0, kept = 0, again = 0, between = 0
             var seenInFirst = Set<Int>(), released = Set<Int>(), builtAgain = Set<Int>()
+            var taken = Set<Int>(), restored: [Int: [UInt8]] = [:]
             func add(_ body: (Counts) -> Void) { lock.lock(); body(self); lock.unlock() }
         }
         func export(keptBytes: Int, held: Int = 0) throws -> (bytes: [UInt8], counts: Counts) {
@@ -203,27 +205,36 @@ final class HARExportTests: XCTestCase {
                     entry.comment = "done \(i)"
                 },
                 released: { i in counts.add { $0.released.insert(i) } },
-                heldBytes: { _ in held })
+                heldBytes: { _ in held },
+                takeHeld: { i in counts.add { $0.taken.insert(i) }; return [UInt8(i & 0xFF), 7] },
+                restoreHeld: { i, bytes in counts.add { $0.restored[i] = bytes } })
             try HARExport.write(flows, to: path, creatorVersion: "1", transform: passes, keptBytes: keptBytes)
             return (try readFile(path), counts)
         }
         var expected = HARExport.log(from: flows, creatorVersion: "1")
         for i in expected.entries.indices { expected.entries[i].comment = "done \(i)" }
         let one = KeptEntries.approximateBytes(expected.entries[0])
-        for (budget, keptCount) in [(0, 0), (one * 5 + one / 2, 5), (Int.max / 2, flows.count)] {
+        for (budget, inMemory) in [(0, 0), (one * 5 + one / 2, 5), (Int.max / 2, flows.count)] {
             let (bytes, counts) = try export(keptBytes: budget)
             XCTAssertEqual(bytes, expected.serialize(pretty: true), "budget \(budget)")
             XCTAssertEqual(counts.first, flows.count)
             XCTAssertEqual(counts.seenInFirst.count, flows.count)
             XCTAssertEqual(counts.between, 1)
-            XCTAssertEqual(counts.kept, keptCount, "budget \(budget)")
-            XCTAssertEqual(counts.kept + counts.again, flows.count)
-            XCTAssertEqual(counts.released, counts.builtAgain, "exactly the entries not kept are released")
+            XCTAssertEqual(counts.kept, flows.count, "every entry comes to pass 2 from pass 1, in memory or spilled")
+            XCTAssertEqual(counts.again, 0)
+            XCTAssertEqual(counts.released, [])
+            XCTAssertEqual(counts.taken.count, flows.count - inMemory, "budget \(budget): the spilled ones")
+            XCTAssertEqual(Set(counts.restored.keys), counts.taken)
+            for (i, bytes) in counts.restored { XCTAssertEqual(bytes, [UInt8(i & 0xFF), 7], "held bytes come back") }
         }
         // What pass 1 holds outside an entry (a rewritten body) counts against the budget too.
         let (bytes, counts) = try export(keptBytes: one * 5 + one / 2, held: one)
         XCTAssertEqual(bytes, expected.serialize(pretty: true))
-        XCTAssertEqual(counts.kept, 2, "each kept entry costs twice as much")
+        XCTAssertEqual(counts.taken.count, flows.count - 2, "each entry in memory costs twice as much")
+        // Nothing is left beside the output: the spill file was unlinked when it was made.
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: "/tmp").filter { $0.hasPrefix(".harrec-spill-") }
+        XCTAssertEqual(leftovers, [])
+        XCTAssertNil(SpilledEntries(directory: "/nonexistent-dir"), "no spill file: entries are built again")
     }
 
     func testRecordedBodyCap() {
