@@ -174,23 +174,65 @@ public final class FileRedaction: @unchecked Sendable {
     /// `redactAgain`): what pass 1 kept for it goes, the body it rewrote too.
     public func release(_ index: Int) {
         pending[index].ids = []
+        pending[index].fixups = []
         pending[index].responseBody = nil
     }
 
-    /// Bytes pass 1 holds for entry `index` outside the entry: its response body, rewritten.
+    /// Bytes pass 1 holds for entry `index` outside the entry and needs again only in pass 2:
+    /// its rewritten response body, and the ids and fixups of its values.
     public func heldBytes(_ index: Int) -> Int {
-        pending[index].responseBody?.count ?? 0
+        (pending[index].responseBody?.count ?? 0) + pending[index].ids.count * 4 + pending[index].fixups.count * 9
     }
 
-    /// Takes away what `heldBytes` counts (the caller keeps it until `restoreHeld`).
+    /// Takes away what `heldBytes` counts, as bytes the caller keeps (a spill file) until
+    /// `restoreHeld`. What the report and the numbering need stays.
     public func takeHeld(_ index: Int) -> [UInt8]? {
-        defer { pending[index].responseBody = nil }
-        return pending[index].responseBody
+        var unit = pending[index]
+        var out: [UInt8] = []
+        out.reserveCapacity(heldBytes(index) + 16)
+        func put(_ value: UInt64, _ width: Int) {
+            for k in 0..<width { out.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(k)))) }
+        }
+        put(UInt64(unit.ids.count), 4)
+        for id in unit.ids { put(UInt64(UInt32(bitPattern: id)), 4) }
+        put(UInt64(unit.fixups.count), 4)
+        for fixup in unit.fixups {
+            out.append(fixup.body == .request ? 0 : 1)
+            put(UInt64(bitPattern: Int64(fixup.oldLength)), 8)
+        }
+        if let body = unit.responseBody {
+            out.append(1)
+            out += body
+        } else {
+            out.append(0)
+        }
+        unit.ids = []
+        unit.fixups = []
+        unit.responseBody = nil
+        pending[index] = unit
+        return out
     }
 
     /// Gives back what `takeHeld` took, before the entry's pass 2.
     public func restoreHeld(_ index: Int, _ bytes: [UInt8]?) {
-        pending[index].responseBody = bytes
+        guard let bytes else { return }
+        var at = 0
+        func take(_ width: Int) -> UInt64 {
+            var value: UInt64 = 0
+            for k in 0..<width { value |= UInt64(bytes[at + k]) << (8 * UInt64(k)) }
+            at += width
+            return value
+        }
+        var unit = pending[index]
+        let idCount = Int(take(4))
+        unit.ids = (0..<idCount).map { _ in Int32(bitPattern: UInt32(take(4))) }
+        let fixupCount = Int(take(4))
+        unit.fixups = (0..<fixupCount).map { _ in
+            let body: BodyLengthFixup.Body = take(1) == 0 ? .request : .response
+            return BodyLengthFixup(body: body, oldLength: Int(Int64(bitPattern: take(8))))
+        }
+        unit.responseBody = take(1) == 1 ? Array(bytes[at...]) : nil
+        pending[index] = unit
     }
 
     // MARK: - Pass 2
