@@ -22,21 +22,24 @@ extension HARLog {
     /// (`bytes(i)`: entry i's estimated size; an entry larger than `maxBytes` is a batch alone).
     public static func parallelBatches(count: Int, maxBytes: Int = parallelBatchBytes,
                                        bytes: ((Int) -> Int)?) -> [Range<Int>] {
-        guard let bytes else {
-            return stride(from: 0, to: count, by: parallelBatchSize).map { $0..<min($0 + parallelBatchSize, count) }
-        }
-        var batches: [Range<Int>] = []
+        sizedBatches(count: count, maxBytes: maxBytes, bytes: bytes).map(\.range)
+    }
+
+    /// `parallelBatches` with each batch's bytes (0 without `bytes`).
+    static func sizedBatches(count: Int, maxBytes: Int = parallelBatchBytes,
+                             bytes: ((Int) -> Int)?) -> [(range: Range<Int>, bytes: Int)] {
+        var batches: [(range: Range<Int>, bytes: Int)] = []
         var start = 0, size = 0
         for i in 0..<count {
-            let entryBytes = max(0, bytes(i))
+            let entryBytes = bytes.map { max(0, $0(i)) } ?? 0
             if i > start && (i - start == parallelBatchSize || size + entryBytes > maxBytes) {
-                batches.append(start..<i)
+                batches.append((start..<i, size))
                 start = i
                 size = 0
             }
             size += entryBytes
         }
-        if start < count { batches.append(start..<count) }
+        if start < count { batches.append((start..<count, size)) }
         return batches
     }
 
@@ -64,22 +67,19 @@ extension HARLog {
         writeHead(to: &head)
         try sink(head.takeBytes())
 
-        let ranges = Self.parallelBatches(count: entryCount, bytes: entryBytes)
+        let batches = Self.sizedBatches(count: entryCount, bytes: entryBytes)
+        let ranges = batches.map(\.range)
         let batchCount = ranges.count
         // Batches per window. Each window ends at a barrier (every core waits for its slowest
         // batch), so a few batches per core: two per core left pass 2 of a large redaction 11%
         // slower on 2 cores than eight per core. A window also ends at its share of the bytes.
         let window = max(16, System.coreCount * 2)
-        var batchBytes = [Int](repeating: 0, count: entryBytes == nil ? 0 : batchCount)
-        if let entryBytes {
-            for (b, r) in ranges.enumerated() { batchBytes[b] = r.reduce(0) { $0 + max(0, entryBytes($1)) } }
-        }
         /// The end of the window starting at batch `start`.
         func windowEnd(_ start: Int) -> Int {
             var end = start, bytes = 0
             while end < batchCount && end - start < window
-                    && (end == start || batchBytes.isEmpty || bytes + batchBytes[end] <= Self.parallelWindowBytes) {
-                bytes += batchBytes.isEmpty ? 0 : batchBytes[end]
+                    && (end == start || bytes + batches[end].bytes <= Self.parallelWindowBytes) {
+                bytes += batches[end].bytes
                 end += 1
             }
             return end

@@ -272,9 +272,10 @@ public enum HARScenarioBuilder {
         // failure behind it for an app, and the answer itself for a proxy client. Any other
         // response with an `_error` reached the client cut short: what arrived, then the error.
         let error = recordedError(entry)
-        let ownAnswer = entry.response.status != 0 && transportFailure(entry) != nil
-        let failure = entry.response.status == 0 ? error : (ownAnswer && proxyAnswersAsFailures ? error : nil)
-        let interruption = ownAnswer ? nil : error.flatMap { entry.response.status == 0 ? nil : $0 }
+        let noResponse = entry.response.status == 0
+        let ownAnswer = !noResponse && transportFailure(entry) != nil
+        let failure = noResponse || (ownAnswer && proxyAnswersAsFailures) ? error : nil
+        let interruption = noResponse || ownAnswer ? nil : error
         let headers = entry.response.headers
             .filter { !droppedResponseHeaders.contains($0.name.lowercased()) && !$0.name.hasPrefix(":")
                 && !volatile.contains($0.name.lowercased()) }
@@ -378,10 +379,8 @@ public enum HARScenarioBuilder {
         return builtItems(from: log, options: options).enumerated().map { i, built in
             let key = conditionKey(built.item.condition)
             defer { last[key] = i }
-            let response = built.item.response
             return SourcedItem(item: built.item,
-                               recordedError: response.failureCode == nil && response.interruptionCode == nil
-                                   ? nil : recordedError(built.entry),
+                               recordedError: built.item.response.endsInFailure ? recordedError(built.entry) : nil,
                                previousRepeat: last[key])
         }
     }

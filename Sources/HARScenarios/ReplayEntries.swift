@@ -119,8 +119,7 @@ package enum HARReplayEntries {
         }
         return built.map {
             QueueEntry(item: $0.item, headers: headerConditions($0.entry),
-                       recordedError: $0.item.response.failureCode != nil || $0.item.response.interruptionCode != nil
-                           ? HARScenarioBuilder.recordedError($0.entry) : nil)
+                       recordedError: $0.item.response.endsInFailure ? HARScenarioBuilder.recordedError($0.entry) : nil)
         }
     }
 

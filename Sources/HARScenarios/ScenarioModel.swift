@@ -231,6 +231,10 @@ public struct MockResponse: Sendable, Equatable {
     public var interruptionCode: MockFailureCode?
     /// When set, the body is delivered at about this many bytes a second (see `bandwidth(bytesPerSecond:)`).
     public var bytesPerSecond: Int?
+    /// Whether the exchange ends in a transport failure: before a response (`failureCode`) or
+    /// after part of one (`interruptionCode`).
+    public var endsInFailure: Bool { failureCode != nil || interruptionCode != nil }
+
     /// Creates a response; `interruption` cuts it short after `body` (see `interruptionCode`).
     public init(status: Int, headers: [HTTPHeader] = [], body: ResponseBody = .empty, delay: TimeInterval? = nil,
                 interruption: MockFailureCode? = nil) {

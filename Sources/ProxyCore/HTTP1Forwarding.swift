@@ -89,6 +89,12 @@ enum HTTP1Forwarding {
         return fields
     }
 
+    /// RFC 9110 §6.4.1 and §8.6: 1xx, 204 and 304 responses carry no content and no
+    /// Content-Length, whatever the protocol.
+    static func hasNoContent(status: Int) -> Bool {
+        (100..<200).contains(status) || status == 204 || status == 304
+    }
+
     /// The usual reason phrase of a status (HTTP/2 has none; HTTP/1.1 clients get this one).
     static func reasonPhrase(_ status: Int, fallback: String? = nil) -> String {
         switch status {

@@ -129,7 +129,7 @@ extension HTTP2Layer {
             let name = field.name.lowercased()
             if !Self.connectionSpecificFields.contains(name) { fields.append(HTTPField(name: name, value: field.value)) }
         }
-        if contentLength && !(response.status < 200 || response.status == 204 || response.status == 304) {
+        if contentLength && !HTTP1Forwarding.hasNoContent(status: response.status) {
             fields.append(HTTPField(name: "content-length", value: String(response.body.count)))
         }
         return fields

@@ -162,7 +162,7 @@ extension ProxySession {
     static func http1ResponseHead(_ fields: [HTTPField], endStream: Bool) -> (HTTPResponseHead, HTTPBodyFraming) {
         let status = fields.first(where: { $0.name == ":status" }).flatMap { Int($0.value) } ?? 502
         var regular = HTTPFields(fields.filter { !$0.name.hasPrefix(":") })
-        let bodiless = status == 204 || status == 304 || (100..<200).contains(status)
+        let bodiless = HTTP1Forwarding.hasNoContent(status: status)
         if endStream && !bodiless && !regular.contains("content-length") {
             // An HTTP/1.1 client needs a length to know the (empty) body ended.
             regular.append(name: "content-length", value: "0")

@@ -96,8 +96,7 @@ package struct ReplayResponse: Sendable {
 
     private static func head(status: Int, fields: HTTPFields, bodyCount: Int?, close: Bool, chunked: Bool = false) -> [UInt8] {
         var out = fields
-        // RFC 9110 §8.6: no Content-Length in 1xx, 204 and 304 responses.
-        if let bodyCount, !(status < 200 || status == 204 || status == 304) {
+        if let bodyCount, !HTTP1Forwarding.hasNoContent(status: status) {
             out.append(name: "Content-Length", value: String(bodyCount))
         }
         if chunked { out.append(name: "Transfer-Encoding", value: "chunked") }
