@@ -108,10 +108,16 @@ enum Placeholder {
     }
 
     /// The usual placeholders of other tools and people (`[REDACTED]`, `***`, `xxxx`,
-    /// `[FILTERED]`), and a binary body's bare same-length placeholder (`******`).
+    /// `[FILTERED]`), and a binary body's bare same-length placeholder (`******`), with the
+    /// punctuation a value reader may take beside it (`******[`).
     private static func isOtherToolsPlaceholder(_ value: String) -> Bool {
         guard let first = value.utf8.first else { return false }
-        if first == UInt8(ascii: "*") { return value.utf8.allSatisfy { $0 == UInt8(ascii: "*") } }
+        if value.utf8.contains(UInt8(ascii: "*")) {
+            let star = UInt8(ascii: "*")
+            func isEdge(_ b: UInt8) -> Bool { b != star && b < 0x80 && !RedactionEngine.isAlnum(b) }
+            let core = value.utf8.drop(while: isEdge).reversed().drop(while: isEdge)
+            return !core.isEmpty && core.allSatisfy { $0 == star }
+        }
         // Every literal starts with one of these and is 3 to 10 bytes; lowercasing allocates.
         guard (3...10).contains(value.utf8.count), "rR[<(xXfF".utf8.contains(first) else { return false }
         switch value.lowercased() {

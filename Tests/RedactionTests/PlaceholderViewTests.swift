@@ -54,6 +54,18 @@ final class PlaceholderViewTests: XCTestCase {
         }
     }
 
+    /// A binary body's bare same-length placeholder is a placeholder with the punctuation a value
+    /// reader takes beside it; stars inside a value with letters or digits are not.
+    func testStarRunsWithPunctuationArePlaceholders() {
+        for value in ["***", "**********", "**********[", "(*****)", "'****';"] {
+            XCTAssertTrue(Placeholder.isPlaceholder(value), value)
+            XCTAssertEqual(Placeholder.parts(of: value)?.count, 0, value)
+        }
+        for value in ["a*****", "*****1", "**a**", "*[*", "p@ss*w0rd", "[", ""] {
+            XCTAssertFalse(Placeholder.isPlaceholder(value), value)
+        }
+    }
+
     func testLookAlikesAreNoPlaceholders() {
         for text in ["redacted-", "redacted-x", "REDACTED-1", "user1@example.community", "user1@example.com.au", "userx@example.com",
                      "jane@example.com", "internal-1.example.invalidity", "192.0.2.255", "192.0.2.1.5", "1192.0.2.1", "10.192.0.2.1",
