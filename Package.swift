@@ -36,7 +36,7 @@ let package = Package(
         // OpenSSL over memory BIOs, ClientHello sniffing, CA and leaf issuance.
         .target(name: "TLS", dependencies: ["COpenSSLShims"]),
         // Sans-IO WebSocket frame parser, message assembler, permessage-deflate.
-        .target(name: "WebSocket", dependencies: ["CCompressionShims"]),
+        .target(name: "WebSocket", dependencies: ["Codecs"]),
         .target(name: "Recording", dependencies: ["HTTP1", "HAR", "TextEncodings", "Codecs", "CSystemShims", "CCompressionShims"]),
         // Redaction on the typed HAR model: rules, placeholders, format-preserving JSON rewriting.
         // Release builds skip the dynamic exclusivity checks here (2% of a redaction's

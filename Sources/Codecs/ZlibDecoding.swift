@@ -1,91 +1,39 @@
 // gzip (RFC 1952), zlib (RFC 1950) and raw DEFLATE (RFC 1951) decoding over zlib.
 
-import CCompressionShims
-
-/// Largest slice handed to zlib at once: `avail_in` is a 32-bit `uInt`.
-private let maxZlibInputSlice = 1 << 30
-
-/// An inflate stream. The `z_stream` lives at a fixed heap address because zlib keeps a pointer
-/// back to it (`inflateStateCheck` rejects a moved stream).
+/// A `ZlibInflater` that throws `ContentDecodingError`s and fills a `BoundedOutput`.
 final class InflateStream {
-    private let strm: UnsafeMutablePointer<z_stream>
+    private let inflater: ZlibInflater
     private let label: String
 
     /// `windowBits` as for `inflateInit2`: 8...15 zlib, -8...-15 raw, 16+ gzip.
     init(windowBits: Int32, label: String) throws {
-        self.label = label
-        strm = .allocate(capacity: 1)
-        strm.initialize(to: z_stream())
-        let rc = harrec_inflateInit2(strm, windowBits)
-        guard rc == Z_OK else {
-            strm.deinitialize(count: 1)
-            strm.deallocate()
-            throw ContentDecodingError(.setup, "\(label): inflateInit2 failed (zlib code \(rc))")
+        guard let inflater = ZlibInflater(windowBits: windowBits) else {
+            throw ContentDecodingError(.setup, "\(label): inflateInit2 failed")
         }
-    }
-
-    deinit {
-        inflateEnd(strm)
-        strm.deinitialize(count: 1)
-        strm.deallocate()
+        self.inflater = inflater
+        self.label = label
     }
 
     func reset() throws {
-        let rc = inflateReset(strm)
-        guard rc == Z_OK else { throw ContentDecodingError(.setup, "\(label): inflateReset failed (zlib code \(rc))") }
+        guard inflater.reset() else { throw ContentDecodingError(.setup, "\(label): inflateReset failed") }
     }
 
     /// Inflates `input` into `output` until the stream ends or the input is used up with no
     /// output pending. Returns how many input bytes were consumed and whether the stream ended.
     func run(_ input: UnsafeBufferPointer<UInt8>, into output: inout BoundedOutput) throws -> (consumed: Int, ended: Bool) {
-        let chunk = UnsafeMutablePointer<UInt8>.allocate(capacity: decodeChunkSize)
-        defer {
-            chunk.deallocate()
-            // Never leave pointers into caller memory behind.
-            strm.pointee.next_in = nil
-            strm.pointee.avail_in = 0
-            strm.pointee.next_out = nil
-            strm.pointee.avail_out = 0
+        let outcome = try inflater.inflate(UnsafeRawBufferPointer(input), budget: output.limit - output.bytes.count) {
+            try output.append($0.assumingMemoryBound(to: UInt8.self))
         }
-        var offset = 0
-        strm.pointee.avail_in = 0
-        func consumed() -> Int { offset - Int(strm.pointee.avail_in) }
-
-        while true {
-            if strm.pointee.avail_in == 0 && offset < input.count, let base = input.baseAddress {
-                let n = min(input.count - offset, maxZlibInputSlice)
-                strm.pointee.next_in = UnsafeMutablePointer(mutating: base + offset)
-                strm.pointee.avail_in = UInt32(n)
-                offset += n
-            }
-            strm.pointee.next_out = chunk
-            strm.pointee.avail_out = UInt32(decodeChunkSize)
-            let rc = inflate(strm, Z_NO_FLUSH)
-            let produced = decodeChunkSize - Int(strm.pointee.avail_out)
-            try output.append(UnsafeBufferPointer(start: chunk, count: produced))
-
-            switch rc {
-            case Z_STREAM_END:
-                return (consumed(), true)
-            case Z_OK, Z_BUF_ERROR:
-                let inputLeft = strm.pointee.avail_in > 0 || offset < input.count
-                if inputLeft {
-                    if rc == Z_BUF_ERROR && strm.pointee.avail_in > 0 {
-                        throw ContentDecodingError(.corrupt, "\(label): decoder made no progress")
-                    }
-                    continue
-                }
-                // All input handed over. Output space left over means nothing is pending.
-                if rc == Z_BUF_ERROR || strm.pointee.avail_out > 0 { return (consumed(), false) }
-            case Z_NEED_DICT:
-                throw ContentDecodingError(.corrupt, "\(label): corrupt data (stream needs a preset dictionary)")
-            case Z_DATA_ERROR:
-                throw ContentDecodingError(.corrupt, "\(label): corrupt data (\(sanitizedCString(strm.pointee.msg)))")
-            case Z_MEM_ERROR:
-                throw ContentDecodingError(.setup, "\(label): out of memory")
-            default:
-                throw ContentDecodingError(.corrupt, "\(label): zlib error \(rc)")
-            }
+        switch outcome {
+        case .needsInput: return (input.count, false)
+        case .streamEnd(let consumed): return (consumed, true)
+        case .budgetExceeded: throw ContentDecodingError.limit(output.limit)
+        case .failed(let failure) where failure == .setup || failure == .outOfMemory:
+            throw ContentDecodingError(.setup, "\(label): \(failure)")
+        case .failed(.noProgress): throw ContentDecodingError(.corrupt, "\(label): decoder made no progress")
+        case .failed(.needsDictionary): throw ContentDecodingError(.corrupt, "\(label): corrupt data (stream needs a preset dictionary)")
+        case .failed(.corrupt(let message)): throw ContentDecodingError(.corrupt, "\(label): corrupt data (\(message))")
+        case .failed(let failure): throw ContentDecodingError(.corrupt, "\(label): \(failure)")
         }
     }
 }

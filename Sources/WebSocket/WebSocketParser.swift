@@ -1,3 +1,5 @@
+import Codecs
+
 // Sans-IO WebSocket parser for one direction of a connection (RFC 6455 §5, RFC 7692 §6-7).
 //
 // The proxy relays the wire bytes untouched and feeds a copy here. The parser never writes,
@@ -310,7 +312,7 @@ struct MessageAssembler {
     let deflate: PerMessageDeflate?
     let limits: WebSocketLimits
     private(set) var message: Open?
-    private var inflater: MessageInflater?
+    private var inflater: ZlibInflater?
     /// See "Lost context" on ``WebSocketParser``.
     private var contextLost = false
 
@@ -348,7 +350,7 @@ struct MessageAssembler {
             if !isTail { message?.bytesAfterStreamEnd += bytes.count }
             return
         }
-        let inflater: MessageInflater
+        let inflater: ZlibInflater
         if let existing = self.inflater {
             inflater = existing
         } else {
@@ -357,7 +359,11 @@ struct MessageAssembler {
             // output of the current call, so with the agreed window a stream that reaches too far
             // back decoded when it came in one piece and failed when it came in several (a fuzz
             // finding). Recording accepts what the peer accepted.
-            inflater = MessageInflater(windowBits: 15)
+            guard let made = ZlibInflater(windowBits: -15) else {
+                message?.inflateNote = "inflate failed: \(ZlibFailure.setup)"
+                return
+            }
+            inflater = made
             self.inflater = inflater
         }
         let cap = limits.maxRecordedMessageBytes
@@ -367,7 +373,7 @@ struct MessageAssembler {
             message?.record(out, cap: cap)
         }
         switch outcome {
-        case .ok:
+        case .needsInput:
             break
         case .streamEnd(let consumed):
             message?.streamEnded = true
