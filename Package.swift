@@ -1,12 +1,14 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Language mode 5: the event loop owns its state on one thread by design, and
-// the strict-concurrency checker cannot see that invariant.
-
+// Swift 6 language mode throughout. State that crosses threads is Sendable by type; the few
+// `@unchecked Sendable` types each say why they are safe (one owner at a time, or immutable after
+// setup), and the event loop's per-connection state never leaves its thread.
 
 let package = Package(
     name: "harrec",
+    // HARMocking's Apple minimums: Synchronization's Mutex and String(validating:as:) (ignored on Linux).
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .executable(name: "harrec", targets: ["harrec"]),
         // What generated scenarios compile against, and HAR replay for XCTest (Linux and Apple).
@@ -33,25 +35,28 @@ let package = Package(
         .target(name: "TextEncodings"),
         .target(name: "HAR", dependencies: ["TextEncodings"]),
         .target(name: "Codecs", dependencies: ["CCompressionShims"]),
+        // Whole-file reads and atomic, crash-safe file writes.
+        .target(name: "Files", dependencies: ["CSystemShims"]),
         // OpenSSL over memory BIOs, ClientHello sniffing, CA and leaf issuance.
         .target(name: "TLS", dependencies: ["COpenSSLShims"]),
         // Sans-IO WebSocket frame parser, message assembler, permessage-deflate.
         .target(name: "WebSocket", dependencies: ["Codecs"]),
-        .target(name: "Recording", dependencies: ["HTTP1", "HAR", "TextEncodings", "Codecs", "CSystemShims", "CCompressionShims"]),
+        .target(name: "Recording", dependencies: ["HTTP1", "HAR", "TextEncodings", "Codecs", "Files", "CSystemShims", "CCompressionShims"]),
         // Redaction on the typed HAR model: rules, placeholders, format-preserving JSON rewriting.
         // Release builds skip the dynamic exclusivity checks here (2% of a redaction's
         // instructions: the engine is a class read and written per byte scanned); debug builds,
         // which run the tests, keep them.
         .target(name: "Redaction", dependencies: ["HAR", "TextEncodings"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
-        // The test runtime: scenarios, NetworkMock and HARReplayProtocol (URLProtocol), triggers.
         // The scenario model, the HAR-to-items builder and value matching: pure (no URLSession),
         // shared by the generator (so the harrec binary links no URLProtocol code) and HARMocking.
         .target(name: "HARScenarios", dependencies: ["HAR", "TextEncodings"]),
+        // The test runtime: scenarios, NetworkMock and HARReplayProtocol (URLProtocol), triggers.
         .target(name: "HARMocking", dependencies: ["HAR", "HARScenarios", "TextEncodings"]),
-        // `harrec generate`: HAR -> Swift scenarios, WebSocket triggers and JSON fixtures (pure).
+        // The `.mocking(...)` Swift Testing trait and XCTest assertions, for test targets.
         .target(name: "HARMockingTesting", dependencies: ["HARMocking"]),
-        .target(name: "HARGenerator", dependencies: ["HAR", "HARScenarios", "Recording", "TextEncodings"]),
+        // `harrec generate`: HAR -> Swift scenarios, WebSocket triggers and JSON fixtures (pure).
+        .target(name: "HARGenerator", dependencies: ["HAR", "HARScenarios", "Files", "TextEncodings"]),
         // The proxy: sessions, the HTTP/2 layer, interception. Knows no HAR: a replay answers
         // through a `Responder`.
         .target(name: "ProxyCore", dependencies: ["HTTP1", "HTTP2", "SOCKS5", "Recording", "TLS", "WebSocket", "TextEncodings"]),
@@ -62,22 +67,24 @@ let package = Package(
         .target(name: "CLI"),
         .executableTarget(
             name: "harrec",
-            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "HAR", "TLS", "Redaction", "HARGenerator", "HARScenarios", "HARReplay", "TextEncodings", "CSystemShims"]
+            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "Files", "HAR", "TLS", "Redaction", "HARGenerator", "HARScenarios", "HARReplay", "TextEncodings", "CSystemShims"]
         ),
-        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
-        .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
+        // Helpers every test target shares: the seeded generator and the fixture folders.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"]),
+        .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5", "TestSupport"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTP1"], exclude: ["Peers"]),
-        .testTarget(name: "HARTests", dependencies: ["HAR", "TextEncodings"]),
-        .testTarget(name: "CodecsTests", dependencies: ["Codecs"]),
-        .testTarget(name: "RecordingTests", dependencies: ["Recording", "HAR", "HTTP1"]),
+        .testTarget(name: "HARTests", dependencies: ["HAR", "TextEncodings", "TestSupport"]),
+        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "TestSupport"]),
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "Files", "HAR", "HTTP1"]),
         .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "HTTP2", "SOCKS5", "Recording", "TLS", "WebSocket", "HARScenarios", "HAR", "HARReplay"]),
         .testTarget(name: "CLITests", dependencies: ["CLI"]),
         .testTarget(name: "ProxyRuntimeTests", dependencies: ["ProxyRuntime", "ProxyCore"]),
-        .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSLShims"]),
-        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"]),
-        .testTarget(name: "RedactionTests", dependencies: ["Redaction", "HAR", "TextEncodings"]),
-        .testTarget(name: "HARGeneratorTests", dependencies: ["HARGenerator", "HARMocking", "HAR", "TextEncodings"]),
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSLShims", "TestSupport"]),
+        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "TestSupport"]),
+        .testTarget(name: "RedactionTests", dependencies: ["Redaction", "HAR", "TextEncodings", "TestSupport"]),
+        .testTarget(name: "HARGeneratorTests", dependencies: ["HARGenerator", "HARMocking", "HAR", "TextEncodings", "TestSupport"]),
         .testTarget(name: "HARMockingTests", dependencies: ["HARMocking", "HARMockingTesting", "HAR"], resources: [.copy("Fixtures")]),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

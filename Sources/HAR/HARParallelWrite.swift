@@ -90,7 +90,7 @@ extension HARLog {
         let slots = DispatchSemaphore(value: 1)
         let range: @Sendable (Int) -> Range<Int> = { batch in ranges[batch] }
         /// Serializes batches `first..<last` on every core, entry `i` of batch `b` from `entryAt(b, i)`.
-        let serializeWindow = { @Sendable (first: Int, last: Int, entryAt: (Int, Int) -> HAREntry) -> [[UInt8]] in
+        let serializeWindow = { @Sendable (first: Int, last: Int, entryAt: @Sendable (Int, Int) -> HAREntry) -> [[UInt8]] in
             var outputs = [[UInt8]](repeating: [], count: last - first)
             outputs.withUnsafeMutableBufferPointer { buffer in
                 let cells = UncheckedSendable(buffer)

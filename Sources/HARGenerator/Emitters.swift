@@ -18,7 +18,7 @@ private func fileHeader(_ options: GeneratorOptions) -> String {
     return out
 }
 
-/// Writes `<Name>HttpScenario.swift`.
+/// Writes `<Name>HTTPScenario.swift`.
 enum ScenarioEmitter {
     static func source(items: [ResponseQueueItem], notes: [[String]], bodies: [(body: PlannedBody, note: String?)],
                        names: TypeNames, options: GeneratorOptions) -> String {
@@ -69,7 +69,7 @@ enum ScenarioEmitter {
         out += "\n\(i1)),\n"
         if let failure = r.failureCode {
             out += "\(i1)response: .failure(\(failureCode(failure))"
-            if let delay = r.delay, delay.isFinite, delay > 0 { out += ", delay: \(SwiftSource.doubleLiteral(delay))" }
+            if let delay = r.delay.flatMap(SwiftSource.secondsLiteral) { out += ", delay: \(delay)" }
             out += "),\n"
             out += "\(i1)repeatability: \(repeatability(item.repeatability))"
             if let label = item.label { out += ",\n\(i1)label: \(lit(label))" }
@@ -88,8 +88,8 @@ enum ScenarioEmitter {
             out += "\(i2)],\n"
         }
         out += "\(i2)body: " + responseBody(body)
-        if let delay = r.delay, delay.isFinite, delay > 0 {
-            out += ",\n\(i2)delay: \(SwiftSource.doubleLiteral(delay))"
+        if let delay = r.delay.flatMap(SwiftSource.secondsLiteral) {
+            out += ",\n\(i2)delay: \(delay)"
         }
         if let code = r.interruptionCode {
             // MockFailureCode's names match URLError.Code's; a code without one is spelled by value.

@@ -26,26 +26,34 @@ enum PlannedBody: Equatable {
 /// recorded, `.base64` for binary); larger ones go to a fixture holding the exact bytes, named
 /// with an extension for their type. Bodies labelled JSON that do not parse are kept byte for byte
 /// under `.txt`, because a file named `.json` must parse.
+///
+/// Names: every fixture of a scenario is in one directory named after the scenario
+/// (`directoryName(_:)`), its file named after the request's path (`pathName(_:)`) plus the
+/// extension: `/v1/orders` → `browse/v1-orders.json`. A name already taken in the scenario's
+/// directory (compared case-insensitively: fixture directories may live on case-insensitive file
+/// systems) gets `-2`, `-3`, ... before the extension, the first free one in queue order: a repeat of
+/// a path with a different body (`v1-orders-2.json`), the same path with another query, and
+/// different paths that sanitize to the same name. The same body for the same name is written once.
 struct FixturePlanner {
-    let scenarioPart: String
+    /// The directory below the fixtures directory that holds this scenario's fixtures.
+    let directory: String
     let inlineLimit: Int
     let jsonBodiesInFixtures: Bool
 
     private(set) var fixtures: [GeneratedFile] = []
-    /// Lowercased names taken so far: fixture directories may live on case-insensitive file systems.
+    /// Lowercased file names taken so far in `directory`.
     private var takenNames: Set<String> = []
-    /// A body already written for a resource is reused rather than written twice.
+    /// A body already written under a name is reused rather than written twice.
     private var nameForContent: [FixtureKey: String] = [:]
 
     private struct FixtureKey: Hashable {
-        var resource: String
+        var base: String
         var ext: String
         var bytes: [UInt8]
     }
 
     init(scenarioName: String, inlineLimit: Int, jsonBodiesInFixtures: Bool) {
-        let part = FixturePlanner.fileNamePart(scenarioName)
-        self.scenarioPart = part.isEmpty ? "scenario" : part
+        self.directory = FixturePlanner.directoryName(scenarioName)
         self.inlineLimit = max(0, inlineLimit)
         self.jsonBodiesInFixtures = jsonBodiesInFixtures
     }
@@ -92,16 +100,17 @@ struct FixturePlanner {
     }
 
     private mutating func addFixture(_ bytes: [UInt8], ext: String, path: String) -> String {
-        let resource = FixturePlanner.resourceName(path: path)
-        let key = FixtureKey(resource: resource, ext: ext, bytes: bytes)
+        let base = FixturePlanner.pathName(path)
+        let key = FixtureKey(base: base, ext: ext, bytes: bytes)
         if let existing = nameForContent[key] { return existing }
-        var name = "\(resource)-\(scenarioPart).\(ext)"
+        var file = "\(base).\(ext)"
         var n = 2
-        while takenNames.contains(name.lowercased()) {
-            name = "\(resource)-\(scenarioPart)-\(n).\(ext)"
+        while takenNames.contains(file.lowercased()) {
+            file = "\(base)-\(n).\(ext)"
             n += 1
         }
-        takenNames.insert(name.lowercased())
+        takenNames.insert(file.lowercased())
+        let name = directory + "/" + file
         nameForContent[key] = name
         fixtures.append(GeneratedFile(relativePath: name, role: .fixture, bytes: bytes))
         return name
@@ -109,27 +118,44 @@ struct FixturePlanner {
 
     // MARK: - Names
 
-    /// Longest resource part of a fixture name, so names stay readable and far below file-system limits.
-    static let maximumResourceLength = 48
+    /// Longest path name and scenario directory name, so names stay readable and far below
+    /// file-system limits (a fixture's file name is at most this, a `-N` and its extension).
+    static let maximumNameLength = 64
 
-    /// The last meaningful segment of a URL path: empty segments, versions (`v1`, `v2.1`) and ids
-    /// (numbers, UUIDs, long hex strings) are skipped, and so are segments with no file-name-safe
-    /// characters; a file extension is dropped (`/v1/projects/42` → `projects`, `/small.json` →
-    /// `small`). `root` for `/` (or only ids), `resource` when no segment has usable characters.
-    static func resourceName(path: String) -> String {
-        let segments = path.split(separator: "/").map { PercentEncoding.decoded(String($0), plusAsSpace: false) }
-        var sawNamedSegment = false
-        for segment in segments.reversed() where !isVersion(segment) && !isIdentifier(segment) {
-            sawNamedSegment = true
-            var part = fileNamePart(segment)
-            if let dot = part.lastIndex(of: "."), dot != part.startIndex {
-                part = String(part[..<dot])
+    /// A fixture's name for a request path, without extension: the path's segments, each
+    /// percent-decoded and reduced to file-name-safe ASCII (`fileNamePart`), joined with `-`
+    /// (`/v1/orders/42` → `v1-orders-42`). The query is not part of it. Empty segments and those
+    /// with nothing file-name-safe (`..`, non-ASCII only) are left out; the last segment loses a
+    /// file extension (a `.` followed by 1 to 8 ASCII letters or digits, at least one a letter:
+    /// `/static/app.min.js` → `static-app.min`), since the fixture gets its own. A name longer
+    /// than `maximumNameLength` keeps its last segments, as many whole ones as fit (the end of a
+    /// path says the most), or the first `maximumNameLength` characters of the last segment when
+    /// that alone is too long. `root` for `/`; `resource` when no segment has a usable character.
+    /// A Windows device name (`con`, `nul`, `com1`, ... before the first `.`, any case) gets a
+    /// `_` after it (`/aux` → `aux_`).
+    static func pathName(_ path: String) -> String {
+        let segments = path.split(separator: "/")
+        if segments.isEmpty { return "root" }
+        var parts = segments.map { fileNamePart(PercentEncoding.decoded(String($0), plusAsSpace: false)) }
+        if let last = parts.last { parts[parts.count - 1] = droppingExtension(last) }
+        parts.removeAll { $0.isEmpty }
+        guard var name = parts.popLast() else { return "resource" }
+        if name.count > maximumNameLength {
+            name = trimmed(String(name.prefix(maximumNameLength)))
+        } else {
+            while let previous = parts.last, name.count + 1 + previous.count <= maximumNameLength {
+                name = previous + "-" + name
+                parts.removeLast()
             }
-            part = String(part.prefix(maximumResourceLength))
-            while part.hasSuffix("-") || part.hasSuffix(".") { part.removeLast() }
-            if !part.isEmpty { return part }
         }
-        return sawNamedSegment ? "resource" : "root"
+        return avoidingDeviceNames(name)
+    }
+
+    /// The directory of a scenario's fixtures: its name reduced to file-name-safe ASCII
+    /// (`fileNamePart`), at most `maximumNameLength` characters; `scenario` when nothing is left.
+    static func directoryName(_ scenarioName: String) -> String {
+        let part = trimmed(String(fileNamePart(scenarioName).prefix(maximumNameLength)))
+        return part.isEmpty ? "scenario" : avoidingDeviceNames(part)
     }
 
     /// `value` reduced to file-name-safe ASCII: letters, digits, `_`, `-`, `.`; runs of anything
@@ -150,28 +176,37 @@ struct FixturePlanner {
                 pendingDash = true
             }
         }
+        return trimmed(out)
+    }
+
+    /// `part` without a file extension: a last `.` (not the first character) followed by 1 to 8
+    /// ASCII letters or digits, at least one of them a letter.
+    static func droppingExtension(_ part: String) -> String {
+        guard let dot = part.lastIndex(of: "."), dot != part.startIndex else { return part }
+        let ext = part.unicodeScalars[part.unicodeScalars.index(after: dot)...]
+        let isLetter: (Unicode.Scalar) -> Bool = { ($0.value >= 0x41 && $0.value <= 0x5A) || ($0.value >= 0x61 && $0.value <= 0x7A) }
+        guard (1...8).contains(ext.count), ext.allSatisfy({ isLetter($0) || ($0.value >= 0x30 && $0.value <= 0x39) }),
+              ext.contains(where: isLetter) else { return part }
+        return trimmed(String(part[..<dot]))
+    }
+
+    /// Without leading and trailing `-` and `.`.
+    private static func trimmed(_ value: String) -> String {
+        var out = Substring(value)
         while let first = out.first, first == "-" || first == "." { out.removeFirst() }
         while let last = out.last, last == "-" || last == "." { out.removeLast() }
-        return out
+        return String(out)
     }
 
-    static func isVersion(_ segment: String) -> Bool {
-        let s = Array(segment.lowercased().utf8)
-        guard s.count >= 2, s[0] == 0x76 else { return false }
-        return s[1...].allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E } && s[1] != 0x2E
-    }
+    /// Names Windows reserves for devices, whatever the extension (`nul.json` cannot be created).
+    private static let deviceNames = Set(["con", "prn", "aux", "nul"] + (1...9).flatMap { ["com\($0)", "lpt\($0)"] })
 
-    /// Numbers, UUIDs and hex ids of 12 or more digits with at least one decimal digit.
-    static func isIdentifier(_ segment: String) -> Bool {
-        let s = Array(segment.utf8)
-        guard !s.isEmpty else { return true }
-        if s.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return true }
-        let isHex: (UInt8) -> Bool = { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || ($0 >= 0x41 && $0 <= 0x46) }
-        if s.count == 36 {
-            let dashes = [8, 13, 18, 23]
-            if s.indices.allSatisfy({ dashes.contains($0) ? s[$0] == 0x2D : isHex(s[$0]) }) { return true }
-        }
-        return s.count >= 12 && s.allSatisfy(isHex) && s.contains(where: { $0 >= 0x30 && $0 <= 0x39 })
+    /// `name` with `_` after the part before its first `.` when that part is a Windows device
+    /// name (`aux` → `aux_`, `nul.min` → `nul_.min`).
+    private static func avoidingDeviceNames(_ name: String) -> String {
+        let stem = name.prefix { $0 != "." }
+        guard deviceNames.contains(stem.lowercased()) else { return name }
+        return stem + "_" + name.dropFirst(stem.count)
     }
 
     // MARK: - Media types

@@ -3,7 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Recording
+import Files
 
 /// Why writing generated files failed.
 public struct GeneratedFileWriteError: Error, CustomStringConvertible {

@@ -15,7 +15,8 @@ public struct GeneratorOptions: Sendable {
     public static let defaultFixturesDirectory = "Fixtures/API/v1"
 
     /// The scenario's name as given (`--scenario NAME`): the `scenarioId`, the prefix of the type
-    /// names (in UpperCamelCase) and the suffix of fixture names.
+    /// names (in UpperCamelCase) and, made file-name-safe, the directory of its fixtures
+    /// (`fixtureDirectoryName`).
     public var scenarioName: String
     /// See `defaultInlineLimit`. Negative values count as 0 (every non-empty body in a fixture).
     public var inlineLimit: Int
@@ -41,6 +42,12 @@ public struct GeneratorOptions: Sendable {
         self.scenario = scenario
     }
 
+    /// The directory below the fixtures directory (`--fixtures`) that holds this scenario's
+    /// fixtures: `scenarioName` reduced to file-name-safe ASCII (letters, digits, `_`, `-`, `.`;
+    /// other runs become one `-`, no leading or trailing `-` or `.`), at most 64 characters,
+    /// `scenario` when nothing is left. `.fixture(...)` names in the generated source start with it.
+    public var fixtureDirectoryName: String { FixturePlanner.directoryName(scenarioName) }
+
     /// A host filter for `scenario.includeHost` from `--hosts REGEX`: keeps hosts the pattern
     /// matches anywhere, case-insensitively. Throws when the pattern does not compile.
     public static func hostFilter(pattern: String) throws -> @Sendable (String) -> Bool {
@@ -54,15 +61,18 @@ public struct GeneratorOptions: Sendable {
 public struct GeneratedFile: Sendable, Equatable {
     /// What a file is, which also says which directory `relativePath` is relative to.
     public enum Role: String, Sendable, Equatable {
-        /// `<Name>HttpScenario.swift`, relative to the output directory (`--out`).
+        /// `<Name>HTTPScenario.swift`, relative to the output directory (`--out`).
         case scenario
         /// `<Name>WebSocketEvents.swift`, relative to the output directory (`--out`).
         case webSocketEvents
-        /// A response body, relative to the fixtures directory (`--fixtures`).
+        /// A response body, relative to the fixtures directory (`--fixtures`):
+        /// `<scenario directory>/<name>.<ext>` (see `GeneratorOptions.fixtureDirectoryName`).
         case fixture
     }
 
-    /// The file's path below the directory its role names: a plain file name (no `/`, no leading `.`).
+    /// The file's path below the directory its role names: a plain file name for Swift sources, the
+    /// scenario's fixture directory and a file name for fixtures (`browse/v1-orders.json`). No
+    /// component is empty or starts with `.`.
     public var relativePath: String
     /// What the file is, and so which directory it goes to.
     public var role: Role
@@ -70,7 +80,6 @@ public struct GeneratedFile: Sendable, Equatable {
     public var bytes: [UInt8]
 
     /// Creates a file description.
-
     public init(relativePath: String, role: Role, bytes: [UInt8]) {
         self.relativePath = relativePath
         self.role = role

@@ -5,14 +5,15 @@ import HARScenarios
 /// fixture files for bodies that do not belong in source.
 ///
 /// Output, for scenario name `sendingAttachments`:
-/// - `SendingAttachmentsHttpScenario.swift`: a `Scenario` whose queue has one item per recorded
+/// - `SendingAttachmentsHTTPScenario.swift`: a `Scenario` whose queue has one item per recorded
 ///   HTTP exchange, in order, as `HARScenarioBuilder.items(from:options:)` defines them (the same
 ///   rules as replaying the HAR directly).
 /// - `SendingAttachmentsWebSocketEvents.swift`, when the session has WebSockets: the server
 ///   messages grouped under named triggers (see `WebSocketPlanner` for the naming), bound by
 ///   `register(with:center:)`.
-/// - fixtures such as `projects-sendingAttachments.json`; which bodies become fixtures is described
-///   at `GeneratorOptions.jsonBodiesInFixtures` and `GeneratorOptions.defaultInlineLimit`.
+/// - fixtures such as `sendingAttachments/v1-projects-42.json`, named after the request path in a
+///   directory named after the scenario (see `FixturePlanner`); which bodies become fixtures is
+///   described at `GeneratorOptions.jsonBodiesInFixtures` and `GeneratorOptions.defaultInlineLimit`.
 ///
 /// Pure and deterministic: the same log and options give byte-identical files, and the Swift
 /// compiles for any input (every recorded string is spelled as an exact literal).
@@ -103,7 +104,7 @@ struct TypeNames {
     let webSocketEvents: String
 
     init(scenarioName: String) {
-        scenario = SwiftSource.typeName(scenarioName, suffix: "HttpScenario", fallback: "Unnamed")
+        scenario = SwiftSource.typeName(scenarioName, suffix: "HTTPScenario", fallback: "Unnamed")
         webSocketEvents = SwiftSource.typeName(scenarioName, suffix: "WebSocketEvents", fallback: "Unnamed")
     }
 }

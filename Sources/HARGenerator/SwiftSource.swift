@@ -186,4 +186,17 @@ enum SwiftSource {
         guard value.isFinite else { return "0" }
         return String(describing: value)
     }
+
+    /// A duration in seconds rounded to the millisecond, as a literal (`0.343`, `1.5`, `10.0`):
+    /// HAR times are milliseconds, and their sums divided by 1000 are rarely short decimals
+    /// (0.3 + 0.043 ms is `0.00034300000000000004` s). nil for what rounds to no time at all: 0,
+    /// less than half a millisecond, negative, NaN or infinite.
+    static func secondsLiteral(_ seconds: Double) -> String? {
+        guard seconds.isFinite else { return nil }
+        let milliseconds = (seconds * 1000).rounded()
+        guard milliseconds > 0 else { return nil }
+        // Beyond 2^53 ms (285,000 years) the product is already whole, and dividing may not round-trip.
+        guard milliseconds.isFinite, milliseconds < 9_007_199_254_740_992 else { return doubleLiteral(seconds) }
+        return doubleLiteral(milliseconds / 1000)
+    }
 }

@@ -11,8 +11,11 @@ import Foundation
 ///    loaded bundles.
 ///
 /// In a bundle the name is looked up at the resource root and, when not there, anywhere below it:
-/// `.copy("Fixtures")` keeps `Fixtures/API/v1/orders.json` as a directory tree, `.process` flattens
-/// it. A missing fixture's error lists every place searched.
+/// `.copy("Fixtures")` keeps `Fixtures/API/v1/browse/v1-orders.json` as a directory tree, so
+/// `browse/v1-orders.json` (the names `harrec generate` writes: scenario directory, then file) is
+/// found below it. `.process` flattens the tree: when no location has the name's directories, a
+/// bundle's root is searched for its last component (`v1-orders.json`) as a last resort. A
+/// missing fixture's error lists every place searched.
 public enum FixtureLocator {
     private static let directories = Locked<[URL]>([])
     private static let bundles = Locked<[Bundle]>([])
@@ -47,6 +50,13 @@ public enum FixtureLocator {
             guard recursive else { continue }
             for url in nested(name, in: resources) {
                 if let data = readRegularFile(url) { return data }
+            }
+        }
+        // A `.process` resource bundle keeps file names only.
+        let last = (name as NSString).lastPathComponent
+        if last != name, !last.isEmpty {
+            for (resources, recursive) in resourceDirectories() where recursive {
+                if let data = readRegularFile(resources.appendingPathComponent(last)) { return data }
             }
         }
         var seen = Set<String>()

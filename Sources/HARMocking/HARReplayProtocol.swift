@@ -79,7 +79,8 @@ open class HARReplayProtocol: URLProtocol {
     /// Stops serving (requests then fail as unmatched).
     public static func unload() { server.deactivate() }
 
-    /// The items being served, in queue order; `calls[i].itemIndex` indexes this.
+    /// The items being served, in queue order; `calls[i].itemIndex` (0-based) indexes this, and
+    /// `calls[i].itemNumber` (1-based) is the `#n` of messages and labels.
     public static var items: [ResponseQueueItem] { server.items }
 
     /// Every request seen since the last `load`, in arrival order.

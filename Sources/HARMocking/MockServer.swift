@@ -92,8 +92,16 @@ final class MockServer: @unchecked Sendable {
     /// Items never served since activation, whatever their repeatability, then `.once`/`.times`
     /// items with uses left in the current round; in queue order, each once.
     func unusedItems() -> [ResponseQueueItem] {
-        state.withLock { s in s.queue.unusedIndices().map { s.queue.entries[$0].item } }
+        unusedEntries().map(\.item)
     }
+
+    /// `unusedItems()` with each item's 0-based index in the queue.
+    func unusedEntries() -> [(index: Int, item: ResponseQueueItem)] {
+        state.withLock { s in s.queue.unusedIndices().map { (index: $0, item: s.queue.entries[$0].item) } }
+    }
+
+    /// How many items the queue has (stubs included).
+    var itemCount: Int { state.withLock { $0.queue.entries.count } }
 
     enum Decision {
         case serve(index: Int, response: MockResponse)

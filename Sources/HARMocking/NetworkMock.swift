@@ -12,7 +12,7 @@ import FoundationNetworking
 /// run at the same time (Swift Testing's default) never see each other's responses.
 ///
 /// ```swift
-/// let mock = NetworkMock(OrderFlowHttpScenario())
+/// let mock = NetworkMock(OrderFlowHTTPScenario())
 /// let session = URLSession(configuration: mock.configuration())
 /// // ... exercise the app ...
 /// XCTAssertEqual(mock.unusedItems(), [])     // every item was served
@@ -83,6 +83,13 @@ open class NetworkMock: URLProtocol {
     /// `.times(n)` items not used up since the last `reset()`, in queue order. Empty when the app
     /// made every recorded request.
     public func unusedItems() -> [ResponseQueueItem] { mockServer.unusedItems() }
+
+    /// `unusedItems()` with each item's 0-based index in this mock's queue (stubs first), for
+    /// reports that number items (`HARMockingTesting`).
+    package func unusedEntries() -> [(index: Int, item: ResponseQueueItem)] { mockServer.unusedEntries() }
+
+    /// How many items this mock's queue has, stubs included.
+    package var itemCount: Int { mockServer.itemCount }
 
     /// One text per request that an item answered although it did not meet the item's
     /// `expectations` (what differed, part by part). `HARMockingTesting` reports these as failures.

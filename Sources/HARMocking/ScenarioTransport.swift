@@ -9,7 +9,7 @@ import FoundationNetworking
 /// URLSession (a `MockHTTPClient`-style seam):
 ///
 /// ```swift
-/// let transport = ScenarioTransport(OrderFlowHttpScenario())
+/// let transport = ScenarioTransport(OrderFlowHTTPScenario())
 /// let (data, response) = try await transport.send(request)
 /// ```
 ///

@@ -7,7 +7,7 @@ import Testing
 /// as `NetworkMock.current`:
 ///
 /// ```swift
-/// @Test(.mocking(OrderFlowHttpScenario()))
+/// @Test(.mocking(OrderFlowHTTPScenario()))
 /// func placesAnOrder() async throws {
 ///     let session = URLSession(configuration: NetworkMock.current!.configuration())
 ///     ...
@@ -16,28 +16,39 @@ import Testing
 ///
 /// On a suite it applies to every test in it. After the test, requests that an item answered
 /// without meeting its `expectations` are recorded as issues, and so are unused items when
-/// `requireAllItemsServed` is set.
+/// `requireAllItemsServed` is set (one issue listing them, numbered from 1 in queue order, with
+/// method and URL, and the requests the test made).
 public struct MockingTrait: TestTrait, SuiteTrait, TestScoping {
     let scenario: any Scenario
     let requireAllItemsServed: Bool
 
     public var isRecursive: Bool { true }
 
+    /// A scope for each test case only. Swift Testing also asks for a scope around a whole test
+    /// function and around a suite (`testCase` nil); a mock there would be installed outside the
+    /// per-case one, serve nothing, and with `requireAllItemsServed` fail the test for items it
+    /// was never meant to serve. A test function without arguments runs as one case.
     public func scopeProvider(for test: Test, testCase: Test.Case?) -> MockingTrait? {
-        // One mock per test case, never one for a whole suite.
-        test.isSuite ? nil : self
+        testCase == nil ? nil : self
     }
 
     public func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
         let mock = NetworkMock(scenario)
         try await NetworkMock.withCurrent(mock) { try await function() }
-        for failure in mock.expectationFailures {
-            Issue.record(Comment(rawValue: failure))
+        for issue in issues(after: mock) {
+            Issue.record(Comment(rawValue: issue))
         }
+    }
+
+    /// What the trait records after a test that used `mock`: one text per request that did not
+    /// meet its item's expectations, then, with `requireAllItemsServed`, the unused items report.
+    func issues(after mock: NetworkMock) -> [String] {
+        var issues = mock.expectationFailures
         if requireAllItemsServed, let report = UnusedItemsReport(mock) {
-            Issue.record(Comment(rawValue: report.text))
+            issues.append(report.text)
         }
+        return issues
     }
 }
 

@@ -290,7 +290,9 @@ public struct ResponseQueueItem: Sendable, Equatable {
     public var response: MockResponse
     /// How many requests the item answers.
     public var repeatability: Repeatability
-    /// Shown in diagnostics, e.g. "#3 GET /v1/projects (recorded 2026-11-30T10:00:01.250Z)".
+    /// Shown in diagnostics. Generated and replayed items have "#<n> <METHOD> <path>", n counting
+    /// recorded exchanges from 1 ("#3 GET /v1/projects"); items without one are shown as
+    /// "#<place in the queue, from 1> <METHOD> <path>".
     public var label: String?
     /// What the request this item answers must also be. They take no part in choosing the item: a
     /// request that matches `condition` but not these is still answered, and the difference is
@@ -324,8 +326,13 @@ public struct RequestResponseItem: Sendable, Equatable {
     public var method: String
     /// The request's absolute URL.
     public var url: String
-    /// Index into the scenario's responseQueue; nil when nothing matched.
+    /// The 0-based index of the item that answered in the queue served (for code:
+    /// `HARReplayProtocol.items[record.itemIndex!]`); nil when nothing matched. Messages and labels
+    /// count from 1: see `itemNumber`.
     public var itemIndex: Int?
+    /// The 1-based number of the item that answered (`itemIndex + 1`), as messages and labels write
+    /// it (`#3`); nil when nothing matched.
+    public var itemNumber: Int? { itemIndex.map { $0 + 1 } }
     /// The status served; nil when the request failed unmatched.
     public var status: Int?
     /// Creates a record; the runtime makes these, tests of app code may too.

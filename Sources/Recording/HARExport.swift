@@ -1,5 +1,6 @@
 import Codecs
 import Dispatch
+import Files
 import TextEncodings
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+import Files
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

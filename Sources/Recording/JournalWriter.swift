@@ -4,6 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Files
 import Synchronization
 
 /// Appends records to the journal file from any thread, in groups: records are encoded by the
@@ -11,7 +12,7 @@ import Synchronization
 /// queue with a few writev calls at least every `flushInterval` (sooner when `groupBytes` are
 /// waiting), and fdatasyncs the file at least every `syncInterval`. A record queued more than
 /// `flushInterval` before a kill -9 is in the file, and one queued `flushInterval + syncInterval`
-/// plus a sync's duration before a power loss is on disk: the README promises a second.
+/// plus a sync's duration before a power loss is on disk: docs/guide/journal-and-recovery.md promises a second.
 ///
 /// Encoding stays on the callers (the event loops) on purpose: on a busy machine one writer
 /// thread that also encoded fell behind the loops, and the bounded queue then stalled them.

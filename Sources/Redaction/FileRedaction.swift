@@ -25,7 +25,13 @@ public final class FileRedaction: @unchecked Sendable {
     public let entryCount: Int
     private let pending: UnsafeMutablePointer<Pending>
     private var head = Pending()
-    private let engines = Mutex<[RedactionEngine]>([])
+    private let engines = Mutex<[IdleEngine]>([])
+
+    /// An engine in the pool. An engine is mutable scratch state for one unit at a time: it is
+    /// taken out of the pool, used by one thread, and put back, so it never has two users.
+    private struct IdleEngine: @unchecked Sendable {
+        let engine: RedactionEngine
+    }
     private var table = FileNumbering()
     private let interner = ValueInterner()
     /// Each replaced cookie's `name=value`, with where it first occurs (a cookie sent with every
@@ -73,9 +79,9 @@ public final class FileRedaction: @unchecked Sendable {
     }
 
     private func withEngine<R>(_ body: (RedactionEngine) -> R) -> R {
-        let engine = engines.withLock { $0.popLast() } ?? RedactionEngine(rules: rules, collectFindings: collectFindings)
+        let engine = engines.withLock { $0.popLast()?.engine } ?? RedactionEngine(rules: rules, collectFindings: collectFindings)
         engine.deferBodies = deferBodies
-        defer { engines.withLock { $0.append(engine) } }
+        defer { engines.withLock { $0.append(IdleEngine(engine: engine)) } }
         return body(engine)
     }
 

@@ -157,7 +157,7 @@ final class KnownValueIndex: @unchecked Sendable {
         let patterns = [UInt8](unsafeUninitializedCapacity: patternCount) { patternBuffer, patternsDone in
             joinedForms = [Candidate](unsafeUninitializedCapacity: formCount) { formBuffer, formsDone in
                 let out = UncheckedJoin(forms: formBuffer, patterns: patternBuffer)
-                DispatchQueue.concurrentPerform(iterations: joinedChunks.count) { c in
+                DispatchQueue.concurrentPerform(iterations: joinedChunks.count) { [formStarts, patternStarts] c in
                     let chunk = joinedChunks[c], p = Int32(patternStarts[c])
                     chunk.forms.withUnsafeBufferPointer { source in
                         for (k, form) in source.enumerated() {
@@ -201,7 +201,7 @@ final class KnownValueIndex: @unchecked Sendable {
             candidates.withUnsafeMutableBufferPointer { candidateBuffer in
                 let table = UncheckedTable(candidates: candidateBuffer, slotKeys: slotKeys, slotHeads: slotHeads, filter: filter,
                                            startPairs: startPairs)
-                DispatchQueue.concurrentPerform(iterations: halves) { half in
+                DispatchQueue.concurrentPerform(iterations: halves) { [capacity] half in
                     let candidates = table.candidates, slotKeys = table.slotKeys, slotHeads = table.slotHeads
                     let arena = arena.bytes
                     let slice = half * (capacity / halves)..<(half + 1) * (capacity / halves)

@@ -143,7 +143,7 @@ final class ValueInterner: @unchecked Sendable {
             numbers[s][e] = counters.next(value.kind)
             if FileNumbering.isChasedBare(value.kind) { chasedBare.append(value.id) }
         }
-        tables.withUnsafeMutableBufferPointer { t in
+        tables.withUnsafeMutableBufferPointer { [numbers] t in
             let cells = SendableBuffer(t)
             DispatchQueue.concurrentPerform(iterations: Self.shardCount) { s in cells.buffer[s].makePlaceholders(numbers: numbers[s]) }
         }

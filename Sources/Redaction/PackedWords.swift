@@ -76,3 +76,4 @@ extension PackedWordTable where Value == Void {
 
     @inline(__always) func contains(_ word: PackedWord) -> Bool { value(of: word) != nil }
 }
+extension PackedWordTable: Sendable where Value: Sendable {}

@@ -99,7 +99,7 @@ extension RedactionEngine {
     /// A date's digit runs: the year (four digits) 1970, every other run ones and zeros of its
     /// width (`1990-05-17` -> `1970-01-01`, `17.5.1990` -> `01.1.1970`). Nil without digits or
     /// with letters other than a month's name (a date has at most a few).
-    static let birthDateDigits: (Int) -> [UInt8] = { width in
+    static let birthDateDigits: @Sendable (Int) -> [UInt8] = { width in
         width == 4 ? Array("1970".utf8) : Array(repeating: 0x30, count: width - 1) + [0x31]
     }
 

@@ -1,7 +1,7 @@
 import HAR
 
 /// A named redaction rule. Built-in rules have fixed names (listed in `RedactionRule.builtIn`
-/// and the README); a rules file adds patterns with names of their own.
+/// and docs/reference/rules.md); a rules file adds patterns with names of their own.
 public struct RedactionRule: Hashable, Sendable, Comparable, CustomStringConvertible {
     public let name: String
     /// A dense number for counting without hashing: built-ins 0..<builtIn.count, user patterns
@@ -104,7 +104,7 @@ public struct RedactionRule: Hashable, Sendable, Comparable, CustomStringConvert
     /// One-time codes in message text (`Your verification code is 482913`).
     public static let oneTimeCode = RedactionRule("one-time-code", slot: 47)
 
-    /// Every built-in rule, in the order the README documents them.
+    /// Every built-in rule, in the order docs/reference/rules.md lists them.
     public static let builtIn: [RedactionRule] = [
         .authorizationHeader, .cookies, .setCookies, .secretHeaders, .secretParameters, .jsonKeys, .jwt,
         .bearerToken, .awsAccessKey, .githubToken, .slackToken, .stripeKey, .googleAPIKey, .privateKey,

@@ -246,37 +246,43 @@ public final class TLSClientContext: @unchecked Sendable {
     /// Sessions kept for resumption, per server name. A proxy opens many connections to the same
     /// few hosts; resuming skips the full handshake and the certificate chain verification.
     public static let sessionCacheCapacity = 1_024
-    private let sessions = Mutex<[String: OpaquePointer]>([:])  // SSL_SESSION*, one reference each
+    private let sessions = Mutex<[String: CachedSession]>([:])
+
+    /// An `SSL_SESSION*` the cache holds one reference to. OpenSSL sessions are reference-counted
+    /// with atomic counts and not changed once established, so a handle may cross threads.
+    private struct CachedSession: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
 
     /// How many server names have a session to resume.
     public var cachedSessionCount: Int { sessions.withLock { $0.count } }
 
     /// Takes over one reference to `session` (from the new-session callback).
     func storeSession(_ session: OpaquePointer, for name: String) {
-        let replaced: OpaquePointer? = sessions.withLock { cache in
+        let replaced: CachedSession? = sessions.withLock { cache in
             if cache[name] == nil, cache.count >= Self.sessionCacheCapacity, let victim = cache.first {
                 // Any entry will do: the cache only has to stay bounded.
                 cache[victim.key] = nil
-                SSL_SESSION_free(victim.value)
+                SSL_SESSION_free(victim.value.pointer)
             }
             let old = cache[name]
-            cache[name] = session
+            cache[name] = CachedSession(pointer: session)
             return old
         }
-        if let replaced { SSL_SESSION_free(replaced) }
+        if let replaced { SSL_SESSION_free(replaced.pointer) }
     }
 
     /// Offers the cached session for `name` on a new connection (SSL_set_session adds its own
     /// reference, so the cache keeps one).
     func offerSession(on ssl: OpaquePointer, for name: String) {
         sessions.withLock { cache in
-            if let session = cache[name] { _ = SSL_set_session(ssl, session) }
+            if let session = cache[name] { _ = SSL_set_session(ssl, session.pointer) }
         }
     }
 
     deinit {
         sessions.withLock { cache in
-            for session in cache.values { SSL_SESSION_free(session) }
+            for session in cache.values { SSL_SESSION_free(session.pointer) }
             cache.removeAll()
         }
         SSL_CTX_free(ctx)

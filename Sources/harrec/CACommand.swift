@@ -1,6 +1,6 @@
 import CLI
+import Files
 import Glibc
-import Recording
 import TLS
 
 let caDirOption = OptionSpec("ca-dir", .value(placeholder: "<dir>"),
@@ -105,8 +105,7 @@ func runCA(_ arguments: [String]) -> Int32 {
             }
             printErr("harrec: wrote the CA certificate to \(out)")
         } else {
-            bytes.withUnsafeBytes { _ = fwrite($0.baseAddress, 1, $0.count, stdout) }
-            fflush(stdout)
+            writeAll(bytes, to: STDOUT_FILENO)
         }
         return 0
     case let other:

@@ -4,6 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Files
 import HAR
 import HARGenerator
 import Recording
@@ -14,11 +15,11 @@ let generateSpec = CommandSpec(
     abstract: "Turn a HAR into Swift mock scenarios, WebSocket triggers and JSON fixtures for HARMocking.",
     usage: "harrec generate <session.har> --scenario <name> [--out <dir>] [--fixtures <dir>] [--hosts <regex>] [--inline-limit <bytes>] [--latency recorded|none] [--keep-header <name>]",
     options: [
-        OptionSpec("scenario", .value(placeholder: "<name>"), help: "Scenario name, e.g. sendingAttachments (required unless --scenario-per-page); types are <Name>HttpScenario, <Name>WebSocketEvents."),
+        OptionSpec("scenario", .value(placeholder: "<name>"), help: "Scenario name, e.g. sendingAttachments (required unless --scenario-per-page); types are <Name>HTTPScenario, <Name>WebSocketEvents; fixtures go to <fixtures>/<name>/."),
         OptionSpec("page", .value(placeholder: "<title>"), help: "Only the exchanges of this HAR page (its title, or its id): one scenario marked with `harrec mark`, or one Chrome navigation; the scenario is named after it unless --scenario is given."),
         OptionSpec("scenario-per-page", .flag, help: "One scenario per HAR page, named after its title in lowerCamelCase (\"log in\" -> logIn)."),
         OptionSpec("out", short: "o", .value(placeholder: "<dir>"), help: "Where the Swift files go (default: the current directory)."),
-        OptionSpec("fixtures", .value(placeholder: "<dir>"), help: "Where fixture files go (default Fixtures/API/v1)."),
+        OptionSpec("fixtures", .value(placeholder: "<dir>"), help: "Where fixture files go (default Fixtures/API/v1), in a directory per scenario named after it."),
         OptionSpec("hosts", .value(placeholder: "<regex>"), help: "Only exchanges whose host matches (case-insensitive)."),
         OptionSpec("inline-limit", .value(placeholder: "<bytes>"), help: "Bodies up to this size are inline string literals (default 4096); JSON always goes to fixtures."),
         OptionSpec("latency", .value(placeholder: "recorded|none"), help: "recorded: each response waits its recorded wait + receive time (`delay:`); none (default): answers at once."),
@@ -142,7 +143,8 @@ private func generate(_ log: HARLog, options: GeneratorOptions, outDirectory: UR
         }
         let fixturesWritten = files.filter { $0.role == .fixture
             && written.contains(fixturesDirectory.appendingPathComponent($0.relativePath).path) }.count
-        printErr("harrec: \(fixtures) fixture file\(fixtures == 1 ? "" : "s") in \(fixturesDirectory.path)"
+        let scenarioFixtures = fixturesDirectory.appendingPathComponent(options.fixtureDirectoryName)
+        printErr("harrec: \(fixtures) fixture file\(fixtures == 1 ? "" : "s") in \(scenarioFixtures.path)"
                  + (fixtures > 0 ? " (\(fixturesWritten) written, \(fixtures - fixturesWritten) unchanged)" : ""))
     } catch {
         fail("\(error)", code: 1)

@@ -1,10 +1,12 @@
 import CSystemShims
 import CLI
+import Files
 import Glibc
 import ProxyCore
 import ProxyRuntime
 import Recording
 import Redaction
+import Synchronization
 import TLS
 
 // `harrec record`: its options, the settings they make, and the proxy's lifecycle.
@@ -149,7 +151,7 @@ func runRecord(_ arguments: [String]) -> Int32 {
         if settings.redaction == nil {
             printErr("harrec: warning: --no-redact: \(out) will hold tokens, cookies and emails as recorded; do not commit it")
         }
-        for note in startupNotes { printErr(note) }
+        for note in startupNotes.withLock({ $0 }) { printErr(note) }
 
         server.run()
         log.flush()
@@ -218,18 +220,18 @@ func proxyAuthSetting(_ parsed: ParsedArguments) throws -> (value: String, sourc
 }
 
 /// Lines printed after the listening lines, so scripts that wait for those see them first.
-var startupNotes: [String] = []
+let startupNotes = Mutex<[String]>([])
 
 /// TLS interception settings from the record options: the CA (created when missing), upstream
 /// verification and the host filters.
 func makeInterception(_ parsed: ParsedArguments) throws -> TLSInterception {
     let authority = loadAuthority(parsed)
     if authority.wasCreated {
-        startupNotes.append("harrec: created a CA in \(authority.directory); to trust it: harrec ca show")
+        startupNotes.withLock { $0.append("harrec: created a CA in \(authority.directory); to trust it: harrec ca show") }
     }
     let verification: TLSClientContext.Verification
     if parsed.flag("insecure-upstream") {
-        startupNotes.append("harrec: warning: --insecure-upstream: upstream TLS certificates are not verified")
+        startupNotes.withLock { $0.append("harrec: warning: --insecure-upstream: upstream TLS certificates are not verified") }
         verification = .none
     } else {
         let anchors = parsed.allValues("upstream-ca")

@@ -1,5 +1,6 @@
 import CSystemShims
 import CLI
+import Files
 import Glibc
 import HAR
 import Recording
@@ -36,7 +37,7 @@ let redactSpec = CommandSpec(
     Placeholder JWTs keep a JWT's shape on purpose; to exclude them from secret scanners:
       detect-secrets scan --exclude-secrets 'eyJ[A-Za-z0-9_-]*\\.eyJzdWIiOiJyZWRhY3RlZC0' ...
       gitleaks (.gitleaks.toml): [allowlist] regexes = ['''eyJ[A-Za-z0-9_-]*\\.eyJzdWIiOiJyZWRhY3RlZC0''']
-    See README "Redaction".
+    Every rule and what it keeps: docs/reference/rules.md.
     """)
 
 /// The redaction configuration from `--rules`/`--redact-rules` and `--internal-suffix`; exits

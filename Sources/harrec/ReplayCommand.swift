@@ -1,5 +1,6 @@
 import CLI
 import CSystemShims
+import Files
 import Glibc
 import HAR
 import HARGenerator
@@ -102,7 +103,7 @@ func runReplay(_ arguments: [String]) -> Int32 {
         let listening = listener.start(server)
         for line in listening { printErr(line) }
         printErr("harrec: replaying \(service.itemCount) recorded \(service.itemCount == 1 ? "response" : "responses") from \(path) (Ctrl-C to stop)")
-        for note in startupNotes { printErr(note) }
+        for note in startupNotes.withLock({ $0 }) { printErr(note) }
         server.run()
         log.flush()
 

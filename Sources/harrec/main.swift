@@ -1,5 +1,6 @@
 import CSystemShims
 import CLI
+import Files
 import Glibc
 import HAR
 import ProxyCore
@@ -32,7 +33,18 @@ let subcommands = [recordSpec, markSpec, replaySpec, redactSpec, recoverSpec, ge
 func printErr(_ text: String) {
     var line = text
     if !line.hasSuffix("\n") { line += "\n" }
-    line.withCString { _ = fputs($0, stderr) }
+    writeAll(Array(line.utf8), to: STDERR_FILENO)
+}
+
+/// Writes every byte to `fd` (a standard stream), through short writes and interruptions.
+func writeAll(_ bytes: [UInt8], to fd: Int32) {
+    bytes.withUnsafeBytes { raw in
+        var offset = 0
+        while offset < raw.count {
+            let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+            if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { return }
+        }
+    }
 }
 
 func fail(_ message: String, code: Int32 = 2) -> Never {

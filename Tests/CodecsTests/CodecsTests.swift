@@ -1,13 +1,9 @@
+import TestSupport
 import XCTest
 @testable import Codecs
 
 /// Fixtures are made by Fixtures/codecs/generate.py with the gzip, brotli and zstd CLIs and Python zlib.
-private let fixtureDirectory: String = {
-    // #filePath = .../Tests/CodecsTests/CodecsTests.swift → .../Fixtures/codecs
-    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)
-    return parts.joined(separator: "/") + "/Fixtures/codecs"
-}()
+private let fixtureDirectory = PackagePaths.fixtures("codecs").path
 
 private func fixture(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> [UInt8] {
     let path = fixtureDirectory + "/" + name

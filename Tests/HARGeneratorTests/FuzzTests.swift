@@ -2,6 +2,7 @@ import Foundation
 import HAR
 import HARGenerator
 import HARMocking
+import TestSupport
 import XCTest
 
 /// Hostile strings everywhere: the output must compile, and literals must evaluate to the
@@ -9,7 +10,7 @@ import XCTest
 final class FuzzTests: XCTestCase {
     /// A log with hostile strings in URLs, headers, bodies and WebSocket messages.
     static func hostileLog(seed: UInt64, entries: Int) -> HARLog {
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         var list: [HAREntry] = []
         let mimes = ["text/plain", "application/json", "text/html", "", "application/octet-stream", "image/png"]
         for i in 0..<entries {
@@ -57,11 +58,20 @@ final class FuzzTests: XCTestCase {
                 if name.isEmpty { log = Self.largeLog() }
                 let generated = try SwiftMockGenerator.generate(log, options: GeneratorOptions(scenarioName: name, sourceName: name))
                 XCTAssertTrue(generated.contains { $0.role == .webSocketEvents }, name.debugDescription)
-                for file in generated where file.role == .fixture {
-                    XCTAssertFalse(file.relativePath.contains("/"), file.relativePath)
-                    XCTAssertFalse(file.relativePath.hasPrefix("."), file.relativePath)
-                    XCTAssertTrue(file.relativePath.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 0x20 }, file.relativePath)
+                let fixtureNames = generated.filter { $0.role == .fixture }.map(\.relativePath)
+                let directory = GeneratorOptions(scenarioName: name).fixtureDirectoryName
+                for fixture in fixtureNames {
+                    // `<scenario directory>/<file>`, both file-name-safe ASCII, neither hidden.
+                    let parts = fixture.split(separator: "/", omittingEmptySubsequences: false)
+                    XCTAssertEqual(parts.count, 2, fixture)
+                    XCTAssertEqual(parts.first.map(String.init), directory, fixture)
+                    for part in parts {
+                        XCTAssertFalse(part.isEmpty || part.hasPrefix(".") || part.hasPrefix("-"), fixture)
+                        XCTAssertTrue(part.unicodeScalars.allSatisfy { FuzzTests.fileNameSafe($0) }, fixture)
+                    }
                 }
+                XCTAssertEqual(Set(fixtureNames.map { $0.lowercased() }).count, fixtureNames.count,
+                               "fixture names clash (ignoring case): \(fixtureNames)")
                 files += generated
             }
             let swiftNames = files.filter { $0.role != .fixture }.map(\.relativePath)
@@ -71,6 +81,11 @@ final class FuzzTests: XCTestCase {
             }
             group += 1
         }
+    }
+
+    /// ASCII letters, digits, `_`, `-` and `.`: what fixture names are made of.
+    static func fileNameSafe(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "_-.".unicodeScalars.contains(scalar))
     }
 
     /// 250 exchanges, one trigger with 45 messages, 26 triggers in all.
@@ -105,9 +120,9 @@ final class FuzzTests: XCTestCase {
 
     func testTypeNamesForAwkwardScenarioNames() throws {
         let expected: [(String, String)] = [
-            ("class", "ClassHttpScenario"), ("3dSecure", "_3dSecureHttpScenario"), ("", "UnnamedHttpScenario"),
-            ("é", "UnnamedHttpScenario"), ("sendingAttachments", "SendingAttachmentsHttpScenario"),
-            ("SEND_MESSAGE", "SendMessageHttpScenario"), ("a\u{0}b\r\nc", "ABCHttpScenario"),
+            ("class", "ClassHTTPScenario"), ("3dSecure", "_3dSecureHTTPScenario"), ("", "UnnamedHTTPScenario"),
+            ("é", "UnnamedHTTPScenario"), ("sendingAttachments", "SendingAttachmentsHTTPScenario"),
+            ("SEND_MESSAGE", "SendMessageHTTPScenario"), ("a\u{0}b\r\nc", "ABCHTTPScenario"),
         ]
         let log = HARFactory.log([HARFactory.entry("GET", "https://a.example/x", text: "ok")])
         for (name, typeName) in expected {
@@ -121,7 +136,7 @@ final class FuzzTests: XCTestCase {
     /// Compiles and runs one program holding generated code, printing every string the queue and
     /// the WebSocket triggers hold; each must equal the recorded string byte for byte.
     func testLiteralsRoundTripThroughTheCompiler() throws {
-        var random = SeededRandom(seed: 7)
+        var random = SplitMix64(seed: 7)
         var entries: [HAREntry] = []
         var texts: [String] = [Hostile.all, "\r\n", "\"\"\"#\n\"#\n", "line\nwith \\ and \"\"\" and #\"#", "\t\n\ttab",
                                "\u{301}starts with a combining mark", "\u{5E9}\u{202E}rtl\n\u{301}",

@@ -32,8 +32,8 @@ final class LiteralTests: XCTestCase {
     }
 
     func testTypeNames() {
-        XCTAssertEqual(SwiftSource.typeName("sendingAttachments", suffix: "HttpScenario", fallback: "Unnamed"),
-                       "SendingAttachmentsHttpScenario")
+        XCTAssertEqual(SwiftSource.typeName("sendingAttachments", suffix: "HTTPScenario", fallback: "Unnamed"),
+                       "SendingAttachmentsHTTPScenario")
         XCTAssertEqual(SwiftSource.typeName("sending-attachments v2", suffix: "X", fallback: "U"), "SendingAttachmentsV2X")
         XCTAssertEqual(SwiftSource.typeName("42", suffix: "X", fallback: "U"), "_42X")
         XCTAssertEqual(SwiftSource.typeName("", suffix: "X", fallback: "U"), "UX")
@@ -57,20 +57,49 @@ final class LiteralTests: XCTestCase {
 }
 
 final class FixtureRuleTests: XCTestCase {
-    func testResourceNames() {
-        XCTAssertEqual(FixturePlanner.resourceName(path: "/v1/projects"), "projects")
-        XCTAssertEqual(FixturePlanner.resourceName(path: "/v1/projects/42"), "projects")
-        XCTAssertEqual(FixturePlanner.resourceName(path: "/api/v2.1/users/0b6e3f9a-9c1d-4f3e-8e8a-1b2c3d4e5f60/"), "users")
-        XCTAssertEqual(FixturePlanner.resourceName(path: "/items/5f1d7c9e8a4b3c2d1e0f9a8b"), "items")
-        XCTAssertEqual(FixturePlanner.resourceName(path: "/small.json"), "small")
-        XCTAssertEqual(FixturePlanner.resourceName(path: "/"), "root")
-        XCTAssertEqual(FixturePlanner.resourceName(path: "//v1//"), "root")
-        XCTAssertEqual(FixturePlanner.resourceName(path: "/%E6%97%A5"), "resource")
-        XCTAssertEqual(FixturePlanner.resourceName(path: "/a/..%2F..%2Fetc"), "etc")
-        XCTAssertEqual(FixturePlanner.resourceName(path: "/search%20results"), "search-results")
-        XCTAssertEqual(FixturePlanner.resourceName(path: "/.hidden"), "hidden")
-        XCTAssertEqual(FixturePlanner.resourceName(path: "/" + String(repeating: "a", count: 100)).count,
-                       FixturePlanner.maximumResourceLength)
+    func testPathNames() {
+        XCTAssertEqual(FixturePlanner.pathName("/orders"), "orders")
+        XCTAssertEqual(FixturePlanner.pathName("/orders/42"), "orders-42")
+        XCTAssertEqual(FixturePlanner.pathName("/v1/projects/42/"), "v1-projects-42", "empty segments are left out")
+        XCTAssertEqual(FixturePlanner.pathName("/"), "root")
+        XCTAssertEqual(FixturePlanner.pathName(""), "root")
+        XCTAssertEqual(FixturePlanner.pathName("//"), "root")
+        XCTAssertEqual(FixturePlanner.pathName("/%E6%97%A5"), "resource", "nothing file-name-safe is left")
+        XCTAssertEqual(FixturePlanner.pathName("/users/%E6%97%A5%E6%9C%AC"), "users")
+        XCTAssertEqual(FixturePlanner.pathName("/caf%C3%A9/men%C3%BC"), "caf-men", "non-ASCII characters separate")
+        XCTAssertEqual(FixturePlanner.pathName("/a/..%2F..%2Fetc"), "a-etc", "no path traversal")
+        XCTAssertEqual(FixturePlanner.pathName("/a/../b/./c"), "a-b-c")
+        XCTAssertEqual(FixturePlanner.pathName("/search%20results/a:b*c?"), "search-results-a-b-c")
+        XCTAssertEqual(FixturePlanner.pathName("/.hidden/-x-"), "hidden-x")
+        // The last segment's file extension goes (the fixture gets its own); versions and dotted
+        // numbers stay.
+        XCTAssertEqual(FixturePlanner.pathName("/small.json"), "small")
+        XCTAssertEqual(FixturePlanner.pathName("/static/app.min.js"), "static-app.min")
+        XCTAssertEqual(FixturePlanner.pathName("/api/v2.1/rates/1.5"), "api-v2.1-rates-1.5")
+        XCTAssertEqual(FixturePlanner.pathName("/files/report.verylongext"), "files-report.verylongext")
+        XCTAssertEqual(FixturePlanner.pathName("/data.json/x.json"), "data.json-x")
+        // Windows device names.
+        XCTAssertEqual(FixturePlanner.pathName("/aux"), "aux_")
+        XCTAssertEqual(FixturePlanner.pathName("/NUL.min.js"), "NUL_.min")
+        XCTAssertEqual(FixturePlanner.pathName("/v1/con"), "v1-con", "only a whole name is a device")
+        // Long paths keep as many whole segments from the end as fit.
+        let long = "/api/v1/organizations/acme-corporation-international/projects/12345/attachments/98765/thumbnails"
+        XCTAssertEqual(FixturePlanner.pathName(long), "projects-12345-attachments-98765-thumbnails")
+        let segment = String(repeating: "a", count: 100)
+        XCTAssertEqual(FixturePlanner.pathName("/x/" + segment), String(repeating: "a", count: FixturePlanner.maximumNameLength))
+        for path in [long, "/x/" + segment, "/" + String(repeating: "ab/", count: 80)] {
+            XCTAssertLessThanOrEqual(FixturePlanner.pathName(path).count, FixturePlanner.maximumNameLength, path)
+        }
+    }
+
+    func testScenarioDirectoryNames() {
+        XCTAssertEqual(FixturePlanner.directoryName("sendingAttachments"), "sendingAttachments")
+        XCTAssertEqual(FixturePlanner.directoryName("3ds \"#class\u{301} \u{202E}x"), "3ds-class-x")
+        XCTAssertEqual(FixturePlanner.directoryName("..."), "scenario")
+        XCTAssertEqual(FixturePlanner.directoryName(""), "scenario")
+        XCTAssertEqual(FixturePlanner.directoryName("con"), "con_")
+        XCTAssertEqual(FixturePlanner.directoryName(String(repeating: "s", count: 100)).count, FixturePlanner.maximumNameLength)
+        XCTAssertEqual(GeneratorOptions(scenarioName: "log in").fixtureDirectoryName, "log-in")
     }
 
     private func generate(_ entries: [HAREntry], _ options: GeneratorOptions = GeneratorOptions(scenarioName: "s"))
@@ -79,15 +108,43 @@ final class FixtureRuleTests: XCTestCase {
         return (String(decoding: files[0].bytes, as: UTF8.self), files.filter { $0.role == .fixture })
     }
 
-    func testJSONGoesToSortedFixturesAndNamesDoNotClash() throws {
+    func testJSONGoesToSortedFixturesNamedAfterThePath() throws {
         let (source, fixtures) = try generate([
-            HARFactory.entry("GET", "https://a.example/v1/projects", mimeType: "application/json", text: #"{"b":1,"a":[]}"#),
-            HARFactory.entry("GET", "https://a.example/v1/projects/42", mimeType: "application/json", text: #"{"id":42}"#, second: 1),
-            HARFactory.entry("GET", "https://a.example/v2/Projects", mimeType: "application/json", text: "[]", second: 2),
-        ])
-        XCTAssertEqual(fixtures.map(\.relativePath), ["projects-s.json", "projects-s-2.json", "Projects-s-3.json"])
+            HARFactory.entry("GET", "https://a.example/orders", mimeType: "application/json", text: #"{"b":1,"a":[]}"#),
+            HARFactory.entry("GET", "https://a.example/orders/42", mimeType: "application/json", text: #"{"id":42}"#, second: 1),
+            HARFactory.entry("GET", "https://a.example/orders/42", mimeType: "application/json", text: #"{"id":42,"v":2}"#, second: 2),
+            HARFactory.entry("GET", "https://a.example/orders/42", mimeType: "application/json", text: #"{"id":42,"v":3}"#, second: 3),
+        ], GeneratorOptions(scenarioName: "browse"))
+        XCTAssertEqual(fixtures.map(\.relativePath),
+                       ["browse/orders.json", "browse/orders-42.json", "browse/orders-42-2.json", "browse/orders-42-3.json"])
         XCTAssertEqual(String(decoding: fixtures[0].bytes, as: UTF8.self), "{\n  \"a\": [],\n  \"b\": 1\n}\n")
-        XCTAssertTrue(source.contains(#"body: .fixture("projects-s-2.json")"#))
+        XCTAssertTrue(source.contains(#"body: .fixture("browse/orders-42-2.json")"#))
+    }
+
+    func testNamesThatClashGetNumbersInQueueOrder() throws {
+        let json = "application/json"
+        let (source, fixtures) = try generate([
+            // The query is not part of the name: responses it tells apart are numbered.
+            HARFactory.entry("GET", "https://a.example/search?q=a", mimeType: json, text: "[1]"),
+            HARFactory.entry("GET", "https://a.example/search?q=b", mimeType: json, text: "[2]", second: 1),
+            // Paths that sanitize to one name, and case (file systems may ignore it).
+            HARFactory.entry("GET", "https://a.example/a%20b", mimeType: json, text: "[3]", second: 2),
+            HARFactory.entry("GET", "https://a.example/a-b", mimeType: json, text: "[4]", second: 3),
+            HARFactory.entry("GET", "https://a.example/Search", mimeType: json, text: "[5]", second: 4),
+            // A path whose own name is a numbered one: the next free number.
+            HARFactory.entry("GET", "https://a.example/search/2", mimeType: json, text: "[6]", second: 5),
+            // Another host, the same path; another extension does not clash.
+            HARFactory.entry("GET", "https://b.example/a-b", mimeType: json, text: "[7]", second: 6),
+            HARFactory.entry("GET", "https://a.example/a-b", mimeType: "text/plain", text: String(repeating: "t", count: 5000), second: 7),
+            // The same body for the same name is written once.
+            HARFactory.entry("GET", "https://a.example/search?q=c", mimeType: json, text: "[1]", second: 8),
+        ])
+        XCTAssertEqual(fixtures.map(\.relativePath), [
+            "s/search.json", "s/search-2.json", "s/a-b.json", "s/a-b-2.json", "s/Search-3.json", "s/search-2-2.json",
+            "s/a-b-3.json", "s/a-b.txt",
+        ])
+        XCTAssertEqual(source.components(separatedBy: #".fixture("s/search.json")"#).count - 1, 2)
+        XCTAssertEqual(Set(fixtures.map { $0.relativePath.lowercased() }).count, fixtures.count, "unique, whatever the case")
     }
 
     func testIdenticalBodiesOfOneResourceShareAFixture() throws {
@@ -96,8 +153,8 @@ final class FixtureRuleTests: XCTestCase {
             HARFactory.entry("GET", "https://a.example/v1/poll?t=1", mimeType: "application/json", text: body),
             HARFactory.entry("GET", "https://a.example/v1/poll?t=2", mimeType: "application/json", text: body, second: 1),
         ])
-        XCTAssertEqual(fixtures.map(\.relativePath), ["poll-s.json"])
-        XCTAssertEqual(source.components(separatedBy: #".fixture("poll-s.json")"#).count, 3)
+        XCTAssertEqual(fixtures.map(\.relativePath), ["s/v1-poll.json"])
+        XCTAssertEqual(source.components(separatedBy: #".fixture("s/v1-poll.json")"#).count, 3)
         XCTAssertEqual(source.components(separatedBy: "repeatability: .once").count, 2)
     }
 
@@ -106,7 +163,7 @@ final class FixtureRuleTests: XCTestCase {
         let text = HARFactory.entry("GET", "https://a.example/b", mimeType: "text/plain", text: "12345", second: 1)
         let inlineJSON = GeneratorOptions(scenarioName: "s", inlineLimit: 5, jsonBodiesInFixtures: false)
         var result = try generate([small, text], inlineJSON)
-        XCTAssertEqual(result.fixtures.map(\.relativePath), ["a-s.json"], "JSON of 7 bytes exceeds a limit of 5")
+        XCTAssertEqual(result.fixtures.map(\.relativePath), ["s/a.json"], "JSON of 7 bytes exceeds a limit of 5")
         XCTAssertTrue(result.source.contains(#"body: .text("12345")"#), "5 bytes is within a limit of 5")
 
         result = try generate([small, text], GeneratorOptions(scenarioName: "s", inlineLimit: 100, jsonBodiesInFixtures: false))
@@ -114,7 +171,7 @@ final class FixtureRuleTests: XCTestCase {
         XCTAssertTrue(result.source.contains(##"body: .text(#"{"a":1}"#)"##))
 
         result = try generate([small, text], GeneratorOptions(scenarioName: "s", inlineLimit: 0))
-        XCTAssertEqual(result.fixtures.map(\.relativePath), ["a-s.json", "b-s.txt"])
+        XCTAssertEqual(result.fixtures.map(\.relativePath), ["s/a.json", "s/b.txt"])
         XCTAssertEqual(result.fixtures[1].bytes, Array("12345".utf8))
     }
 
@@ -123,7 +180,7 @@ final class FixtureRuleTests: XCTestCase {
         let (source, fixtures) = try generate([
             HARFactory.entry("GET", "https://a.example/v1/broken", mimeType: "application/json; charset=utf-8", text: broken),
         ])
-        XCTAssertEqual(fixtures.map(\.relativePath), ["broken-s.txt"])
+        XCTAssertEqual(fixtures.map(\.relativePath), ["s/v1-broken.txt"])
         XCTAssertEqual(fixtures.first?.bytes, Array(broken.utf8))
         XCTAssertTrue(source.contains("// Note: the body is not valid JSON"))
     }
@@ -141,7 +198,7 @@ final class FixtureRuleTests: XCTestCase {
                              text: Base64.encode(Array("%PDF-1.4".utf8) + Array(repeating: 32, count: 5000)),
                              encoding: "base64", second: 3),
         ])
-        XCTAssertEqual(fixtures.map(\.relativePath), ["logo-s.png", "anim-s.gif", "doc-s.pdf"])
+        XCTAssertEqual(fixtures.map(\.relativePath), ["s/logo.png", "s/anim.gif", "s/doc.pdf"])
         XCTAssertEqual(fixtures[0].bytes, png)
         XCTAssertTrue(source.contains(#"body: .base64("AAEC")"#))
     }
@@ -323,13 +380,13 @@ final class GeneratorBehaviourTests: XCTestCase {
         let log = HARFactory.log([HARFactory.entry("GET", "https://a.example/v1/items", mimeType: "application/json", text: "[1]")])
         let files = try SwiftMockGenerator.generate(log, options: GeneratorOptions(scenarioName: "s"))
         XCTAssertEqual(try files.write(to: out, fixturesDirectory: fixtures).map(\.lastPathComponent),
-                       ["SHttpScenario.swift", "items-s.json"])
-        XCTAssertEqual(try TestIO.read(fixtures.appendingPathComponent("items-s.json")), Array("[\n  1\n]\n".utf8))
+                       ["SHTTPScenario.swift", "v1-items.json"])
+        XCTAssertEqual(try TestIO.read(fixtures.appendingPathComponent("s/v1-items.json")), Array("[\n  1\n]\n".utf8))
         XCTAssertEqual(try files.write(to: out, fixturesDirectory: fixtures), [], "unchanged files are not rewritten")
         var changed = files
         changed[0].bytes += Array("// changed\n".utf8)
-        XCTAssertEqual(try changed.write(to: out, fixturesDirectory: fixtures).map(\.lastPathComponent), ["SHttpScenario.swift"])
-        XCTAssertEqual(try TestIO.read(out.appendingPathComponent("SHttpScenario.swift")), changed[0].bytes)
+        XCTAssertEqual(try changed.write(to: out, fixturesDirectory: fixtures).map(\.lastPathComponent), ["SHTTPScenario.swift"])
+        XCTAssertEqual(try TestIO.read(out.appendingPathComponent("SHTTPScenario.swift")), changed[0].bytes)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: out.path).filter { $0.hasPrefix(".") }
         XCTAssertEqual(leftovers, [])
     }

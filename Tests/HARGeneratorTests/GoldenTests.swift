@@ -104,6 +104,7 @@ final class GoldenTests: XCTestCase {
             for file in try golden.generate() where file.relativePath.hasSuffix(".json") {
                 XCTAssertNoThrow(try JSONParser.parse(file.bytes), file.relativePath)
                 let url = dir.appendingPathComponent(file.relativePath)
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try Data(file.bytes).write(to: url)
                 let jq = try Command.run(["jq", "-S", ".", url.path])
                 XCTAssertEqual(jq.status, 0, jq.output)

@@ -1,4 +1,5 @@
 import HAR
+import TestSupport
 
 /// Builds HAR logs in code, for tests that need inputs a file would make hard to read.
 enum HARFactory {
@@ -36,24 +37,6 @@ enum HARFactory {
     private static func pad(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
 }
 
-/// A small deterministic generator (SplitMix64), so fuzz inputs are the same on every run.
-struct SeededRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-
-    mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
-}
-
 /// Pieces that have broken string literals, comments or identifiers in code generators.
 enum Hostile {
     static let pieces: [String] = [
@@ -64,7 +47,7 @@ enum Hostile {
     ]
 
     /// A string of 1 to `maximumPieces` pieces.
-    static func string(_ random: inout SeededRandom, maximumPieces: Int = 8) -> String {
+    static func string(_ random: inout SplitMix64, maximumPieces: Int = 8) -> String {
         var out = ""
         for _ in 0...random.below(maximumPieces) { out += random.pick(pieces) }
         return out

@@ -64,6 +64,65 @@ final class StableOutputTests: XCTestCase {
         XCTAssertTrue(recorded.contains("response: .failure(.timedOut, delay: 10.0)"), recorded)
     }
 
+    /// Recorded times are milliseconds; their sum divided by 1000 is not a short decimal
+    /// (0.3 + 0.043 ms gives 0.00034300000000000004 s). Generated delays are whole milliseconds.
+    func testRecordedDelaysAreRoundedToTheMillisecond() throws {
+        var entries: [HAREntry] = []
+        for (i, (wait, receive)) in [(342.6, 0.7), (0.3, 0.043), (1000.1, 0.2), (0.2, 0.4)].enumerated() {
+            var entry = HARFactory.entry("GET", "https://api.example.com/v1/t\(i)", text: "ok", second: i)
+            entry.timings = HARTimings(send: 0, wait: wait, receive: receive)
+            entries.append(entry)
+        }
+        var failed = HARFactory.entry("GET", "https://api.example.com/v1/down", status: 0, second: 9,
+                                      custom: [(key: "_error", value: .string("upstream connection failed: connection refused"))])
+        failed.time = 1234.5678
+        entries.append(failed)
+        let source = try scenarioSource(HARFactory.log(entries)) { $0.scenario.latency = .recorded }
+        XCTAssertTrue(source.contains("delay: 0.343\n"), source)
+        XCTAssertTrue(source.contains("delay: 1.0\n"), "1000.3 ms: " + source)
+        XCTAssertTrue(source.contains("delay: 0.001\n"), "0.6 ms rounds up: " + source)
+        XCTAssertTrue(source.contains("response: .failure(.cannotConnectToHost, delay: 1.235)"), source)
+        XCTAssertFalse(source.contains("0.00034"), "0.343 ms rounds to no delay at all")
+        let delays = source.components(separatedBy: "delay: ").dropFirst().map { $0.prefix { $0 != "\n" && $0 != ")" } }
+        XCTAssertEqual(delays, ["0.343", "1.0", "0.001", "1.235"])
+        XCTAssertEqual(SwiftSource.secondsLiteral(0.00034300000000000004), nil)
+        XCTAssertEqual(SwiftSource.secondsLiteral(0.34300000000000004), "0.343")
+        XCTAssertEqual(SwiftSource.secondsLiteral(12.0), "12.0")
+        XCTAssertEqual(SwiftSource.secondsLiteral(-1), nil)
+        XCTAssertEqual(SwiftSource.secondsLiteral(.infinity), nil)
+        XCTAssertEqual(SwiftSource.secondsLiteral(.nan), nil)
+    }
+
+    /// Fixture names come from paths and queue order only: a recording that differs in volatile
+    /// values (cache busters, dates) names its fixtures the same, and one with an extra request
+    /// at the end keeps the names of the others.
+    func testFixtureNamesAreStable() throws {
+        func recording(run: Int, extra: Bool = false) -> HARLog {
+            var entries = [
+                HARFactory.entry("GET", "https://api.example.com/v1/orders?_=\(run)", mimeType: "application/json",
+                                 text: #"{"orders":[]}"#, headers: [("Date", "Mon, 30 Nov 2026 10:00:0\(run) GMT")]),
+                HARFactory.entry("GET", "https://api.example.com/v1/orders/42", mimeType: "application/json",
+                                 text: #"{"id":42}"#, second: 1),
+                HARFactory.entry("GET", "https://api.example.com/v1/orders/42", mimeType: "application/json",
+                                 text: #"{"id":42,"state":"done"}"#, second: 2),
+            ]
+            if extra {
+                entries.append(HARFactory.entry("GET", "https://api.example.com/v1/orders/42", mimeType: "application/json",
+                                                text: #"{"id":42,"state":"archived"}"#, second: 3))
+            }
+            return HARFactory.log(entries)
+        }
+        let options = GeneratorOptions(scenarioName: "browse")
+        let first = try SwiftMockGenerator.generate(recording(run: 1), options: options)
+        let second = try SwiftMockGenerator.generate(recording(run: 2), options: options)
+        XCTAssertEqual(first, second)
+        XCTAssertEqual(first.filter { $0.role == .fixture }.map(\.relativePath),
+                       ["browse/v1-orders.json", "browse/v1-orders-42.json", "browse/v1-orders-42-2.json"])
+        let longer = try SwiftMockGenerator.generate(recording(run: 1, extra: true), options: options)
+        XCTAssertEqual(Array(longer.filter { $0.role == .fixture }.prefix(3)), first.filter { $0.role == .fixture })
+        XCTAssertEqual(longer.last?.relativePath, "browse/v1-orders-42-3.json")
+    }
+
     func testRepeatsNameWhatChanged() throws {
         let log = HARFactory.log([
             HARFactory.entry("GET", "https://api.example.com/v1/order", mimeType: "application/json",

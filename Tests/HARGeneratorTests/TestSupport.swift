@@ -1,12 +1,12 @@
 import Foundation
 import HAR
 import HARGenerator
+import TestSupport
 import XCTest
 
 /// Paths of the package, found from this file so tests run from any directory.
 enum TestPaths {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = PackagePaths.root
     static let goldenRoot = packageRoot.appendingPathComponent("Fixtures/generator")
     static let textEncodingsSources = packageRoot.appendingPathComponent("Sources/TextEncodings")
     static let harSources = packageRoot.appendingPathComponent("Sources/HAR")

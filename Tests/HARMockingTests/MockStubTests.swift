@@ -91,6 +91,7 @@ import Testing
         // Indexes of earlier calls follow the items they name.
         #expect(mock.calls.map(\.item?.label) == ["#1 GET /v1/me", "stub GET /v1/me", "stub GET /v1/me"])
         #expect(mock.calls.map(\.itemIndex) == [2, 1, 0])
+        #expect(mock.calls.map(\.itemNumber) == [3, 2, 1], "numbers count from 1")
     }
 
     @Test func delayAndBandwidth() async {
@@ -158,7 +159,8 @@ import Testing
         _ = await Client.get("https://api.example.com/feed", session)
         _ = await Client.get("https://api.example.com/other", session)
         let text = UnusedItemsReport(mock)?.text ?? ""
-        #expect(text.hasPrefix("NetworkMock: 1 item was not used:\n  #1 POST /login (.always, never requested)"))
+        #expect(text.hasPrefix("NetworkMock: 1 item of 2 was not used (#n: place in the queue, from 1):\n"
+                               + "  #1 POST https://api.example.com/login (.always, never requested)\n"))
         #expect(text.contains("Requests made (2):\n  GET https://api.example.com/feed — answered by #2 GET /feed"))
         #expect(text.contains("GET https://api.example.com/other — unmatched"))
     }
@@ -233,5 +235,25 @@ import Testing
         #expect((try? FixtureLocator.data(named: name)) == nil)
         FixtureLocator.addBundle(try #require(Bundle(path: root.path)))
         #expect(try FixtureLocator.data(named: name) == Data("orders".utf8))
+    }
+
+    /// `harrec generate` names fixtures `<scenario>/<file>`: found below a `.copy` tree, and by
+    /// file name at the root of a flattened (`.process`) bundle.
+    @Test func scenarioDirectoriesAreFoundInCopiedAndFlattenedBundles() throws {
+        let id = UUID().uuidString
+        let copied = FileManager.default.temporaryDirectory.appendingPathComponent("hm-copied-\(id)")
+        let flat = FileManager.default.temporaryDirectory.appendingPathComponent("hm-flat-\(id)")
+        let tree = copied.appendingPathComponent("Fixtures/API/v1/browse-\(id)")
+        try FileManager.default.createDirectory(at: tree, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: flat, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: copied); try? FileManager.default.removeItem(at: flat) }
+        try Data("tree".utf8).write(to: tree.appendingPathComponent("v1-orders-\(id).json"))
+        try Data("flat".utf8).write(to: flat.appendingPathComponent("v1-items-\(id).json"))
+        FixtureLocator.addBundle(try #require(Bundle(path: copied.path)))
+        FixtureLocator.addBundle(try #require(Bundle(path: flat.path)))
+        #expect(try FixtureLocator.data(named: "browse-\(id)/v1-orders-\(id).json") == Data("tree".utf8))
+        #expect(try FixtureLocator.data(named: "browse-\(id)/v1-items-\(id).json") == Data("flat".utf8))
+        #expect((try? FixtureLocator.data(named: "other-\(id)/v1-orders-\(id).json")) == nil,
+                "a copied tree only answers the name's own directory")
     }
 }

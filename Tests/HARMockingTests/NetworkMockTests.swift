@@ -146,6 +146,7 @@ final class NetworkMockTests: XCTestCase {
         let texts = (0..<5).map { _ in HTTP.fetch("GET", "https://api.example.com/p", session: session).text }
         XCTAssertEqual(texts, ["first", "second", "last", "last", "last"])
         XCTAssertEqual(NetworkMock.calls.map(\.itemIndex), [0, 1, 2, 2, 2])
+        XCTAssertEqual(NetworkMock.calls.map(\.itemNumber), [1, 2, 3, 3, 3])
         XCTAssertEqual(NetworkMock.unusedItems(), [])
     }
 

@@ -1,4 +1,5 @@
 @testable import HAR
+import TestSupport
 import TextEncodings
 import XCTest
 

@@ -1,24 +1,18 @@
 import Foundation
 @testable import HAR
+import TestSupport
 import TextEncodings
 import XCTest
 
 /// Fixtures live in <package>/Fixtures/har, found relative to this file.
 enum Fixtures {
-    static let directory: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // HARTests
-        .deletingLastPathComponent()  // Tests
-        .deletingLastPathComponent()  // package root
-        .appendingPathComponent("Fixtures/har", isDirectory: true)
+    static let directory = PackagePaths.fixtures("har")
 
     static func bytes(_ name: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: directory.appendingPathComponent(name)))
     }
 
-    static let e2eDirectory: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()
-        .deletingLastPathComponent()
-        .appendingPathComponent("e2e", isDirectory: true)
+    static let e2eDirectory = PackagePaths.root.appendingPathComponent("Tests/e2e", isDirectory: true)
 }
 
 func utf8(_ s: String) -> [UInt8] { Array(s.utf8) }
@@ -131,15 +125,3 @@ private func set(_ v: inout JSONValue, _ parts: ArraySlice<Either>, _ newValue: 
     }
 }
 
-/// Deterministic PRNG for fuzzing (SplitMix64).
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

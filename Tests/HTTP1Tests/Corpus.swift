@@ -1,5 +1,6 @@
 import Foundation
 import HTTP1
+import TestSupport
 
 /// One case of the Markdown corpus in Fixtures/http1 (see the README section at the top of
 /// requests.md for the format).
@@ -12,11 +13,7 @@ struct CorpusCase {
 }
 
 enum Corpus {
-    static var fixturesDirectory: URL {
-        // …/Tests/HTTP1Tests/Corpus.swift → …/Fixtures/http1
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fixtures").appendingPathComponent("http1")
-    }
+    static var fixturesDirectory: URL { PackagePaths.fixtures("http1") }
 
     static func load(_ file: String) throws -> [CorpusCase] {
         let url = fixturesDirectory.appendingPathComponent(file)

@@ -1,4 +1,5 @@
 import HTTP1
+import TestSupport
 import XCTest
 
 /// One decoder kind, seen through a common interface so that the verifier, the corpus runner
@@ -122,19 +123,6 @@ func renderBytes(_ bytes: [UInt8], keepUTF8: Bool = false, escapeQuote: Bool = t
         }
     }
     return String(decoding: out, as: UTF8.self)
-}
-
-/// A tiny deterministic RNG (SplitMix64) so random splits and fuzz inputs are reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// Feeds inputs to a decoder in several ways and checks that the event sequence is the same,

@@ -1,4 +1,5 @@
 import HTTP1
+import TestSupport
 import XCTest
 
 final class FieldsTests: XCTestCase {

@@ -1,4 +1,5 @@
 import HTTP1
+import TestSupport
 import XCTest
 
 /// Seeded mutation fuzzing: corpus inputs, mutated, into both decoders. Each run must end in

@@ -4,7 +4,7 @@ import Synchronization
 import XCTest
 
 final class FlowLogTests: XCTestCase {
-    private func flow(_ id: UInt64) -> Flow {
+    private static func flow(_ id: UInt64) -> Flow {
         let request = RecordedRequest(method: "GET", url: "http://a.test/\(id)", httpVersion: "HTTP/1.1",
                                       fields: [], headSize: 20)
         return Flow(id: id, clientAddress: "127.0.0.1:1", request: request,
@@ -16,7 +16,7 @@ final class FlowLogTests: XCTestCase {
         let chunk = FlowLog.chunkCapacity
         for total in [0, 1, chunk - 1, chunk, chunk + 1, 3 * chunk, 3 * chunk + 17] {
             let log = FlowLog()
-            for id in 0..<UInt64(total) { log.record(flow(id)) }
+            for id in 0..<UInt64(total) { log.record(Self.flow(id)) }
             XCTAssertEqual(log.count, total)
             XCTAssertEqual(log.snapshot().map(\.id), Array(0..<UInt64(total)), "snapshot of \(total)")
             // A snapshot leaves the log as it was.
@@ -30,9 +30,9 @@ final class FlowLogTests: XCTestCase {
     /// Recording goes on after takeAll, starting from an empty log.
     func testRecordingAfterTakeAll() {
         let log = FlowLog()
-        for id in 0..<5 { log.record(flow(UInt64(id))) }
+        for id in 0..<5 { log.record(Self.flow(UInt64(id))) }
         _ = log.takeAll()
-        log.record(flow(99))
+        log.record(Self.flow(99))
         XCTAssertEqual(log.snapshot().map(\.id), [99])
     }
 
@@ -46,7 +46,7 @@ final class FlowLogTests: XCTestCase {
         let perThread = FlowLog.chunkCapacity + 500
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             for index in 0..<perThread {
-                log.record(self.flow(UInt64(thread * 1_000_000 + index)))
+                log.record(Self.flow(UInt64(thread * 1_000_000 + index)))
             }
         }
         let ids = log.takeAll().map(\.id)

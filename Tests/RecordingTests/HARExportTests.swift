@@ -1,3 +1,4 @@
+import Files
 import HAR
 @testable import Recording
 import XCTest

@@ -17,7 +17,7 @@ final class JournalLogTests: XCTestCase {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    private func flow(_ id: UInt64, start: Double) -> Flow {
+    private static func flow(_ id: UInt64, start: Double) -> Flow {
         var flow = JournalCodecTests.sampleFlow(id, body: Int(id % 5) * 1000)
         flow.instants.requestStart = start
         flow.instants.responseEnd = 3
@@ -46,7 +46,7 @@ final class JournalLogTests: XCTestCase {
             for k in 0..<perThread {
                 let id = UInt64(thread * perThread + k)
                 // Starts out of arrival order, with ties broken by id.
-                journal.record(flow(id, start: Double((k * 7919) % 500)))
+                journal.record(Self.flow(id, start: Double((k * 7919) % 500)))
             }
         }
         XCTAssertEqual(journal.count, 4 * perThread)
@@ -59,7 +59,7 @@ final class JournalLogTests: XCTestCase {
             XCTAssertTrue((got.instants.requestStart, got.id) > previous, "order at \(i)")
             previous = (got.instants.requestStart, got.id)
             seen.insert(got.id)
-            XCTAssertEqual(got, flow(got.id, start: got.instants.requestStart))
+            XCTAssertEqual(got, Self.flow(got.id, start: got.instants.requestStart))
         }
         XCTAssertEqual(seen.count, 4 * perThread)
         XCTAssertEqual(contents.failures, (0..<UInt64(4 * perThread)).filter { $0 % 2 == 0 }.count)
@@ -67,7 +67,7 @@ final class JournalLogTests: XCTestCase {
 
     func testWebSocketMessagesAreJournaledOneByOne() throws {
         let journal = try log()
-        var upgrade = flow(9, start: 5)
+        var upgrade = Self.flow(9, start: 5)
         upgrade.webSocket = RecordedWebSocket()
         journal.recordWebSocketStart(upgrade)
         let messages = (0..<20).map { RecordedWebSocketMessage(direction: $0 % 2 == 0 ? .send : .receive, time: Double($0),
@@ -77,7 +77,7 @@ final class JournalLogTests: XCTestCase {
         end.webSocket?.problems = ["server to client: bad"]
         end.instants.end = 99
         journal.record(end)
-        journal.record(flow(10, start: 1))
+        journal.record(Self.flow(10, start: 1))
         let contents = try journal.finish()
         XCTAssertEqual(contents.count, 2)
         XCTAssertEqual(try contents.flow(at: 0).id, 10)
@@ -92,8 +92,8 @@ final class JournalLogTests: XCTestCase {
     /// conversation without its end record comes back open with the messages it had.
     func testRecoveryAfterACrash() throws {
         let journal = try log()
-        for id in 0..<100 { journal.record(flow(UInt64(id), start: Double(id))) }
-        var upgrade = flow(500, start: 50.5)
+        for id in 0..<100 { journal.record(Self.flow(UInt64(id), start: Double(id))) }
+        var upgrade = Self.flow(500, start: 50.5)
         upgrade.webSocket = RecordedWebSocket()
         journal.recordWebSocketStart(upgrade)
         journal.recordWebSocketMessage(RecordedWebSocketMessage(direction: .send, time: 60, opcode: 1, data: [0x61]), flowID: 500)
@@ -124,9 +124,9 @@ final class JournalLogTests: XCTestCase {
     /// crash, so a killed recorder's HAR still has its pages.
     func testPageMarksSurviveFinishAndRecovery() throws {
         let journal = try log()
-        journal.record(flow(1, start: 10))
+        journal.record(Self.flow(1, start: 10))
         journal.recordPageMark(PageMark(name: "log in", time: 11))
-        journal.record(flow(2, start: 12))
+        journal.record(Self.flow(2, start: 12))
         journal.recordPageMark(PageMark(name: "chat \u{1F4AC}", time: 13))
         waitUntilWritten(journal)
         let copy = directory + "/crashed-marks.har"
@@ -142,7 +142,7 @@ final class JournalLogTests: XCTestCase {
     /// is reported torn.
     func testRecoveryOfATruncatedJournal() throws {
         let journal = try log()
-        for id in 0..<40 { journal.record(flow(UInt64(id), start: Double(id))) }
+        for id in 0..<40 { journal.record(Self.flow(UInt64(id), start: Double(id))) }
         _ = try journal.finish()
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: JournalFile.recordsPath(in: JournalFile.directory(for: journal.harPath)))))
         // Record boundaries, from the decoder.
@@ -185,7 +185,7 @@ final class JournalLogTests: XCTestCase {
     /// Memory holds the index, not the bodies: a flow's journal record carries its body bytes.
     func testBodiesGoToTheJournal() throws {
         let journal = try log()
-        var big = flow(1, start: 1)
+        var big = Self.flow(1, start: 1)
         big.response?.body = RecordedBody(bytes: [UInt8](repeating: 0x41, count: 3 << 20), wireSize: 3 << 20)
         journal.record(big)
         XCTAssertGreaterThan(journal.journalBytes, 3 << 20)

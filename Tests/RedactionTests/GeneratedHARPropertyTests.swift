@@ -1,5 +1,6 @@
 import HAR
 @testable import Redaction
+import TestSupport
 import TextEncodings
 import XCTest
 
@@ -84,13 +85,13 @@ final class GeneratedHARPropertyTests: XCTestCase {
 
 /// Builds random but valid HARs with secrets in every location, remembering what it planted.
 struct HARGenerator {
-    var rng: SeededRNG
+    var rng: SplitMix64
     var planted: [String] = []
     /// Planted secrets that only appear encoded (base64 bodies), not as is in the input bytes.
     var encodedOnly: Set<String> = []
     private var encoding = false
 
-    init(seed: UInt64) { rng = SeededRNG(seed: seed &* 0x1000_0001 &+ 17) }
+    init(seed: UInt64) { rng = SplitMix64(seed: seed &* 0x1000_0001 &+ 17) }
 
     mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
     mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &rng) < p }

@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 import HAR
 @testable import Redaction
@@ -41,7 +42,7 @@ final class KeyFormatTests: XCTestCase {
 
     /// `count` characters of `alphabet`, the first and last alphanumeric (a key that ends in '-'
     /// or '.' reads as a key followed by punctuation).
-    private static func part(_ alphabet: KeyFormat.Alphabet, _ count: Int, _ rng: inout SeededRNG) -> [UInt8] {
+    private static func part(_ alphabet: KeyFormat.Alphabet, _ count: Int, _ rng: inout SplitMix64) -> [UInt8] {
         let all = characters(alphabet)
         let alnum = all.filter(RedactionEngine.isAlnum)
         return (0..<count).map { k in
@@ -52,7 +53,7 @@ final class KeyFormatTests: XCTestCase {
 
     /// A key of `format` whose first part has `length` characters (the second part, if any, its
     /// shortest length).
-    private static func key(_ format: KeyFormat, length: Int, _ rng: inout SeededRNG) -> String {
+    private static func key(_ format: KeyFormat, length: Int, _ rng: inout SplitMix64) -> String {
         var bytes = format.prefix + part(format.alphabet, length, &rng)
         if let second = format.second {
             bytes += [second.separator] + part(second.alphabet, second.length.lowerBound, &rng)
@@ -80,7 +81,7 @@ final class KeyFormatTests: XCTestCase {
     // MARK: Every catalogued format
 
     func testEveryFormatIsReplacedInFreeTextUnderItsRule() {
-        var rng = SeededRNG(seed: 12)
+        var rng = SplitMix64(seed: 12)
         for format in KeyFormats.anchored {
             let upper = min(format.length.upperBound, format.length.lowerBound + 40)
             for length in [format.length.lowerBound, upper] {
@@ -98,7 +99,7 @@ final class KeyFormatTests: XCTestCase {
     /// A token that goes on past its format's alphabet with `_` and more token bytes (a Sentry
     /// org token's `_<secret>`) is replaced whole: no part of it stays beside the placeholder.
     func testATokenThatGoesOnWithAnUnderscoreIsReplacedWhole() {
-        var rng = SeededRNG(seed: 14)
+        var rng = SplitMix64(seed: 14)
         let rest = "_GhiswXgMCQlnVdxlzBh8AViu6L6me7kv4L9865KFQz7"
         for format in KeyFormats.anchored where !format.alphabet.contains(0x5F) && format.second == nil {
             let key = Self.key(format, length: format.length.lowerBound, &rng)
@@ -110,7 +111,7 @@ final class KeyFormatTests: XCTestCase {
     }
 
     func testEveryFormatIsReplacedInAJSONStringUnderAnInnocentKey() {
-        var rng = SeededRNG(seed: 13)
+        var rng = SplitMix64(seed: 13)
         for format in KeyFormats.anchored {
             let key = Self.key(format, length: format.length.lowerBound, &rng)
             let e = engine()
@@ -123,7 +124,7 @@ final class KeyFormatTests: XCTestCase {
     }
 
     func testEveryFormatIsReplacedInAQueryValue() {
-        var rng = SeededRNG(seed: 14)
+        var rng = SplitMix64(seed: 14)
         for format in KeyFormats.anchored {
             let key = Self.key(format, length: format.length.lowerBound, &rng)
             let r = redacted([makeEntry(url: "https://api.example.com/v1/items?q=\(key.addingPercentEncodingForQuery())&page=2")])
@@ -137,7 +138,7 @@ final class KeyFormatTests: XCTestCase {
 
     func testOneCharacterShortIsNotAKey() throws {
         let rules = Self.formatsOnly
-        var rng = SeededRNG(seed: 15)
+        var rng = SplitMix64(seed: 15)
         for format in KeyFormats.anchored where Self.standsAlone(format) {
             let short = Self.key(format, length: format.length.lowerBound - 1, &rng)
             XCTAssertEqual(scanned("found \(short) end", engine: engine(rules)), "found \(short) end", name(format))
@@ -153,7 +154,7 @@ final class KeyFormatTests: XCTestCase {
 
     func testFixedLengthFormatsOneCharacterLongIsNotAKey() throws {
         let rules = Self.formatsOnly
-        var rng = SeededRNG(seed: 16)
+        var rng = SplitMix64(seed: 16)
         for format in KeyFormats.anchored where format.length.count == 1 && format.second == nil && Self.standsAlone(format) {
             // One more character of the alphabet that is alphanumeric: the key does not end there.
             var bytes = Array(Self.key(format, length: format.length.lowerBound, &rng).utf8)
@@ -165,7 +166,7 @@ final class KeyFormatTests: XCTestCase {
 
     func testAKeyMustStartAtAWordBoundary() throws {
         let rules = Self.formatsOnly
-        var rng = SeededRNG(seed: 17)
+        var rng = SplitMix64(seed: 17)
         for format in KeyFormats.anchored where Self.standsAlone(format) {
             let key = Self.key(format, length: format.length.lowerBound, &rng)
             for glued in ["x" + key, "9" + key, "_" + key] {
@@ -176,7 +177,7 @@ final class KeyFormatTests: XCTestCase {
 
     func testACharacterOutsideTheAlphabetEndsTheKeyTooEarly() throws {
         let rules = Self.formatsOnly
-        var rng = SeededRNG(seed: 18)
+        var rng = SplitMix64(seed: 18)
         for format in KeyFormats.anchored where Self.standsAlone(format) {
             var bytes = Array(Self.key(format, length: format.length.lowerBound, &rng).utf8)
             bytes[format.prefix.count + format.length.lowerBound / 2] = Self.outsider(format.alphabet)
@@ -189,7 +190,7 @@ final class KeyFormatTests: XCTestCase {
     /// way: high entropy, and cards, since an Asana key's digit runs can be Luhn-valid), it
     /// stays. The rules go in a fixed order, so every run draws the same keys.
     func testEachFormatCanBeSwitchedOffByItsRule() throws {
-        var rng = SeededRNG(seed: 19)
+        var rng = SplitMix64(seed: 19)
         for rule in Set(KeyFormats.anchored.map(\.rule)).sorted(by: { $0.name < $1.name }) {
             let rules = CompiledRules(try configuration(rules: #"{"disable": ["\#(rule.name)", "high-entropy", "card-number"]}"#))
             for format in KeyFormats.anchored where format.rule == rule && Self.standsAlone(format) {

@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 import HAR
 @testable import Redaction
@@ -66,7 +67,7 @@ final class LowercaseProseTests: XCTestCase {
             let start = format.prefix.prefix { $0 >= 0x61 && $0 <= 0x7A }
             if !start.isEmpty { words.append(String(decoding: start, as: UTF8.self)) }
         }
-        var rng = SeededRNG(seed: 12)
+        var rng = SplitMix64(seed: 12)
         func letters(_ alphabet: String, _ count: Int) -> String {
             String((0..<count).map { _ in alphabet.randomElement(using: &rng)! })
         }

@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 @testable import Redaction
 
@@ -5,7 +6,7 @@ import XCTest
 /// one table fed the same values in the same order.
 final class NumberingTests: XCTestCase {
     private func randomGroups(seed: UInt64, groupCount: Int) -> [FileNumbering.Group] {
-        var rng = SeededRNG(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let kinds = ValueKind.allCases
         var groups: [FileNumbering.Group] = []
         for g in 0..<groupCount {

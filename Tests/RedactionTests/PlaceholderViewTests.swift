@@ -1,6 +1,7 @@
 import Foundation
 import HAR
 @testable import Redaction
+import TestSupport
 import XCTest
 
 /// Placeholders are hidden by construction (`PlaceholderText`): found once, before any detector,
@@ -88,7 +89,7 @@ final class PlaceholderViewTests: XCTestCase {
                           "AKIAIOSFODNN7EXAMPLE", "xoxb-2048-4096-aBcDeFgHiJkLmNoPqRsT", sampleJWT]
 
     /// A value for a view: a placeholder, a secret, or both with something between.
-    static func value(_ rng: inout SeededRNG) -> String {
+    static func value(_ rng: inout SplitMix64) -> String {
         let placeholder = placeholders.randomElement(using: &rng)!, secret = secrets.randomElement(using: &rng)!
         switch Int.random(in: 0..<5, using: &rng) {
         case 0: return placeholder
@@ -104,7 +105,7 @@ final class PlaceholderViewTests: XCTestCase {
     /// One entry whose every view holds values: headers, cookies, query items, a form or
     /// multipart body, and a response body that is JSON (with JSON inside a string), CSV, XML or
     /// base64 of JSON.
-    static func entry(_ rng: inout SeededRNG) -> HAREntry {
+    static func entry(_ rng: inout SplitMix64) -> HAREntry {
         func v() -> String { value(&rng) }
         func name() -> String { names.randomElement(using: &rng)! }
         func json(_ s: String) -> String { String(decoding: JSONWriter.serialize(.string(s), pretty: false), as: UTF8.self) }
@@ -134,7 +135,7 @@ final class PlaceholderViewTests: XCTestCase {
     }
 
     func testEveryViewIsAFixedPointAndKeepsItsPlaceholders() {
-        var rng = SeededRNG(seed: 0x9_1ACE)
+        var rng = SplitMix64(seed: 0x9_1ACE)
         for round in 0..<200 {
             var log = HARLog(creator: HARCreator(name: "t", version: "1"), entries: (0..<3).map { _ in Self.entry(&rng) })
             let engine = RedactionEngine()

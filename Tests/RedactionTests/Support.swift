@@ -1,16 +1,13 @@
 import Foundation
 import HAR
 @testable import Redaction
+import TestSupport
 import TextEncodings
 import XCTest
 
 /// Fixtures live in <package>/Fixtures/redaction, found relative to this file.
 enum RedactionFixtures {
-    static let directory: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // RedactionTests
-        .deletingLastPathComponent()  // Tests
-        .deletingLastPathComponent()  // package root
-        .appendingPathComponent("Fixtures/redaction", isDirectory: true)
+    static let directory = PackagePaths.fixtures("redaction")
 
     static func bytes(_ name: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: directory.appendingPathComponent(name)))
@@ -19,19 +16,6 @@ enum RedactionFixtures {
 
 func utf8(_ s: String) -> [UInt8] { Array(s.utf8) }
 func text(_ b: [UInt8]) -> String { String(decoding: b, as: UTF8.self) }
-
-/// A deterministic generator (SplitMix64), so property tests are reproducible from their seed.
-struct SeededRNG: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 // MARK: - Building entries
 
@@ -97,7 +81,7 @@ func makeEntry(index: Int = 0, method: String = "GET", url: String = "https://ap
 
 /// Binary content that is not text: a PNG-like header and pseudo-random bytes.
 func binaryBytes(_ n: Int, seed: UInt64) -> [UInt8] {
-    var rng = SeededRNG(seed: seed)
+    var rng = SplitMix64(seed: seed)
     var out: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0xFF, 0xFE]
     while out.count < n { out.append(UInt8.random(in: 0...255, using: &rng)) }
     return out

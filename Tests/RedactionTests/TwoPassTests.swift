@@ -285,14 +285,14 @@ final class TwoPassTests: XCTestCase {
             let file = FileRedaction(config: RedactionConfiguration(), entryCount: copy.entries.count)
             file.collectHead(&copy)
             copy.entries.withUnsafeMutableBufferPointer { buffer in
-                let entries = buffer
-                DispatchQueue.concurrentPerform(iterations: entries.count) { i in file.collect(&entries[i], index: i) }
+                let entries = SendableBuffer(buffer)
+                DispatchQueue.concurrentPerform(iterations: buffer.count) { i in file.collect(&entries.buffer[i], index: i) }
             }
             file.freeze()
             file.finalizeHead(&copy)
             copy.entries.withUnsafeMutableBufferPointer { buffer in
-                let entries = buffer
-                DispatchQueue.concurrentPerform(iterations: entries.count) { i in file.finalize(&entries[i], index: i) }
+                let entries = SendableBuffer(buffer)
+                DispatchQueue.concurrentPerform(iterations: buffer.count) { i in file.finalize(&entries.buffer[i], index: i) }
             }
             XCTAssertEqual(text(copy.serialize(pretty: true)), text(sequential.bytes))
             XCTAssertEqual(file.report.total, sequential.report.total)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 @testable import TLS
 
@@ -356,7 +357,7 @@ final class CertificateAuthorityTests: XCTestCase {
         for index in 0..<10 { one.insert(index, forKey: index) }
         XCTAssertEqual(one.keysByRecency, [9])
         // Random operations against a reference model.
-        var rng = SeededGenerator(seed: 7)
+        var rng = SplitMix64(seed: 7)
         var model: [Int] = []  // most recent first
         var lru = LRUCache<Int, Int>(capacity: 5)
         for _ in 0..<5_000 {

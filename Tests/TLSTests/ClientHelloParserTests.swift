@@ -1,14 +1,10 @@
+import TestSupport
 import XCTest
 @testable import TLS
 
 /// Fixtures are real ClientHellos captured by Fixtures/tls/capture.py from `openssl s_client`
 /// and Python's ssl module.
-let tlsFixtureDirectory: String = {
-    // #filePath = .../Tests/TLSTests/ClientHelloParserTests.swift → .../Fixtures/tls
-    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)
-    return parts.joined(separator: "/") + "/Fixtures/tls"
-}()
+let tlsFixtureDirectory = PackagePaths.fixtures("tls").path
 
 func helloFixture(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> [UInt8] {
     let path = tlsFixtureDirectory + "/" + name + ".hex"
@@ -25,19 +21,6 @@ func helloFixture(_ name: String, file: StaticString = #filePath, line: UInt = #
         index = next
     }
     return bytes
-}
-
-/// Deterministic PRNG for the fuzz tests (SplitMix64).
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// Builds ClientHellos from parts, for the malformed cases.
@@ -359,7 +342,7 @@ final class ClientHelloParserTests: XCTestCase {
     }
 
     func testGarbageNeverCrashes() {
-        var rng = SeededGenerator(seed: 0x5EED)
+        var rng = SplitMix64(seed: 0x5EED)
         for _ in 0..<5_000 {
             let length = Int.random(in: 0...300, using: &rng)
             var bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
@@ -373,7 +356,7 @@ final class ClientHelloParserTests: XCTestCase {
     /// truncations. Never a crash; a verdict reached byte by byte equals the whole-buffer one.
     func testFuzzedHellos() throws {
         let corpus = try fixtures.map { try helloFixture($0.name) }
-        var rng = SeededGenerator(seed: 20_000)
+        var rng = SplitMix64(seed: 20_000)
         var verdicts = [String: Int]()
         for iteration in 0..<20_000 {
             var bytes = corpus[Int.random(in: 0..<corpus.count, using: &rng)]

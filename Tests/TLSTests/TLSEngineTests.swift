@@ -1,5 +1,6 @@
 import COpenSSLShims
 import Foundation
+import TestSupport
 import XCTest
 @testable import TLS
 
@@ -61,7 +62,7 @@ func completion(_ events: [TLSEvent]) -> (alpn: String?, version: String, cipher
 }
 
 func randomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
-    var rng = SeededGenerator(seed: seed)
+    var rng = SplitMix64(seed: seed)
     var bytes = [UInt8](repeating: 0, count: count)
     var index = 0
     while index < count {
@@ -325,7 +326,7 @@ final class TLSEngineTests: XCTestCase {
     }
 
     func testGarbageAndTruncation() throws {
-        var rng = SeededGenerator(seed: 99)
+        var rng = SplitMix64(seed: 99)
         for _ in 0..<200 {
             let server = try TLSEngine.server(context: try TLSServerContext(certificateAuthority: ca))
             var bytes = (0..<Int.random(in: 1...400, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// The result of running a command.
@@ -76,12 +77,7 @@ func opensslDate(_ line: String) -> Date? {
     return formatter.date(from: text)
 }
 
-/// The package root (…/Tests/TLSTests/TestSupport.swift → …).
-let packageRoot: String = {
-    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)
-    return parts.joined(separator: "/")
-}()
+let packageRoot = PackagePaths.root.path
 
 /// Python 3.13 from pyenv (its ssl module verifies with VERIFY_X509_STRICT), or nil.
 let python313: String? = {

@@ -1,26 +1,9 @@
 import Foundation
+import TestSupport
 import XCTest
 @testable import WebSocket
 
-/// A tiny deterministic RNG (SplitMix64) so random splits and fuzz inputs are reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// Fixture directory: #filePath = .../Tests/WebSocketTests/TestSupport.swift → .../Fixtures/websocket
-let webSocketFixtureDirectory: String = {
-    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)
-    return parts.joined(separator: "/") + "/Fixtures/websocket"
-}()
+let webSocketFixtureDirectory = PackagePaths.fixtures("websocket").path
 
 func loadFixtureJSON(_ name: String) throws -> [String: Any] {
     let data = try Data(contentsOf: URL(fileURLWithPath: webSocketFixtureDirectory + "/" + name))

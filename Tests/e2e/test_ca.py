@@ -1,6 +1,6 @@
 """The harrec CA: `harrec ca init|show|export`, the CA directory (--ca-dir, $HARREC_CA_DIR,
 ~/.harrec), file modes, refusal of a group/world-readable key, and the key never being printed
-(docs/CONTRACTS.md "TLS interception contract"; the certificate profile is from issue 3)."""
+(docs/guide/https-and-devices.md)."""
 
 from __future__ import annotations
 

@@ -152,7 +152,7 @@ final class GeneratedScenarioTests: XCTestCase {
 
     override func setUp() {
         FixtureLocator.setDirectories([URL(fileURLWithPath: "__FIXTURES__")])
-        NetworkMock.activate(RecordedSessionHttpScenario())
+        NetworkMock.activate(RecordedSessionHTTPScenario())
     }
 
     /// One request through a real URLSession whose configuration has NetworkMock first.
@@ -288,7 +288,7 @@ func get(_ url: String, _ session: URLSession) async -> (Int, Data, Error?) {
     }
 }
 
-@Suite(.mocking(RecordedSessionHttpScenario()))
+@Suite(.mocking(RecordedSessionHTTPScenario()))
 struct ParallelMockTests {
     let base = "http://127.0.0.1:__PORT__"
 
@@ -310,6 +310,28 @@ struct ParallelMockTests {
         let mock = try #require(NetworkMock.current)
         let (_, _, error) = await get("http://127.0.0.1:1/v1/down", URLSession(configuration: mock.configuration()))
         #expect((error as? URLError)?.code == .cannotConnectToHost)
+    }
+}
+
+// `requireAllItemsServed`: a test (each of its cases) that makes every recorded request passes.
+@Suite struct EveryItemServedTests {
+    let base = "http://127.0.0.1:__PORT__"
+
+    @Test(.mocking(LogInHTTPScenario(), requireAllItemsServed: true), arguments: [1, 2])
+    func logInServesEveryItem(_ n: Int) async throws {
+        let mock = try #require(NetworkMock.current)
+        #expect(mock.calls.isEmpty)
+        var request = URLRequest(url: URL(string: base + "/v1/login")!)
+        request.httpMethod = "POST"
+        request.httpBody = Data(#"{"user":"jane"}"#.utf8)
+        let session = URLSession(configuration: mock.configuration())
+        let status: Int = await withCheckedContinuation { continuation in
+            session.dataTask(with: request) { _, response, _ in
+                continuation.resume(returning: (response as? HTTPURLResponse)?.statusCode ?? 0)
+            }.resume()
+        }
+        #expect(status == 200)
+        #expect(mock.unusedItems().isEmpty)
     }
 }
 """
@@ -367,19 +389,25 @@ def test_generated_code_builds_and_replays(harrec, tmp_path):
                           "--out", str(sources), "--fixtures", str(fixtures), "--latency", "recorded"],
                          capture_output=True, text=True, timeout=60)
     assert gen.returncode == 0, gen.stderr
-    scenario_source = (sources / "RecordedSessionHttpScenario.swift").read_text()
+    scenario_source = (sources / "RecordedSessionHTTPScenario.swift").read_text()
     assert "// Recorded failure: cannot connect to 127.0.0.1:1: connection refused" in scenario_source
     assert "response: .failure(.cannotConnectToHost" in scenario_source
     assert "delay: 0." in scenario_source
+    # Recorded times are rounded to the millisecond.
+    delays = re.findall(r"delay: ([0-9.e+]+)", scenario_source)
+    assert delays and all(re.fullmatch(r"\d+\.\d{1,3}", d) for d in delays), delays
     names = sorted(p.name for p in sources.iterdir())
-    assert names == ["RecordedSessionHttpScenario.swift", "RecordedSessionWebSocketEvents.swift"], names
-    fixture_names = sorted(p.name for p in fixtures.iterdir())
-    assert "projects-recordedSession.json" in fixture_names, fixture_names
-    project = json.loads((fixtures / "projects-recordedSession.json").read_text())
+    assert names == ["RecordedSessionHTTPScenario.swift", "RecordedSessionWebSocketEvents.swift"], names
+    # Fixtures: a directory per scenario, each named after its request's path.
+    assert sorted(p.name for p in fixtures.iterdir()) == ["recordedSession"]
+    fixture_names = sorted(p.name for p in (fixtures / "recordedSession").iterdir())
+    assert "v1-projects-42.json" in fixture_names and "v1-feed-3.json" in fixture_names, fixture_names
+    assert '.fixture("recordedSession/v1-projects-42.json")' in scenario_source
+    project = json.loads((fixtures / "recordedSession" / "v1-projects-42.json").read_text())
     assert project["owner"] == "user1@example.com"
 
     # Deterministic: generating again rewrites nothing and gives the same bytes.
-    before = {p: p.read_bytes() for p in list(sources.iterdir()) + list(fixtures.iterdir())}
+    before = {p: p.read_bytes() for p in list(sources.iterdir()) + list(fixtures.rglob("*")) if p.is_file()}
     again = subprocess.run([HARREC_BIN, "generate", str(har), "--scenario", "recordedSession",
                             "--out", str(sources), "--fixtures", str(fixtures), "--latency", "recorded"],
                            capture_output=True, text=True, timeout=60)
@@ -395,8 +423,12 @@ def test_generated_code_builds_and_replays(harrec, tmp_path):
     assert 'page "browse" -> scenario browse (9 exchanges)' in per_page.stderr, per_page.stderr
     assert 'page "log in" -> scenario logIn (2 exchanges)' in per_page.stderr, per_page.stderr
     added = sorted(p.name for p in sources.iterdir() if p.name not in names)
-    assert added == ["BrowseHttpScenario.swift", "LogInHttpScenario.swift", "LogInWebSocketEvents.swift"], added
-    assert "(9 responses)" in (sources / "BrowseHttpScenario.swift").read_text()
+    assert added == ["BrowseHTTPScenario.swift", "LogInHTTPScenario.swift", "LogInWebSocketEvents.swift"], added
+    assert "(9 responses)" in (sources / "BrowseHTTPScenario.swift").read_text()
+    assert "(1 response)" in (sources / "LogInHTTPScenario.swift").read_text()
+    # Each scenario's fixtures in its own directory: nothing of recordedSession's was touched.
+    assert sorted(p.name for p in fixtures.iterdir()) == ["browse", "logIn", "recordedSession"]
+    assert {p: p.read_bytes() for p in before} == before
 
     package_name = REPO.name
     (pkg / "Package.swift").write_text(PACKAGE_SWIFT.format(repo=REPO, package=package_name))
@@ -412,7 +444,7 @@ def test_generated_code_builds_and_replays(harrec, tmp_path):
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-6000:]
     assert "Executed 4 tests, with 0 failures" in output, output[-3000:]
-    assert re.search(r"Test run with 2 tests in 1 suite passed", output), output[-3000:]
+    assert re.search(r"Test run with 3 tests in 2 suites passed", output), output[-3000:]
 
 
 def test_generate_refuses_unredacted_input(harrec, tmp_path):
@@ -437,4 +469,4 @@ def test_generate_refuses_unredacted_input(harrec, tmp_path):
                               "--fixtures", str(out / "fixtures"), "--allow-unredacted"],
                              capture_output=True, text=True, timeout=60)
     assert allowed.returncode == 0, allowed.stderr
-    assert (out / "LoginHttpScenario.swift").exists()
+    assert (out / "LoginHTTPScenario.swift").exists()

@@ -114,7 +114,7 @@ def test_generate_one_page(harrec_tls, origin, tmp_path):
     r = subprocess.run([HARREC_BIN, "generate", str(px.har_path), "--page", "browse feed", "--out", str(out),
                         "--fixtures", str(out / "fx")], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
-    source = (out / "BrowseFeedHttpScenario.swift").read_text()
+    source = (out / "BrowseFeedHTTPScenario.swift").read_text()
     assert "(2 responses)" in source
     assert '.equals("s", "1")' in source and '.equals("s", "2")' in source and '.equals("s", "3")' not in source
     r = subprocess.run([HARREC_BIN, "generate", str(px.har_path), "--page", "checkout", "--out", str(out)],

@@ -1,4 +1,4 @@
-"""TLS interception end to end (issue 3; docs/CONTRACTS.md "TLS interception contract").
+"""TLS interception end to end (docs/guide/https-and-devices.md).
 
 The HTTPS test origin (origin.py with tls=) has a certificate from the *test CA*
 (certs/make-test-pki.sh), which harrec gets with --upstream-ca; clients trust only the *harrec CA*

@@ -1,4 +1,4 @@
-"""WebSocket recording end to end (issue 4; docs/CONTRACTS.md "WebSocket recording contract").
+"""WebSocket recording end to end (docs/guide/http2-and-websockets.md).
 
 Real peers: the `websockets` library as client (its own proxy support: `socks5h://` through
 python-socks and `http://` CONNECT) and as server (helpers.WSServer, ws:// and wss:// with the

@@ -6,7 +6,7 @@ import HARMocking
 
 /// The HTTP exchanges recorded for scenario "chatRoom",
 /// served in recorded order (1 response).
-public struct ChatRoomHttpScenario: Scenario {
+public struct ChatRoomHTTPScenario: Scenario {
     public init() {}
 
     public let scenarioId: ScenarioIdentifier = "chatRoom"
@@ -22,7 +22,7 @@ public struct ChatRoomHttpScenario: Scenario {
                 headers: [
                     HTTPHeader("Content-Type", "application/json"),
                 ],
-                body: .fixture("session-chatRoom.json")
+                body: .fixture("chatRoom/v1-session.json")
             ),
             repeatability: .always,
             label: "#1 GET /v1/session"

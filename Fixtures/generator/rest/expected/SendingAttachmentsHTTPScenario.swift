@@ -6,7 +6,7 @@ import HARMocking
 
 /// The HTTP exchanges recorded for scenario "sendingAttachments",
 /// served in recorded order (20 responses).
-public struct SendingAttachmentsHttpScenario: Scenario {
+public struct SendingAttachmentsHTTPScenario: Scenario {
     public init() {}
 
     public let scenarioId: ScenarioIdentifier = "sendingAttachments"
@@ -23,7 +23,7 @@ public struct SendingAttachmentsHttpScenario: Scenario {
                 headers: [
                     HTTPHeader("Content-Type", "application/json; charset=utf-8"),
                 ],
-                body: .fixture("projects-sendingAttachments.json")
+                body: .fixture("sendingAttachments/v1-projects.json")
             ),
             repeatability: .once,
             label: "#1 GET /v1/projects"
@@ -40,7 +40,7 @@ public struct SendingAttachmentsHttpScenario: Scenario {
                 headers: [
                     HTTPHeader("Content-Type", "application/json; charset=utf-8"),
                 ],
-                body: .fixture("projects-sendingAttachments-2.json")
+                body: .fixture("sendingAttachments/v1-projects-2.json")
             ),
             repeatability: .once,
             label: "#2 GET /v1/projects"
@@ -55,7 +55,7 @@ public struct SendingAttachmentsHttpScenario: Scenario {
                 headers: [
                     HTTPHeader("Content-Type", "application/json"),
                 ],
-                body: .fixture("projects-sendingAttachments-3.json")
+                body: .fixture("sendingAttachments/v1-projects-42.json")
             ),
             repeatability: .always,
             label: "#3 GET /v1/projects/42"
@@ -70,7 +70,7 @@ public struct SendingAttachmentsHttpScenario: Scenario {
                 headers: [
                     HTTPHeader("Content-Type", "application/problem+json"),
                 ],
-                body: .fixture("attachments-sendingAttachments.json")
+                body: .fixture("sendingAttachments/v1-projects-42-attachments-0b6e3f9a-9c1d-4f3e-8e8a-1b2c3d4e5f60.json")
             ),
             repeatability: .always,
             label: "#4 GET /v1/projects/42/attachments/0b6e3f9a-9c1d-4f3e-8e8a-1b2c3d4e5f60"
@@ -86,7 +86,7 @@ public struct SendingAttachmentsHttpScenario: Scenario {
                     HTTPHeader("Content-Type", "application/json"),
                     HTTPHeader("Retry-After", "2"),
                 ],
-                body: .fixture("attachments-sendingAttachments-2.json")
+                body: .fixture("sendingAttachments/v1-projects-42-attachments.json")
             ),
             repeatability: .once,
             label: "#5 POST /v1/projects/42/attachments"
@@ -102,7 +102,7 @@ public struct SendingAttachmentsHttpScenario: Scenario {
                 headers: [
                     HTTPHeader("Content-Type", "application/json"),
                 ],
-                body: .fixture("attachments-sendingAttachments-3.json")
+                body: .fixture("sendingAttachments/v1-projects-42-attachments-2.json")
             ),
             repeatability: .always,
             label: "#6 POST /v1/projects/42/attachments"
@@ -193,7 +193,7 @@ public struct SendingAttachmentsHttpScenario: Scenario {
                 headers: [
                     HTTPHeader("Content-Type", "image/png"),
                 ],
-                body: .fixture("banner-sendingAttachments.png")
+                body: .fixture("sendingAttachments/img-banner.png")
             ),
             repeatability: .always,
             label: "#12 GET /img/banner.png"
@@ -208,7 +208,7 @@ public struct SendingAttachmentsHttpScenario: Scenario {
                 headers: [
                     HTTPHeader("Content-Type", "text/html; charset=utf-8"),
                 ],
-                body: .fixture("root-sendingAttachments.html")
+                body: .fixture("sendingAttachments/root.html")
             ),
             repeatability: .always,
             label: "#13 GET /"
@@ -224,7 +224,7 @@ public struct SendingAttachmentsHttpScenario: Scenario {
                 headers: [
                     HTTPHeader("Content-Type", "application/json"),
                 ],
-                body: .fixture("graphql-sendingAttachments.json")
+                body: .fixture("sendingAttachments/graphql.json")
             ),
             repeatability: .always,
             label: "#14 POST /graphql"
@@ -240,7 +240,7 @@ public struct SendingAttachmentsHttpScenario: Scenario {
                 headers: [
                     HTTPHeader("Content-Type", "application/json"),
                 ],
-                body: .fixture("graphql-sendingAttachments-2.json")
+                body: .fixture("sendingAttachments/graphql-2.json")
             ),
             repeatability: .always,
             label: "#15 POST /graphql"
@@ -257,7 +257,7 @@ public struct SendingAttachmentsHttpScenario: Scenario {
                 headers: [
                     HTTPHeader("Content-Type", "application/json; charset=utf-8"),
                 ],
-                body: .fixture("projects-sendingAttachments.json")
+                body: .fixture("sendingAttachments/v1-projects.json")
             ),
             repeatability: .always,
             label: "#16 GET /v1/projects"

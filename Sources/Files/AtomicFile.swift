@@ -8,6 +8,8 @@ import Darwin
 /// A file could not be written; the message names the path and the system error.
 public struct FileWriteError: Error, CustomStringConvertible {
     public var description: String
+
+    public init(description: String) { self.description = description }
 }
 
 /// Writes a file atomically, in pieces: bytes go to a temporary file in the same directory, and
@@ -92,13 +94,13 @@ public final class AtomicFileWriter: @unchecked Sendable {
 }
 
 /// The directory `path` is in ("." for a bare name).
-func parentDirectory(of path: String) -> String {
+public func parentDirectory(of path: String) -> String {
     guard let slash = path.lastIndex(of: "/") else { return "." }
     return slash == path.startIndex ? "/" : String(path[..<slash])
 }
 
 /// fsyncs a directory, so the names created, renamed or removed in it survive a power loss.
-func syncDirectory(_ path: String) {
+public func syncDirectory(_ path: String) {
     let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     if fd >= 0 {
         fsync(fd)

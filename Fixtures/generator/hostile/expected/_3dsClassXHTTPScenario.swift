@@ -6,7 +6,7 @@ import HARMocking
 
 /// The HTTP exchanges recorded for scenario "3ds \"#class\u{301} \u{202E}x",
 /// served in recorded order (7 responses).
-public struct _3dsClassXHttpScenario: Scenario {
+public struct _3dsClassXHTTPScenario: Scenario {
     public init() {}
 
     public let scenarioId: ScenarioIdentifier = "3ds \"#clasś \u{202E}x"
@@ -77,7 +77,7 @@ line """
                 headers: [
                     HTTPHeader("Content-Type", "application/json"),
                 ],
-                body: .fixture("resource-3ds-class-x.json")
+                body: .fixture("3ds-class-x/resource.json")
             ),
             repeatability: .always,
             label: "#4 GET /%E6%97%A5%E6%9C%AC"
@@ -107,7 +107,7 @@ line """
                 headers: [
                     HTTPHeader("Content-Type", "text/plain"),
                 ],
-                body: .fixture("long-3ds-class-x.txt")
+                body: .fixture("3ds-class-x/long.txt")
             ),
             repeatability: .always,
             label: "#6 GET /long"

@@ -6,7 +6,7 @@ import HARMocking
 
 /// The HTTP exchanges recorded for scenario "mitmproxySample",
 /// served in recorded order (6 responses).
-public struct MitmproxySampleHttpScenario: Scenario {
+public struct MitmproxySampleHTTPScenario: Scenario {
     public init() {}
 
     public let scenarioId: ScenarioIdentifier = "mitmproxySample"
@@ -23,7 +23,7 @@ public struct MitmproxySampleHttpScenario: Scenario {
                     HTTPHeader("Content-Type", "application/json"),
                     HTTPHeader("Accept-Ranges", "bytes"),
                 ],
-                body: .fixture("small-mitmproxySample.json")
+                body: .fixture("mitmproxySample/small.json")
             ),
             repeatability: .always,
             label: "#1 GET /small.json"
@@ -38,7 +38,7 @@ public struct MitmproxySampleHttpScenario: Scenario {
                 headers: [
                     HTTPHeader("Content-Type", "application/json"),
                 ],
-                body: .fixture("medium-mitmproxySample.json")
+                body: .fixture("mitmproxySample/medium.json")
             ),
             repeatability: .always,
             label: "#2 GET /medium.json"
@@ -87,7 +87,7 @@ public struct MitmproxySampleHttpScenario: Scenario {
                     HTTPHeader("Content-Type", "application/json"),
                     HTTPHeader("Accept-Ranges", "bytes"),
                 ],
-                body: .fixture("small-mitmproxySample.json")
+                body: .fixture("mitmproxySample/small.json")
             ),
             repeatability: .always,
             label: "#5 GET /small.json"
