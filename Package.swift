@@ -41,7 +41,10 @@ let package = Package(
         .target(name: "TLS", dependencies: ["COpenSSLShims"]),
         // Sans-IO WebSocket frame parser, message assembler, permessage-deflate.
         .target(name: "WebSocket", dependencies: ["Codecs"]),
-        .target(name: "Recording", dependencies: ["HTTP1", "HAR", "TextEncodings", "Codecs", "Files", "CSystemShims", "CCompressionShims"]),
+        // The one export pipeline: entries from a source, an optional two-pass transform, a HAR out,
+        // bounded by bytes (kept entries, a private spill file).
+        .target(name: "Export", dependencies: ["HAR", "Files"]),
+        .target(name: "Recording", dependencies: ["HTTP1", "HAR", "TextEncodings", "Codecs", "Files", "Export", "CSystemShims", "CCompressionShims"]),
         // Redaction on the typed HAR model: rules, placeholders, format-preserving JSON rewriting.
         // Release builds skip the dynamic exclusivity checks here (2% of a redaction's
         // instructions: the engine is a class read and written per byte scanned); debug builds,
@@ -67,7 +70,7 @@ let package = Package(
         .target(name: "CLI"),
         .executableTarget(
             name: "harrec",
-            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "Files", "HAR", "TLS", "Redaction", "HARGenerator", "HARScenarios", "HARReplay", "TextEncodings", "CSystemShims"]
+            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "Files", "Export", "HAR", "TLS", "Redaction", "HARGenerator", "HARScenarios", "HARReplay", "TextEncodings", "CSystemShims"]
         ),
         // Helpers every test target shares: the seeded generator and the fixture folders.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
@@ -76,7 +79,7 @@ let package = Package(
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTP1"], exclude: ["Peers"]),
         .testTarget(name: "HARTests", dependencies: ["HAR", "TextEncodings", "TestSupport"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "TestSupport"]),
-        .testTarget(name: "RecordingTests", dependencies: ["Recording", "Files", "HAR", "HTTP1"]),
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "Files", "Export", "HAR", "HTTP1"]),
         .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "HTTP2", "SOCKS5", "Recording", "TLS", "WebSocket", "HARScenarios", "HAR", "HARReplay"]),
         .testTarget(name: "CLITests", dependencies: ["CLI"]),
         .testTarget(name: "ProxyRuntimeTests", dependencies: ["ProxyRuntime", "ProxyCore"]),

@@ -60,6 +60,8 @@ public final class HARLazyDocument: @unchecked Sendable {
             self.head = head
             entryCount = layout.entries.count
             storage = .lazy(source: source, bytes: bytes, ranges: layout.entries)
+            // The scan read every page of a large file: they go until an entry is parsed.
+            if all.count > populatedMappingBytes { source.dropResidentPages() }
         } else {
             // The input as given: `parse` strips a BOM itself (stripping twice would accept a
             // document with two BOMs that `HARLog.parse` rejects).
@@ -95,10 +97,42 @@ public final class HARLazyDocument: @unchecked Sendable {
     /// Entry `index`, parsed now, straight from the source's bytes. Each index may be taken once;
     /// different indices may be taken from different threads at the same time.
     public func takeEntry(_ index: Int) throws(HARReadError) -> HAREntry {
+        try entry(index, keeping: false)
+    }
+
+    /// Entry `index`, parsed now, as often as asked (from any thread): for a pipeline that builds
+    /// an entry again instead of keeping it between passes.
+    public func entry(_ index: Int) throws(HARReadError) -> HAREntry {
+        try entry(index, keeping: true)
+    }
+
+    /// Lets a mapped file's pages leave memory (they are read again from the file when an entry is
+    /// parsed again), for a pipeline between its passes; a document read into memory keeps its
+    /// bytes. Thread-safe.
+    public func dropResidentBytes() {
+        if case .lazy(let source, _, _) = storage { source.dropResidentPages() }
+    }
+
+    /// The same for the bytes of entries `indices` only (a batch a pipeline has parsed).
+    public func dropResidentBytes(ofEntries indices: Range<Int>) {
+        guard case .lazy(let source, let bytes, let ranges) = storage, !indices.isEmpty, indices.upperBound <= ranges.count
+        else { return }
+        // Positions in `ranges` count from `bytes`, which starts after a BOM in the source.
+        let offset = bytes.baseAddress! - source.bytes.baseAddress!
+        source.dropResidentPages((ranges[indices.lowerBound].lowerBound + offset)..<(ranges[indices.upperBound - 1].upperBound + offset))
+    }
+
+    /// How many bytes entry `index` takes in the file (0 when the whole document was parsed).
+    public func byteCount(ofEntry index: Int) -> Int {
+        if case .lazy(_, _, let ranges) = storage, index < ranges.count { return ranges[index].count }
+        return 0
+    }
+
+    private func entry(_ index: Int, keeping: Bool) throws(HARReadError) -> HAREntry {
         switch storage {
         case .parsed(let slots):
             let entry = slots[index]!
-            slots[index] = nil
+            if !keeping { slots[index] = nil }
             return entry
         case .lazy(let source, let bytes, let ranges):
             let range = ranges[index]
@@ -132,6 +166,14 @@ final class ByteSource: @unchecked Sendable {
         guard let (base, count) = mapFileReadOnly(path) else { return nil }
         bytes = UnsafeBufferPointer(start: base, count: count)
         mapped = true
+    }
+
+    /// A mapped file's pages in `range` (all of them by default) leave memory until read again;
+    /// a copy stays as it is.
+    func dropResidentPages(_ range: Range<Int>? = nil) {
+        guard mapped else { return }
+        let range = range ?? 0..<bytes.count
+        HAR.dropResidentPages(bytes.baseAddress! + range.lowerBound, range.count)
     }
 
     deinit {

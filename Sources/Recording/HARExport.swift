@@ -1,5 +1,6 @@
 import Codecs
 import Dispatch
+import Export
 import Files
 import TextEncodings
 #if canImport(Glibc)
@@ -65,144 +66,32 @@ public enum HARExport {
         }
     }
 
-    /// Entries kept in memory between the two passes of a transform, by the bytes of their
-    /// bodies and messages: a typical session is built once; a larger one stays bounded, and the
-    /// entries past the budget are built again for the second pass.
-    public static let keptBetweenPassesBytes = 256 << 20
-
-    /// A transform in two passes over every entry (redaction: values are found and numbered, then
-    /// replaced everywhere).
-    public struct TwoPass: Sendable {
-        /// Pass 1 of entry `index` (any thread, any order).
-        public var first: @Sendable (inout HAREntry, Int) -> Void
-        /// Once, between the passes.
-        public var between: @Sendable () -> Void
-        /// Pass 2 of an entry kept from pass 1.
-        public var second: @Sendable (inout HAREntry, Int) -> Void
-        /// Pass 2 of an entry built again (not kept): pass 1 runs again on it first.
-        public var secondAgain: @Sendable (inout HAREntry, Int) -> Void
-        /// Entry `index` was not kept after pass 1 (it will come to `secondAgain`).
-        public var released: @Sendable (Int) -> Void
-        /// Bytes pass 1 holds for entry `index` outside the entry (a body it rewrote into bytes):
-        /// they count against the budget of kept entries, and go when the entry is released.
-        public var heldBytes: @Sendable (Int) -> Int
-        /// Takes those bytes away (the entry is spilled to disk with them), and gives them back
-        /// before the entry's pass 2.
-        public var takeHeld: @Sendable (Int) -> [UInt8]?
-        public var restoreHeld: @Sendable (Int, [UInt8]?) -> Void
-        /// Pass 1 and pass 2 of the log's own fields (page titles): before the entries' pass 1,
-        /// and after `between`.
-        public var firstHead: @Sendable (inout HARLog) -> Void
-        public var secondHead: @Sendable (inout HARLog) -> Void
-
-        public init(first: @escaping @Sendable (inout HAREntry, Int) -> Void, between: @escaping @Sendable () -> Void,
-                    second: @escaping @Sendable (inout HAREntry, Int) -> Void,
-                    secondAgain: @escaping @Sendable (inout HAREntry, Int) -> Void,
-                    released: @escaping @Sendable (Int) -> Void = { _ in },
-                    heldBytes: @escaping @Sendable (Int) -> Int = { _ in 0 },
-                    takeHeld: @escaping @Sendable (Int) -> [UInt8]? = { _ in nil },
-                    restoreHeld: @escaping @Sendable (Int, [UInt8]?) -> Void = { _, _ in },
-                    firstHead: @escaping @Sendable (inout HARLog) -> Void = { _ in },
-                    secondHead: @escaping @Sendable (inout HARLog) -> Void = { _ in }) {
-            self.first = first
-            self.between = between
-            self.second = second
-            self.secondAgain = secondAgain
-            self.released = released
-            self.heldBytes = heldBytes
-            self.takeHeld = takeHeld
-            self.restoreHeld = restoreHeld
-            self.firstHead = firstHead
-            self.secondHead = secondHead
-        }
-    }
-
-    /// Writes the HAR atomically (temp file, then rename), streaming and on every core: entries are
-    /// decoded and serialized in parallel batches while earlier batches are written, so export
-    /// memory stays at a few windows of entries however large the log is.
-    ///
-    /// With a two-pass `transform`, pass 1 runs over every entry on every core and keeps entries
-    /// up to `keptBytes`; pass 2 runs on each entry as it is written, built again when it was
-    /// not kept.
+    /// Writes the HAR atomically (temp file, then rename), streaming and on every core: entries
+    /// are decoded and serialized in parallel batches while earlier batches are written, so
+    /// export memory stays at a few windows of entries however large the log is. A two-pass
+    /// `transform` runs as `EntryExport` describes.
     public static func write(_ flows: [Flow], to path: String, creatorVersion: String,
-                             transform: TwoPass? = nil, keptBytes: Int = keptBetweenPassesBytes) throws {
+                             transform: (any TwoPassTransform)? = nil, keptBytes: Int = EntryExport.keptBetweenPassesBytes) throws {
         try write(FlowArray(flows), to: path, creatorVersion: creatorVersion, transform: transform, keptBytes: keptBytes)
     }
 
     /// Writes the flows of `source` (already in HAR order) as above. `progress` counts entries
     /// as they are built and can stop the export (the target is then left as it was).
     public static func write(_ source: some FlowSource, to path: String, creatorVersion: String,
-                             transform: TwoPass? = nil, keptBytes: Int = keptBetweenPassesBytes,
+                             transform: (any TwoPassTransform)? = nil, keptBytes: Int = EntryExport.keptBetweenPassesBytes,
                              mode: mode_t = 0o644, progress: ExportProgress? = nil) throws {
-        let pages = Pages(source.pageMarks)
-        var header = HARLog(creator: HARCreator(name: "harrec", version: creatorVersion), pages: pages.harPages, entries: [])
-        let count = source.count
-        let readFailure = Mutex<(any Error)?>(nil)
-        let build = { @Sendable (i: Int) -> HAREntry in
-            do {
-                return pages.entry(from: try source.flow(at: i))
-            } catch {
-                readFailure.withLock { if $0 == nil { $0 = error } }
-                return entry(from: Flow(id: 0, clientAddress: "", request: RecordedRequest(method: "", url: "", httpVersion: "",
-                                                                                          fields: [], headSize: 0),
-                                        instants: FlowInstants(requestStart: 0)))
-            }
-        }
-        let kept = transform == nil ? nil : KeptEntries(count: count, budget: keptBytes)
-        // Entries past the budget wait for pass 2 on disk beside the output; without a spill file
-        // (an unwritable directory) they are built again.
-        let spill = transform == nil ? nil : SpilledEntries(directory: parentDirectory(of: path))
-        progress?.begin(total: count, passes: transform == nil ? 1 : 2)
-        if let transform, let kept {
-            transform.firstHead(&header)
-            // Batches cut by bytes too: each core holds one batch's entries at a time.
-            let batches = HARLog.parallelBatches(count: count, bytes: source.byteCount(at:))
-            DispatchQueue.concurrentPerform(iterations: batches.count) { b in
-                guard progress?.isStopped != true else { return }
-                for i in batches[b] {
-                    var built = build(i)
-                    transform.first(&built, i)
-                    if !kept.keep(built, at: i, heldBytes: transform.heldBytes(i)) {
-                        // Past the memory budget: to the spill file, else built again for pass 2.
-                        if spill?.put(built, held: transform.takeHeld(i), at: i) != true { transform.released(i) }
-                    }
-                    progress?.advance()
-                }
-            }
-            try progress?.check()
-            if let error = readFailure.withLock({ $0 }) { throw error }
-            transform.between()
-            transform.secondHead(&header)
-        }
-        let file = try AtomicFileWriter(path: path, mode: mode)
-        do {
-            try header.serialize(pretty: true, entryCount: count, entry: { i in
-                defer { progress?.advance() }
-                guard let transform else { return build(i) }
-                if var built = kept?.take(i) {
-                    transform.second(&built, i)
-                    return built
-                }
-                if let spilled = spill?.take(i) {
-                    var built = spilled.entry
-                    transform.restoreHeld(i, spilled.held)
-                    transform.second(&built, i)
-                    return built
-                }
-                var built = build(i)
-                transform.secondAgain(&built, i)
-                return built
-            }, entryBytes: source.byteCount(at:)) { chunk in
-                try progress?.check()
-                if let error = readFailure.withLock({ $0 }) { throw error }
-                try file.write(chunk)
-            }
-            if let error = readFailure.withLock({ $0 }) { throw error }
-            try file.commit()
-        } catch {
-            file.abort()
-            throw error
-        }
+        let entries = FlowEntries(source: source, pages: Pages(source.pageMarks))
+        let head = HARLog(creator: HARCreator(name: "harrec", version: creatorVersion), pages: entries.pages.harPages, entries: [])
+        try EntryExport.write(entries, head: head, to: path, transform: transform, keptBytes: keptBytes, mode: mode, progress: progress)
+    }
+
+    /// A flow source's flows as HAR entries, with their pages.
+    struct FlowEntries<Source: FlowSource>: EntrySource {
+        let source: Source
+        let pages: Pages
+        var count: Int { source.count }
+        func entry(at i: Int) throws -> HAREntry { pages.entry(from: try source.flow(at: i)) }
+        func byteCount(at i: Int) -> Int { source.byteCount(at: i) }
     }
 
     static func inStartOrder(_ flows: [Flow]) -> [Flow] {
@@ -480,79 +369,3 @@ public struct FlowArray: FlowSource {
     }
 }
 
-/// How far an export is, and a way to stop it (a signal during a long export).
-public final class ExportProgress: @unchecked Sendable {
-    private let state = Mutex<(done: Int, entries: Int, passes: Int, stopped: Bool)>((0, 0, 1, false))
-
-    public init() {}
-
-    func begin(total: Int, passes: Int) {
-        state.withLock { $0 = (0, total, passes, $0.stopped) }
-    }
-
-    func advance() { state.withLock { $0.done += 1 } }
-
-    /// The pass under way (1-based), of how many, and how many of the entries it has built.
-    public var status: (pass: Int, passes: Int, built: Int, entries: Int) {
-        state.withLock { s in
-            guard s.entries > 0 else { return (1, s.passes, 0, 0) }
-            let pass = min(s.passes, s.done / s.entries + 1)
-            return (pass, s.passes, min(s.entries, s.done - (pass - 1) * s.entries), s.entries)
-        }
-    }
-
-    /// Asks the export to stop; it throws `ExportStopped` soon after and writes nothing.
-    public func stop() { state.withLock { $0.stopped = true } }
-
-    var isStopped: Bool { state.withLock { $0.stopped } }
-
-    func check() throws {
-        if isStopped { throw ExportStopped() }
-    }
-}
-
-/// The export was stopped before it finished; the target file was not written.
-public struct ExportStopped: Error, CustomStringConvertible {
-    public var description: String { "the export was stopped" }
-}
-
-/// Entries kept between the passes of a two-pass export, each put and taken once, from any
-/// thread, within a byte budget.
-final class KeptEntries: @unchecked Sendable {
-    private let slots: EntrySlots
-    private let budget: Int
-    private let used = Mutex<Int>(0)
-
-    init(count: Int, budget: Int) {
-        slots = EntrySlots(count: count)
-        self.budget = budget
-    }
-
-    /// Keeps `entry` when it and `heldBytes` (held for it elsewhere) fit in what is left of the
-    /// budget; whether it did.
-    @discardableResult
-    func keep(_ entry: HAREntry, at i: Int, heldBytes: Int = 0) -> Bool {
-        let size = Self.approximateBytes(entry) + heldBytes
-        let fits = used.withLock { used -> Bool in
-            guard used + size <= budget else { return false }
-            used += size
-            return true
-        }
-        if fits { slots.put(entry, at: i) }
-        return fits
-    }
-
-    func take(_ i: Int) -> HAREntry? { slots.take(i) }
-
-    /// Bodies, form parameters and WebSocket messages, plus a little for everything else.
-    static func approximateBytes(_ entry: HAREntry) -> Int {
-        var n = 2048 + (entry.request.postData?.text?.utf8.count ?? 0) + (entry.response.content.text?.utf8.count ?? 0)
-        for param in entry.request.postData?.params ?? [] { n += 64 + param.name.utf8.count + (param.value?.utf8.count ?? 0) }
-        for field in entry.custom {
-            if case .array(let messages) = field.value {
-                for m in messages { n += 64 + (m["data"]?.stringValue?.utf8.count ?? 0) }
-            }
-        }
-        return n
-    }
-}

@@ -194,7 +194,7 @@ public struct JournalDecoder {
     }
 
     /// Whether a whole record begins at `at`.
-    private func attempt(at at: Int) -> Attempt {
+    private func attempt(at: Int) -> Attempt {
         let available = buffer.count - at
         let magic = JournalFrame.magic
         for i in 0..<min(4, available) where buffer[at + i] != magic[i] { return .invalid }

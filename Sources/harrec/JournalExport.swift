@@ -1,5 +1,6 @@
 import CSystemShims
 import CLI
+import Export
 import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -69,17 +70,7 @@ func exportJournal(_ contents: any FlowSource, plan: JournalExportPlan, signalsB
             // Two passes (every value numbered in file order, then replaced everywhere); entries
             // past the memory budget are read from the journal again for the second.
             let file = FileRedaction(config: redaction, entryCount: contents.count)
-            let passes = HARExport.TwoPass(first: { entry, index in file.collect(&entry, index: index) },
-                                           between: { file.freeze() },
-                                           second: { entry, index in file.finalize(&entry, index: index) },
-                                           secondAgain: { entry, index in file.redactAgain(&entry, index: index) },
-                                           released: { index in file.release(index) },
-                                           heldBytes: { index in file.heldBytes(index) },
-                                           takeHeld: { index in file.takeHeld(index) },
-                                           restoreHeld: { index, bytes in file.restoreHeld(index, bytes) },
-                                           firstHead: { log in file.collectHead(&log) },
-                                           secondHead: { log in file.finalizeHead(&log) })
-            try HARExport.write(contents, to: plan.out, creatorVersion: harrecVersion, transform: passes,
+            try HARExport.write(contents, to: plan.out, creatorVersion: harrecVersion, transform: file,
                                 keptBytes: journalExportKeptBytes, progress: progress)
             summary = redactionSummary(file.report, written: plan.out)
         } else {

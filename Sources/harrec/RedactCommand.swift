@@ -1,5 +1,6 @@
 import CSystemShims
 import CLI
+import Export
 import Files
 import Glibc
 import HAR
@@ -121,7 +122,8 @@ func runRedact(_ arguments: [String]) -> Int32 {
     do {
         let file = try AtomicFileWriter(path: out)
         do {
-            report = try redactDocument(document, configuration: configuration, collectFindings: false, path: input) {
+            report = try redactDocument(document, configuration: configuration, collectFindings: false, path: input,
+                                        spillDirectory: parentDirectory(of: out)) {
                 try file.write($0)
             }
             if tracePhases { printErr("harrec: trace: written \(Int((wallClock() - loadStart) * 1000)) ms after load start") }
@@ -156,67 +158,32 @@ func loadDocument(_ path: String) -> HARLazyDocument {
     }
 }
 
-/// Both passes of redaction over `document`, on every core: pass 1 parses and collects every
-/// entry (the parsed entries are kept; the file's bytes are dropped after), the values are
-/// numbered, then pass 2 finalizes entries while they are serialized to `sink` (nil for
-/// `--check`, which only needs the report).
+/// Both passes of redaction over `document`, on every core, through the export pipeline
+/// (`EntryExport`): pass 1 parses and collects every entry and keeps them up to a byte budget
+/// (the next ones spill to a private file beside the output, the rest are parsed from the mapped
+/// file again), the values are numbered, then pass 2 finalizes entries while they are serialized
+/// to `sink` (nil for `--check`, which only needs the report).
 func redactDocument(_ document: HARLazyDocument, configuration: RedactionConfiguration, collectFindings: Bool,
-                    path: String, sink: (@Sendable ([UInt8]) throws -> Void)?) throws -> RedactionReport {
-    let trace = getenv("HARREC_TRACE") != nil
+                    path: String, spillDirectory: String = ".", sink: (@Sendable ([UInt8]) throws -> Void)?) throws -> RedactionReport {
     var t0 = wallClock(), cpu0 = processCPUSeconds()
+    /// HARREC_TRACE=1: each phase's wall and CPU time.
     func phase(_ name: String) {
-        guard trace else { return }
         let now = wallClock(), cpu = processCPUSeconds()
         printErr("harrec: trace: \(name) \(Int((now - t0) * 1000)) ms (CPU \(Int((cpu - cpu0) * 1000)) ms)")
         t0 = now
         cpu0 = cpu
     }
-    var head = document.head
-    let count = document.entryCount
-    let file = FileRedaction(config: configuration, entryCount: count, collectFindings: collectFindings)
-    file.collectHead(&head)
-    let entries = EntrySlots(count: count)
-    let entryFailure = Mutex<HARReadError?>(nil)
-    let batch = HARLog.parallelBatchSize
-    DispatchQueue.concurrentPerform(iterations: (count + batch - 1) / batch) { b in
-        for i in b * batch..<min((b + 1) * batch, count) {
-            var entry: HAREntry
-            do throws(HARReadError) {
-                entry = try document.takeEntry(i)
-            } catch {
-                entryFailure.withLock { if $0 == nil { $0 = error } }
-                entry = HAREntry.placeholder
-            }
-            file.collect(&entry, index: i)
-            entries.put(entry, at: i)
-        }
+    let file = FileRedaction(config: configuration, entryCount: document.entryCount, collectFindings: collectFindings)
+    do {
+        try EntryExport.run(DocumentEntries(document: document), head: document.head, transform: file,
+                            spillDirectory: spillDirectory, phaseEnded: getenv("HARREC_TRACE") != nil ? phase : nil, to: sink)
+    } catch let error as HARReadError {
+        fail("\(path): \(error) (nothing written)", code: 1)
     }
-    if let error = entryFailure.withLock({ $0 }) { fail("\(path): \(error) (nothing written)", code: 1) }
-    document.releaseSource()
-    phase("pass 1")
-    file.freeze()
-    phase("freeze")
-    file.finalizeHead(&head)
-    if let sink {
-        try head.serialize(pretty: true, entryCount: count, entry: { i in
-            var entry = entries.take(i) ?? HAREntry.placeholder
-            file.finalize(&entry, index: i)
-            return entry
-        }, to: sink)
-    } else {
-        DispatchQueue.concurrentPerform(iterations: (count + batch - 1) / batch) { b in
-            for i in b * batch..<min((b + 1) * batch, count) {
-                var entry = entries.take(i) ?? HAREntry.placeholder
-                file.finalize(&entry, index: i)
-            }
-        }
-    }
-    phase("pass 2")
     let report = file.report
     // The interned values (hundreds of thousands of strings) are not freed one by one: the
     // command ends right after (about 4% of a 100 MB redaction's wall time).
     _ = Unmanaged.passRetained(file)
-    phase("report")
     return report
 }
 

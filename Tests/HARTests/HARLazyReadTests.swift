@@ -27,6 +27,33 @@ final class HARLazyReadTests: XCTestCase {
         try assertSameAsFullParse([0xEF, 0xBB, 0xBF] + sample, lazy: true)
     }
 
+    /// A pipeline parses an entry again when it neither kept nor spilled it, after it let the
+    /// mapped file's pages go: every entry reads the same each time, from a mapped file (with and
+    /// without a BOM, so page offsets shift) and from a copy.
+    func testEntriesParseAgainAfterTheirPagesWentAway() throws {
+        let log = makeSampleLog(entryCount: 40)
+        for prefix in [[], [UInt8]([0xEF, 0xBB, 0xBF])] {
+            let bytes = prefix + log.serialize(pretty: true)
+            let path = NSTemporaryDirectory() + "harrec-lazy-\(UUID().uuidString).har"
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let mapped = try XCTUnwrap(try HARLazyDocument(mappingFile: path))
+            let copied = try HARLazyDocument(bytes)
+            for document in [mapped, copied] {
+                XCTAssertEqual(document.entryCount, 40)
+                XCTAssertGreaterThan(document.byteCount(ofEntry: 3), 100)
+                let first = try (0..<40).map { try document.entry($0) }
+                XCTAssertEqual(first, log.entries)
+                document.dropResidentBytes(ofEntries: 0..<20)
+                document.dropResidentBytes(ofEntries: 25..<26)
+                XCTAssertEqual(try (0..<40).map { try document.entry($0) }, log.entries, "parsed again after a batch's pages went")
+                document.dropResidentBytes()
+                XCTAssertEqual(try document.entry(39), log.entries[39])
+                XCTAssertEqual(try document.takeEntry(7), log.entries[7])
+            }
+        }
+    }
+
     func testEntriesAnywhereInTheLogAndAwkwardStrings() throws {
         // entries before other members, strings holding brackets, quotes and escapes.
         let text = #"""

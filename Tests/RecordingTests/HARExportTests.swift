@@ -1,5 +1,6 @@
 import Files
 import HAR
+@testable import Export
 @testable import Recording
 import XCTest
 
@@ -181,35 +182,41 @@ final class HARExportTests: XCTestCase {
         let flows = (0..<(HARLog.parallelBatchSize + 9)).map { makeFlow(id: UInt64($0), start: 1_800_000_000 + Double($0) / 7) }
         let path = "/tmp/harrec-two-pass-\(getpid()).har"
         defer { unlink(path) }
-        final class Counts: @unchecked Sendable {
+        /// Pass 1 notes the entries it saw; pass 2 needs pass 1 to have seen the entry (kept or
+        /// spilled) or runs both passes (built again), then marks the entry in its comment.
+        final class Counts: TwoPassTransform, @unchecked Sendable {
             let lock = NSLock()
+            let held: Int
             var first = 0, kept = 0, again = 0, between = 0
             var seenInFirst = Set<Int>(), released = Set<Int>(), builtAgain = Set<Int>()
             var taken = Set<Int>(), restored: [Int: [UInt8]] = [:]
+            init(held: Int) { self.held = held }
             func add(_ body: (Counts) -> Void) { lock.lock(); body(self); lock.unlock() }
+            func firstPass(head: inout HARLog) {}
+            func firstPass(_ entry: inout HAREntry, index: Int) {
+                add { $0.first += 1; $0.seenInFirst.insert(index) }
+                entry.comment = "first"
+            }
+            func betweenPasses() { add { $0.between += 1 } }
+            func secondPass(head: inout HARLog) {}
+            func secondPass(_ entry: inout HAREntry, index: Int) {
+                add { $0.kept += 1 }
+                XCTAssertEqual(entry.comment, "first", "a kept entry comes from pass 1")
+                entry.comment = "done \(index)"
+            }
+            func bothPasses(_ entry: inout HAREntry, index: Int) {
+                add { $0.again += 1; $0.builtAgain.insert(index) }
+                XCTAssertNil(entry.comment, "an entry built again is fresh")
+                entry.comment = "done \(index)"
+            }
+            func released(_ index: Int) { add { $0.released.insert(index) } }
+            func heldBytes(_ index: Int) -> Int { held }
+            func takeHeld(_ index: Int) -> [UInt8]? { add { $0.taken.insert(index) }; return [UInt8(index & 0xFF), 7] }
+            func restoreHeld(_ index: Int, _ bytes: [UInt8]?) { add { $0.restored[index] = bytes } }
         }
         func export(keptBytes: Int, held: Int = 0) throws -> (bytes: [UInt8], counts: Counts) {
-            let counts = Counts()
-            // Pass 1 notes the entries it saw; pass 2 needs pass 1 to have seen the entry (kept)
-            // or runs it again (built again), then marks the entry in its comment.
-            let passes = HARExport.TwoPass(
-                first: { entry, i in counts.add { $0.first += 1; $0.seenInFirst.insert(i) }; entry.comment = "first" },
-                between: { counts.add { $0.between += 1 } },
-                second: { entry, i in
-                    counts.add { $0.kept += 1 }
-                    XCTAssertEqual(entry.comment, "first", "a kept entry comes from pass 1")
-                    entry.comment = "done \(i)"
-                },
-                secondAgain: { entry, i in
-                    counts.add { $0.again += 1; $0.builtAgain.insert(i) }
-                    XCTAssertNil(entry.comment, "an entry built again is fresh")
-                    entry.comment = "done \(i)"
-                },
-                released: { i in counts.add { $0.released.insert(i) } },
-                heldBytes: { _ in held },
-                takeHeld: { i in counts.add { $0.taken.insert(i) }; return [UInt8(i & 0xFF), 7] },
-                restoreHeld: { i, bytes in counts.add { $0.restored[i] = bytes } })
-            try HARExport.write(flows, to: path, creatorVersion: "1", transform: passes, keptBytes: keptBytes)
+            let counts = Counts(held: held)
+            try HARExport.write(flows, to: path, creatorVersion: "1", transform: counts, keptBytes: keptBytes)
             return (try readFile(path), counts)
         }
         var expected = HARExport.log(from: flows, creatorVersion: "1")
