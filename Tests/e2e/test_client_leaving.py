@@ -107,7 +107,10 @@ def test_a_client_that_gives_up_on_a_silent_upstream(origin, harrec, how, stall)
         assert e["response"]["status"] == 0, "no response reached the client"
     else:
         assert e["response"]["status"] == 200 and 0 < e["response"]["bodySize"]
-    assert 1000 <= e["time"] < 2500, "the entry lasts until the client gave up"
+    # harrec times the exchange from when it read the request, which on a loaded machine comes a
+    # little after the client sent it: the client left 1 s after sending, so about 1 s, never 0
+    # and never the upstream timeout.
+    assert 900 <= e["time"] < 2500, "the entry lasts until the client gave up"
 
 
 @pytest.mark.parametrize("kind", ["connect", "socks5"])
