@@ -100,20 +100,8 @@ private final class Box<Value>: @unchecked Sendable {
     /// method and URL) and the requests made.
     @Test func anUnservedItemIsRecordedAsAnIssue() async throws {
         let trait = MockingTrait.mocking(loginAndFeed, requireAllItemsServed: true)
-        let test = try #require(Test.current)
-        let testCase = try #require(Test.Case.current)
-        let recorded = Box<[String]>([])
-        try await withKnownIssue {
-            try await trait.provideScope(for: test, testCase: testCase) {
-                guard let mock = NetworkMock.current else { return }
-                _ = await Client.get(feedURL, URLSession(configuration: mock.configuration()))
-            }
-        } matching: { issue in
-            let text = issue.comments.map(\.rawValue).joined(separator: "\n")
-            recorded.value.append(text)
-            return text.contains("#1 POST https://api.example.com/v1/login (.once)")
-        }
-        #expect(recorded.value == ["""
+        let recorded = try await issues(recordedBy: trait, containing: "#1 POST https://api.example.com/v1/login (.once)")
+        #expect(recorded == ["""
             NetworkMock: 1 item of 2 was not used (#n: place in the queue, from 1):
               #1 POST https://api.example.com/v1/login (.once)
             Requests made (1):
@@ -127,6 +115,14 @@ private final class Box<Value>: @unchecked Sendable {
         feed.expectations = [.header("X-Api-Version", "2")]
         let scenario = TestScenario([feed, queued("https://api.example.com/v1/unused")])
         let trait = MockingTrait.mocking(scenario)
+        let recorded = try await issues(recordedBy: trait, containing: "#1 GET /v1/feed answered GET \(feedURL)")
+        #expect(recorded.count == 1, "\(recorded)")
+        #expect(recorded.first?.contains(#"header X-Api-Version: expected "2", got none"#) == true)
+    }
+
+    /// The issues `trait` records around a test case that fetches `feedURL` once, each expected
+    /// (under `withKnownIssue`) to contain `expected`.
+    private func issues(recordedBy trait: MockingTrait, containing expected: String) async throws -> [String] {
         let test = try #require(Test.current)
         let testCase = try #require(Test.Case.current)
         let recorded = Box<[String]>([])
@@ -138,10 +134,9 @@ private final class Box<Value>: @unchecked Sendable {
         } matching: { issue in
             let text = issue.comments.map(\.rawValue).joined(separator: "\n")
             recorded.value.append(text)
-            return text.contains("#1 GET /v1/feed answered GET \(feedURL)")
+            return text.contains(expected)
         }
-        #expect(recorded.value.count == 1, "\(recorded.value)")
-        #expect(recorded.value.first?.contains(#"header X-Api-Version: expected "2", got none"#) == true)
+        return recorded.value
     }
 
     // MARK: The report
