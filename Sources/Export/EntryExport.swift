@@ -50,6 +50,12 @@ public protocol TwoPassTransform: Sendable {
     func restoreHeld(_ index: Int, _ bytes: [UInt8]?)
 }
 
+/// Stands in for an entry the source could not build; the export then fails and writes nothing.
+private let unreadable = HAREntry(startedDateTime: "", time: 0, request: HARRequest(method: "", url: "", httpVersion: ""),
+                                  response: HARResponse(status: 0, statusText: "", httpVersion: "",
+                                                        content: HARContent(size: 0, mimeType: "")),
+                                  timings: HARTimings(send: 0, wait: 0, receive: 0))
+
 /// The one export pipeline: entries from a source, optionally through a two-pass transform, out
 /// as a HAR, on every core, with memory bounded by bytes: pass 1 keeps entries up to a byte
 /// budget, spills the next ones to a private file, and builds the rest again for pass 2; pass 2
@@ -92,9 +98,7 @@ public enum EntryExport {
                 return try source.entry(at: i)
             } catch {
                 readFailure.withLock { if $0 == nil { $0 = error } }
-                return HAREntry(startedDateTime: "", time: 0, request: HARRequest(method: "", url: "", httpVersion: ""),
-                                response: HARResponse(status: 0, statusText: "", httpVersion: "", content: HARContent(size: 0, mimeType: "")),
-                                timings: HARTimings(send: 0, wait: 0, receive: 0))
+                return unreadable
             }
         }
         @Sendable func failIfUnreadable() throws {

@@ -21,7 +21,7 @@ public final class HARLazyDocument: @unchecked Sendable {
     private var storage: Storage
 
     /// Reads `bytes` (a leading BOM is ignored). Throws when the document outside the entries is
-    /// not valid JSON or not a HAR; errors inside an entry surface from `takeEntry(_:)`.
+    /// not valid JSON or not a HAR; errors inside an entry surface from `entry(_:)`.
     public convenience init(_ input: [UInt8]) throws(HARReadError) {
         try self.init(source: ByteSource(copying: input))
     }
@@ -84,36 +84,9 @@ public final class HARLazyDocument: @unchecked Sendable {
         }
     }
 
-    /// Lets go of the file's bytes once every entry has been taken (a redaction keeps the parsed
-    /// entries between its passes; the bytes are then only memory). Not thread-safe: call it
-    /// after the last `takeEntry` has returned.
-    public func releaseSource() {
-        if case .lazy = storage {
-            let empty = ByteSource(copying: [])
-            storage = .lazy(source: empty, bytes: empty.bytes, ranges: [])
-        }
-    }
-
-    /// Entry `index`, parsed now, straight from the source's bytes. Each index may be taken once;
-    /// different indices may be taken from different threads at the same time.
-    public func takeEntry(_ index: Int) throws(HARReadError) -> HAREntry {
-        try entry(index, keeping: false)
-    }
-
-    /// Entry `index`, parsed now, as often as asked (from any thread): for a pipeline that builds
-    /// an entry again instead of keeping it between passes.
-    public func entry(_ index: Int) throws(HARReadError) -> HAREntry {
-        try entry(index, keeping: true)
-    }
-
-    /// Lets a mapped file's pages leave memory (they are read again from the file when an entry is
-    /// parsed again), for a pipeline between its passes; a document read into memory keeps its
-    /// bytes. Thread-safe.
-    public func dropResidentBytes() {
-        if case .lazy(let source, _, _) = storage { source.dropResidentPages() }
-    }
-
-    /// The same for the bytes of entries `indices` only (a batch a pipeline has parsed).
+    /// Lets the pages of a mapped file that hold entries `indices` leave memory (a batch a
+    /// pipeline has parsed; they are read again from the file when an entry is parsed again); a
+    /// document read into memory keeps its bytes. Thread-safe.
     public func dropResidentBytes(ofEntries indices: Range<Int>) {
         guard case .lazy(let source, let bytes, let ranges) = storage, !indices.isEmpty, indices.upperBound <= ranges.count
         else { return }
@@ -128,12 +101,12 @@ public final class HARLazyDocument: @unchecked Sendable {
         return 0
     }
 
-    private func entry(_ index: Int, keeping: Bool) throws(HARReadError) -> HAREntry {
+    /// Entry `index`, parsed now, straight from the source's bytes, as often as asked and from
+    /// any thread (a pipeline builds an entry again instead of keeping it between passes).
+    public func entry(_ index: Int) throws(HARReadError) -> HAREntry {
         switch storage {
         case .parsed(let slots):
-            let entry = slots[index]!
-            if !keeping { slots[index] = nil }
-            return entry
+            return slots[index]!
         case .lazy(let source, let bytes, let ranges):
             let range = ranges[index]
             // `source` owns `bytes`: kept alive to the end of the parse.

@@ -212,12 +212,3 @@ func redactionSummary(_ report: RedactionReport, written path: String) -> String
     }
     return lines.joined(separator: "\n")
 }
-
-extension HAREntry {
-    /// Stands in for an entry that failed to parse; the file is then not written.
-    static let placeholder = HAREntry(startedDateTime: "", time: 0,
-                                      request: HARRequest(method: "", url: "", httpVersion: ""),
-                                      response: HARResponse(status: 0, statusText: "", httpVersion: "",
-                                                            content: HARContent(size: 0, mimeType: "")),
-                                      timings: HARTimings(send: 0, wait: 0, receive: 0))
-}
