@@ -78,6 +78,13 @@ def vmrss_kib(pid: int) -> int:
     raise AssertionError("no VmRSS")
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for a peer that needs a fixed port)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def closed_port_socket() -> socket.socket:
     """A bound, not listening TCP socket on 127.0.0.1: connecting to its port is refused, and the
     port stays unusable by anyone else while the socket lives."""

@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import ssl
 import subprocess
 import time
@@ -23,7 +22,7 @@ import httpx
 import pytest
 
 import origin as origin_mod
-from helpers import CA_CERT_NAME, content_bytes, curl, entries, need_tool
+from helpers import CA_CERT_NAME, content_bytes, curl, entries, free_port, need_tool
 
 
 NGINX_CONF = """
@@ -59,12 +58,6 @@ http {{
     }}
 }}
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def mitmdump_path() -> str:

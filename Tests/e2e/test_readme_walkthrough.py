@@ -25,7 +25,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from helpers import HARREC_BIN
+from helpers import HARREC_BIN, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,12 +38,6 @@ NOT_RUN = {
 }
 # Commands whose traffic leaves loopback (tests reach only 127.0.0.0/8 and ::1).
 OFF_LOOPBACK = re.compile(r"https?://(?!127\.0\.0\.1|localhost|\[::1\])[a-z]")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for_port(port: int, timeout: float = 15.0) -> None:
