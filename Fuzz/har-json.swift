@@ -15,7 +15,7 @@ public func fuzz(_ pointer: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         guard let document = try? HARLazyDocument(data) else { return nil }
         var log = document.head
         for i in 0..<document.entryCount {
-            guard let entry = try? document.takeEntry(i) else { return nil }
+            guard let entry = try? document.entry(i) else { return nil }
             log.entries.append(entry)
         }
         return log
