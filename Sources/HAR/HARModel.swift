@@ -1,12 +1,13 @@
 // The HAR 1.2 object model (http://www.softwareishard.com/blog/har-12-spec/).
 //
-// Properties are declared in the order the spec lists them, which is also the order they are
-// written in. Every object carries `custom`: members the model does not know (HAR custom fields
-// start with "_"), kept in document order by the reader and written after the standard members.
-// Do not put a standard member's name into `custom`: it would be written twice.
+// Properties are declared in the order the spec lists them. Each type's member table
+// (HARMembers.swift) says how it is read, written, compared and validated. Every object carries
+// `custom`: members the table does not know (HAR custom fields start with "_"), kept in document
+// order by the reader and written after the standard members. Do not put a standard member's
+// name into `custom`: it would be written twice.
 
 /// The `log` object, root of a HAR file.
-public struct HARLog: Sendable, Equatable {
+public struct HARLog: Sendable {
     public var version: String
     public var creator: HARCreator
     public var browser: HARCreator?
@@ -25,15 +26,10 @@ public struct HARLog: Sendable, Equatable {
         self.comment = comment
         self.custom = custom
     }
-
-    public static func == (a: HARLog, b: HARLog) -> Bool {
-        a.version == b.version && a.creator == b.creator && a.browser == b.browser && a.pages == b.pages
-            && a.entries == b.entries && a.comment == b.comment && jsonFieldsEqual(a.custom, b.custom)
-    }
 }
 
 /// The `creator` and `browser` objects.
-public struct HARCreator: Sendable, Equatable {
+public struct HARCreator: Sendable {
     public var name: String
     public var version: String
     public var comment: String?
@@ -45,14 +41,10 @@ public struct HARCreator: Sendable, Equatable {
         self.comment = comment
         self.custom = custom
     }
-
-    public static func == (a: HARCreator, b: HARCreator) -> Bool {
-        a.name == b.name && a.version == b.version && a.comment == b.comment && jsonFieldsEqual(a.custom, b.custom)
-    }
 }
 
 /// A `pages` element.
-public struct HARPage: Sendable, Equatable {
+public struct HARPage: Sendable {
     public var startedDateTime: String
     public var id: String
     public var title: String
@@ -69,15 +61,10 @@ public struct HARPage: Sendable, Equatable {
         self.comment = comment
         self.custom = custom
     }
-
-    public static func == (a: HARPage, b: HARPage) -> Bool {
-        a.startedDateTime == b.startedDateTime && a.id == b.id && a.title == b.title && a.pageTimings == b.pageTimings
-            && a.comment == b.comment && jsonFieldsEqual(a.custom, b.custom)
-    }
 }
 
 /// A page's `pageTimings`: milliseconds since the page's start, -1 when not applicable.
-public struct HARPageTimings: Sendable, Equatable {
+public struct HARPageTimings: Sendable {
     public var onContentLoad: Double?
     public var onLoad: Double?
     public var comment: String?
@@ -89,15 +76,10 @@ public struct HARPageTimings: Sendable, Equatable {
         self.comment = comment
         self.custom = custom
     }
-
-    public static func == (a: HARPageTimings, b: HARPageTimings) -> Bool {
-        a.onContentLoad == b.onContentLoad && a.onLoad == b.onLoad && a.comment == b.comment
-            && jsonFieldsEqual(a.custom, b.custom)
-    }
 }
 
 /// An `entries` element: one HTTP exchange.
-public struct HAREntry: Sendable, Equatable {
+public struct HAREntry: Sendable {
     public var pageref: String?
     /// ISO 8601 with milliseconds and a time zone; see `HARDate.format(epochSeconds:)`.
     public var startedDateTime: String
@@ -129,17 +111,10 @@ public struct HAREntry: Sendable, Equatable {
         self.comment = comment
         self.custom = custom
     }
-
-    public static func == (a: HAREntry, b: HAREntry) -> Bool {
-        a.pageref == b.pageref && a.startedDateTime == b.startedDateTime && a.time == b.time
-            && a.request == b.request && a.response == b.response && a.cache == b.cache && a.timings == b.timings
-            && a.serverIPAddress == b.serverIPAddress && a.connection == b.connection && a.comment == b.comment
-            && jsonFieldsEqual(a.custom, b.custom)
-    }
 }
 
 /// The `request` object.
-public struct HARRequest: Sendable, Equatable {
+public struct HARRequest: Sendable {
     public var method: String
     public var url: String
     public var httpVersion: String
@@ -169,17 +144,10 @@ public struct HARRequest: Sendable, Equatable {
         self.comment = comment
         self.custom = custom
     }
-
-    public static func == (a: HARRequest, b: HARRequest) -> Bool {
-        a.method == b.method && a.url == b.url && a.httpVersion == b.httpVersion && a.cookies == b.cookies
-            && a.headers == b.headers && a.queryString == b.queryString && a.postData == b.postData
-            && a.headersSize == b.headersSize && a.bodySize == b.bodySize && a.comment == b.comment
-            && jsonFieldsEqual(a.custom, b.custom)
-    }
 }
 
 /// The `response` object.
-public struct HARResponse: Sendable, Equatable {
+public struct HARResponse: Sendable {
     public var status: Int
     public var statusText: String
     public var httpVersion: String
@@ -207,17 +175,10 @@ public struct HARResponse: Sendable, Equatable {
         self.comment = comment
         self.custom = custom
     }
-
-    public static func == (a: HARResponse, b: HARResponse) -> Bool {
-        a.status == b.status && a.statusText == b.statusText && a.httpVersion == b.httpVersion
-            && a.cookies == b.cookies && a.headers == b.headers && a.content == b.content
-            && a.redirectURL == b.redirectURL && a.headersSize == b.headersSize && a.bodySize == b.bodySize
-            && a.comment == b.comment && jsonFieldsEqual(a.custom, b.custom)
-    }
 }
 
 /// A response's `content`.
-public struct HARContent: Sendable, Equatable {
+public struct HARContent: Sendable {
     /// Length of the decoded body in bytes.
     public var size: Int
     /// Bytes saved by content coding (decoded size minus transferred size).
@@ -239,41 +200,35 @@ public struct HARContent: Sendable, Equatable {
         self.comment = comment
         self.custom = custom
     }
-
-    public static func == (a: HARContent, b: HARContent) -> Bool {
-        a.size == b.size && a.compression == b.compression && a.mimeType == b.mimeType && a.text == b.text
-            && a.encoding == b.encoding && a.comment == b.comment && jsonFieldsEqual(a.custom, b.custom)
-    }
 }
 
 /// A request's `postData`.
 ///
 /// HAR 1.2 calls `params` and `text` mutually exclusive, but Chrome and mitmproxy write both;
 /// harrec writes `text` always and `params` for `application/x-www-form-urlencoded` bodies.
-public struct HARPostData: Sendable, Equatable {
+public struct HARPostData: Sendable {
     public var mimeType: String
     public var params: [HARPostParam]?
     public var text: String?
+    /// "base64" when `text` is the base64 of a binary body. Not in HAR 1.2's postData; harrec
+    /// writes it as `content.encoding` is written, as HAR 1.3 drafts and several tools do.
+    public var encoding: String?
     public var comment: String?
     public var custom: JSONFields
 
-    public init(mimeType: String, params: [HARPostParam]? = nil, text: String? = nil, comment: String? = nil,
-                custom: JSONFields = []) {
+    public init(mimeType: String, params: [HARPostParam]? = nil, text: String? = nil, encoding: String? = nil,
+                comment: String? = nil, custom: JSONFields = []) {
         self.mimeType = mimeType
         self.params = params
         self.text = text
+        self.encoding = encoding
         self.comment = comment
         self.custom = custom
-    }
-
-    public static func == (a: HARPostData, b: HARPostData) -> Bool {
-        a.mimeType == b.mimeType && a.params == b.params && a.text == b.text && a.comment == b.comment
-            && jsonFieldsEqual(a.custom, b.custom)
     }
 }
 
 /// A `postData.params` element.
-public struct HARPostParam: Sendable, Equatable {
+public struct HARPostParam: Sendable {
     public var name: String
     public var value: String?
     public var fileName: String?
@@ -290,56 +245,34 @@ public struct HARPostParam: Sendable, Equatable {
         self.comment = comment
         self.custom = custom
     }
+}
 
-    public static func == (a: HARPostParam, b: HARPostParam) -> Bool {
-        a.name == b.name && a.value == b.value && a.fileName == b.fileName && a.contentType == b.contentType
-            && a.comment == b.comment && jsonFieldsEqual(a.custom, b.custom)
+/// A `headers` or `queryString` element: HAR 1.2 gives both the same members.
+public struct HARNameValue: Sendable {
+    public var name: String
+    public var value: String
+    public var comment: String?
+    public var custom: JSONFields
+
+    public init(name: String, value: String, comment: String? = nil, custom: JSONFields = []) {
+        self.name = name
+        self.value = value
+        self.comment = comment
+        self.custom = custom
     }
 }
 
 /// A `headers` element.
-public struct HARHeader: Sendable, Equatable {
-    public var name: String
-    public var value: String
-    public var comment: String?
-    public var custom: JSONFields
+public typealias HARHeader = HARNameValue
 
-    public init(name: String, value: String, comment: String? = nil, custom: JSONFields = []) {
-        self.name = name
-        self.value = value
-        self.comment = comment
-        self.custom = custom
-    }
-
-    public static func == (a: HARHeader, b: HARHeader) -> Bool {
-        a.name == b.name && a.value == b.value && a.comment == b.comment && jsonFieldsEqual(a.custom, b.custom)
-    }
-}
-
-/// A `queryString` element (same shape as a header, a distinct type for clarity).
-public struct HARQueryParam: Sendable, Equatable {
-    public var name: String
-    public var value: String
-    public var comment: String?
-    public var custom: JSONFields
-
-    public init(name: String, value: String, comment: String? = nil, custom: JSONFields = []) {
-        self.name = name
-        self.value = value
-        self.comment = comment
-        self.custom = custom
-    }
-
-    public static func == (a: HARQueryParam, b: HARQueryParam) -> Bool {
-        a.name == b.name && a.value == b.value && a.comment == b.comment && jsonFieldsEqual(a.custom, b.custom)
-    }
-}
+/// A `queryString` element.
+public typealias HARQueryParam = HARNameValue
 
 /// A `cookies` element.
 ///
 /// `sameSite` is not in HAR 1.2; it is written as "sameSite" (after `secure`), the way Chrome
 /// does, and harrec's schema allows it as an optional string.
-public struct HARCookie: Sendable, Equatable {
+public struct HARCookie: Sendable {
     public var name: String
     public var value: String
     public var path: String?
@@ -366,16 +299,10 @@ public struct HARCookie: Sendable, Equatable {
         self.comment = comment
         self.custom = custom
     }
-
-    public static func == (a: HARCookie, b: HARCookie) -> Bool {
-        a.name == b.name && a.value == b.value && a.path == b.path && a.domain == b.domain && a.expires == b.expires
-            && a.httpOnly == b.httpOnly && a.secure == b.secure && a.sameSite == b.sameSite
-            && a.comment == b.comment && jsonFieldsEqual(a.custom, b.custom)
-    }
 }
 
 /// The entry's `cache` object. harrec writes `{}` (no cache information).
-public struct HARCache: Sendable, Equatable {
+public struct HARCache: Sendable {
     public var beforeRequest: HARCacheEntry?
     public var afterRequest: HARCacheEntry?
     public var comment: String?
@@ -390,15 +317,10 @@ public struct HARCache: Sendable, Equatable {
         self.comment = comment
         self.custom = custom
     }
-
-    public static func == (a: HARCache, b: HARCache) -> Bool {
-        a.beforeRequest == b.beforeRequest && a.afterRequest == b.afterRequest && a.comment == b.comment
-            && jsonFieldsEqual(a.custom, b.custom)
-    }
 }
 
 /// `cache.beforeRequest` / `cache.afterRequest`.
-public struct HARCacheEntry: Sendable, Equatable {
+public struct HARCacheEntry: Sendable {
     public var expires: String?
     public var lastAccess: String
     public var eTag: String
@@ -415,16 +337,11 @@ public struct HARCacheEntry: Sendable, Equatable {
         self.comment = comment
         self.custom = custom
     }
-
-    public static func == (a: HARCacheEntry, b: HARCacheEntry) -> Bool {
-        a.expires == b.expires && a.lastAccess == b.lastAccess && a.eTag == b.eTag && a.hitCount == b.hitCount
-            && a.comment == b.comment && jsonFieldsEqual(a.custom, b.custom)
-    }
 }
 
 /// The entry's `timings`, in milliseconds. Optional phases use -1 for "does not apply"; `nil`
 /// leaves the member out. `ssl` is part of `connect` (HAR 1.2, for HAR 1.1 compatibility).
-public struct HARTimings: Sendable, Equatable {
+public struct HARTimings: Sendable {
     public var blocked: Double?
     public var dns: Double?
     public var connect: Double?
@@ -455,10 +372,5 @@ public struct HARTimings: Sendable, Equatable {
         for v in [blocked, dns, connect] { if let v, v > 0 { sum += v } }
         for v in [send, wait, receive] where v > 0 { sum += v }
         return sum
-    }
-
-    public static func == (a: HARTimings, b: HARTimings) -> Bool {
-        a.blocked == b.blocked && a.dns == b.dns && a.connect == b.connect && a.send == b.send && a.wait == b.wait
-            && a.receive == b.receive && a.ssl == b.ssl && a.comment == b.comment && jsonFieldsEqual(a.custom, b.custom)
     }
 }

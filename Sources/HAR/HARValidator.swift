@@ -60,7 +60,9 @@ public enum HARRule: String, Sendable, CaseIterable {
 }
 
 /// Checks a document against HAR 1.2 strictly (plus harrec's own rules: sorted entries, time
-/// equal to the sum of timings, content.size equal to the decoded text length).
+/// equal to the sum of timings, content.size equal to the decoded text length). Which members
+/// each object has, and what each must hold, comes from the types' member tables
+/// (HARMembers.swift), the same ones the reader and writer use.
 public enum HARValidator {
     /// Allowed difference between `time` and the sum of the timings, in milliseconds.
     /// harrec writes every number with 3 decimals, so each of up to 7 rounded values (time and
@@ -89,37 +91,10 @@ public enum HARValidator {
 
     /// Validates a parsed document `{"log": {...}}`. Problems come in document order.
     public static func validate(_ json: JSONValue) -> [HARProblem] {
-        var v = Checker()
+        var v = HARChecker()
         v.root(json)
         return v.problems
     }
-}
-
-// MARK: - Known members (HAR 1.2 field lists)
-
-private enum Known {
-    static let root: Set<String> = ["log"]
-    static let log: Set<String> = ["version", "creator", "browser", "pages", "entries", "comment"]
-    static let creator: Set<String> = ["name", "version", "comment"]
-    static let page: Set<String> = ["startedDateTime", "id", "title", "pageTimings", "comment"]
-    static let pageTimings: Set<String> = ["onContentLoad", "onLoad", "comment"]
-    static let entry: Set<String> = ["pageref", "startedDateTime", "time", "request", "response", "cache", "timings",
-                                     "serverIPAddress", "connection", "comment"]
-    static let request: Set<String> = ["method", "url", "httpVersion", "cookies", "headers", "queryString", "postData",
-                                       "headersSize", "bodySize", "comment"]
-    static let response: Set<String> = ["status", "statusText", "httpVersion", "cookies", "headers", "content",
-                                        "redirectURL", "headersSize", "bodySize", "comment"]
-    // "sameSite" is not HAR 1.2 but Chrome writes it and so does harrec.
-    static let cookie: Set<String> = ["name", "value", "path", "domain", "expires", "httpOnly", "secure", "sameSite", "comment"]
-    static let nameValue: Set<String> = ["name", "value", "comment"]
-    /// `encoding` is not in HAR 1.2's postData; harrec writes it (as content.encoding, "base64")
-    /// for binary request bodies, as HAR 1.3 drafts and several tools do, so it is accepted here.
-    static let postData: Set<String> = ["mimeType", "params", "text", "encoding", "comment"]
-    static let param: Set<String> = ["name", "value", "fileName", "contentType", "comment"]
-    static let content: Set<String> = ["size", "compression", "mimeType", "text", "encoding", "comment"]
-    static let cache: Set<String> = ["beforeRequest", "afterRequest", "comment"]
-    static let cacheEntry: Set<String> = ["expires", "lastAccess", "eTag", "hitCount", "comment"]
-    static let timings: Set<String> = ["blocked", "dns", "connect", "send", "wait", "receive", "ssl", "comment"]
 }
 
 /// Quotes a value from the document for a message: control characters escaped, long values cut.
@@ -139,14 +114,16 @@ func quoted(_ s: String, limit: Int = 60) -> String {
     return out + "\""
 }
 
-private func lastValue(_ fields: JSONFields, _ key: String) -> JSONValue? {
-    for f in fields.reversed() where f.key == key { return f.value }
-    return nil
-}
-
-private struct Checker {
-    var problems: [HARProblem] = []
-    var pageIDs: Set<String>? = nil
+/// Walks a document with the member tables and collects problems in document order.
+struct HARChecker {
+    private(set) var problems: [HARProblem] = []
+    /// The ids of the pages seen so far; entries come after pages in the log.
+    private var pageIDs: Set<String> = []
+    /// The previous entry's valid start, for the order check.
+    private var previousEntryStart: Double?
+    /// The sum the last checked `timings` object implies, when all its timings were valid; the
+    /// entry that holds it takes it.
+    private var timingsSum: Double?
 
     mutating func report(_ path: String, _ message: String, _ rule: HARRule) {
         problems.append(HARProblem(path: path, message: message, rule: rule))
@@ -154,8 +131,36 @@ private struct Checker {
 
     func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : path + "." + key }
 
+    mutating func root(_ json: JSONValue) {
+        guard case .object(let top) = json else {
+            report("", "the document must be an object with a \"log\" member, found \(json.typeName)", .type)
+            return
+        }
+        checkKeys(top, "", known: ["log"])
+        guard let log = lastValue(top, "log") else {
+            report("log", "missing required object", .required)
+            return
+        }
+        check(.object(nullable: false, check: { $0.check(HARLog.self, $1, $2) }), log, "log")
+    }
+
+    /// Checks one object against `T`'s member table, then the relations between its members.
+    mutating func check<T: HARObject>(_ type: T.Type, _ fields: JSONFields, _ path: String) {
+        let schema = T.schema
+        let before = problems.count
+        checkKeys(fields, path, known: schema.names)
+        for member in schema.members {
+            guard let value = lastValue(fields, member.name) else {
+                if member.required { report(join(path, member.name), "missing required \(member.shape.noun)", .required) }
+                continue
+            }
+            check(member.shape, value, join(path, member.name))
+        }
+        schema.relations(&self, fields, path, problems.count == before)
+    }
+
     /// Reports duplicate keys and members that are neither known nor "_"-prefixed.
-    mutating func checkKeys(_ fields: JSONFields, _ path: String, _ known: Set<String>) {
+    private mutating func checkKeys(_ fields: JSONFields, _ path: String, known: Set<String>) {
         var seen = Set<String>()
         seen.reserveCapacity(fields.count)
         for f in fields {
@@ -168,391 +173,172 @@ private struct Checker {
         }
     }
 
-    /// The object at `key`: reports missing / wrong type, returns its fields when it is an object.
-    mutating func object(_ fields: JSONFields, _ key: String, _ path: String, required: Bool) -> JSONFields? {
-        guard let v = lastValue(fields, key) else {
-            if required { report(join(path, key), "missing required object", .required) }
-            return nil
+    private mutating func check(_ shape: HARShape, _ value: JSONValue, _ path: String) {
+        switch shape {
+        case .string(let format):
+            guard case .string(let s) = value else {
+                return report(path, "must be a string, found \(value.typeName)", .type)
+            }
+            check(s, format, path)
+        case .integer(let minimum, let maximum):
+            guard case .number(let literal) = value else {
+                return report(path, "must be an integer, found \(value.typeName)", .type)
+            }
+            guard let i = JSONValue.integer(fromLiteral: literal) else {
+                return report(path, "must be an integer, found \(literal)", .integer)
+            }
+            if i < minimum || i > maximum {
+                let range = maximum == Int.max ? ">= \(minimum)" : "in \(minimum)...\(maximum)"
+                report(path, "must be \(range), found \(i)", .range)
+            }
+        case .number(let rule):
+            guard case .number(let literal) = value else {
+                return report(path, "must be a number, found \(value.typeName)", .type)
+            }
+            guard let d = Double(literal), d.isFinite else {
+                return report(path, "number \(literal) is out of range", .range)
+            }
+            switch rule {
+            case .any: break
+            case .nonNegative where d < 0:
+                report(path, "must be >= 0, found \(formatMs(d))", .timing)
+            case .notApplicableOrNonNegative where d < 0 && d != -1:
+                report(path, "must be -1 or >= 0, found \(formatMs(d))", .timing)
+            case .nonNegative, .notApplicableOrNonNegative: break
+            }
+        case .bool:
+            if case .bool = value { return }
+            report(path, "must be a boolean, found \(value.typeName)", .type)
+        case .object(let nullable, let checkObject):
+            switch value {
+            case .object(let inner): checkObject(&self, inner, path)
+            case .null where nullable: break
+            default: report(path, "must be an object\(nullable ? " or null" : ""), found \(value.typeName)", .type)
+            }
+        case .array(let checkElement):
+            guard case .array(let items) = value else {
+                return report(path, "must be an array, found \(value.typeName)", .type)
+            }
+            for (i, item) in items.enumerated() {
+                let itemPath = "\(path)[\(i)]"
+                guard case .object(let fields) = item else {
+                    report(itemPath, "must be an object, found \(item.typeName)", .type)
+                    continue
+                }
+                checkElement(&self, fields, itemPath)
+            }
         }
-        guard case .object(let inner) = v else {
-            report(join(path, key), "must be an object, found \(v.typeName)", .type)
-            return nil
-        }
-        return inner
     }
 
-    mutating func array(_ fields: JSONFields, _ key: String, _ path: String, required: Bool) -> [JSONValue]? {
-        guard let v = lastValue(fields, key) else {
-            if required { report(join(path, key), "missing required array", .required) }
-            return nil
-        }
-        guard case .array(let items) = v else {
-            report(join(path, key), "must be an array, found \(v.typeName)", .type)
-            return nil
-        }
-        return items
-    }
-
-    @discardableResult
-    mutating func string(_ fields: JSONFields, _ key: String, _ path: String, required: Bool) -> String? {
-        guard let v = lastValue(fields, key) else {
-            if required { report(join(path, key), "missing required string", .required) }
-            return nil
-        }
-        guard case .string(let s) = v else {
-            report(join(path, key), "must be a string, found \(v.typeName)", .type)
-            return nil
-        }
-        return s
-    }
-
-    mutating func bool(_ fields: JSONFields, _ key: String, _ path: String) {
-        guard let v = lastValue(fields, key) else { return }
-        if case .bool = v { return }
-        report(join(path, key), "must be a boolean, found \(v.typeName)", .type)
-    }
-
-    mutating func number(_ fields: JSONFields, _ key: String, _ path: String, required: Bool) -> Double? {
-        guard let v = lastValue(fields, key) else {
-            if required { report(join(path, key), "missing required number", .required) }
-            return nil
-        }
-        guard case .number(let literal) = v else {
-            report(join(path, key), "must be a number, found \(v.typeName)", .type)
-            return nil
-        }
-        guard let d = Double(literal), d.isFinite else {
-            report(join(path, key), "number \(literal) is out of range", .range)
-            return nil
-        }
-        return d
-    }
-
-    /// An integer member within `minimum...maximum`.
-    @discardableResult
-    mutating func integer(_ fields: JSONFields, _ key: String, _ path: String, required: Bool,
-                          minimum: Int, maximum: Int = Int.max) -> Int? {
-        guard let v = lastValue(fields, key) else {
-            if required { report(join(path, key), "missing required integer", .required) }
-            return nil
-        }
-        guard case .number(let literal) = v else {
-            report(join(path, key), "must be an integer, found \(v.typeName)", .type)
-            return nil
-        }
-        guard let i = JSONValue.integer(fromLiteral: literal) else {
-            report(join(path, key), "must be an integer, found \(literal)", .integer)
-            return nil
-        }
-        if i < minimum || i > maximum {
-            let range = maximum == Int.max ? ">= \(minimum)" : "in \(minimum)...\(maximum)"
-            report(join(path, key), "must be \(range), found \(i)", .range)
-            return nil
-        }
-        return i
-    }
-
-    mutating func comment(_ fields: JSONFields, _ path: String) {
-        string(fields, "comment", path, required: false)
-    }
-
-    /// A date-time member. `strict` (startedDateTime) requires fractional seconds.
-    mutating func dateTime(_ fields: JSONFields, _ key: String, _ path: String, required: Bool, strict: Bool) -> Double? {
-        guard let s = string(fields, key, path, required: required) else { return nil }
-        guard let parsed = HARDate.parseISO(s), !strict || parsed.hasFraction else {
+    private mutating func check(_ s: String, _ format: HARStringFormat, _ path: String) {
+        switch format {
+        case .text:
+            break
+        case .dateTime(let strict):
+            if let parsed = HARDate.parseISO(s), !strict || parsed.hasFraction { return }
             let want = strict ? "an ISO 8601 date-time with fractional seconds and a time zone (like 2009-07-24T19:20:30.123+02:00)"
                               : "an ISO 8601 date-time with a time zone"
-            report(join(path, key), "must be \(want), found \(quoted(s))", .dateTime)
-            return nil
-        }
-        return parsed.epochSeconds
-    }
-
-    // MARK: Objects
-
-    mutating func root(_ json: JSONValue) {
-        guard case .object(let top) = json else {
-            report("", "the document must be an object with a \"log\" member, found \(json.typeName)", .type)
-            return
-        }
-        checkKeys(top, "", Known.root)
-        guard let log = object(top, "log", "", required: true) else { return }
-        self.log(log, "log")
-    }
-
-    mutating func log(_ f: JSONFields, _ path: String) {
-        checkKeys(f, path, Known.log)
-        if let version = string(f, "version", path, required: true), version != "1.2" && version != "1.1" {
-            report(join(path, "version"), "must be \"1.2\", found \(quoted(version))", .version)
-        }
-        if let c = object(f, "creator", path, required: true) { creator(c, join(path, "creator")) }
-        if let b = object(f, "browser", path, required: false) { creator(b, join(path, "browser")) }
-        if let pages = array(f, "pages", path, required: false) {
-            var ids = Set<String>()
-            for (i, p) in pages.enumerated() {
-                let pp = "\(path).pages[\(i)]"
-                guard case .object(let pf) = p else {
-                    report(pp, "must be an object, found \(p.typeName)", .type)
-                    continue
-                }
-                if let id = page(pf, pp), !ids.insert(id).inserted {
-                    report(pp + ".id", "duplicate page id \(quoted(id))", .pageref)
-                }
-            }
-            pageIDs = ids
-        }
-        if let entries = array(f, "entries", path, required: true) {
-            var previous: Double? = nil
-            for (i, e) in entries.enumerated() {
-                let ep = "\(path).entries[\(i)]"
-                guard case .object(let ef) = e else {
-                    report(ep, "must be an object, found \(e.typeName)", .type)
-                    continue
-                }
-                if let started = entry(ef, ep) {
-                    if let previous, started < previous {
-                        report(ep + ".startedDateTime", "entries must be sorted by startedDateTime; this one starts before the previous entry", .entryOrder)
-                    }
-                    previous = started
-                }
-            }
-        }
-        comment(f, path)
-    }
-
-    mutating func creator(_ f: JSONFields, _ path: String) {
-        checkKeys(f, path, Known.creator)
-        string(f, "name", path, required: true)
-        string(f, "version", path, required: true)
-        comment(f, path)
-    }
-
-    /// Returns the page id.
-    mutating func page(_ f: JSONFields, _ path: String) -> String? {
-        checkKeys(f, path, Known.page)
-        _ = dateTime(f, "startedDateTime", path, required: true, strict: true)
-        let id = string(f, "id", path, required: true)
-        string(f, "title", path, required: true)
-        if let t = object(f, "pageTimings", path, required: true) {
-            let tp = join(path, "pageTimings")
-            checkKeys(t, tp, Known.pageTimings)
-            for key in ["onContentLoad", "onLoad"] {
-                if let d = number(t, key, tp, required: false), d < 0 && d != -1 {
-                    report(join(tp, key), "must be -1 or >= 0, found \(d)", .timing)
-                }
-            }
-            comment(t, tp)
-        }
-        comment(f, path)
-        return id
-    }
-
-    /// Returns the entry's start time (epoch seconds) when it is valid.
-    mutating func entry(_ f: JSONFields, _ path: String) -> Double? {
-        checkKeys(f, path, Known.entry)
-        if let ref = string(f, "pageref", path, required: false) {
-            if pageIDs?.contains(ref) != true {
-                report(join(path, "pageref"), "no page has id \(quoted(ref))", .pageref)
-            }
-        }
-        let started = dateTime(f, "startedDateTime", path, required: true, strict: true)
-        let time = number(f, "time", path, required: true)
-        if let r = object(f, "request", path, required: true) { request(r, join(path, "request")) }
-        if let r = object(f, "response", path, required: true) { response(r, join(path, "response")) }
-        if let c = object(f, "cache", path, required: true) { cache(c, join(path, "cache")) }
-        if let t = object(f, "timings", path, required: true) {
-            // The sum is only compared when every timing is valid, so one bad phase is one problem.
-            if let sum = timings(t, join(path, "timings")), let time, abs(time - sum) > HARValidator.timeSumTolerance {
-                report(join(path, "time"), "time \(formatMs(time)) is not the sum of the timings \(formatMs(sum)) (blocked+dns+connect+send+wait+receive, -1 excluded, ssl counted inside connect)", .timeSum)
-            }
-        }
-        string(f, "serverIPAddress", path, required: false)
-        string(f, "connection", path, required: false)
-        comment(f, path)
-        return started
-    }
-
-    mutating func request(_ f: JSONFields, _ path: String) {
-        checkKeys(f, path, Known.request)
-        string(f, "method", path, required: true)
-        if let url = string(f, "url", path, required: true), let reason = urlProblem(url) {
-            report(join(path, "url"), reason, .url)
-        }
-        string(f, "httpVersion", path, required: true)
-        cookies(f, path)
-        nameValues(f, "headers", path)
-        nameValues(f, "queryString", path)
-        if let p = object(f, "postData", path, required: false) { postData(p, join(path, "postData")) }
-        integer(f, "headersSize", path, required: true, minimum: -1)
-        integer(f, "bodySize", path, required: true, minimum: -1)
-        comment(f, path)
-    }
-
-    mutating func response(_ f: JSONFields, _ path: String) {
-        checkKeys(f, path, Known.response)
-        integer(f, "status", path, required: true, minimum: 0, maximum: 999)
-        string(f, "statusText", path, required: true)
-        string(f, "httpVersion", path, required: true)
-        cookies(f, path)
-        nameValues(f, "headers", path)
-        if let c = object(f, "content", path, required: true) { content(c, join(path, "content")) }
-        string(f, "redirectURL", path, required: true)
-        integer(f, "headersSize", path, required: true, minimum: -1)
-        integer(f, "bodySize", path, required: true, minimum: -1)
-        comment(f, path)
-    }
-
-    mutating func cookies(_ f: JSONFields, _ path: String) {
-        guard let items = array(f, "cookies", path, required: true) else { return }
-        for (i, item) in items.enumerated() {
-            let cp = "\(path).cookies[\(i)]"
-            guard case .object(let c) = item else {
-                report(cp, "must be an object, found \(item.typeName)", .type)
-                continue
-            }
-            checkKeys(c, cp, Known.cookie)
-            string(c, "name", cp, required: true)
-            string(c, "value", cp, required: true)
-            string(c, "path", cp, required: false)
-            string(c, "domain", cp, required: false)
-            _ = dateTime(c, "expires", cp, required: false, strict: false)
-            bool(c, "httpOnly", cp)
-            bool(c, "secure", cp)
-            string(c, "sameSite", cp, required: false)
-            comment(c, cp)
+            report(path, "must be \(want), found \(quoted(s))", .dateTime)
+        case .url:
+            if let reason = urlProblem(s) { report(path, reason, .url) }
+        case .version:
+            if s != "1.2" && s != "1.1" { report(path, "must be \"1.2\", found \(quoted(s))", .version) }
+        case .pageReference:
+            if !pageIDs.contains(s) { report(path, "no page has id \(quoted(s))", .pageref) }
         }
     }
 
-    mutating func nameValues(_ f: JSONFields, _ key: String, _ path: String) {
-        guard let items = array(f, key, path, required: true) else { return }
-        for (i, item) in items.enumerated() {
-            let hp = "\(path).\(key)[\(i)]"
-            guard case .object(let h) = item else {
-                report(hp, "must be an object, found \(item.typeName)", .type)
-                continue
-            }
-            checkKeys(h, hp, Known.nameValue)
-            string(h, "name", hp, required: true)
-            string(h, "value", hp, required: true)
-            comment(h, hp)
-        }
+    // MARK: Relations between members
+
+    /// A page's id must be unique; entries may then refer to it.
+    mutating func notePage(_ fields: JSONFields, _ path: String) {
+        guard case .string(let id)? = lastValue(fields, "id") else { return }
+        if !pageIDs.insert(id).inserted { report(join(path, "id"), "duplicate page id \(quoted(id))", .pageref) }
     }
 
-    mutating func postData(_ f: JSONFields, _ path: String) {
-        checkKeys(f, path, Known.postData)
-        string(f, "mimeType", path, required: true)
-        let text = string(f, "text", path, required: false)
-        let params = array(f, "params", path, required: false)
-        if lastValue(f, "text") == nil && lastValue(f, "params") == nil {
-            report(path, "postData must have text or params", .postData)
+    /// Entries are sorted by start, and `time` is the sum of the timings.
+    mutating func checkEntryRelations(_ fields: JSONFields, _ path: String) {
+        let sum = timingsSum
+        timingsSum = nil
+        if let sum, let time = validNumber(fields, "time"), abs(time - sum) > HARValidator.timeSumTolerance {
+            report(join(path, "time"), "time \(formatMs(time)) is not the sum of the timings \(formatMs(sum)) (blocked+dns+connect+send+wait+receive, -1 excluded, ssl counted inside connect)", .timeSum)
         }
-        if let encoding = string(f, "encoding", path, required: false) {
-            if encoding != "base64" {
-                report(join(path, "encoding"), "must be \"base64\", found \(quoted(encoding))", .encoding)
-            } else if let text, Base64.decodedCount(text) == nil {
-                report(join(path, "text"), "is not valid base64 (RFC 4648 alphabet, padded, no whitespace)", .base64)
-            }
+        guard case .string(let s)? = lastValue(fields, "startedDateTime"), let started = HARDate.parseISO(s),
+              started.hasFraction else { return }
+        if let previousEntryStart, started.epochSeconds < previousEntryStart {
+            report(join(path, "startedDateTime"), "entries must be sorted by startedDateTime; this one starts before the previous entry", .entryOrder)
         }
-        for (i, item) in (params ?? []).enumerated() {
-            let pp = "\(path).params[\(i)]"
-            guard case .object(let p) = item else {
-                report(pp, "must be an object, found \(item.typeName)", .type)
-                continue
-            }
-            checkKeys(p, pp, Known.param)
-            string(p, "name", pp, required: true)
-            string(p, "value", pp, required: false)
-            string(p, "fileName", pp, required: false)
-            string(p, "contentType", pp, required: false)
-            comment(p, pp)
-        }
-        comment(f, path)
+        previousEntryStart = started.epochSeconds
     }
 
-    mutating func content(_ f: JSONFields, _ path: String) {
-        checkKeys(f, path, Known.content)
-        let size = integer(f, "size", path, required: true, minimum: -1)
-        // Negative when the coding made a small body larger (gzip of a few bytes): still the truth.
-        integer(f, "compression", path, required: false, minimum: Int.min)
-        string(f, "mimeType", path, required: true)
-        let text = string(f, "text", path, required: false)
-        let encoding = string(f, "encoding", path, required: false)
-        comment(f, path)
-
-        var decodedLength: Int? = nil
-        if let encoding {
-            if encoding != "base64" {
-                report(join(path, "encoding"), "must be \"base64\", found \(quoted(encoding))", .encoding)
-            } else if let text {
-                if let n = Base64.decodedCount(text) {
-                    decodedLength = n
-                } else {
-                    report(join(path, "text"), "is not valid base64 (RFC 4648 alphabet, padded, no whitespace)", .base64)
-                }
-            }
-        } else if let text {
-            decodedLength = text.utf8.count
-        }
-        if let size, size >= 0, let decodedLength, size != decodedLength {
-            var message = "size \(size) is not the decoded length of text (\(decodedLength) bytes)"
-            if size < decodedLength { message += "; it looks like the compressed (transferred) size" }
-            report(join(path, "size"), message, .contentSize)
-        }
-    }
-
-    mutating func cache(_ f: JSONFields, _ path: String) {
-        checkKeys(f, path, Known.cache)
-        for key in ["beforeRequest", "afterRequest"] {
-            guard let v = lastValue(f, key) else { continue }
-            let cp = join(path, key)
-            switch v {
-            case .null:
-                continue  // HAR 1.2: null means "no cache entry"
-            case .object(let c):
-                checkKeys(c, cp, Known.cacheEntry)
-                _ = dateTime(c, "expires", cp, required: false, strict: false)
-                _ = dateTime(c, "lastAccess", cp, required: true, strict: false)
-                string(c, "eTag", cp, required: true)
-                integer(c, "hitCount", cp, required: true, minimum: 0)
-                comment(c, cp)
-            default:
-                report(cp, "must be an object or null, found \(v.typeName)", .type)
-            }
-        }
-        comment(f, path)
-    }
-
-    /// Checks the timings and returns the sum that `time` must equal, or nil when a timing is
-    /// missing or invalid (already reported).
-    mutating func timings(_ f: JSONFields, _ path: String) -> Double? {
-        let before = problems.count
-        checkKeys(f, path, Known.timings)
-        var sum = 0.0
-        var values: [String: Double] = [:]
-        for key in ["blocked", "dns", "connect", "send", "wait", "receive", "ssl"] {
-            let required = key == "send" || key == "wait" || key == "receive"
-            guard let d = number(f, key, path, required: required) else { continue }
-            if required {
-                if d < 0 { report(join(path, key), "must be >= 0, found \(formatMs(d))", .timing); continue }
-            } else if d < 0 && d != -1 {
-                report(join(path, key), "must be -1 or >= 0, found \(formatMs(d))", .timing)
-                continue
-            }
-            values[key] = d
-            if key != "ssl" && d > 0 { sum += d }
-        }
-        let allValid = problems.count == before
-        if let ssl = values["ssl"], ssl >= 0 {
-            let connect = values["connect"] ?? -1
+    /// ssl is inside connect; the sum is compared with `time` only when every timing is valid,
+    /// so one bad phase is one problem.
+    mutating func checkTimingsRelations(_ fields: JSONFields, _ path: String, clean: Bool) {
+        if let ssl = validNumber(fields, "ssl"), ssl >= 0 {
+            let connect = validNumber(fields, "connect").flatMap { $0 < 0 && $0 != -1 ? nil : $0 } ?? -1
             if connect < ssl {
                 report(join(path, "ssl"), "ssl \(formatMs(ssl)) is larger than connect \(formatMs(connect)); ssl time must be included in connect", .sslInConnect)
             }
         }
-        comment(f, path)
-        return allValid ? sum : nil
+        guard clean else { return }
+        var sum = 0.0
+        for key in ["blocked", "dns", "connect", "send", "wait", "receive"] {
+            if let d = validNumber(fields, key), d > 0 { sum += d }
+        }
+        timingsSum = sum
+    }
+
+    /// postData needs text or params, and base64 text must decode.
+    mutating func checkPostDataRelations(_ fields: JSONFields, _ path: String) {
+        if lastValue(fields, "text") == nil && lastValue(fields, "params") == nil {
+            report(path, "postData must have text or params", .postData)
+        }
+        _ = decodedLength(fields, path)
+    }
+
+    /// `size` is the decoded length of `text`.
+    mutating func checkContentRelations(_ fields: JSONFields, _ path: String) {
+        guard let decoded = decodedLength(fields, path), case .number(let literal)? = lastValue(fields, "size"),
+              let size = JSONValue.integer(fromLiteral: literal), size >= 0, size != decoded else { return }
+        var message = "size \(size) is not the decoded length of text (\(decoded) bytes)"
+        if size < decoded { message += "; it looks like the compressed (transferred) size" }
+        report(join(path, "size"), message, .contentSize)
+    }
+
+    /// The byte length `text` stands for, reporting an encoding other than base64 and base64
+    /// that does not decode.
+    private mutating func decodedLength(_ fields: JSONFields, _ path: String) -> Int? {
+        let text = lastValue(fields, "text")?.stringValue
+        switch lastValue(fields, "encoding") {
+        case nil:
+            return text?.utf8.count
+        case .string(let encoding)? where encoding != "base64":
+            report(join(path, "encoding"), "must be \"base64\", found \(quoted(encoding))", .encoding)
+            return nil
+        case .string?:
+            break
+        case _?:
+            return nil  // the member check reported the type
+        }
+        guard let text else { return nil }
+        guard let n = Base64.decodedCount(text) else {
+            report(join(path, "text"), "is not valid base64 (RFC 4648 alphabet, padded, no whitespace)", .base64)
+            return nil
+        }
+        return n
     }
 }
 
+private func lastValue(_ fields: JSONFields, _ key: String) -> JSONValue? {
+    for f in fields.reversed() where f.key == key { return f.value }
+    return nil
+}
+
+/// A member's value when it is a finite JSON number.
+private func validNumber(_ fields: JSONFields, _ key: String) -> Double? {
+    guard case .number(let literal)? = lastValue(fields, key), let d = Double(literal), d.isFinite else { return nil }
+    return d
+}
 private func formatMs(_ d: Double) -> String {
     var out: [UInt8] = []
     JSONWriter.appendDouble(d, to: &out)

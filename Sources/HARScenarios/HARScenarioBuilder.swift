@@ -420,7 +420,7 @@ struct RequestBodyInfo {
             hasBody = false; match = nil; key = "none"; return
         }
         hasBody = true
-        let encoding = postData.custom.last(where: { $0.key == "encoding" || $0.key == "_encoding" })?.value.stringValue
+        let encoding = postData.encoding ?? postData.custom.last(where: { $0.key == "_encoding" })?.value.stringValue
         if encoding?.lowercased() == "base64" {
             match = nil
             key = "b" + text

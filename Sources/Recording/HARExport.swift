@@ -209,11 +209,12 @@ public enum HARExport {
             let bytes = request.body.bytes
             var custom: JSONFields = []
             let text: String
+            var encoding: String?
             if let utf8 = validUTF8(bytes, allowTrimmingTail: request.body.isTruncated) {
                 text = utf8
             } else {
                 text = Base64.encode(bytes)
-                custom.append((key: "encoding", value: .string("base64")))
+                encoding = "base64"
             }
             if request.body.isTruncated {
                 custom.append((key: "_truncated", value: .bool(true)))
@@ -222,7 +223,7 @@ public enum HARExport {
             if mimeType.lowercased().hasPrefix("application/x-www-form-urlencoded") {
                 params = HARBuild.formParams(fromURLEncoded: bytes)
             }
-            postData = HARPostData(mimeType: mimeType, params: params, text: text, custom: custom)
+            postData = HARPostData(mimeType: mimeType, params: params, text: text, encoding: encoding, custom: custom)
         }
         return HARRequest(method: request.method, url: request.url, httpVersion: request.httpVersion,
                           cookies: cookies, headers: headers,

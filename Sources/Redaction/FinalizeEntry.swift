@@ -36,7 +36,7 @@ extension Finalizer {
             }
         }
         if var post = request.postData {
-            let isBase64 = post.custom.contains { $0.key == "encoding" && $0.value.stringValue == "base64" }
+            let isBase64 = post.encoding == "base64"
             count(.body) {
                 if var params = post.params {
                     for i in params.indices {

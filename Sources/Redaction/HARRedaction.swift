@@ -68,7 +68,7 @@ extension RedactionEngine {
                 }
                 post.params = params
             }
-            let isBase64 = post.custom.contains { $0.key == "encoding" && $0.value.stringValue == "base64" }
+            let isBase64 = post.encoding == "base64"
             if let text = post.text {
                 let old = Self.decodedLength(text, base64: isBase64)
                 if let r = redactBody(text, base64: isBase64, mimeType: post.mimeType, .body, { base + ".postData.text" }) {

@@ -391,7 +391,7 @@ enum SuspectCheck {
             for (i, p) in (post.params ?? []).enumerated() {
                 if let v = p.value { check(v, .body, "\(base).request.postData.params[\(i)].value") }
             }
-            checkBody(post.text, base64: post.custom.contains { $0.key == "encoding" && $0.value.stringValue == "base64" },
+            checkBody(post.text, base64: post.encoding == "base64",
                       base + ".request.postData.text")
         }
         for (i, h) in response.headers.enumerated() { check(h.value, .header, "\(base).response.headers[\(i)].value") }

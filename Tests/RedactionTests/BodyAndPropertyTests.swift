@@ -132,7 +132,7 @@ final class BodyAndPropertyTests: XCTestCase {
                 }
             }
             if let post = entry.request.postData, let t = post.text {
-                let b64 = post.custom.contains { $0.key == "encoding" }
+                let b64 = post.encoding == "base64"
                 XCTAssertEqual(entry.request.bodySize, b64 ? Base64.decodedCount(t)! : t.utf8.count)
             }
         }

@@ -97,7 +97,7 @@ final class BodyFormatTests: XCTestCase {
         e.response.content = HARContent(size: message.bytes.count, mimeType: "application/x-protobuf",
                                         text: Base64.encode(message.bytes), encoding: "base64")
         e.request.postData = HARPostData(mimeType: "application/grpc-web+proto", text: Base64.encode([0, 0, 0, 0, UInt8(message.bytes.count)] + message.bytes),
-                                         custom: [(key: "encoding", value: .string("base64"))])
+                                         encoding: "base64")
         let r = redacted([e])
         let out = try XCTUnwrap(Base64.decode(try XCTUnwrap(responseText(r))))
         XCTAssertEqual(out, expectedBinary(message))

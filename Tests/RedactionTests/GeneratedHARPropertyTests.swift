@@ -51,7 +51,7 @@ final class GeneratedHARPropertyTests: XCTestCase {
     static func bodies(_ e: HAREntry) -> [String] {
         var out: [String] = []
         if let post = e.request.postData?.text {
-            let b64 = e.request.postData!.custom.contains { $0.key == "encoding" }
+            let b64 = e.request.postData!.encoding == "base64"
             out.append(b64 ? Base64.decode(post).map(text) ?? "" : post)
         }
         if let t = e.response.content.text {

@@ -35,12 +35,8 @@ func makeEntry(index: Int = 0, method: String = "GET", url: String = "https://ap
     var postData: HARPostData?
     var reqBodySize = 0
     if let requestBody {
-        var customFields: JSONFields = []
         var bodyText = requestBody.text
-        if requestBase64 {
-            bodyText = Base64.encode(utf8(requestBody.text))
-            customFields.append((key: "encoding", value: .string("base64")))
-        }
+        if requestBase64 { bodyText = Base64.encode(utf8(requestBody.text)) }
         reqBodySize = requestBody.text.utf8.count
         reqHeaders.append(HARHeader(name: "Content-Type", value: requestBody.mimeType))
         reqHeaders.append(HARHeader(name: "Content-Length", value: String(reqBodySize)))
@@ -48,7 +44,8 @@ func makeEntry(index: Int = 0, method: String = "GET", url: String = "https://ap
         if requestBody.mimeType.hasPrefix("application/x-www-form-urlencoded") {
             params = HARBuild.formParams(fromURLEncoded: utf8(requestBody.text))
         }
-        postData = HARPostData(mimeType: requestBody.mimeType, params: params, text: bodyText, custom: customFields)
+        postData = HARPostData(mimeType: requestBody.mimeType, params: params, text: bodyText,
+                               encoding: requestBase64 ? "base64" : nil)
     }
     let request = HARRequest(method: method, url: url, httpVersion: "HTTP/1.1", cookies: cookies, headers: reqHeaders,
                              queryString: HARBuild.queryString(fromURL: url), postData: postData, headersSize: -1,
