@@ -13,6 +13,15 @@ enum HTTP1Forwarding {
         var scheme: String
         /// The name the client asked for (SNI), used for the URL when the request has no Host.
         var serverName: String?
+        var addressed: Addressee = .upstream
+    }
+
+    /// Whom the client addressed, which says whose Host names the upstream.
+    enum Addressee: Equatable {
+        /// The upstream (CONNECT, SOCKS5): the client's Host stands, in the URL and upstream.
+        case upstream
+        /// harrec (a reverse listener): URL and Host are the upstream's.
+        case listener
     }
 
     /// Where a request goes.
@@ -22,6 +31,8 @@ enum HTTP1Forwarding {
         var originForm: String
         /// The URL recorded for it.
         var url: String
+        /// The Host sent upstream in place of the client's (a reverse listener's upstream).
+        var hostOverride: String? = nil
     }
 
     /// Outside a tunnel the request target must be absolute-form (`http://host/path`); inside
@@ -42,14 +53,17 @@ enum HTTP1Forwarding {
         }
         let defaultPort: UInt16 = tunnel.scheme == "https" ? 443 : 80
         let authority: String
-        if let host = head.fields["Host"], let parsed = try? parseAuthority(Substring(host), defaultPort: defaultPort) {
+        if tunnel.addressed == .listener {
+            authority = tunnel.target.authority(defaultPort: defaultPort)
+        } else if let host = head.fields["Host"], let parsed = try? parseAuthority(Substring(host), defaultPort: defaultPort) {
             authority = parsed.authority(defaultPort: defaultPort)
         } else {
             authority = ProxyTarget(host: tunnel.serverName ?? tunnel.target.host, port: tunnel.target.port)
                 .authority(defaultPort: defaultPort)
         }
         let path = stripFragment(originForm == "*" ? "/" : originForm)
-        return Route(target: tunnel.target, originForm: originForm, url: "\(tunnel.scheme)://\(authority)\(path)")
+        return Route(target: tunnel.target, originForm: originForm, url: "\(tunnel.scheme)://\(authority)\(path)",
+                     hostOverride: tunnel.addressed == .listener ? authority : nil)
     }
 
     /// Whether the request asks to switch protocols (WebSocket): `Connection: upgrade` and an
@@ -68,7 +82,11 @@ enum HTTP1Forwarding {
     static func requestHead(_ head: HTTPRequestHead, framing: HTTPBodyFraming, route: Route, inTunnel: Bool) throws -> [UInt8] {
         let upgrade = isUpgrade(head)
         var fields = head.fields.removingHopByHop(keepUpgrade: upgrade)
-        setHost(&fields, route.target.authority(defaultPort: 80), keepClientHost: inTunnel)
+        if let host = route.hostOverride {
+            setHost(&fields, host, keepClientHost: false)
+        } else {
+            setHost(&fields, route.target.authority(defaultPort: 80), keepClientHost: inTunnel)
+        }
         if upgrade { fields.append(name: "Connection", value: "Upgrade") }
         if framing == .chunked { fields.append(name: "Transfer-Encoding", value: "chunked") }
         return try HTTP1Serializer.requestHead(method: head.method, target: route.originForm, version: .http11, fields: fields)
@@ -134,11 +152,12 @@ enum HTTP1Forwarding {
         }
     }
 
-    /// The request fields as recorded: as received, without the proxy's own credentials.
-    static func recordedFields(_ fields: HTTPFields) -> [RecordedField] {
+    /// The request fields as recorded: as received, without the proxy's own credentials, and
+    /// with the Host sent upstream when harrec replaced the client's (`host`).
+    static func recordedFields(_ fields: HTTPFields, host: String? = nil) -> [RecordedField] {
         fields.fields
             .filter { !$0.name.equalsIgnoringASCIICase("Proxy-Authorization") }
-            .map { RecordedField(name: $0.name, value: $0.value) }
+            .map { RecordedField(name: $0.name, value: host != nil && $0.name.equalsIgnoringASCIICase("Host") ? host! : $0.value) }
     }
 
     /// What the client gets for a final (non-1xx) response head, and how the exchange continues.

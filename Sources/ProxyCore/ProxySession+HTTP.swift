@@ -114,11 +114,34 @@ extension ProxySession {
 
     /// The tunnel the session's requests arrive in, if any.
     var tunnelContext: HTTP1Forwarding.Tunnel? {
-        tunnelTarget.map { HTTP1Forwarding.Tunnel(target: $0, scheme: scheme, serverName: interceptedServerName) }
+        tunnelTarget.map {
+            HTTP1Forwarding.Tunnel(target: $0, scheme: scheme, serverName: interceptedServerName,
+                                   addressed: reverse == nil ? .upstream : .listener)
+        }
+    }
+
+    /// A request to a reverse listener: the connection becomes a tunnel to the upstream its path
+    /// goes to (the next request may go to another). harrec's own paths (`/harrec/...`) are
+    /// answered here. False when the request was answered.
+    func enterReverseTunnel(_ head: HTTPRequestHead, framing: HTTPBodyFraming, _ reverse: ReverseProxy) -> Bool {
+        if let own = ReservedHost.reversePath(head.target) {
+            answerReservedHost(head, framing: framing, originForm: own)
+            return false
+        }
+        guard let upstream = reverse.upstream(forPath: head.target) else {
+            tunnelTarget = nil
+            rejectRequest(status: 404, reason: "no --reverse upstream takes \(sanitizedControlCharacters(String(head.target.prefix(200))))", head: head)
+            return false
+        }
+        tunnelTarget = upstream.target
+        scheme = upstream.scheme
+        interceptedServerName = upstream.target.host
+        return true
     }
 
     func startExchange(_ head: HTTPRequestHead, framing: HTTPBodyFraming) {
         headStartedAt = nil
+        if let reverse, !enterReverseTunnel(head, framing: framing, reverse) { return }
         // Proxy authentication applies to requests to the proxy, not inside an authorized tunnel.
         if tunnelTarget == nil, !auth.admits(head.fields) {
             let mustClose = framing != .none
@@ -155,7 +178,7 @@ extension ProxySession {
             return
         }
         if ReservedHost.isReserved(route.target) {
-            answerReservedHost(head, framing: framing, route: route)
+            answerReservedHost(head, framing: framing, originForm: route.originForm)
             return
         }
         if configuration.replay != nil {
@@ -169,7 +192,8 @@ extension ProxySession {
             return
         }
         var request = RecordedRequest(method: head.method, url: route.url, httpVersion: head.version.description,
-                                      fields: HTTP1Forwarding.recordedFields(head.fields), headSize: head.headSize)
+                                      fields: HTTP1Forwarding.recordedFields(head.fields, host: route.hostOverride),
+                                      headSize: head.headSize)
         if case .contentLength(let length) = framing {
             request.body.reserve(expected: length, cap: configuration.maxRecordedBodyBytes)
         }

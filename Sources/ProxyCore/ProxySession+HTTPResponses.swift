@@ -86,7 +86,13 @@ extension ProxySession {
 
         let client = HTTP1Forwarding.ClientState(version: current.clientVersion, keepAlive: current.clientKeepAlive,
                                                  requestDone: current.requestDone, shuttingDown: shuttingDown)
-        guard let plan = try? HTTP1Forwarding.responseHead(head, framing: framing, client: client) else {
+        var forwarded = head
+        if let reverse {
+            // The client addressed harrec: redirects and cookies for the upstream point back here.
+            let origin = "\(clientTLS == nil ? "http" : "https")://\(current.requestHead.fields["Host"] ?? "localhost")"
+            forwarded.fields = reverse.responseFields(head.fields, listenerOrigin: origin)
+        }
+        guard let plan = try? HTTP1Forwarding.responseHead(forwarded, framing: framing, client: client) else {
             exchange = current
             failExchange("upstream response head cannot be forwarded", respondWith: 502)
             return

@@ -71,8 +71,13 @@ extension ProxySession {
                 current.body += bytes
             case .end:
                 if ReplayWire.isWebSocketUpgrade(current.head) { return answerWebSocketUpgrade(current, service: service) }
-                let decision = service.decide(method: current.method, url: current.url, headers: current.fields,
+                var decision = service.decide(method: current.method, url: current.url, headers: current.fields,
                                               body: current.body, canForward: true)
+                if let reverse, case .serve(let response, let resetAfter) = decision {
+                    let origin = "\(clientTLS == nil ? "http" : "https")://\(current.head.fields["Host"] ?? "localhost")"
+                    decision = .serve(response.replacingFields(reverse.responseFields(response.fields, listenerOrigin: origin)),
+                                      resetAfter: resetAfter)
+                }
                 current.decision = decision
                 if case .serve(let response, _) = decision, let delay = response.delay, delay > 0 {
                     let until = current.startedAt + delay

@@ -4,8 +4,8 @@ import Recording
 // Requests to http://harrec/ (ReservedHost): answered here, a scenario marker recorded, nothing
 // forwarded and no entry recorded.
 extension ProxySession {
-    func answerReservedHost(_ head: HTTPRequestHead, framing: HTTPBodyFraming, route: HTTP1Forwarding.Route) {
-        let answer = ReservedHost.answer(method: head.method, originForm: route.originForm,
+    func answerReservedHost(_ head: HTTPRequestHead, framing: HTTPBodyFraming, originForm: String) {
+        let answer = ReservedHost.answer(method: head.method, originForm: originForm,
                                          caCertificatePEM: configuration.caCertificatePEM,
                                          replaying: configuration.replay != nil)
         // A request body is not read: the connection ends after the answer instead.

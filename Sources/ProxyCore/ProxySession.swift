@@ -29,6 +29,8 @@ public final class ProxySession {
     public let id: UInt64
     public let clientAddress: String
     let configuration: ProxyConfiguration
+    /// Set when the connection came to a reverse listener: requests go to its upstreams.
+    let reverse: ReverseProxy?
     let flowIDs: IDSource
     /// The instant of the event being handled: time arrives with each event (the runtime owns the
     /// clock), so a transcript replays the same way every time.
@@ -107,11 +109,14 @@ public final class ProxySession {
     }
 
 
-    /// `now`: when the client connection was accepted.
-    public init(id: UInt64, clientAddress: String, configuration: ProxyConfiguration, flowIDs: IDSource, now: Double) {
+    /// `now`: when the client connection was accepted; `reverse`: the reverse listener it came
+    /// to, nil for the forward proxy.
+    public init(id: UInt64, clientAddress: String, configuration: ProxyConfiguration, reverse: ReverseProxy? = nil,
+                flowIDs: IDSource, now: Double) {
         self.id = id
         self.clientAddress = clientAddress
         self.configuration = configuration
+        self.reverse = reverse
         self.flowIDs = flowIDs
         self.now = now
         self.createdAt = now

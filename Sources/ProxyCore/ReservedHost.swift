@@ -35,6 +35,16 @@ enum ReservedHost {
         target.host.lowercased() == name && (target.port == 80 || target.port == 443)
     }
 
+    /// On a reverse listener harrec's own paths are under `/harrec/` (`/harrec/mark?name=`):
+    /// the path as `answer` takes it, or nil for a path that goes upstream.
+    static func reversePath(_ target: String) -> String? {
+        let prefix = "/" + name
+        guard target.hasPrefix(prefix) else { return nil }
+        let rest = target.dropFirst(prefix.count)
+        if rest.isEmpty || rest.hasPrefix("?") { return "/" + rest }
+        return rest.hasPrefix("/") ? String(rest) : nil
+    }
+
     /// `replaying`: the proxy is `harrec replay` (marks are not taken; `/reset` is).
     static func answer(method: String, originForm: String, caCertificatePEM: [UInt8]?, replaying: Bool = false) -> Answer {
         let (path, query) = split(originForm)

@@ -78,6 +78,12 @@ package struct ReplayResponse: Sendable {
         bodyStart = head.count
     }
 
+    /// The same response with other header fields (a reverse listener's rewrite-back).
+    package func replacingFields(_ newFields: HTTPFields) -> ReplayResponse {
+        guard newFields != fields else { return self }
+        return ReplayResponse(status: status, fields: newFields, body: Array(body), delay: delay, outcome: outcome, label: label)
+    }
+
     /// The HTTP/1.1 head: recorded fields, then the framing for `body`.
     package func head(close: Bool) -> [UInt8] {
         ReplayResponse.head(status: status, fields: fields, bodyCount: body.count, close: close)

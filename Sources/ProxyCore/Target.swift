@@ -32,8 +32,15 @@ struct AbsoluteTarget: Equatable {
     var url: String
 }
 
-enum TargetError: Error, Equatable {
+/// Why a request target, authority or upstream URL is not usable.
+public enum TargetError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalid(String)
+
+    public var description: String {
+        switch self {
+        case .invalid(let reason): return reason
+        }
+    }
 }
 
 /// Characters allowed in a reg-name host (RFC 3986 unreserved + sub-delims, no percent-encoding:

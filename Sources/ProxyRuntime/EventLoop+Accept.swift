@@ -9,7 +9,7 @@ import Synchronization
 extension EventLoop {
     // MARK: - Accept
 
-    func acceptAll(_ listenerFD: Int32) {
+    func acceptAll(_ listenerFD: Int32, reverse: ReverseProxy?) {
         while true {
             var address = SocketAddress()
             address.length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -28,9 +28,9 @@ extension EventLoop {
             acceptBackoff.accepted()
             let loop = shared.loopForNextConnection()
             if loop === self {
-                adopt(fd: fd, address: address)
+                adopt(fd: fd, address: address, reverse: reverse)
             } else {
-                loop.handOver(fd: fd, address: address)
+                loop.handOver(fd: fd, address: address, reverse: reverse)
             }
         }
     }
@@ -51,14 +51,15 @@ extension EventLoop {
     }
 
     func adoptHandedOver() {
-        for item in handedOver.takeAll() { adopt(fd: item.fd, address: item.address) }
+        for item in handedOver.takeAll() { adopt(fd: item.fd, address: item.address, reverse: item.reverse) }
     }
 
-    /// Starts serving an accepted client socket on this loop.
-    func adopt(fd: Int32, address: SocketAddress) {
+    /// Starts serving an accepted client socket on this loop; `reverse`: its listener's upstreams
+    /// when that is a reverse listener.
+    func adopt(fd: Int32, address: SocketAddress, reverse: ReverseProxy?) {
         setNoDelay(fd)
         let session = ProxySession(id: shared.sessionIDs.make(), clientAddress: address.description,
-                                   configuration: configuration, flowIDs: flowIDs, now: wallClock())
+                                   configuration: configuration, reverse: reverse, flowIDs: flowIDs, now: wallClock())
         let box = SessionBox(session: session)
         let connection = Connection(token: makeToken(), role: .client, state: .open)
         connection.fd = fd

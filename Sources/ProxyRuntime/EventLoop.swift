@@ -26,9 +26,9 @@ final class EventLoop: @unchecked Sendable {
     var flowIDs: IDSource { shared.flowIDs }
     /// epoll and the waker: the loop's only platform calls besides sockets.
     let poller: Poller
-    var listeners: [UInt64: (fd: Int32, label: String)] = [:]
+    var listeners: [UInt64: (fd: Int32, label: String, reverse: ReverseProxy?)] = [:]
     /// Accepted sockets handed over by loop 0, adopted when this loop wakes.
-    let handedOver = Mutex<[(fd: Int32, address: SocketAddress)]>([])
+    let handedOver = Mutex<[(fd: Int32, address: SocketAddress, reverse: ReverseProxy?)]>([])
     let available = Atomic<Bool>(true)
 
     var connections: [UInt64: Connection] = [:]
@@ -110,10 +110,10 @@ final class EventLoop: @unchecked Sendable {
         readBuffer.deallocate()
     }
 
-    func listen(label: String, address: String, port: UInt16) throws -> UInt16 {
+    func listen(label: String, address: String, port: UInt16, reverse: ReverseProxy?) throws -> UInt16 {
         let (fd, actualPort) = try makeListener(address: address, port: port)
         let token = makeToken()
-        listeners[token] = (fd, label)
+        listeners[token] = (fd, label, reverse)
         poller.add(fd, token: token, interest: .read)
         return actualPort
     }
@@ -143,8 +143,8 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Takes an accepted socket from loop 0; it is adopted when this loop wakes.
-    func handOver(fd: Int32, address: SocketAddress) {
-        handedOver.withLock { $0.append((fd, address)) }
+    func handOver(fd: Int32, address: SocketAddress, reverse: ReverseProxy?) {
+        handedOver.withLock { $0.append((fd, address, reverse)) }
         wake()
     }
 
@@ -265,7 +265,7 @@ final class EventLoop: @unchecked Sendable {
             return
         }
         if let listener = listeners[token] {
-            acceptAll(listener.fd)
+            acceptAll(listener.fd, reverse: listener.reverse)
             return
         }
         guard let connection = connections[token] else { return }

@@ -54,11 +54,12 @@ public final class ProxyServer: @unchecked Sendable {
     /// How many loop threads `run` uses.
     public var loopCount: Int { loops.count }
 
-    /// Binds a listener. Both protocols are served on every listener (first byte 0x05 is SOCKS5).
+    /// Binds a listener. A forward listener serves both protocols (first byte 0x05 is SOCKS5); a
+    /// reverse listener (`reverse`) is an ordinary HTTP server in front of its upstreams.
     /// Call before `run`.
     @discardableResult
-    public func listen(label: String, address: String, port: UInt16) throws -> UInt16 {
-        let actual = try loops[0].listen(label: label, address: address, port: port)
+    public func listen(label: String, address: String, port: UInt16, reverse: ReverseProxy? = nil) throws -> UInt16 {
+        let actual = try loops[0].listen(label: label, address: address, port: port, reverse: reverse)
         shared.boundListeners.append(BoundListener(label: label, address: address, port: actual))
         return actual
     }

@@ -5,16 +5,22 @@ import ProxyRuntime
 // What `record` and `replay` share: where the proxy listens, its credentials and loops, and
 // opening the listeners.
 
-let httpPortOption = OptionSpec("http", .value(placeholder: "<port>"), help: "HTTP proxy port (0 picks one). Default 8888 when no port is given.")
+let httpPortOption = OptionSpec("http", .value(placeholder: "<port>"), help: "HTTP proxy port, or with --reverse the server's port (0 picks one). Default 8888 when no port is given.")
 let socksPortOption = OptionSpec("socks", .value(placeholder: "<port>"), help: "SOCKS5 proxy port (0 picks one). Default 8889 when no port is given.")
 let listenOption = OptionSpec("listen", .value(placeholder: "<addr>"), help: "Address to listen on (default 127.0.0.1).")
 let proxyAuthFileOption = OptionSpec("proxy-auth-file", .value(placeholder: "<file>"), help: "Read user:pass from this file's first line (kept out of ps output).")
+let reverseOption = OptionSpec("reverse", .value(placeholder: "[/prefix=|port=]<url>"), help: "Be a plain server in front of <url> (http[s]://host[:port]) on the --http port: clients need no proxy settings, entries get <url>'s URLs. /prefix= routes paths by prefix; port= opens a port of its own (repeatable).")
+let noRewriteBackOption = OptionSpec("no-rewrite-back", .flag, help: "With --reverse: leave absolute Location and Set-Cookie Domain as the upstream sent them.")
 let threadsOption = OptionSpec("threads", .value(placeholder: "<n>"), help: "Event-loop threads (default: one per core, at most 16).")
 
 /// Ports, address, credentials and loop count, checked before anything starts.
 struct ListenerSettings {
     var httpPort: UInt16?
     var socksPort: UInt16?
+    /// With --reverse: the --http port is a reverse listener in front of these upstreams.
+    var reverse: ReverseProxy?
+    /// `port=<url>` reverse listeners, each with its own upstream.
+    var reversePorts: [(port: UInt16, proxy: ReverseProxy)] = []
     var address = "127.0.0.1"
     var credentials: ProxyCredentials?
     var loopCount = ProxyServer.defaultLoopCount
@@ -29,14 +35,17 @@ struct ListenerSettings {
         }
         httpPort = try parsed.value("http").map { try parsePort($0, option: "http") }
         socksPort = try parsed.value("socks").map { try parsePort($0, option: "socks") }
-        if httpPort == nil && socksPort == nil {
+        try readReverse(parsed)
+        if httpPort == nil && socksPort == nil && reversePorts.isEmpty {
             httpPort = 8888
-            socksPort = 8889
+            socksPort = reverse == nil ? 8889 : nil
         }
         address = parsed.value("listen") ?? "127.0.0.1"
         // Anyone who reaches a LAN listener could reach every service bound to this machine's
-        // loopback through it: an open proxy is refused, not merely warned about.
-        if !isLoopbackAddress(address) && credentials == nil {
+        // loopback through it: an open proxy is refused, not merely warned about. A reverse
+        // listener reaches only its upstreams, so it may face the network without credentials.
+        let forwardListener = socksPort != nil || (httpPort != nil && reverse == nil)
+        if !isLoopbackAddress(address) && credentials == nil && forwardListener {
             throw UsageError("--listen \(address) is reachable from the network: anyone there could use this proxy to reach this machine's local services. " +
                              "Require credentials with --proxy-auth-file <file> (or $HARREC_PROXY_AUTH, or --proxy-auth user:pass)")
         }
@@ -48,14 +57,54 @@ struct ListenerSettings {
         }
     }
 
+    /// Reads `--reverse [/prefix=|port=]<url>`: plain and prefixed upstreams share the --http
+    /// port, `port=` ones get a port each.
+    private mutating func readReverse(_ parsed: ParsedArguments) throws {
+        var shared: [ReverseProxy.Upstream] = []
+        let rewritesBack = !parsed.flag("no-rewrite-back")
+        for text in parsed.allValues("reverse") {
+            do {
+                if let equals = text.firstIndex(of: "="), !text.hasPrefix("/"), let port = UInt16(text[..<equals]) {
+                    let upstream = try ReverseProxy.Upstream(parsing: String(text[text.index(after: equals)...]))
+                    guard !reversePorts.contains(where: { $0.port == port }) else {
+                        throw UsageError("--reverse \(text): port \(port) already has an upstream")
+                    }
+                    reversePorts.append((port, ReverseProxy(upstreams: [upstream], rewritesBack: rewritesBack)))
+                } else {
+                    let upstream = try ReverseProxy.Upstream(parsing: text)
+                    guard !shared.contains(where: { $0.pathPrefix == upstream.pathPrefix }) else {
+                        throw UsageError("--reverse \(text): \(upstream.pathPrefix) already has an upstream")
+                    }
+                    shared.append(upstream)
+                }
+            } catch let error as TargetError {
+                throw UsageError("--reverse \(text): \(error)")
+            }
+        }
+        if !shared.isEmpty { reverse = ReverseProxy(upstreams: shared, rewritesBack: rewritesBack) }
+    }
+
+    /// Whether TLS toward an upstream is needed (interception's client context verifies it).
+    var reachesHTTPSUpstream: Bool {
+        ((reverse?.upstreams ?? []) + reversePorts.flatMap(\.proxy.upstreams)).contains { $0.scheme == "https" }
+    }
+
     /// Opens the listeners and starts every loop; returns the "listening on" lines, to print once
     /// the caller's other start-up checks are done. Exits 1 when a port cannot be had.
     func start(_ server: ProxyServer) -> [String] {
         var listening: [String] = []
         do {
-            if let httpPort {
+            if let httpPort, let reverse {
+                let port = try server.listen(label: "reverse", address: address, port: httpPort, reverse: reverse)
+                let upstreams = reverse.upstreams.map(\.description).joined(separator: ", ")
+                listening.append("harrec: reverse proxy listening on http://\(displayAddress(address)):\(port) for \(upstreams)")
+            } else if let httpPort {
                 let port = try server.listen(label: "HTTP", address: address, port: httpPort)
                 listening.append("harrec: HTTP proxy listening on \(displayAddress(address)):\(port)")
+            }
+            for (requested, proxy) in reversePorts {
+                let port = try server.listen(label: "reverse", address: address, port: requested, reverse: proxy)
+                listening.append("harrec: reverse proxy listening on http://\(displayAddress(address)):\(port) for \(proxy.upstreams[0])")
             }
             if let socksPort {
                 let port = try server.listen(label: "SOCKS5", address: address, port: socksPort)

@@ -19,6 +19,8 @@ let recordSpec = CommandSpec(
         OptionSpec("out", short: "o", .value(placeholder: "<file.har>"), help: "Where to write the HAR on exit (required)."),
         httpPortOption,
         socksPortOption,
+        reverseOption,
+        noRewriteBackOption,
         listenOption,
         OptionSpec("max-body", .value(placeholder: "<bytes>"), help: "Recording cap per body, e.g. 64m (default 64 MiB). Proxied bodies are never cut."),
         OptionSpec("proxy-auth", .value(placeholder: "<user:pass>"), help: "Require these credentials (HTTP Basic Proxy-Authorization, SOCKS5 method 02); also $HARREC_PROXY_AUTH."),
@@ -105,6 +107,9 @@ struct RecordSettings {
         }
         listener = try ListenerSettings(parsed)
         configuration.credentials = listener.credentials
+        if parsed.flag("no-intercept") && listener.reachesHTTPSUpstream {
+            throw UsageError("--reverse to an https:// upstream needs TLS toward it: leave out --no-intercept")
+        }
         if !parsed.flag("no-intercept") {
             configuration.interception = try makeInterception(parsed)
             // The public certificate only, for http://harrec/ca.pem.

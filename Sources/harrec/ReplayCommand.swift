@@ -19,6 +19,8 @@ let replaySpec = CommandSpec(
     options: [
         httpPortOption,
         socksPortOption,
+        reverseOption,
+        noRewriteBackOption,
         listenOption,
         proxyAuthFileOption,
         caDirOption,

@@ -19,8 +19,8 @@ final class Playbook {
     /// The instant the next event carries.
     private(set) var now: Double = 1_800_000_000
 
-    init(configuration: ProxyConfiguration = ProxyConfiguration()) {
-        session = ProxySession(id: 7, clientAddress: "127.0.0.1:50000", configuration: configuration,
+    init(configuration: ProxyConfiguration = ProxyConfiguration(), reverse: ReverseProxy? = nil) {
+        session = ProxySession(id: 7, clientAddress: "127.0.0.1:50000", configuration: configuration, reverse: reverse,
                                flowIDs: IDSource(), now: now)
     }
 

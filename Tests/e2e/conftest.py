@@ -37,7 +37,8 @@ from helpers import HARREC_BIN, SCHEMA_PATH  # noqa: E402
 
 START_TIMEOUT = 15.0
 STOP_TIMEOUT = 10.0
-LISTEN_RE = re.compile(r"^harrec: (HTTP|SOCKS5) proxy listening on 127\.0\.0\.1:(\d+)$")
+# A reverse listener (`--reverse`) counts as the HTTP port: it is the one clients send HTTP to.
+LISTEN_RE = re.compile(r"^harrec: (HTTP|SOCKS5|reverse) proxy listening on (?:http://)?127\.0\.0\.1:(\d+)(?: for .*)?$")
 
 _schema_validator = None
 
@@ -133,8 +134,8 @@ class Harrec:
                 self.stderr_lines.append(line)
                 m = LISTEN_RE.match(line)
                 if m:
-                    if m.group(1) == "HTTP":
-                        self.http_port = int(m.group(2))
+                    if m.group(1) in ("HTTP", "reverse"):
+                        self.http_port = self.http_port or int(m.group(2))
                     else:
                         self.socks_port = int(m.group(2))
                 self.cond.notify_all()

@@ -1,8 +1,9 @@
 """The README's shell steps, run as a newcomer would type them.
 
 Every ```sh block of README.md after the Quick start is read in order and each command runs, in a
-fresh directory, with three substitutions so tests can run in parallel: the ports 8888, 8889 and
-9000 become free ones, `harrec` is $HARREC_BIN, and the CA lives in the test's directory.
+fresh directory, with three substitutions so tests can run in parallel: the ports 8888, 8889, 8080
+and 9000 become free ones, `harrec` is $HARREC_BIN, and the CA lives in the test's directory. A
+reverse-mode recorder (`--reverse`) runs beside the forward one, on its own port.
 Long-running commands (`python3 -m http.server`, `harrec record`, `harrec replay FILE`) start in
 the background; "Press Ctrl-C" is the SIGINT a recorder gets before the next command that reads
 its HAR, and the origin stops before a replay starts (as the README says).
@@ -69,7 +70,9 @@ class Walkthrough:
         self.dir = workdir
         self.http, self.socks, self.origin_port = free_port(), free_port(), free_port()
         self.env = dict(os.environ, HARREC_CA_DIR=str(workdir / "ca"))
+        self.reverse_port = free_port()
         self.recorder: subprocess.Popen | None = None
+        self.reverse_recorder: subprocess.Popen | None = None
         self.replay: subprocess.Popen | None = None
         self.origin: subprocess.Popen | None = None
         self.outputs: list[tuple[str, subprocess.CompletedProcess]] = []
@@ -78,12 +81,15 @@ class Walkthrough:
     def substitute(self, command: str) -> list[str]:
         command = (command.replace("127.0.0.1:8888", f"127.0.0.1:{self.http}")
                    .replace("127.0.0.1:8889", f"127.0.0.1:{self.socks}")
-                   .replace("127.0.0.1:9000", f"127.0.0.1:{self.origin_port}"))
+                   .replace("127.0.0.1:9000", f"127.0.0.1:{self.origin_port}")
+                   .replace("127.0.0.1:8080", f"127.0.0.1:{self.reverse_port}"))
         argv = shlex.split(command)
         if argv[0] == "harrec":
             argv[0] = HARREC_BIN
             sub = argv[1] if len(argv) > 1 else ""
-            if sub == "record" or (sub == "replay" and "--reset" not in argv):
+            if sub == "record" and "--reverse" in argv:
+                argv[argv.index("--http") + 1] = str(self.reverse_port)
+            elif sub == "record" or (sub == "replay" and "--reset" not in argv):
                 argv += ["--http", str(self.http), "--socks", str(self.socks)]
             elif sub == "mark" or (sub == "replay" and "--reset" in argv):
                 argv += ["--proxy", f"127.0.0.1:{self.http}"]
@@ -117,6 +123,10 @@ class Walkthrough:
             (self.dir / "site" / "hello.txt").write_text("hello from the origin\n")
             self.origin = subprocess.Popen(argv, cwd=self.dir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             wait_for_port(self.origin_port)
+        elif words[:2] == ["harrec", "record"] and "--reverse" in words:
+            self.reverse_recorder = subprocess.Popen(argv, cwd=self.dir, env=self.env, stdout=subprocess.DEVNULL,
+                                                     stderr=subprocess.PIPE, text=True)
+            wait_for_port(self.reverse_port)
         elif words[:2] == ["harrec", "record"]:
             self.stop(self.recorder)
             self.recorder = subprocess.Popen(argv, cwd=self.dir, env=self.env, stdout=subprocess.DEVNULL,
@@ -135,7 +145,7 @@ class Walkthrough:
             assert proc.returncode == 0, f"README step failed ({proc.returncode}): {command}\n{proc.stderr.decode()[-2000:]}"
 
     def close(self) -> None:
-        for proc in (self.recorder, self.replay, self.origin):
+        for proc in (self.recorder, self.reverse_recorder, self.replay, self.origin):
             if proc and proc.poll() is None:
                 proc.kill()
                 proc.wait()
@@ -158,6 +168,10 @@ def test_readme_steps_work_as_written(tmp_path):
         assert code.stdout == "599", code
         walk.stop(replay)
         assert replay.returncode == 0, replay.stderr.read()
+        reverse = walk.reverse_recorder
+        assert reverse is not None, "the README's reverse-mode recorder did not run"
+        walk.stop(reverse)
+        assert reverse.returncode == 0, reverse.stderr.read()
     finally:
         walk.close()
     ran = [c for c in commands if c not in {s for s, _ in walk.skipped}]
@@ -171,6 +185,10 @@ def test_readme_steps_work_as_written(tmp_path):
     urls = [e["request"]["url"] for e in session["log"]["entries"]]
     assert f"http://127.0.0.1:{walk.origin_port}/" in urls, urls
     assert all(e["response"]["status"] == 200 for e in session["log"]["entries"])
+
+    # Reverse mode: the client asked harrec's own port; the entry has the origin's URL.
+    reverse_urls = [e["request"]["url"] for e in json.loads((tmp_path / "api.har").read_text())["log"]["entries"]]
+    assert reverse_urls == [f"http://127.0.0.1:{walk.origin_port}/"], reverse_urls
 
     # redact --check passed on the redacted copy (asserted per step); generate wrote Swift that
     # names the page's scenario type.

@@ -1,0 +1,121 @@
+"""Reverse mode: `harrec record --reverse URL --http PORT` is an ordinary server in front of URL.
+A client with no proxy settings and no CA (curl, python's websockets) talks to it; entries carry
+the upstream's URLs, redirects and cookies are pointed back at the listener, harrec's own paths
+live under /harrec/, and `harrec replay --reverse` serves the recording the same way offline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from pathlib import Path
+
+import websockets
+
+from helpers import HARREC_BIN, content_bytes, curl, entries, free_port, har_header
+
+
+def test_reverse_records_the_upstreams_urls_for_a_client_without_proxy_settings(harrec_tls, https_origin, origin, tmp_path):
+    secure = f"https://localhost:{https_origin.port}"
+    plain_port = free_port()
+    px = harrec_tls.start("--no-redact", "--reverse", secure, "--reverse", f"{plain_port}=http://127.0.0.1:{origin.port}",
+                          ports=("--http", "0"))
+    listener = f"http://127.0.0.1:{px.http_port}"
+    assert px.wait_for_stderr(rf"reverse proxy listening on http://127\.0\.0\.1:{plain_port} for http://127\.0\.0\.1:{origin.port}")
+
+    # The upstream sees its own Host; the client never configured a proxy or trusted a CA.
+    seen = json.loads(curl(f"{listener}/json?h=host&a=1").out)
+    assert seen["headers"] == [["Host", f"localhost:{https_origin.port}"]]
+    assert seen["target"] == "/json?h=host&a=1"
+
+    # An absolute redirect to the upstream comes back to the listener: curl follows it over
+    # plain http (it could not verify the upstream's certificate, so a leak would fail here).
+    target = f"{secure}/json?from=absolute"
+    r = curl("-L", "-w", "\n%{url_effective}", f"{listener}/redirect?to={target.replace('?', '%3F').replace('=', '%3D')}")
+    assert r.rc == 0, r
+    assert r.out.decode().rsplit("\n", 1)[1] == f"{listener}/json?from=absolute"
+
+    # Cookies for the upstream's domain become the listener's, and not Secure over plain http:
+    # curl's jar keeps them and sends them back.
+    jar = tmp_path / "jar.txt"
+    plain = f"http://127.0.0.1:{plain_port}"
+    assert curl("-c", str(jar), "-o", "/dev/null", f"{plain}/set-cookie").rc == 0
+    echoed = json.loads(curl("-b", str(jar), f"{plain}/json?h=cookie").out)
+    assert any(name == "Cookie" and "session=abc123" in value for name, value in echoed["headers"]), echoed
+
+    # harrec's own paths: a mark starts a page.
+    assert b"second" in curl(f"{listener}/harrec/mark?name=second").out
+    assert curl("-o", "/dev/null", f"{listener}/bytes?n=3000&seed=4").rc == 0
+
+    har = px.stop()
+    urls = [e["request"]["url"] for e in entries(har)]
+    assert urls[0] == f"{secure}/json?h=host&a=1"
+    assert f"{secure}/redirect?to={target.replace('?', '%3F').replace('=', '%3D')}" in urls
+    assert f"{secure}/json?from=absolute" in urls
+    assert f"http://127.0.0.1:{origin.port}/set-cookie" in urls
+    assert not any(u.startswith(listener) or u.startswith(plain) for u in urls), urls
+    redirect = next(e for e in entries(har) if "/redirect" in e["request"]["url"])
+    assert har_header(redirect["response"], "Location") == target, "the HAR keeps what the upstream sent"
+    assert har_header(redirect["request"], "Host") == f"localhost:{https_origin.port}"
+    cookie_entry = next(e for e in entries(har) if e["request"]["url"].endswith("/set-cookie"))
+    assert any("Domain=127.0.0.1" in h["value"] for h in cookie_entry["response"]["headers"] if h["name"] == "Set-Cookie")
+    assert [p["title"] for p in har["log"]["pages"]] == ["second"]
+    last = entries(har)[-1]
+    assert last["request"]["url"] == f"{secure}/bytes?n=3000&seed=4" and last["pageref"] == har["log"]["pages"][0]["id"]
+    assert len(content_bytes(last["response"]["content"])) == 3000
+
+
+def test_no_rewrite_back_leaves_the_upstreams_references(harrec_tls, origin):
+    px = harrec_tls.start("--no-redact", "--no-rewrite-back", "--reverse", f"http://127.0.0.1:{origin.port}", ports=("--http", "0"))
+    r = curl("-i", f"http://127.0.0.1:{px.http_port}/redirect?to=http://127.0.0.1:{origin.port}/json")
+    assert f"Location: http://127.0.0.1:{origin.port}/json".encode() in r.out
+    px.stop()
+
+
+def test_websocket_through_a_reverse_listener(harrec_tls, ws_server):
+    srv = ws_server.start(compression=None)
+    px = harrec_tls.start("--no-redact", "--reverse", f"http://127.0.0.1:{srv.port}", ports=("--http", "0"))
+
+    async def talk():
+        async with websockets.connect(f"ws://127.0.0.1:{px.http_port}/chat", compression=None) as ws:
+            await ws.send("hello over reverse")
+            return await ws.recv()
+
+    assert asyncio.run(talk()) == "hello over reverse"
+    har = px.stop()
+    ws_entry = next(e for e in entries(har) if "/chat" in e["request"]["url"])
+    assert ws_entry["request"]["url"] == f"ws://127.0.0.1:{srv.port}/chat"
+    texts = [(m["type"], m["data"]) for m in ws_entry["_webSocketMessages"] if m["opcode"] == 1]
+    assert texts == [("send", "hello over reverse"), ("receive", "hello over reverse")]
+
+
+def test_replay_reverse_serves_the_recording_offline(harrec, harrec_tls, origin):
+    upstream = f"http://127.0.0.1:{origin.port}"
+    px = harrec_tls.start("--no-redact", "--reverse", upstream, ports=("--http", "0"))
+    recorded = curl(f"http://127.0.0.1:{px.http_port}/bytes?n=2000&seed=9").out
+    assert len(recorded) == 2000
+    assert curl("-o", "/dev/null", f"http://127.0.0.1:{px.http_port}/redirect?to={upstream}/json").rc == 0
+    px.stop()
+    origin.stop()
+
+    rp = harrec.start("--ca-dir", px.ca_dir, "--reverse", upstream, replay=px.har_path, ports=("--http", "0"))
+    listener = f"http://127.0.0.1:{rp.http_port}"
+    assert curl(f"{listener}/bytes?n=2000&seed=9").out == recorded
+    r = curl("-i", f"{listener}/redirect?to={upstream}/json")
+    assert f"Location: {listener}/json".encode() in r.out, r.out
+    missing = curl("-i", f"{listener}/never-recorded")
+    assert missing.out.startswith(b"HTTP/1.1 599 "), missing.out
+    assert rp.finish() == 0
+
+
+def test_bad_reverse_upstreams_are_refused_with_a_reason(tmp_path):
+    for bad, words in [("ftp://example.com", "http[s]://"), ("https://api.example.com/v1", "scheme://host[:port] only"),
+                       ("api.example.com", "http[s]://")]:
+        p = subprocess.run([HARREC_BIN, "record", "--out", str(tmp_path / "x.har"), "--reverse", bad, "--http", "0"],
+                           capture_output=True, text=True, timeout=20)
+        assert p.returncode == 2, (bad, p.stderr)
+        assert f"--reverse {bad}" in p.stderr and words.replace("[s]", "") in p.stderr.replace("[s]", ""), p.stderr
+    p = subprocess.run([HARREC_BIN, "record", "--out", str(tmp_path / "x.har"), "--no-intercept", "--reverse", "https://a.test"],
+                       capture_output=True, text=True, timeout=20)
+    assert p.returncode == 2 and "leave out --no-intercept" in p.stderr, p.stderr
