@@ -50,3 +50,16 @@ public struct LiveEvent: Equatable, Sendable {
         self.kind = kind
     }
 }
+
+extension LiveEvent.Kind {
+    /// The exchange the event is about, if any (the recording filter marks its line).
+    public var flow: Flow? {
+        switch self {
+        case .exchange(let flow), .exchangeFailed(let flow, _, _, _), .webSocketOpened(let flow),
+             .webSocketEnded(let flow, _, _, _):
+            return flow
+        default:
+            return nil
+        }
+    }
+}

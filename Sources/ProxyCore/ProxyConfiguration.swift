@@ -1,3 +1,4 @@
+import Recording
 import Synchronization
 import TLS
 
@@ -55,6 +56,11 @@ public struct ProxyConfiguration: Sendable {
     /// Requests harrec answers itself (400, 407, 408) and tunnels it cannot open are recorded
     /// as entries with `_error` and `_refused` (`--no-record-errors` turns it off).
     public var recordRefusals = true
+    /// Which exchanges are recorded (`--record-hosts`, `--skip-hosts`, ...); the runtime passes
+    /// only those to the sink, and marks the others in the live log.
+    public var recordingFilter = RecordingFilter()
+    /// Leave exchanges the filter skips out of the live log instead of marking them.
+    public var quietSkipped = false
     /// Offer HTTP/2 to intercepted TLS clients when their upstream speaks it (`--no-http2`
     /// turns it off: every intercepted connection then stays on HTTP/1.1).
     public var http2 = true

@@ -103,7 +103,12 @@ extension EventLoop {
         case .closeUpstream(let id):
             if let upstream = box.upstreams.removeValue(forKey: id) { closeNow(upstream) }
         case .log(let event):
-            if !log.quiet { log.line(LiveLog.line(event)) }
+            guard !log.quiet else { break }
+            if let flow = event.kind.flow, !configuration.recordingFilter.isEmpty, !configuration.recordingFilter.keeps(flow) {
+                if !configuration.quietSkipped { log.line(LiveLog.line(event) + "  (not recorded)") }
+            } else {
+                log.line(LiveLog.line(event))
+            }
         case .wake(let at):
             scheduleWake(at: at, session: box.session.id)
         case .prepareCertificate(let host):

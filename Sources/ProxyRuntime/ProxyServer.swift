@@ -40,6 +40,8 @@ public final class ProxyServer: @unchecked Sendable {
                 loopCount: Int = ProxyServer.defaultLoopCount) throws {
         let count = min(Self.maximumLoopCount, max(1, loopCount))
         shared = LoopGroup()
+        // What the filter skips is proxied but never reaches the recording.
+        let sink = configuration.recordingFilter.isEmpty ? sink : FilteringSink(sink, filter: configuration.recordingFilter)
         var loops: [EventLoop] = []
         for index in 0..<count {
             loops.append(try EventLoop(index: index, shared: shared, configuration: configuration, sink: sink,

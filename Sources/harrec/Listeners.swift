@@ -44,8 +44,7 @@ struct ListenerSettings {
         // Anyone who reaches a LAN listener could reach every service bound to this machine's
         // loopback through it: an open proxy is refused, not merely warned about. A reverse
         // listener reaches only its upstreams, so it may face the network without credentials.
-        let forwardListener = socksPort != nil || (httpPort != nil && reverse == nil)
-        if !isLoopbackAddress(address) && credentials == nil && forwardListener {
+        if !isLoopbackAddress(address) && credentials == nil && hasForwardListener {
             throw UsageError("--listen \(address) is reachable from the network: anyone there could use this proxy to reach this machine's local services. " +
                              "Require credentials with --proxy-auth-file <file> (or $HARREC_PROXY_AUTH, or --proxy-auth user:pass)")
         }
@@ -83,6 +82,9 @@ struct ListenerSettings {
         }
         if !shared.isEmpty { reverse = ReverseProxy(upstreams: shared, rewritesBack: rewritesBack) }
     }
+
+    /// Whether a forward proxy listens (a reverse listener reaches only its upstreams).
+    var hasForwardListener: Bool { socksPort != nil || (httpPort != nil && reverse == nil) }
 
     /// Whether TLS toward an upstream is needed (interception's client context verifies it).
     var reachesHTTPSUpstream: Bool {

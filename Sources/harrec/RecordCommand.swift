@@ -34,6 +34,11 @@ let recordSpec = CommandSpec(
         OptionSpec("ignore-hosts", .value(placeholder: "<regex>"), help: "Relay matching host:port byte for byte (repeatable; wins over --intercept-hosts)."),
         OptionSpec("upstream-ca", .value(placeholder: "<file.pem>"), help: "Extra trust anchors for upstream TLS (repeatable)."),
         OptionSpec("insecure-upstream", .flag, help: "Do not verify upstream TLS certificates (prints a warning)."),
+        OptionSpec("record-hosts", .value(placeholder: "<regex>"), help: "Record only exchanges whose host:port matches (repeatable); other tunnels are relayed without interception."),
+        OptionSpec("skip-hosts", .value(placeholder: "<regex>"), help: "Proxy but do not record exchanges whose host:port matches (repeatable); their tunnels are relayed without interception."),
+        OptionSpec("skip-url", .value(placeholder: "<regex>"), help: "Proxy but do not record exchanges whose URL matches (repeatable)."),
+        OptionSpec("skip-content-type", .value(placeholder: "<type>"), help: "Proxy but do not record responses of this type, e.g. image/* or font/woff2 (repeatable)."),
+        OptionSpec("quiet-skipped", .flag, help: "Leave exchanges that are not recorded out of the live log (they are marked there by default)."),
         OptionSpec("record-ws-control", .flag, help: "Also record WebSocket ping and pong frames."),
         OptionSpec("no-http2", .flag, help: "Keep intercepted connections on HTTP/1.1 (by default a client that offers h2 gets it when its server speaks it)."),
         OptionSpec("no-record-errors", .flag, help: "Do not record requests harrec refuses itself (400, 407, 408) or tunnels it cannot open."),
@@ -105,6 +110,17 @@ struct RecordSettings {
             }
             configuration.timeouts.requestHead = seconds
         }
+        configuration.recordingFilter = RecordingFilter(
+            recordHosts: try parsed.allValues("record-hosts").map { try hostPattern($0, option: "record-hosts") },
+            skipHosts: try parsed.allValues("skip-hosts").map { try hostPattern($0, option: "skip-hosts") },
+            skipURLs: try parsed.allValues("skip-url").map { try hostPattern($0, option: "skip-url") },
+            skipContentTypes: try parsed.allValues("skip-content-type").map { type in
+                guard type.contains("/"), !type.contains(" ") else {
+                    throw UsageError("--skip-content-type \(type): give a media type, such as image/* or application/x-protobuf")
+                }
+                return type
+            })
+        configuration.quietSkipped = parsed.flag("quiet-skipped")
         listener = try ListenerSettings(parsed)
         configuration.credentials = listener.credentials
         if parsed.flag("no-intercept") && listener.reachesHTTPSUpstream {
@@ -149,7 +165,7 @@ func runRecord(_ arguments: [String]) -> Int32 {
         try server.handleShutdownSignals()
         let listening = settings.listener.start(server)
         for line in listening { printErr(line) }
-        if !isLoopbackAddress(settings.listener.address) {
+        if !isLoopbackAddress(settings.listener.address) && settings.listener.hasForwardListener {
             printErr("harrec: listening on \(settings.listener.address): reachable from the network; proxy credentials are required")
         }
         printErr("harrec: recording to \(out) (Ctrl-C to stop)")
@@ -245,8 +261,12 @@ func makeInterception(_ parsed: ParsedArguments) throws -> TLSInterception {
         }
         verification = .systemTrustStore(additionalAnchorFiles: anchors)
     }
-    let include = try parsed.allValues("intercept-hosts").map { try hostPattern($0, option: "intercept-hosts") }
-    let ignore = try parsed.allValues("ignore-hosts").map { try hostPattern($0, option: "ignore-hosts") }
+    // What is not recorded need not be intercepted: --record-hosts narrows interception and
+    // --skip-hosts relays byte for byte, as --intercept-hosts and --ignore-hosts do.
+    let include = try (parsed.allValues("intercept-hosts").map { try hostPattern($0, option: "intercept-hosts") }
+        + parsed.allValues("record-hosts").map { try hostPattern($0, option: "record-hosts") })
+    let ignore = try (parsed.allValues("ignore-hosts").map { try hostPattern($0, option: "ignore-hosts") }
+        + parsed.allValues("skip-hosts").map { try hostPattern($0, option: "skip-hosts") })
     let filter = HostFilter(include: include, ignore: ignore)
     return TLSInterception(serverContext: try TLSServerContext(source: .authority(authority)),
                            clientContext: try TLSClientContext(verification: verification),
