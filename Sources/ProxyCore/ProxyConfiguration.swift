@@ -61,6 +61,8 @@ public struct ProxyConfiguration: Sendable {
     public var recordingFilter = RecordingFilter()
     /// Leave exchanges the filter skips out of the live log instead of marking them.
     public var quietSkipped = false
+    /// Every upstream connection (but the proxy's exclusions) goes through this proxy.
+    public var upstreamProxy: UpstreamProxy?
     /// Offer HTTP/2 to intercepted TLS clients when their upstream speaks it (`--no-http2`
     /// turns it off: every intercepted connection then stays on HTTP/1.1).
     public var http2 = true

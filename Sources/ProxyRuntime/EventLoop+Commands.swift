@@ -13,6 +13,18 @@ extension EventLoop {
         guard let box = connection.box else { return }
         let received = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
         let now = wallClock()
+        if connection.proxyHandshake != nil {
+            if received > 0 {
+                proxyHandshakeReceived(connection, UnsafeRawBufferPointer(rebasing: readBuffer[0..<received]))
+            } else if received == 0 {
+                connection.readEOF = true
+                proxyHandshakeReceived(connection, nil)
+            } else if ![EAGAIN, EWOULDBLOCK, EINTR].contains(harrec_errno()) {
+                let reason = String(cString: strerror(harrec_errno()))
+                proxyHandshakeReceived(connection, nil, error: reason)
+            }
+            return
+        }
         if received > 0 {
             let bytes = UnsafeRawBufferPointer(rebasing: readBuffer[0..<received])
             switch connection.role {

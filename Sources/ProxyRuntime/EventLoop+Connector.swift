@@ -16,7 +16,13 @@ extension EventLoop {
         connection.box = box
         box.upstreams[id] = connection
         connections[connection.token] = connection
-        deferredOpens.append((connection, host, port))
+        if let proxy = configuration.upstreamProxy, proxy.applies(to: host) {
+            // Connect to the proxy; the tunnel to host:port opens before the session hears.
+            connection.proxyHandshake = UpstreamProxyHandshake(proxy: proxy, host: host, port: port)
+            deferredOpens.append((connection, proxy.target.host, proxy.target.port))
+        } else {
+            deferredOpens.append((connection, host, port))
+        }
     }
 
     func startUpstream(_ connection: Connection, host: String, port: UInt16) {
@@ -169,11 +175,50 @@ extension EventLoop {
 
     func connected(_ connection: Connection) {
         guard let box = connection.box, case .upstream(let id) = connection.role else { return }
+        updateInterest(connection, .read)
+        if let handshake = connection.proxyHandshake {
+            queue(handshake.start(), on: connection)
+            return
+        }
+        reportConnected(connection, id, box)
+    }
+
+    private func reportConnected(_ connection: Connection, _ id: UpstreamID, _ box: SessionBox) {
         let info = UpstreamConnection(remoteIP: connection.remoteIP, dnsStart: connection.dnsStart,
                                       dnsEnd: connection.dnsEnd, connectStart: connection.connectStart,
                                       connectEnd: wallClock())
-        updateInterest(connection, .read)
         box.session.upstreamConnected(id, info, at: wallClock())
+    }
+
+    /// Bytes, EOF (nil) or a read error from an upstream proxy during its handshake.
+    func proxyHandshakeReceived(_ connection: Connection, _ bytes: UnsafeRawBufferPointer?, error: String? = nil) {
+        guard var handshake = connection.proxyHandshake, let box = connection.box, case .upstream(let id) = connection.role else { return }
+        let step: UpstreamProxyHandshake.Step
+        if let bytes {
+            step = handshake.receive(bytes)
+        } else {
+            var failure = handshake.closedEarly()
+            if let error { failure.message += ": \(error)" }
+            step = .failed(failure)
+        }
+        connection.proxyHandshake = handshake
+        switch step {
+        case .send(let reply):
+            queue(reply, on: connection)
+        case .needMoreData:
+            break
+        case .established(let leftover):
+            connection.proxyHandshake = nil
+            reportConnected(connection, id, box)
+            if !leftover.isEmpty {
+                leftover.withUnsafeBytes { box.session.upstreamReceived(id, $0, at: wallClock()) }
+            }
+        case .failed(let failure):
+            connection.proxyHandshake = nil
+            closeNow(connection)
+            box.upstreams[id] = nil
+            box.session.upstreamConnectFailed(id, failure, at: wallClock())
+        }
     }
 }
 

@@ -84,6 +84,9 @@ final class EventLoop: @unchecked Sendable {
         var dnsEnd: Double?
         var connectStart: Double = 0
         var remoteIP = ""
+        /// Set while a tunnel through the upstream proxy is being opened: the session hears of
+        /// the connection only once the proxy has said yes.
+        var proxyHandshake: UpstreamProxyHandshake?
 
         init(token: UInt64, role: Role, state: State) {
             self.token = token

@@ -32,6 +32,9 @@ let recordSpec = CommandSpec(
         OptionSpec("no-intercept", .flag, help: "Relay TLS tunnels without interception."),
         OptionSpec("intercept-hosts", .value(placeholder: "<regex>"), help: "Intercept only tunnels whose host:port matches (repeatable, case-insensitive)."),
         OptionSpec("ignore-hosts", .value(placeholder: "<regex>"), help: "Relay matching host:port byte for byte (repeatable; wins over --intercept-hosts)."),
+        upstreamProxyOption,
+        upstreamProxyAuthFileOption,
+        noUpstreamProxyOption,
         OptionSpec("upstream-ca", .value(placeholder: "<file.pem>"), help: "Extra trust anchors for upstream TLS (repeatable)."),
         OptionSpec("insecure-upstream", .flag, help: "Do not verify upstream TLS certificates (prints a warning)."),
         OptionSpec("record-hosts", .value(placeholder: "<regex>"), help: "Record only exchanges whose host:port matches (repeatable); other tunnels are relayed without interception."),
@@ -121,6 +124,7 @@ struct RecordSettings {
                 return type
             })
         configuration.quietSkipped = parsed.flag("quiet-skipped")
+        configuration.upstreamProxy = try upstreamProxySetting(parsed)
         listener = try ListenerSettings(parsed)
         configuration.credentials = listener.credentials
         if parsed.flag("no-intercept") && listener.reachesHTTPSUpstream {

@@ -34,6 +34,9 @@ let replaySpec = CommandSpec(
         OptionSpec("passthrough", .flag, help: "Forward requests and HTTP/2 streams that match nothing to their real upstream instead of answering 599."),
         OptionSpec("out", short: "o", .value(placeholder: "<file.har>"), help: "With --passthrough: record the forwarded exchanges into this HAR at exit (redacted by default)."),
         OptionSpec("no-redact", .flag, help: "With --out: write the raw HAR (prints a warning)."),
+        upstreamProxyOption,
+        upstreamProxyAuthFileOption,
+        noUpstreamProxyOption,
         OptionSpec("upstream-ca", .value(placeholder: "<file.pem>"), help: "With --passthrough: extra trust anchors for upstream TLS (repeatable)."),
         OptionSpec("insecure-upstream", .flag, help: "With --passthrough: do not verify upstream TLS certificates."),
         OptionSpec("strict", .flag, help: "Exit 1 when an item was never served, a request matched nothing or a WebSocket client diverged (a CI gate)."),
@@ -78,6 +81,7 @@ func runReplay(_ arguments: [String]) -> Int32 {
         configuration.replay = service
         configuration.liveLog = !parsed.flag("quiet")
         configuration.recordRefusals = false
+        configuration.upstreamProxy = try upstreamProxySetting(parsed)
         if !parsed.flag("no-intercept") {
             configuration.interception = try makeInterception(parsed)
             configuration.caCertificatePEM = configuration.interception?.authority.map { Array($0.certificatePEM.utf8) }
