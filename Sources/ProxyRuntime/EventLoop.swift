@@ -97,7 +97,8 @@ final class EventLoop: @unchecked Sendable {
         var pendingOutput: Int { output.count }
     }
 
-    init(index: Int, shared: LoopGroup, configuration: ProxyConfiguration, sink: FlowSink, log: LogOutput) throws {
+    init(index: Int, shared: LoopGroup, configuration: ProxyConfiguration, sink: FlowSink, log: LogOutput,
+         poller backend: PollerBackend = .epoll) throws {
         self.index = index
         self.shared = shared
         var configuration = configuration
@@ -105,7 +106,7 @@ final class EventLoop: @unchecked Sendable {
         self.configuration = configuration
         self.sink = sink
         self.log = log
-        poller = try Poller()
+        poller = try Poller(backend: backend)
         readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readChunk, alignment: 16)
     }
 

@@ -18,8 +18,21 @@ struct Readiness: OptionSet {
     static let error = Readiness(rawValue: 8)
 }
 
-/// The readiness notifier of one event loop, and the only type that calls epoll, eventfd or
-/// installs the signal handlers: a kqueue backend would replace this file and nothing else.
+/// Which readiness API a poller uses: epoll (the default on Linux), or poll(2), the portable one,
+/// chosen with `HARREC_POLLER=poll` so the code that runs where epoll does not exist is tested here.
+public enum PollerBackend: String, Sendable {
+    case epoll
+    case poll
+
+    /// `HARREC_POLLER`'s value: epoll when unset or empty, nil when it names no backend.
+    public static var fromEnvironment: PollerBackend? {
+        guard let raw = getenv("HARREC_POLLER"), raw.pointee != 0 else { return .epoll }
+        return PollerBackend(rawValue: String(cString: raw).lowercased())
+    }
+}
+
+/// The readiness notifier of one event loop, and the only type that calls epoll, poll, eventfd or
+/// installs the signal handlers: a kqueue backend would be one more case here and nothing else.
 ///
 /// Descriptors are registered with a token (level-triggered); `wait` reports tokens. A waker
 /// (eventfd) under `wakeToken` lets other threads interrupt a wait.
@@ -29,64 +42,130 @@ final class Poller {
     /// Events taken from the kernel per wait.
     static let batchSize = 256
 
-    private let epollFD: Int32
+    /// The backend's own state.
+    private enum State {
+        case epoll(fd: Int32)
+        /// Every registration; `wait` builds the pollfd array from it (O(descriptors) per wait,
+        /// which is what poll costs anyway).
+        case poll(registrations: [Int32: (token: UInt64, interest: Interest)])
+    }
+
+    private var state: State
+    /// epoll's result buffer, outside `state` so a wait writes into it without copying it.
+    private var events: [epoll_event] = []
     private let wakeFD: Int32
     private var signalFD: Int32 = -1
-    private var events = [epoll_event](repeating: epoll_event(), count: Poller.batchSize)
 
-    init() throws {
-        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
-        guard epollFD >= 0 else { throw SocketError("epoll_create1") }
+    init(backend: PollerBackend = .epoll) throws {
+        switch backend {
+        case .epoll:
+            let fd = epoll_create1(Int32(EPOLL_CLOEXEC))
+            guard fd >= 0 else { throw SocketError("epoll_create1") }
+            state = .epoll(fd: fd)
+            events = [epoll_event](repeating: epoll_event(), count: Poller.batchSize)
+        case .poll:
+            state = .poll(registrations: [:])
+        }
         wakeFD = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
         guard wakeFD >= 0 else { throw SocketError("eventfd") }
         add(wakeFD, token: Self.wakeToken, interest: .read)
     }
 
-    private static func mask(_ interest: Interest) -> UInt32 {
+    private static func epollMask(_ interest: Interest) -> UInt32 {
         var mask: UInt32 = 0
         if interest.contains(.read) { mask |= EPOLLIN.rawValue }
         if interest.contains(.write) { mask |= EPOLLOUT.rawValue }
         return mask
     }
 
+    private static func pollMask(_ interest: Interest) -> Int16 {
+        var mask: Int16 = 0
+        if interest.contains(.read) { mask |= Int16(POLLIN) }
+        if interest.contains(.write) { mask |= Int16(POLLOUT) }
+        return mask
+    }
+
     /// Starts watching `fd` for `interest` (an empty interest still reports hang-ups and errors).
     func add(_ fd: Int32, token: UInt64, interest: Interest) {
-        var event = epoll_event()
-        event.events = Self.mask(interest)
-        event.data.u64 = token
-        epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event)
+        switch state {
+        case .epoll(let epollFD):
+            var event = epoll_event()
+            event.events = Self.epollMask(interest)
+            event.data.u64 = token
+            epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event)
+        case .poll(var registrations):
+            registrations[fd] = (token, interest)
+            state = .poll(registrations: registrations)
+        }
     }
 
     /// Changes what `fd` (already added) is watched for.
     func modify(_ fd: Int32, token: UInt64, interest: Interest) {
-        var event = epoll_event()
-        event.events = Self.mask(interest)
-        event.data.u64 = token
-        epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event)
+        switch state {
+        case .epoll(let epollFD):
+            var event = epoll_event()
+            event.events = Self.epollMask(interest)
+            event.data.u64 = token
+            epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event)
+        case .poll(var registrations):
+            registrations[fd] = (token, interest)
+            state = .poll(registrations: registrations)
+        }
     }
 
     /// Stops watching `fd` (call before closing it).
     func remove(_ fd: Int32) {
-        epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
+        switch state {
+        case .epoll(let epollFD):
+            epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
+        case .poll(var registrations):
+            registrations[fd] = nil
+            state = .poll(registrations: registrations)
+        }
     }
 
     /// Waits up to `milliseconds` and reports each ready token. Returns false when waiting failed
     /// (other than by a signal), which ends the loop.
     func wait(milliseconds: Int32, _ ready: (UInt64, Readiness) -> Void) -> Bool {
-        let count = epoll_wait(epollFD, &events, Int32(events.count), milliseconds)
-        if count < 0 { return harrec_errno() == EINTR }
-        for index in 0..<Int(count) {
-            let mask = events[index].events
-            var readiness: Readiness = []
-            if mask & EPOLLIN.rawValue != 0 { readiness.insert(.read) }
-            if mask & EPOLLOUT.rawValue != 0 { readiness.insert(.write) }
-            if mask & EPOLLHUP.rawValue != 0 { readiness.insert(.hangup) }
-            if mask & EPOLLERR.rawValue != 0 { readiness.insert(.error) }
-            ready(events[index].data.u64, readiness)
+        switch state {
+        case .epoll(let epollFD):
+            let count = epoll_wait(epollFD, &events, Int32(events.count), milliseconds)
+            if count < 0 { return harrec_errno() == EINTR }
+            for index in 0..<Int(count) {
+                let mask = events[index].events
+                var readiness: Readiness = []
+                if mask & EPOLLIN.rawValue != 0 { readiness.insert(.read) }
+                if mask & EPOLLOUT.rawValue != 0 { readiness.insert(.write) }
+                if mask & EPOLLHUP.rawValue != 0 { readiness.insert(.hangup) }
+                if mask & EPOLLERR.rawValue != 0 { readiness.insert(.error) }
+                ready(events[index].data.u64, readiness)
+            }
+            return true
+        case .poll(let registrations):
+            // A snapshot: `ready` may add, change or remove registrations (and reuse a closed
+            // descriptor's number); tokens of connections gone by then are ignored by the loop.
+            var descriptors: [pollfd] = []
+            var tokens: [UInt64] = []
+            descriptors.reserveCapacity(registrations.count)
+            tokens.reserveCapacity(registrations.count)
+            for (fd, registration) in registrations {
+                descriptors.append(pollfd(fd: fd, events: Self.pollMask(registration.interest), revents: 0))
+                tokens.append(registration.token)
+            }
+            let count = Glibc.poll(&descriptors, nfds_t(descriptors.count), milliseconds)
+            if count < 0 { return harrec_errno() == EINTR }
+            for index in descriptors.indices where descriptors[index].revents != 0 {
+                let mask = Int32(descriptors[index].revents)
+                var readiness: Readiness = []
+                if mask & Int32(POLLIN) != 0 { readiness.insert(.read) }
+                if mask & Int32(POLLOUT) != 0 { readiness.insert(.write) }
+                if mask & Int32(POLLHUP) != 0 { readiness.insert(.hangup) }
+                if mask & (Int32(POLLERR) | Int32(POLLNVAL)) != 0 { readiness.insert(.error) }
+                ready(tokens[index], readiness)
+            }
+            return true
         }
-        return true
     }
-
     /// Interrupts a `wait` on another thread. Safe from any thread.
     func wake() {
         var one: UInt64 = 1

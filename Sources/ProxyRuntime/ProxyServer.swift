@@ -35,9 +35,11 @@ public final class ProxyServer: @unchecked Sendable {
     /// The threads of loops 1..., once started.
     private var loopThreads: [pthread_t]?
 
-    /// - Parameter loopCount: event-loop threads; clamped to 1...`maximumLoopCount`.
+    /// - Parameters:
+    ///   - loopCount: event-loop threads; clamped to 1...`maximumLoopCount`.
+    ///   - poller: the readiness API every loop uses.
     public init(configuration: ProxyConfiguration, sink: FlowSink, log: LogOutput,
-                loopCount: Int = ProxyServer.defaultLoopCount) throws {
+                loopCount: Int = ProxyServer.defaultLoopCount, poller: PollerBackend = .epoll) throws {
         let count = min(Self.maximumLoopCount, max(1, loopCount))
         shared = LoopGroup()
         // What the filter skips is proxied but never reaches the recording.
@@ -45,7 +47,7 @@ public final class ProxyServer: @unchecked Sendable {
         var loops: [EventLoop] = []
         for index in 0..<count {
             loops.append(try EventLoop(index: index, shared: shared, configuration: configuration, sink: sink,
-                                       log: index == 0 ? log : log.sibling()))
+                                       log: index == 0 ? log : log.sibling(), poller: poller))
         }
         shared.loops = loops
     }

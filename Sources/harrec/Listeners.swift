@@ -24,6 +24,8 @@ struct ListenerSettings {
     var address = "127.0.0.1"
     var credentials: ProxyCredentials?
     var loopCount = ProxyServer.defaultLoopCount
+    /// `HARREC_POLLER`: epoll unless it says poll.
+    var poller = PollerBackend.epoll
 
     init(_ parsed: ParsedArguments) throws {
         if let auth = try proxyAuthSetting(parsed) {
@@ -47,6 +49,13 @@ struct ListenerSettings {
         if !isLoopbackAddress(address) && credentials == nil && hasForwardListener {
             throw UsageError("--listen \(address) is reachable from the network: anyone there could use this proxy to reach this machine's local services. " +
                              "Require credentials with --proxy-auth-file <file> (or $HARREC_PROXY_AUTH, or --proxy-auth user:pass)")
+        }
+        guard let backend = PollerBackend.fromEnvironment else {
+            throw UsageError("HARREC_POLLER must be epoll or poll")
+        }
+        poller = backend
+        if backend != .epoll {
+            startupNotes.withLock { $0.append("harrec: event loops use \(backend.rawValue)(2) (HARREC_POLLER)") }
         }
         if let text = parsed.value("threads") {
             guard let value = Int(text), (1...ProxyServer.maximumLoopCount).contains(value) else {

@@ -163,7 +163,8 @@ func runRecord(_ arguments: [String]) -> Int32 {
             memory = FlowLog()
         }
         let flows: FlowSink = journal ?? memory!
-        let server = try ProxyServer(configuration: configuration, sink: flows, log: log, loopCount: settings.listener.loopCount)
+        let server = try ProxyServer(configuration: configuration, sink: flows, log: log, loopCount: settings.listener.loopCount,
+                                     poller: settings.listener.poller)
         // Signal handling is in place before the listening lines are printed: a script that
         // sends SIGINT as soon as it sees them must get a clean shutdown.
         try server.handleShutdownSignals()

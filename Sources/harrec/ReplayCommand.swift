@@ -104,7 +104,8 @@ func runReplay(_ arguments: [String]) -> Int32 {
             journal = nil
         }
         let sink: FlowSink = journal ?? DiscardingSink()
-        let server = try ProxyServer(configuration: configuration, sink: sink, log: log, loopCount: listener.loopCount)
+        let server = try ProxyServer(configuration: configuration, sink: sink, log: log, loopCount: listener.loopCount,
+                                     poller: listener.poller)
         try server.handleShutdownSignals()
         let listening = listener.start(server)
         for line in listening { printErr(line) }
