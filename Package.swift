@@ -26,6 +26,8 @@ let package = Package(
         ]),
         .target(name: "COpenSSLShims", linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
         .target(name: "CNghttp2Shims", linkerSettings: [.linkedLibrary("nghttp2")]),
+        // libqrencode, for the device setup page's QR code (`record --device`, `ca show --qr`).
+        .target(name: "CQRShims", linkerSettings: [.linkedLibrary("qrencode")]),
         // Sans-IO protocol cores: bytes in, events out. No sockets, no runtime.
         .target(name: "HTTP1"),
         .target(name: "SOCKS5"),
@@ -38,7 +40,7 @@ let package = Package(
         // Whole-file reads and atomic, crash-safe file writes.
         .target(name: "Files", dependencies: ["CSystemShims"]),
         // OpenSSL over memory BIOs, ClientHello sniffing, CA and leaf issuance.
-        .target(name: "TLS", dependencies: ["COpenSSLShims"]),
+        .target(name: "TLS", dependencies: ["COpenSSLShims", "TextEncodings"]),
         // Sans-IO WebSocket frame parser, message assembler, permessage-deflate.
         .target(name: "WebSocket", dependencies: ["Codecs"]),
         // The one export pipeline: entries from a source, an optional two-pass transform, a HAR out,
@@ -70,7 +72,7 @@ let package = Package(
         .target(name: "CLI"),
         .executableTarget(
             name: "harrec",
-            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "Files", "Export", "HAR", "TLS", "Redaction", "HARGenerator", "HARScenarios", "HARReplay", "TextEncodings", "CSystemShims"]
+            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "Files", "Export", "HAR", "TLS", "Redaction", "HARGenerator", "HARScenarios", "HARReplay", "TextEncodings", "CSystemShims", "CQRShims", "CCompressionShims"]
         ),
         // Helpers every test target shares: the seeded generator and the fixture folders.
         .target(name: "TestSupport", path: "Tests/TestSupport"),

@@ -66,9 +66,9 @@ public struct ProxyConfiguration: Sendable {
     /// Offer HTTP/2 to intercepted TLS clients when their upstream speaks it (`--no-http2`
     /// turns it off: every intercepted connection then stays on HTTP/1.1).
     public var http2 = true
-    /// The CA certificate (PEM) that `http://harrec/ca.pem` serves, so a device can install it
-    /// from its browser; nil answers 404 there (no interception).
-    public var caCertificatePEM: [UInt8]?
+    /// The CA certificate that `http://harrec/ca.pem`, `/ca.crt` and `/ca.mobileconfig` serve, so
+    /// a device can install it from its browser; nil answers 404 there (no interception).
+    public var caDownloads: CADownloads?
     /// Upstreams that proved to speak only HTTP/2, learned by any session and used by all.
     public var http2OnlyUpstreams = HTTP2OnlyUpstreams()
     /// Set by `harrec replay`: requests are answered by this responder, and nothing is connected.

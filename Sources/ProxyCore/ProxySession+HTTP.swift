@@ -125,7 +125,7 @@ extension ProxySession {
     /// answered here. False when the request was answered.
     func enterReverseTunnel(_ head: HTTPRequestHead, framing: HTTPBodyFraming, _ reverse: ReverseProxy) -> Bool {
         if let own = ReservedHost.reversePath(head.target) {
-            answerReservedHost(head, framing: framing, originForm: own)
+            answerReservedHost(head, framing: framing, originForm: own, base: "/" + ReservedHost.name)
             return false
         }
         guard let upstream = reverse.upstream(forPath: head.target) else {
@@ -142,6 +142,14 @@ extension ProxySession {
     func startExchange(_ head: HTTPRequestHead, framing: HTTPBodyFraming) {
         headStartedAt = nil
         if let reverse, !enterReverseTunnel(head, framing: framing, reverse) { return }
+        // Asked directly (not as a proxy) for its own pages: a phone's first visit to
+        // http://<lan-ip>:<port>/harrec/, before its proxy is set. The setup page and the CA
+        // need no credentials; a mark does.
+        let ownPath = tunnelTarget == nil ? ReservedHost.reversePath(head.target) : nil
+        if let ownPath, ReservedHost.isPublic(ownPath) {
+            answerReservedHost(head, framing: framing, originForm: ownPath, base: "/" + ReservedHost.name)
+            return
+        }
         // Proxy authentication applies to requests to the proxy, not inside an authorized tunnel.
         if tunnelTarget == nil, !auth.admits(head.fields) {
             let mustClose = framing != .none
@@ -154,6 +162,10 @@ extension ProxySession {
             return
         }
 
+        if let ownPath {
+            answerReservedHost(head, framing: framing, originForm: ownPath, base: "/" + ReservedHost.name)
+            return
+        }
         if head.method == "CONNECT" {
             guard tunnelTarget == nil else {
                 rejectRequest(status: 400, reason: "CONNECT inside a tunnel is not supported", head: head)

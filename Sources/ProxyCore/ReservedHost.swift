@@ -8,9 +8,13 @@ import TextEncodings
 ///
 /// - `/mark?name=NAME`: a scenario marker; requests from now on belong to a new HAR page.
 ///   `harrec mark NAME` sends this, and so can a UI-test runner between steps.
-/// - `/ca.pem`: the CA certificate, so a device can install it from its browser.
+/// - `/ca.pem`, `/ca.crt` (DER), `/ca.mobileconfig` (an iOS profile): the CA certificate, so a
+///   device can install it from its browser.
 /// - `/reset`: `harrec replay` only: every queue back to its first item (between tests).
-/// - `/`: what the host offers.
+/// - `/`: the setup page: what the host offers, and how to trust the CA on each platform.
+///
+/// The same paths are under `/harrec/` on a reverse listener, and on a forward listener asked
+/// directly (`http://192.168.1.20:8888/harrec/`, a phone's first visit, before its proxy is set).
 ///
 /// Pure: the request head in, the answer and what to record out.
 enum ReservedHost {
@@ -35,8 +39,8 @@ enum ReservedHost {
         target.host.lowercased() == name && (target.port == 80 || target.port == 443)
     }
 
-    /// On a reverse listener harrec's own paths are under `/harrec/` (`/harrec/mark?name=`):
-    /// the path as `answer` takes it, or nil for a path that goes upstream.
+    /// Under `/harrec/` (a reverse listener, or a forward one asked directly): the path as
+    /// `answer` takes it, or nil for a path that is not harrec's.
     static func reversePath(_ target: String) -> String? {
         let prefix = "/" + name
         guard target.hasPrefix(prefix) else { return nil }
@@ -45,8 +49,15 @@ enum ReservedHost {
         return rest.hasPrefix("/") ? String(rest) : nil
     }
 
-    /// `replaying`: the proxy is `harrec replay` (marks are not taken; `/reset` is).
-    static func answer(method: String, originForm: String, caCertificatePEM: [UInt8]?, replaying: Bool = false) -> Answer {
+    /// Paths anyone who reaches the listener may read without proxy credentials: the setup page
+    /// and the CA certificate (public by nature). Marks and resets change the session.
+    static func isPublic(_ originForm: String) -> Bool {
+        ["/", "/ca.pem", "/ca.crt", "/ca.mobileconfig"].contains(split(originForm).path)
+    }
+
+    /// `replaying`: the proxy is `harrec replay` (marks are not taken; `/reset` is). `base`: the
+    /// prefix the page's links need (`/harrec` when asked as `/harrec/`, "" on `http://harrec/`).
+    static func answer(method: String, originForm: String, ca: CADownloads?, replaying: Bool = false, base: String = "") -> Answer {
         let (path, query) = split(originForm)
         guard method == "GET" || method == "HEAD" else {
             return Answer(status: 405, body: text("harrec: use GET for http://harrec\(path)"))
@@ -71,23 +82,18 @@ enum ReservedHost {
                 return Answer(status: 400, body: text("harrec: a scenario name has no control characters"))
             }
             return Answer(status: 200, body: text("harrec: scenario \"\(name)\" starts now"), mark: name)
-        case "/ca.pem":
-            guard let pem = caCertificatePEM else {
+        case "/ca.pem", "/ca.crt", "/ca.mobileconfig":
+            guard let ca else {
                 return Answer(status: 404, body: text("harrec: no CA (TLS interception is off)"))
             }
-            return Answer(status: 200, contentType: "application/x-pem-file", body: pem)
-        case "/" where replaying:
-            return Answer(status: 200, body: text("""
-                harrec replay, serving a recording
-                  http://harrec/reset            restart every queue (between tests)
-                  http://harrec/ca.pem           harrec's CA certificate, to install on a device
-                """))
+            switch path {
+            case "/ca.pem": return Answer(status: 200, contentType: "application/x-pem-file", body: ca.pem)
+            case "/ca.crt": return Answer(status: 200, contentType: "application/x-x509-ca-cert", body: ca.der)
+            default: return Answer(status: 200, contentType: "application/x-apple-aspen-config", body: ca.mobileConfig)
+            }
         case "/":
-            return Answer(status: 200, body: text("""
-                harrec, the recording proxy
-                  http://harrec/mark?name=NAME   start a new scenario (a HAR page) now
-                  http://harrec/ca.pem           harrec's CA certificate, to install on a device
-                """))
+            return Answer(status: 200, contentType: "text/html; charset=utf-8",
+                          body: Array(SetupPage.html(base: base, replaying: replaying, hasCA: ca != nil).utf8))
         default:
             return Answer(status: 404, body: text("harrec: no \(path) here (try http://harrec/)"))
         }

@@ -168,3 +168,30 @@ func localInterfaceAddresses() -> Set<String> {
     }
     return found
 }
+
+/// This machine's address on the local network, for a phone to reach: the first IPv4 address of an
+/// interface that is up and not loopback, private ranges (10/8, 172.16/12, 192.168/16) first.
+public func lanIPv4Address() -> String? {
+    var list: UnsafeMutablePointer<ifaddrs>?
+    guard getifaddrs(&list) == 0 else { return nil }
+    defer { freeifaddrs(list) }
+    var found: [String] = []
+    var cursor = list
+    while let entry = cursor {
+        defer { cursor = entry.pointee.ifa_next }
+        let flags = Int32(entry.pointee.ifa_flags)
+        guard flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0,
+              let address = entry.pointee.ifa_addr, Int32(address.pointee.sa_family) == AF_INET else { continue }
+        var buffer = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN) + 1)
+        address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+            var raw = v4.pointee.sin_addr
+            if inet_ntop(AF_INET, &raw, &buffer, socklen_t(buffer.count)) != nil { found.append(String(cString: buffer)) }
+        }
+    }
+    func isPrivate(_ ip: String) -> Bool {
+        let parts = ip.split(separator: ".").compactMap { Int($0) }
+        guard parts.count == 4 else { return false }
+        return parts[0] == 10 || (parts[0] == 172 && (16...31).contains(parts[1])) || (parts[0] == 192 && parts[1] == 168)
+    }
+    return found.first(where: isPrivate) ?? found.first
+}

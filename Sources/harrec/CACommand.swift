@@ -1,6 +1,8 @@
 import CLI
 import Files
 import Glibc
+import ProxyCore
+import ProxyRuntime
 import TLS
 
 let caDirOption = OptionSpec("ca-dir", .value(placeholder: "<dir>"),
@@ -9,19 +11,24 @@ let caDirOption = OptionSpec("ca-dir", .value(placeholder: "<dir>"),
 let caSpec = CommandSpec(
     name: "ca",
     abstract: "Create, show or export the local CA that signs intercepted TLS connections.",
-    usage: "harrec ca init|show|export [--ca-dir <dir>] [--key-type ecdsa|rsa] [--format pem|der] [--out <file>]",
+    usage: "harrec ca init|show|export [--ca-dir <dir>] [--key-type ecdsa|rsa] [--format pem|der|mobileconfig] [--out <file>] [--qr [--url <url>] [--qr-png <file>]]",
     options: [
         caDirOption,
         OptionSpec("key-type", .value(placeholder: "ecdsa|rsa"), help: "Key type for a new CA (default ecdsa, P-256; rsa is RSA 2048)."),
-        OptionSpec("format", .value(placeholder: "pem|der"), help: "Export format (default pem)."),
+        OptionSpec("format", .value(placeholder: "pem|der|mobileconfig"), help: "Export format (default pem; mobileconfig is an iOS profile that installs the CA)."),
         OptionSpec("out", short: "o", .value(placeholder: "<file>"), help: "Export to a file instead of standard output."),
+        OptionSpec("mobileconfig", .value(placeholder: "<file>"), help: "Export the iOS profile to this file (the same as --format mobileconfig --out <file>)."),
+        OptionSpec("qr", .flag, help: "With show: print a QR code of the device setup page (http://<lan-ip>:8888/harrec/ unless --url)."),
+        OptionSpec("url", .value(placeholder: "<url>"), help: "With --qr: the setup page's URL, e.g. http://192.168.1.20:9000/harrec/."),
+        qrPNGOption,
     ],
     positionals: ["action"],
     discussion: """
     ACTIONS:
       init    create the CA if it does not exist and print its path and fingerprint
       show    print the certificate path, subject, SHA-256 fingerprint and how to trust it
-      export  write the public certificate (never the key)
+              (--qr: and a QR code of the device setup page)
+      export  write the public certificate (never the key), or an iOS profile that installs it
     """)
 
 /// The CA directory: --ca-dir, else $HARREC_CA_DIR, else ~/.harrec.
@@ -59,7 +66,8 @@ func trustInstructions(_ path: String) -> String {
     """
     To trust it (the key stays in the CA directory, mode 0600; never share it):
       iOS simulator:  xcrun simctl keychain booted add-root-cert \(path)
-      iOS device:     AirDrop or mail \(path) to the device, install the profile, then enable full
+      iOS device:     harrec record --device, then open the setup page it prints (or AirDrop the
+                      profile from harrec ca export --mobileconfig FILE), install it, then enable full
                       trust in Settings > General > About > Certificate Trust Settings
       macOS:          sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain \(path)
       Debian/Ubuntu:  sudo cp \(path) /usr/local/share/ca-certificates/harrec-ca.crt && sudo update-ca-certificates
@@ -87,28 +95,46 @@ func runCA(_ arguments: [String]) -> Int32 {
         print("sha256: \(authority.fingerprintSHA256)")
         print("")
         print(trustInstructions(authority.certificatePath), terminator: "\n")
+        if parsed.flag("qr") || parsed.value("qr-png") != nil {
+            let url = parsed.value("url") ?? setupPageURL(host: lanIPv4Address() ?? "127.0.0.1", port: 8888)
+            printErr("harrec: the setup page, for a phone whose proxy points at harrec: \(url)")
+            do {
+                try showQRCode(url, pngPath: parsed.value("qr-png"))
+            } catch {
+                fail("\(error)")
+            }
+        }
         return 0
     case "export":
         requireExistingCA(parsed)
         let authority = loadAuthority(parsed)
         let bytes: [UInt8]
-        switch parsed.value("format") ?? "pem" {
+        let profile = parsed.value("mobileconfig")
+        switch profile.map { _ in "mobileconfig" } ?? parsed.value("format") ?? "pem" {
         case "pem": bytes = Array(authority.certificatePEM.utf8)
         case "der": bytes = authority.certificateDER
-        case let other: fail("--format must be pem or der, not '\(other)'")
+        case "mobileconfig": bytes = authority.mobileConfig()
+        case let other: fail("--format must be pem, der or mobileconfig, not '\(other)'")
         }
-        if let out = parsed.value("out") {
+        if let out = profile ?? parsed.value("out") {
             do {
                 try writeFileAtomically(bytes, to: out)
             } catch {
                 fail("\(error)", code: 1)
             }
-            printErr("harrec: wrote the CA certificate to \(out)")
+            printErr(profile == nil ? "harrec: wrote the CA certificate to \(out)" : "harrec: wrote the iOS profile that installs the CA to \(out)")
         } else {
             writeAll(bytes, to: STDOUT_FILENO)
         }
         return 0
     case let other:
         fail("unknown ca action '\(other)'; use init, show or export (see 'harrec ca --help')")
+    }
+}
+
+extension CADownloads {
+    /// The CA in every form the setup page serves.
+    init(authority: CertificateAuthority) {
+        self.init(pem: Array(authority.certificatePEM.utf8), der: authority.certificateDER, mobileConfig: authority.mobileConfig())
     }
 }

@@ -21,6 +21,9 @@ struct ListenerSettings {
     var reverse: ReverseProxy?
     /// `port=<url>` reverse listeners, each with its own upstream.
     var reversePorts: [(port: UInt16, proxy: ReverseProxy)] = []
+    /// `--device`: credentials made for this session, to print for the phone.
+    var deviceCredentials: (username: String, password: String)?
+    var isDevice = false
     var address = "127.0.0.1"
     var credentials: ProxyCredentials?
     var loopCount = ProxyServer.defaultLoopCount
@@ -42,7 +45,20 @@ struct ListenerSettings {
             httpPort = 8888
             socksPort = reverse == nil ? 8889 : nil
         }
-        address = parsed.value("listen") ?? "127.0.0.1"
+        isDevice = parsed.flag("device")
+        if isDevice {
+            guard let lan = parsed.value("listen") ?? lanIPv4Address() else {
+                throw UsageError("--device found no network address on this machine; give one with --listen")
+            }
+            address = lan
+            if credentials == nil {
+                let made = generatedDeviceCredentials()
+                credentials = ProxyCredentials(username: made.username, password: made.password)
+                deviceCredentials = made
+            }
+        } else {
+            address = parsed.value("listen") ?? "127.0.0.1"
+        }
         // Anyone who reaches a LAN listener could reach every service bound to this machine's
         // loopback through it: an open proxy is refused, not merely warned about. A reverse
         // listener reaches only its upstreams, so it may face the network without credentials.

@@ -32,6 +32,8 @@ let recordSpec = CommandSpec(
         OptionSpec("no-intercept", .flag, help: "Relay TLS tunnels without interception."),
         OptionSpec("intercept-hosts", .value(placeholder: "<regex>"), help: "Intercept only tunnels whose host:port matches (repeatable, case-insensitive)."),
         OptionSpec("ignore-hosts", .value(placeholder: "<regex>"), help: "Relay matching host:port byte for byte (repeatable; wins over --intercept-hosts)."),
+        deviceOption,
+        qrPNGOption,
         upstreamProxyOption,
         upstreamProxyAuthFileOption,
         noUpstreamProxyOption,
@@ -124,6 +126,9 @@ struct RecordSettings {
                 return type
             })
         configuration.quietSkipped = parsed.flag("quiet-skipped")
+        if parsed.value("qr-png") != nil && !parsed.flag("device") {
+            throw UsageError("--qr-png draws the --device setup code; give --device too")
+        }
         configuration.upstreamProxy = try upstreamProxySetting(parsed)
         listener = try ListenerSettings(parsed)
         configuration.credentials = listener.credentials
@@ -133,7 +138,7 @@ struct RecordSettings {
         if !parsed.flag("no-intercept") {
             configuration.interception = try makeInterception(parsed)
             // The public certificate only, for http://harrec/ca.pem.
-            configuration.caCertificatePEM = configuration.interception?.authority.map { Array($0.certificatePEM.utf8) }
+            configuration.caDownloads = configuration.interception?.authority.map(CADownloads.init(authority:))
         }
     }
 }
@@ -172,6 +177,12 @@ func runRecord(_ arguments: [String]) -> Int32 {
         for line in listening { printErr(line) }
         if !isLoopbackAddress(settings.listener.address) && settings.listener.hasForwardListener {
             printErr("harrec: listening on \(settings.listener.address): reachable from the network; proxy credentials are required")
+        }
+        if settings.listener.isDevice, let http = server.boundListeners.first(where: { $0.label == "HTTP" }) {
+            let given = settings.listener.credentials.map { (username: $0.username, password: $0.password) }
+            try printDeviceInstructions(host: settings.listener.address, port: http.port,
+                                        credentials: settings.listener.deviceCredentials ?? given.map { ($0.username, "(the one given)") },
+                                        pngPath: parsed.value("qr-png"))
         }
         printErr("harrec: recording to \(out) (Ctrl-C to stop)")
         if settings.redaction == nil {

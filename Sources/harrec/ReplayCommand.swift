@@ -84,7 +84,7 @@ func runReplay(_ arguments: [String]) -> Int32 {
         configuration.upstreamProxy = try upstreamProxySetting(parsed)
         if !parsed.flag("no-intercept") {
             configuration.interception = try makeInterception(parsed)
-            configuration.caCertificatePEM = configuration.interception?.authority.map { Array($0.certificatePEM.utf8) }
+            configuration.caDownloads = configuration.interception?.authority.map(CADownloads.init(authority:))
         }
         let listener = try ListenerSettings(parsed)
         configuration.credentials = listener.credentials

@@ -250,7 +250,7 @@ final class SessionEdgeTests: XCTestCase {
 final class ReservedHostTests: XCTestCase {
     func testMarkIsAnsweredLocallyAndRecordedAsAPageMark() {
         var configuration = ProxyConfiguration()
-        configuration.caCertificatePEM = Array("-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n".utf8)
+        configuration.caDownloads = CADownloads(pem: Array("-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n".utf8), der: [0x30, 0x00], mobileConfig: Array("<plist/>".utf8))
         let p = Playbook(configuration: configuration)
         let commands = p.client("GET http://harrec/mark?name=send+an%20attachment HTTP/1.1\r\nHost: harrec\r\n\r\n")
         XCTAssertFalse(commands.contains { if case .openUpstream = $0 { return true }; return false }, "never forwarded")
@@ -269,7 +269,7 @@ final class ReservedHostTests: XCTestCase {
 
     func testBadMarksAndOtherPaths() {
         func status(_ target: String, method: String = "GET", pem: [UInt8]? = nil) -> Int {
-            ReservedHost.answer(method: method, originForm: target, caCertificatePEM: pem).status
+            ReservedHost.answer(method: method, originForm: target, ca: pem.map { CADownloads(pem: $0, der: [], mobileConfig: []) }).status
         }
         XCTAssertEqual(status("/mark"), 400, "a name is required")
         XCTAssertEqual(status("/mark?name=%20%20"), 400, "blank")
@@ -279,7 +279,7 @@ final class ReservedHostTests: XCTestCase {
         XCTAssertEqual(status("/ca.pem"), 404, "no CA without interception")
         XCTAssertEqual(status("/"), 200)
         XCTAssertEqual(status("/other"), 404)
-        XCTAssertNil(ReservedHost.answer(method: "GET", originForm: "/mark", caCertificatePEM: nil).mark)
+        XCTAssertNil(ReservedHost.answer(method: "GET", originForm: "/mark", ca: nil).mark)
         XCTAssertTrue(ReservedHost.isReserved(ProxyTarget(host: "HARREC", port: 80)))
         XCTAssertFalse(ReservedHost.isReserved(ProxyTarget(host: "harrec", port: 8080)))
         XCTAssertFalse(ReservedHost.isReserved(ProxyTarget(host: "harrec.example", port: 80)))
@@ -293,6 +293,30 @@ final class ReservedHostTests: XCTestCase {
         let commands = p.client("GET http://harrec/mark?name=x HTTP/1.1\r\nHost: harrec\r\n\r\n")
         XCTAssertTrue(text(clientBytes(commands)).hasPrefix("HTTP/1.1 407 "))
         XCTAssertFalse(commands.contains { if case .record(.pageMark) = $0 { return true }; return false })
+    }
+
+    /// Asked directly (a phone's first visit to http://<lan-ip>:<port>/harrec/), the setup page and
+    /// the CA need no credentials, with links under /harrec; a mark still does.
+    func testTheSetupPageIsServedDirectlyAndOnlyItWithoutCredentials() {
+        var configuration = ProxyConfiguration()
+        configuration.credentials = ProxyCredentials(username: "u", password: "p")
+        configuration.caDownloads = CADownloads(pem: Array("PEM".utf8), der: [0x30, 0x03], mobileConfig: Array("<plist/>".utf8))
+        let p = Playbook(configuration: configuration)
+        let page = text(clientBytes(p.client("GET /harrec/ HTTP/1.1\r\nHost: 192.168.1.20:8888\r\n\r\n")))
+        XCTAssertTrue(page.hasPrefix("HTTP/1.1 200 OK\r\n"), page)
+        XCTAssertTrue(page.contains("Content-Type: text/html; charset=utf-8\r\n"))
+        XCTAssertTrue(page.contains("href=\"/harrec/ca.mobileconfig\""), page)
+        let profile = p.client("GET /harrec/ca.mobileconfig HTTP/1.1\r\nHost: 192.168.1.20:8888\r\n\r\n")
+        XCTAssertTrue(text(clientBytes(profile)).contains("Content-Type: application/x-apple-aspen-config\r\n"))
+        XCTAssertTrue(text(clientBytes(profile)).hasSuffix("<plist/>"))
+        let der = clientBytes(p.client("GET /harrec/ca.crt HTTP/1.1\r\nHost: 192.168.1.20:8888\r\n\r\n"))
+        XCTAssertEqual(Array(der.suffix(2)), [0x30, 0x03])
+        let mark = p.client("GET /harrec/mark?name=x HTTP/1.1\r\nHost: 192.168.1.20:8888\r\n\r\n")
+        XCTAssertTrue(text(clientBytes(mark)).hasPrefix("HTTP/1.1 407 "))
+        XCTAssertFalse(mark.contains { if case .record(.pageMark) = $0 { return true }; return false })
+        // On http://harrec/ the links have no prefix.
+        XCTAssertTrue(String(decoding: ReservedHost.answer(method: "GET", originForm: "/", ca: configuration.caDownloads).body,
+                             as: UTF8.self).contains("href=\"/ca.mobileconfig\""))
     }
 
     /// A request with a body is answered, then the connection closes (the body is not read).

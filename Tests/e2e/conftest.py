@@ -38,7 +38,7 @@ from helpers import HARREC_BIN, SCHEMA_PATH  # noqa: E402
 START_TIMEOUT = 15.0
 STOP_TIMEOUT = 10.0
 # A reverse listener (`--reverse`) counts as the HTTP port: it is the one clients send HTTP to.
-LISTEN_RE = re.compile(r"^harrec: (HTTP|SOCKS5|reverse) proxy listening on (?:http://)?127\.0\.0\.1:(\d+)(?: for .*)?$")
+LISTEN_RE = re.compile(r"^harrec: (HTTP|SOCKS5|reverse) proxy listening on (?:http://)?[0-9.]+:(\d+)(?: for .*)?$")
 
 _schema_validator = None
 
