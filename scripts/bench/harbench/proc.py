@@ -149,6 +149,15 @@ def run_logged(cmd, what, timeout, env=None, cwd=None):
     return out
 
 
+def port_open(port):
+    """Whether something accepts connections on 127.0.0.1:port."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
+
+
 def port_free(port):
     s = socket.socket()
     try:
