@@ -51,6 +51,9 @@ final class HTTP1Exchange {
     /// Already retried once on a fresh connection.
     var retried = false
     var lastUpstreamActivity: Double
+    /// The HTTP upstream proxy the request went to in absolute form (`target` is the proxy's),
+    /// nil when it went to its origin (directly or through a tunnel).
+    var forwardedVia: UpstreamProxy?
     /// `harrec replay --passthrough`: the body gathered for matching. `forwardedHead` carries it
     /// framed for HTTP/1; an h2 upstream gets it as the stream's DATA.
     var gatheredBody: [UInt8]?

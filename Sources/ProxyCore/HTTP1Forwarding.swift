@@ -79,7 +79,10 @@ enum HTTP1Forwarding {
     /// The head sent upstream: hop-by-hop fields removed (Upgrade kept for an upgrade), Host set
     /// to the target (a tunnel's client Host stands), and the framing harrec forwards the body
     /// with. Throws when a field cannot be serialized.
-    static func requestHead(_ head: HTTPRequestHead, framing: HTTPBodyFraming, route: Route, inTunnel: Bool) throws -> [UInt8] {
+    /// `viaProxy`: the request goes to this HTTP upstream proxy, in absolute form with its
+    /// credentials.
+    static func requestHead(_ head: HTTPRequestHead, framing: HTTPBodyFraming, route: Route, inTunnel: Bool,
+                            viaProxy: UpstreamProxy? = nil) throws -> [UInt8] {
         let upgrade = isUpgrade(head)
         var fields = head.fields.removingHopByHop(keepUpgrade: upgrade)
         if let host = route.hostOverride {
@@ -89,6 +92,10 @@ enum HTTP1Forwarding {
         }
         if upgrade { fields.append(name: "Connection", value: "Upgrade") }
         if framing == .chunked { fields.append(name: "Transfer-Encoding", value: "chunked") }
+        if let viaProxy {
+            if let authorization = viaProxy.basicAuthorization { fields.append(name: "Proxy-Authorization", value: authorization) }
+            return try HTTP1Serializer.requestHead(method: head.method, target: route.url, version: .http11, fields: fields)
+        }
         return try HTTP1Serializer.requestHead(method: head.method, target: route.originForm, version: .http11, fields: fields)
     }
 

@@ -181,7 +181,7 @@ extension ProxySession {
             return
         }
 
-        let route: HTTP1Forwarding.Route
+        var route: HTTP1Forwarding.Route
         let forwardedHead: [UInt8]
         do {
             route = try HTTP1Forwarding.route(head, in: tunnelContext)
@@ -197,8 +197,12 @@ extension ProxySession {
             startReplayExchange(head, framing: framing, route: route)
             return
         }
+        // Plain HTTP through an HTTP upstream proxy goes to the proxy in absolute form, as a
+        // client behind it would send it (many proxies allow CONNECT only to 443).
+        let viaProxy = configuration.upstreamProxy.flatMap { $0.forwards(route, isUpgrade: HTTP1Forwarding.isUpgrade(head)) ? $0 : nil }
         do {
-            forwardedHead = try HTTP1Forwarding.requestHead(head, framing: framing, route: route, inTunnel: tunnelTarget != nil)
+            forwardedHead = try HTTP1Forwarding.requestHead(head, framing: framing, route: route, inTunnel: tunnelTarget != nil,
+                                                            viaProxy: viaProxy)
         } catch {
             rejectRequest(status: 400, reason: "bad request: \(error)", head: head)
             return
@@ -211,11 +215,13 @@ extension ProxySession {
         }
         let flow = Flow(id: flowIDs.make(), clientAddress: clientAddress, request: request,
                         instants: FlowInstants(requestStart: now))
+        if let viaProxy { route.target = viaProxy.target }
         exchange = HTTP1Exchange(flow: flow, target: route.target, requestHead: head, originForm: route.originForm,
                                  method: head.method, requestFraming: framing,
                                  forwardedHead: forwardedHead, clientVersion: head.version,
                                  clientKeepAlive: head.keepAlive, isUpgradeRequest: HTTP1Forwarding.isUpgrade(head),
                                  lastUpstreamActivity: now)
+        exchange?.forwardedVia = viaProxy
 
         if pendingUpstreamFailure != nil {
             failPendingUpstream()

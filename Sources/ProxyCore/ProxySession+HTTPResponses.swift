@@ -52,6 +52,14 @@ extension ProxySession {
             if let bytes = HTTP1Forwarding.interimHead(head, clientVersion: exchange!.clientVersion) { sendClient(bytes) }
             return
         }
+        if head.status == 407, let proxy = exchange!.forwardedVia {
+            // The company proxy's own refusal, not the origin's answer: a 407 passed on would ask
+            // the client for harrec's credentials.
+            let hint = proxy.credentials == nil ? "it needs credentials" : "it refused the credentials"
+            failExchange("upstream proxy \(proxy) refused the request: 407 \(sanitizedControlCharacters(head.reason)); \(hint)",
+                         respondWith: 502)
+            return
+        }
         let current = exchange.take()!
         current.flow.instants.responseStart = currentUpstreamChunkTime
         current.flow.response = RecordedResponse(

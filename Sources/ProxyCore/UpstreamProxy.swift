@@ -61,6 +61,18 @@ public struct UpstreamProxy: Sendable, Equatable, CustomStringConvertible {
         self.init(kind: kind, target: target, credentials: credentials, exclusions: exclusions)
     }
 
+    /// `Basic ...` for `Proxy-Authorization`, or nil without credentials.
+    var basicAuthorization: String? {
+        credentials.map { "Basic " + Base64.encode(Array("\($0.username):\($0.password)".utf8)) }
+    }
+
+    /// Whether a request on `route` goes to this proxy in absolute form rather than through a
+    /// tunnel: plain `http://` to an HTTP proxy, not an upgrade (proxies do not relay those
+    /// reliably), not `*`.
+    func forwards(_ route: HTTP1Forwarding.Route, isUpgrade: Bool) -> Bool {
+        kind == .http && !isUpgrade && route.url.hasPrefix("http://") && route.originForm != "*" && applies(to: route.target.host)
+    }
+
     /// Whether a connection to `host` goes through the proxy.
     public func applies(to host: String) -> Bool {
         let host = host.lowercased()
@@ -136,10 +148,7 @@ public struct UpstreamProxyHandshake: Sendable {
         case .http:
             let authority = ProxyTarget(host: host, port: port).description
             var head = "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n"
-            if let credentials = proxy.credentials {
-                let token = Base64.encode(Array("\(credentials.username):\(credentials.password)".utf8))
-                head += "Proxy-Authorization: Basic \(token)\r\n"
-            }
+            if let authorization = proxy.basicAuthorization { head += "Proxy-Authorization: \(authorization)\r\n" }
             return Array((head + "\r\n").utf8)
         case .socks5:
             return proxy.credentials == nil ? [5, 1, 0] : [5, 2, 0, 2]

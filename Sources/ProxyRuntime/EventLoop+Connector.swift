@@ -16,7 +16,8 @@ extension EventLoop {
         connection.box = box
         box.upstreams[id] = connection
         connections[connection.token] = connection
-        if let proxy = configuration.upstreamProxy, proxy.applies(to: host) {
+        // A connection to the proxy itself (plain HTTP sent to it in absolute form) is direct.
+        if let proxy = configuration.upstreamProxy, proxy.applies(to: host), ProxyTarget(host: host, port: port) != proxy.target {
             // Connect to the proxy; the tunnel to host:port opens before the session hears.
             connection.proxyHandshake = UpstreamProxyHandshake(proxy: proxy, host: host, port: port)
             deferredOpens.append((connection, proxy.target.host, proxy.target.port))

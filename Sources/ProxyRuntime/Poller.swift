@@ -87,41 +87,41 @@ final class Poller {
 
     /// Starts watching `fd` for `interest` (an empty interest still reports hang-ups and errors).
     func add(_ fd: Int32, token: UInt64, interest: Interest) {
-        switch state {
-        case .epoll(let epollFD):
-            var event = epoll_event()
-            event.events = Self.epollMask(interest)
-            event.data.u64 = token
-            epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event)
-        case .poll(var registrations):
-            registrations[fd] = (token, interest)
-            state = .poll(registrations: registrations)
-        }
+        register(fd, token: token, interest: interest, operation: EPOLL_CTL_ADD)
     }
 
     /// Changes what `fd` (already added) is watched for.
     func modify(_ fd: Int32, token: UInt64, interest: Interest) {
-        switch state {
-        case .epoll(let epollFD):
-            var event = epoll_event()
-            event.events = Self.epollMask(interest)
-            event.data.u64 = token
-            epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event)
-        case .poll(var registrations):
-            registrations[fd] = (token, interest)
-            state = .poll(registrations: registrations)
-        }
+        register(fd, token: token, interest: interest, operation: EPOLL_CTL_MOD)
     }
 
     /// Stops watching `fd` (call before closing it).
     func remove(_ fd: Int32) {
         switch state {
-        case .epoll(let epollFD):
-            epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
-        case .poll(var registrations):
-            registrations[fd] = nil
-            state = .poll(registrations: registrations)
+        case .epoll(let epollFD): epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
+        case .poll: updateRegistrations { $0[fd] = nil }
         }
+    }
+
+    private func register(_ fd: Int32, token: UInt64, interest: Interest, operation: Int32) {
+        switch state {
+        case .epoll(let epollFD):
+            var event = epoll_event()
+            event.events = Self.epollMask(interest)
+            event.data.u64 = token
+            epoll_ctl(epollFD, operation, fd, &event)
+        case .poll:
+            updateRegistrations { $0[fd] = (token, interest) }
+        }
+    }
+
+    /// Changes the poll backend's registrations in place: the state lets go of its copy first, so
+    /// the dictionary is not copied whole on every change.
+    private func updateRegistrations(_ change: (inout [Int32: (token: UInt64, interest: Interest)]) -> Void) {
+        guard case .poll(var registrations) = state else { return }
+        state = .poll(registrations: [:])
+        change(&registrations)
+        state = .poll(registrations: registrations)
     }
 
     /// Waits up to `milliseconds` and reports each ready token. Returns false when waiting failed

@@ -115,4 +115,32 @@ final class UpstreamProxyTests: XCTestCase {
         guard case .failed(let rule) = denied.receive([5, 2, 0, 1, 0, 0, 0, 0, 0, 0]) else { return XCTFail() }
         XCTAssertTrue(rule.message.contains("connection not allowed by ruleset"), rule.message)
     }
+
+    /// Plain HTTP goes to an HTTP proxy in absolute form with its credentials (many proxies allow
+    /// CONNECT only to 443); the proxy's own 407 becomes a 502 naming it, not a request for
+    /// harrec's credentials.
+    func testPlainHTTPGoesToTheProxyInAbsoluteForm() throws {
+        var configuration = ProxyConfiguration()
+        configuration.upstreamProxy = try UpstreamProxy(parsing: "http://u:p@proxy.corp:3128", exclusions: ["local.test"])
+        let p = Playbook(configuration: configuration)
+        assertTranscript(p.client("GET http://origin.test/x?y=1 HTTP/1.1\r\nHost: origin.test\r\n\r\n"), ["open 1 proxy.corp:3128"])
+        XCTAssertEqual(text(upstreamBytes(p.connected(1), 1)),
+                       "GET http://origin.test/x?y=1 HTTP/1.1\r\nHost: origin.test\r\nProxy-Authorization: Basic dTpw\r\n\r\n")
+        let refused = p.upstream(1, "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n")
+        XCTAssertTrue(text(clientBytes(refused)).hasPrefix("HTTP/1.1 502 "), text(clientBytes(refused)))
+        XCTAssertEqual(p.sink.flows.first?.request.url, "http://origin.test/x?y=1")
+        XCTAssertTrue(p.sink.flows.first?.error?.contains("upstream proxy http://proxy.corp:3128 refused the request: 407") == true,
+                      p.sink.flows.first?.error ?? "")
+
+        // An excluded host, an upgrade and a socks5 proxy are not forwarded in absolute form.
+        let direct = Playbook(configuration: configuration)
+        assertTranscript(direct.client("GET http://local.test/ HTTP/1.1\r\nHost: local.test\r\n\r\n"), ["open 1 local.test:80"])
+        let upgrade = Playbook(configuration: configuration)
+        assertTranscript(upgrade.client("GET http://origin.test/ws HTTP/1.1\r\nHost: origin.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"),
+                         ["open 1 origin.test:80"])
+        var socks = ProxyConfiguration()
+        socks.upstreamProxy = try UpstreamProxy(parsing: "socks5://proxy.corp:1080")
+        assertTranscript(Playbook(configuration: socks).client("GET http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\n\r\n"),
+                         ["open 1 origin.test:80"])
+    }
 }

@@ -1402,3 +1402,12 @@ def ws_har_event(m: dict) -> tuple:
         raw = base64.b64decode(data) if m.get("_encoding") == "base64" else data.encode("utf-8")
         return m["type"], ("ping" if op == OP_PING else "pong", raw)
     raise AssertionError(f"unexpected opcode in _webSocketMessages: {m}")
+
+
+def stop_process(proc, timeout: float = 10) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within timeout seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()

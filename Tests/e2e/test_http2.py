@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 import origin as origin_mod
-from helpers import CA_CERT_NAME, content_bytes, curl, entries, free_port, need_tool
+from helpers import CA_CERT_NAME, content_bytes, curl, entries, free_port, need_tool, stop_process
 
 
 NGINX_CONF = """
@@ -102,11 +102,7 @@ class NginxH2:
             time.sleep(0.1)
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        stop_process(self.proc)
 
 
 @pytest.fixture(scope="module")

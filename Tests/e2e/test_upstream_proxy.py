@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import HARREC_BIN, curl, entries, free_port, need_tool
+from helpers import HARREC_BIN, curl, entries, free_port, need_tool, stop_process
 
 
 class Squid:
@@ -59,11 +59,7 @@ class Squid:
         return path.read_text() if path.exists() else ""
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        stop_process(self.proc)
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -82,7 +78,9 @@ def squid():
 
 
 def test_http_and_https_through_squid_are_recorded(harrec_tls, origin, https_origin, squid):
-    proxy = squid()
+    # As companies configure squid: CONNECT only to TLS ports, so plain http must come in absolute form.
+    proxy = squid(f"acl SSL_ports port 443 {https_origin.port}\nacl CONNECT method CONNECT\n"
+                  "http_access deny CONNECT !SSL_ports\nhttp_access allow all\n")
     px = harrec_tls.start("--no-redact", "--upstream-proxy", proxy.url)
     r = curl("-x", px.http_proxy, f"{origin.base_url}/json?via=squid")
     assert r.rc == 0 and b'"target": "/json?via=squid"' in r.out
@@ -91,7 +89,8 @@ def test_http_and_https_through_squid_are_recorded(harrec_tls, origin, https_ori
     har = px.stop()
     assert [e["response"]["status"] for e in entries(har)] == [200, 200]
     log = proxy.access_log()
-    assert f"CONNECT 127.0.0.1:{origin.port}" in log and f"CONNECT localhost:{https_origin.port}" in log, log
+    assert f"GET http://127.0.0.1:{origin.port}/json" in log, log  # squid logs no query
+    assert f"CONNECT localhost:{https_origin.port}" in log and f"CONNECT 127.0.0.1:{origin.port}" not in log, log
 
 
 def test_squid_with_credentials_from_the_environment_and_wrong_ones(harrec_tls, origin, squid, tmp_path):
@@ -115,18 +114,23 @@ def test_squid_with_credentials_from_the_environment_and_wrong_ones(harrec_tls, 
     har2 = px2.stop()
     entry = entries(har2)[0]
     assert entry["response"]["status"] == 502
-    assert f"upstream proxy {proxy.url} refused the CONNECT: 407" in entry["_error"] and "refused the credentials" in entry["_error"]
+    assert f"upstream proxy {proxy.url} refused the request: 407" in entry["_error"], entry["_error"]
+    assert "refused the credentials" in entry["_error"]
     assert "wrong" not in px2.stderr_text.replace("?wrong=1", "") and ":wrong" not in px2.har_text
 
 
-def test_a_refusing_proxy_gives_a_502_that_names_it(harrec_tls, origin, squid):
+def test_a_refusing_proxy(harrec_tls, origin, https_origin, squid):
     proxy = squid("http_access deny all\n")
     px = harrec_tls.start("--no-redact", "--upstream-proxy", proxy.url)
-    r = curl("-s", "-x", px.http_proxy, f"{origin.base_url}/json")
-    assert b"upstream proxy" in r.out and proxy.url.encode() in r.out
+    # A tunnel it refuses is a 502 (to the client's CONNECT) that names it.
+    r = curl("-s", "-x", px.http_proxy, "--cacert", str(px.ca_pem), f"https://localhost:{https_origin.port}/json")
+    assert "CONNECT tunnel failed, response 502" in r.err, r
+    # A plain request it refuses gets its own answer, as a client behind it would.
+    plain = curl("-s", "-o", "/dev/null", "-w", "%{http_code}", "-x", px.http_proxy, f"{origin.base_url}/json")
+    assert plain.out == b"403"
     har = px.stop()
-    assert entries(har)[0]["response"]["status"] == 502
-    assert "403 Forbidden" in entries(har)[0]["_error"]
+    assert [e["response"]["status"] for e in entries(har)] == [502, 403]
+    assert f"upstream proxy {proxy.url} refused the CONNECT: 403 Forbidden" in entries(har)[0]["_error"]
 
 
 def test_socks5_upstream_and_exclusions(harrec, harrec_tls, origin, https_origin, tmp_path):
