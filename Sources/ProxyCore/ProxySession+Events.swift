@@ -16,7 +16,14 @@ extension ProxySession {
         switch mode {
         case .detecting:
             guard let first = bytes.first else { return }
-            if NextLayer.connectionProtocol(firstByte: first) == .socks5 {
+            if let reverse {
+                // A reverse listener is a server: TLS (a ClientHello, answered with a leaf from
+                // harrec's CA) or plain HTTP, never SOCKS5.
+                let target = ProxyTarget(host: reverse.tlsName, port: 443)
+                mode = .sniffingTunnel(target)
+                pendingClientBytes.append(contentsOf: bytes)
+                sniffTunnel(target)
+            } else if NextLayer.connectionProtocol(firstByte: first) == .socks5 {
                 mode = .socksHandshake
                 handleSOCKS(socks.receive(bytes))
             } else {

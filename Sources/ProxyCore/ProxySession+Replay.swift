@@ -269,7 +269,9 @@ extension ProxySession {
     /// `HTTP2Layer+Replay`), any other gets HTTP/1.1, as the recording's client did.
     func startReplayInterception() {
         mode = .http
-        if upstreamALPNOffer(forHello: pendingClientBytes) != nil,
+        // A reverse listener's streams would carry the listener's authority, not the upstream's:
+        // it stays on HTTP/1.1, whose requests are routed to the recorded upstream.
+        if reverse == nil, upstreamALPNOffer(forHello: pendingClientBytes) != nil,
            configuration.replay?.speaksHTTP2(to: tunnelTarget ?? ProxyTarget(host: "", port: 443)) ?? true {
             do {
                 try clientTLS!.acceptALPN(["h2"])

@@ -64,6 +64,10 @@ public struct ReverseProxy: Sendable, Equatable {
     /// Turn absolute references to an upstream in `Location` and `Set-Cookie` back toward the
     /// listener, so redirects and cookies keep working through it.
     public var rewritesBack: Bool
+    /// The name on harrec's leaf for a TLS client that sends no server name (the listener's
+    /// address). The listener speaks TLS to a client that starts with a ClientHello, and plain
+    /// HTTP to one that does not.
+    public var tlsName = "localhost"
 
     public init(upstreams: [Upstream], rewritesBack: Bool = true) {
         self.upstreams = upstreams.sorted { $0.pathPrefix.utf8.count > $1.pathPrefix.utf8.count }

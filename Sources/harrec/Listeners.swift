@@ -121,7 +121,10 @@ struct ListenerSettings {
     func start(_ server: ProxyServer) -> [String] {
         var listening: [String] = []
         do {
-            if let httpPort, let reverse {
+            // A leaf for clients that send no server name: the listener's address.
+            let tlsName = address == "0.0.0.0" || address == "::" ? "localhost" : address
+            if let httpPort, var reverse {
+                reverse.tlsName = tlsName
                 let port = try server.listen(label: "reverse", address: address, port: httpPort, reverse: reverse)
                 let upstreams = reverse.upstreams.map(\.description).joined(separator: ", ")
                 listening.append("harrec: reverse proxy listening on http://\(displayAddress(address)):\(port) for \(upstreams)")
@@ -129,7 +132,8 @@ struct ListenerSettings {
                 let port = try server.listen(label: "HTTP", address: address, port: httpPort)
                 listening.append("harrec: HTTP proxy listening on \(displayAddress(address)):\(port)")
             }
-            for (requested, proxy) in reversePorts {
+            for (requested, var proxy) in reversePorts {
+                proxy.tlsName = tlsName
                 let port = try server.listen(label: "reverse", address: address, port: requested, reverse: proxy)
                 listening.append("harrec: reverse proxy listening on http://\(displayAddress(address)):\(port) for \(proxy.upstreams[0])")
             }

@@ -106,4 +106,12 @@ final class ReverseProxyTests: XCTestCase {
         XCTAssertEqual(ReservedHost.reversePath("/harrec?x"), "/?x")
         XCTAssertNil(ReservedHost.reversePath("/harrecs/x"))
     }
+
+    /// A reverse listener is a server: a SOCKS5 greeting is not answered as SOCKS5.
+    func testNoSOCKS5OnAReverseListener() throws {
+        let p = Playbook(reverse: ReverseProxy(upstreams: [try upstream("http://api.test")]))
+        let commands = p.client([5, 1, 0])
+        XCTAssertFalse(clientBytes(commands).starts(with: [5, 0]), "\(transcript(commands))")
+        XCTAssertFalse(commands.contains { if case .openUpstream = $0 { return true }; return false })
+    }
 }

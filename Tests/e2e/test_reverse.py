@@ -66,6 +66,27 @@ def test_reverse_records_the_upstreams_urls_for_a_client_without_proxy_settings(
     assert len(content_bytes(last["response"]["content"])) == 3000
 
 
+def test_the_reverse_listener_speaks_tls_with_harrecs_ca_too(harrec, harrec_tls, origin):
+    upstream = f"http://127.0.0.1:{origin.port}"
+    px = harrec_tls.start("--no-redact", "--reverse", upstream, ports=("--http", "0"))
+    port = px.http_port
+    # By address (no server name: the leaf names the listener's address) and by name.
+    by_ip = curl("--cacert", str(px.ca_pem), f"https://127.0.0.1:{port}/json?tls=ip")
+    assert by_ip.rc == 0 and b'"target": "/json?tls=ip"' in by_ip.out, by_ip
+    by_name = curl("--cacert", str(px.ca_pem), "-i", f"https://localhost:{port}/redirect?to={upstream}/json")
+    assert by_name.rc == 0 and f"Location: https://localhost:{port}/json".encode() in by_name.out, by_name.out
+    assert curl(f"http://127.0.0.1:{port}/json?plain=1").rc == 0, "plain HTTP on the same port"
+    har = px.stop()
+    urls = [e["request"]["url"] for e in entries(har)]
+    assert urls == [f"{upstream}/json?tls=ip", f"{upstream}/redirect?to={upstream}/json", f"{upstream}/json?plain=1"], urls
+    origin.stop()
+    # The replay answers the same way over TLS (HTTP/1.1 even when the client offers h2).
+    rp = harrec.start("--ca-dir", px.ca_dir, "--reverse", upstream, replay=px.har_path, ports=("--http", "0"))
+    again = curl("--cacert", str(px.ca_pem), f"https://127.0.0.1:{rp.http_port}/json?tls=ip")
+    assert again.rc == 0 and again.out == by_ip.out
+    assert rp.finish() == 0
+
+
 def test_no_rewrite_back_leaves_the_upstreams_references(harrec_tls, origin):
     px = harrec_tls.start("--no-redact", "--no-rewrite-back", "--reverse", f"http://127.0.0.1:{origin.port}", ports=("--http", "0"))
     r = curl("-i", f"http://127.0.0.1:{px.http_port}/redirect?to=http://127.0.0.1:{origin.port}/json")
