@@ -117,7 +117,7 @@ extension EventLoop {
         case .log(let event):
             guard !log.quiet else { break }
             if let flow = event.kind.flow, !configuration.recordingFilter.isEmpty, !configuration.recordingFilter.keeps(flow) {
-                if !configuration.quietSkipped { log.line(LiveLog.line(event) + "  (not recorded)") }
+                if !configuration.quietSkipped { log.line(LiveLog.line(event) + "  (not recorded)", style: .dim) }
             } else {
                 log.line(LiveLog.line(event))
             }
