@@ -40,7 +40,10 @@ public struct UpstreamProxy: Sendable, Equatable, CustomStringConvertible {
         switch scheme {
         case "http": kind = .http
         case "socks5", "socks5h": kind = .socks5
-        default: throw .invalid("an upstream proxy is http://host:port or socks5://host:port, not \(scheme)://")
+        default:
+            // The scheme is echoed only when it is one (never text that may hold credentials).
+            let echoed = !scheme.isEmpty && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+.-".contains($0)) }
+            throw .invalid("an upstream proxy is http://host:port or socks5://host:port" + (echoed ? ", not \(scheme)://" : ""))
         }
         var authority = Substring(text.dropFirst(scheme.count + 3))
         if authority.hasSuffix("/") { authority = authority.dropLast() }
@@ -155,7 +158,12 @@ public struct UpstreamProxyHandshake: Sendable {
         }
     }
 
-    /// Bytes from the proxy.
+    /// Whether bytes received are still waiting after a `.send` step (a proxy that answered
+    /// ahead): call `receive([])` again to go on with them.
+    public var hasPendingInput: Bool { state != .done && !buffer.isEmpty }
+
+    /// Bytes from the proxy. One step at a time: after `.send`, call again with `[]` while
+    /// `hasPendingInput`.
     public mutating func receive(_ bytes: some Collection<UInt8>) -> Step {
         buffer.append(contentsOf: bytes)
         switch state {

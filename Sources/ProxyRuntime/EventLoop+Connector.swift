@@ -194,9 +194,14 @@ extension EventLoop {
     /// Bytes, EOF (nil) or a read error from an upstream proxy during its handshake.
     func proxyHandshakeReceived(_ connection: Connection, _ bytes: UnsafeRawBufferPointer?, error: String? = nil) {
         guard var handshake = connection.proxyHandshake, let box = connection.box, case .upstream(let id) = connection.role else { return }
-        let step: UpstreamProxyHandshake.Step
+        var step: UpstreamProxyHandshake.Step
         if let bytes {
             step = handshake.receive(bytes)
+            // A proxy that answered ahead: go on with what it sent once our next bytes are out.
+            while case .send(let reply) = step, handshake.hasPendingInput {
+                queue(reply, on: connection)
+                step = handshake.receive([UInt8]())
+            }
         } else {
             var failure = handshake.closedEarly()
             if let error { failure.message += ": \(error)" }

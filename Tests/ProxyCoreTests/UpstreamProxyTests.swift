@@ -143,4 +143,24 @@ final class UpstreamProxyTests: XCTestCase {
         assertTranscript(Playbook(configuration: socks).client("GET http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\n\r\n"),
                          ["open 1 origin.test:80"])
     }
+
+    /// Fuzz finding: a SOCKS5 proxy that sends its method choice and its reply in one read. The
+    /// reply waits until the connect request is out, then opens the tunnel.
+    func testASOCKS5ProxyThatAnswersAhead() throws {
+        var h = UpstreamProxyHandshake(proxy: try UpstreamProxy(parsing: "socks5://proxy:1080"), host: "127.0.0.1", port: 80)
+        XCTAssertEqual(h.receive([5, 0, 5, 0, 0, 1, 10, 0, 0, 1, 0, 80, 0x47]), .send([5, 1, 0, 1, 127, 0, 0, 1, 0, 80]))
+        XCTAssertTrue(h.hasPendingInput)
+        XCTAssertEqual(h.receive([UInt8]()), .established(leftover: [0x47]))
+        XCTAssertFalse(h.hasPendingInput)
+    }
+
+    /// Fuzz finding: text before `@` in something that is not a scheme is never echoed.
+    func testAnUnknownSchemeIsEchoedOnlyWhenItIsOne() {
+        XCTAssertThrowsError(try UpstreamProxy(parsing: "al:ice@secret://proxy:3128")) { error in
+            XCTAssertFalse("\(error)".contains("ice"), "\(error)")
+        }
+        XCTAssertThrowsError(try UpstreamProxy(parsing: "https://proxy:443")) { error in
+            XCTAssertTrue("\(error)".hasSuffix("not https://"), "\(error)")
+        }
+    }
 }
