@@ -81,8 +81,9 @@ public struct ReverseProxy: Sendable, Equatable {
 
     /// The response fields toward the client: an absolute `Location` on an upstream origin that
     /// routes back to the same upstream becomes one on `listenerOrigin` (the scheme and Host the
-    /// client used), and a `Set-Cookie` for an upstream's domain becomes host-only (and not
-    /// `Secure` when the listener is plain http, since a client would drop it there).
+    /// client used), and a `Set-Cookie` for an upstream's domain becomes host-only (and neither
+    /// `Secure` nor `SameSite=None` when the listener is plain http, since a client would drop it
+    /// there).
     /// Unchanged when `rewritesBack` is off.
     func responseFields(_ fields: HTTPFields, listenerOrigin: String) -> HTTPFields {
         guard rewritesBack else { return fields }
@@ -121,7 +122,8 @@ public struct ReverseProxy: Sendable, Equatable {
                 if domain.hasPrefix(".") { domain.removeFirst() }
                 // Domain=example.com covers api.example.com: drop it when it covers an upstream.
                 if hosts.contains(where: { $0 == domain || $0.hasSuffix("." + domain) }) { changed = true; return false }
-            } else if name == "secure" && !listenerIsTLS {
+            } else if (name == "secure" || (name == "samesite" && trimmed.lowercased().hasSuffix("none"))) && !listenerIsTLS {
+                // Browsers refuse SameSite=None without Secure: both go on a plain listener.
                 changed = true
                 return false
             }

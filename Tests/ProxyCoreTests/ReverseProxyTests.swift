@@ -50,6 +50,9 @@ final class ReverseProxyTests: XCTestCase {
         XCTAssertEqual(reverse.setCookie("sid=1; domain=api.example.com; secure", listenerIsTLS: true), "sid=1; secure")
         XCTAssertEqual(reverse.setCookie("sid=1; Domain=other.org; Path=/", listenerIsTLS: false), "sid=1; Domain=other.org; Path=/")
         XCTAssertEqual(reverse.setCookie("sid=1", listenerIsTLS: false), "sid=1")
+        XCTAssertEqual(reverse.setCookie("sid=1; Secure; SameSite=None; HttpOnly", listenerIsTLS: false), "sid=1; HttpOnly")
+        XCTAssertEqual(reverse.setCookie("sid=1; Secure; SameSite=None", listenerIsTLS: true), "sid=1; Secure; SameSite=None")
+        XCTAssertEqual(reverse.setCookie("sid=1; SameSite=Lax", listenerIsTLS: false), "sid=1; SameSite=Lax")
 
         var fields = HTTPFields()
         fields.append(name: "Location", value: "https://api.example.com/next")
