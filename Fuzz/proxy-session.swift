@@ -3,7 +3,8 @@
 // parsers' targets cannot: the session must never crash, loop, talk to an upstream it did not open
 // or already closed, record a flow twice, record a proxy credential, act after it finished, or
 // keep running after an abort. With the replay flag it is `harrec replay`: it must never connect
-// (unless the passthrough flag is set too).
+// (unless the passthrough flag is set too). With the reverse flag it is a reverse listener's
+// session (and may send plain http to an upstream proxy).
 import HARReplay
 import HARScenarios
 import ProxyCore
@@ -92,6 +93,11 @@ private func makeReplayService(passthrough: Bool) -> ReplayService {
     ], source: "fuzz", resetOn: [ReplayResetTrigger("/reset-on")!], passthrough: passthrough)
 }
 
+/// A reverse listener in front of two upstreams (by path prefix).
+private let reverseProxy = ReverseProxy(upstreams: [
+    try! ReverseProxy.Upstream(parsing: "http://a.test"), try! ReverseProxy.Upstream(parsing: "/auth=http://auth.test:8080"),
+])
+
 private let replayService = makeReplayService(passthrough: false)
 /// `--passthrough`: unmatched requests and h2 streams connect upstream (HTTP/1 or HTTP/2).
 private let passthroughService = makeReplayService(passthrough: true)
@@ -107,8 +113,15 @@ public func fuzz(_ pointer: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     configuration.recordWebSocketControlFrames = flags & 8 != 0
     configuration.maxRecordedBodyBytes = flags & 16 != 0 ? 16 : 64 << 20
     if flags & 32 != 0 { configuration.replay = flags & 64 != 0 ? passthroughService : replayService }
+    // The high bit: a reverse listener's session; with the credentials bit, plain http also goes
+    // to an HTTP upstream proxy in absolute form.
+    let reverse = flags & 128 != 0 ? reverseProxy : nil
+    if reverse != nil && flags & 1 != 0 {
+        configuration.upstreamProxy = UpstreamProxy(kind: .http, target: ProxyTarget(host: "proxy.test", port: 3128),
+                                                    credentials: ProxyCredentials(username: "user", password: password))
+    }
     var now = 1_800_000_000.0
-    let session = ProxySession(id: 1, clientAddress: "127.0.0.1:40000", configuration: configuration,
+    let session = ProxySession(id: 1, clientAddress: "127.0.0.1:40000", configuration: configuration, reverse: reverse,
                                flowIDs: IDSource(), now: now)
     var invariants = Invariants()
     invariants.replaying = configuration.replay != nil && configuration.replay?.passthrough == false
