@@ -23,10 +23,15 @@ func setupPageURL(host: String, port: UInt16) -> String {
     "http://\(host.contains(":") ? "[\(host)]" : host):\(port)/harrec/"
 }
 
-/// Prints `url`'s QR code on stderr and, with `--qr-png`, writes it as a PNG.
+/// Prints `url`'s QR code on stderr and, with `--qr-png`, writes it as a PNG first (so it is
+/// on disk once anything about it is printed).
 func showQRCode(_ url: String, pngPath: String?) throws {
-    guard let code = QRCode(url) else { throw UsageError("\(url) is too long for a QR code") }
+    let code = try writeQRCode(url, pngPath: pngPath)
     printErr(code.terminal())
+}
+
+private func writeQRCode(_ url: String, pngPath: String?) throws -> QRCode {
+    guard let code = QRCode(url) else { throw UsageError("\(url) is too long for a QR code") }
     if let pngPath {
         do {
             try writeFileAtomically(code.png(), to: pngPath)
@@ -34,16 +39,18 @@ func showQRCode(_ url: String, pngPath: String?) throws {
             throw UsageError("--qr-png \(pngPath): \(error)")
         }
     }
+    return code
 }
 
 /// What `record --device` prints once listening: the phone's proxy settings, then the code.
 func printDeviceInstructions(host: String, port: UInt16, credentials: (username: String, password: String)?, pngPath: String?) throws {
     let url = setupPageURL(host: host, port: port)
+    let code = try writeQRCode(url, pngPath: pngPath)
     printErr("harrec: on the phone, Settings > Wi-Fi > (i) > Configure Proxy > Manual:")
     printErr("harrec:   Server \(host)   Port \(port)")
     if let credentials {
         printErr("harrec:   Authentication on: Username \(credentials.username)   Password \(credentials.password)")
     }
     printErr("harrec: then open \(url) (scan the code) to install and trust harrec's CA:")
-    try showQRCode(url, pngPath: pngPath)
+    printErr(code.terminal())
 }
