@@ -120,6 +120,12 @@ extension ProxySession {
         }
     }
 
+    /// The origin a reverse listener's client used for `head` (its scheme and Host): what
+    /// redirects and cookies for the upstream are pointed back at.
+    func listenerOrigin(_ head: HTTPRequestHead) -> String {
+        "\(clientTLS == nil ? "http" : "https")://\(head.fields["Host"] ?? "localhost")"
+    }
+
     /// A request to a reverse listener: the connection becomes a tunnel to the upstream its path
     /// goes to (the next request may go to another). harrec's own paths (`/harrec/...`) are
     /// answered here. False when the request was answered.

@@ -97,8 +97,7 @@ extension ProxySession {
         var forwarded = head
         if let reverse {
             // The client addressed harrec: redirects and cookies for the upstream point back here.
-            let origin = "\(clientTLS == nil ? "http" : "https")://\(current.requestHead.fields["Host"] ?? "localhost")"
-            forwarded.fields = reverse.responseFields(head.fields, listenerOrigin: origin)
+            forwarded.fields = reverse.responseFields(head.fields, listenerOrigin: listenerOrigin(current.requestHead))
         }
         guard let plan = try? HTTP1Forwarding.responseHead(forwarded, framing: framing, client: client) else {
             exchange = current

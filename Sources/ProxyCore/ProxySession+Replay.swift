@@ -74,8 +74,8 @@ extension ProxySession {
                 var decision = service.decide(method: current.method, url: current.url, headers: current.fields,
                                               body: current.body, canForward: true)
                 if let reverse, case .serve(let response, let resetAfter) = decision {
-                    let origin = "\(clientTLS == nil ? "http" : "https")://\(current.head.fields["Host"] ?? "localhost")"
-                    decision = .serve(response.replacingFields(reverse.responseFields(response.fields, listenerOrigin: origin)),
+                    decision = .serve(response.replacingFields(reverse.responseFields(response.fields,
+                                                                                      listenerOrigin: listenerOrigin(current.head))),
                                       resetAfter: resetAfter)
                 }
                 current.decision = decision
