@@ -41,10 +41,13 @@ struct MarkerSyntax: Sendable {
     static let binaryOpen: [UInt8] = [0xEE, 0x80, 0x84]
     static let binaryClose: [UInt8] = [0xEE, 0x80, 0x85]
 
-    /// Three ASCII letters, random per run.
-    let nonce: [UInt8]
+    /// Three ASCII letters, random per run. Kept as bytes, not an array: the syntax is copied
+    /// into every rewriter and finalizer, and an array there cost a retain and a release a copy.
+    let n0, n1, n2: UInt8
 
-    init(nonce: [UInt8]) { self.nonce = nonce }
+    init(nonce: [UInt8]) { (n0, n1, n2) = (nonce[0], nonce[1], nonce[2]) }
+
+    var nonce: [UInt8] { [n0, n1, n2] }
 
     static func random() -> MarkerSyntax {
         var generator = SystemRandomNumberGenerator()
@@ -58,7 +61,7 @@ struct MarkerSyntax: Sendable {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 48) { buffer -> String in
             let out = buffer.baseAddress!
             out[0] = 0xEE; out[1] = 0x80; out[2] = 0x80
-            out[3] = nonce[0]; out[4] = nonce[1]; out[5] = nonce[2]
+            out[3] = n0; out[4] = n1; out[5] = n2
             var n = 6 + Self.writeDecimal(index, to: out + 6)
             switch modifier {
             case .plain: break
@@ -95,13 +98,19 @@ struct MarkerSyntax: Sendable {
     /// Whether `p[i...]` starts with `mark` followed by this run's nonce.
     @inline(__always)
     func matches(_ mark: [UInt8], _ p: UnsafeBufferPointer<UInt8>, at i: Int) -> Bool {
-        guard i + 6 <= p.count, p[i] == 0xEE, p[i + 1] == 0x80, p[i + 2] == mark[2] else { return false }
-        return p[i + 3] == nonce[0] && p[i + 4] == nonce[1] && p[i + 5] == nonce[2]
+        matches(code: mark[2], p, at: i)
+    }
+
+    /// Whether `p[i...]` starts with the mark whose third byte is `code`, then this run's nonce.
+    @inline(__always)
+    func matches(code: UInt8, _ p: UnsafeBufferPointer<UInt8>, at i: Int) -> Bool {
+        guard i + 6 <= p.count, p[i] == 0xEE, p[i + 1] == 0x80, p[i + 2] == code else { return false }
+        return p[i + 3] == n0 && p[i + 4] == n1 && p[i + 5] == n2
     }
 
     /// A value marker at `i`: its index, modifier and end.
     func parseValue(_ p: UnsafeBufferPointer<UInt8>, at i: Int) -> (index: Int, modifier: MarkerModifier, end: Int)? {
-        guard matches(Self.valueOpen, p, at: i) else { return nil }
+        guard matches(code: 0x80, p, at: i) else { return nil }
         var j = i + 6
         var index = 0
         let digitsStart = j
@@ -126,12 +135,16 @@ struct MarkerSyntax: Sendable {
     /// The end of the wrap (base64 or binary) whose open mark is at `i`: the index just after its
     /// close mark, counting nested wraps of the same kind.
     func wrapEnd(_ p: UnsafeBufferPointer<UInt8>, from i: Int, open: [UInt8], close: [UInt8]) -> (contentEnd: Int, end: Int)? {
+        wrapEnd(p, from: i, openCode: open[2], closeCode: close[2])
+    }
+
+    private func wrapEnd(_ p: UnsafeBufferPointer<UInt8>, from i: Int, openCode: UInt8, closeCode: UInt8) -> (contentEnd: Int, end: Int)? {
         var depth = 0
         var j = i
         while j < p.count {
             if p[j] == 0xEE {
-                if matches(open, p, at: j) { depth += 1; j += 6; continue }
-                if matches(close, p, at: j) {
+                if matches(code: openCode, p, at: j) { depth += 1; j += 6; continue }
+                if matches(code: closeCode, p, at: j) {
                     depth -= 1
                     if depth == 0 { return (j, j + 6) }
                     j += 6
@@ -147,9 +160,7 @@ struct MarkerSyntax: Sendable {
     func wrapEnd(at i: Int, in p: UnsafeBufferPointer<UInt8>) -> Int? {
         guard i + 6 <= p.count, p[i] == 0xEE, p[i + 1] == 0x80 else { return nil }
         switch p[i + 2] {
-        case 0x82: return wrapEnd(p, from: i, open: Self.base64Open, close: Self.base64Close)?.end
-        case 0x84: return wrapEnd(p, from: i, open: Self.binaryOpen, close: Self.binaryClose)?.end
-        case 0x86: return wrapEnd(p, from: i, open: Self.percentOpen, close: Self.percentClose)?.end
+        case 0x82, 0x84, 0x86: return wrapEnd(p, from: i, openCode: p[i + 2], closeCode: p[i + 2] + 1)?.end
         default: return nil
         }
     }
@@ -162,7 +173,7 @@ struct MarkerSyntax: Sendable {
         while i + 6 <= p.count, let hit = memchr(base + i, 0xEE, p.count - 5 - i) {
             i = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
             if p[i + 1] == 0x80, p[i + 2] & 0xF8 == 0x80,
-               p[i + 3] == nonce[0], p[i + 4] == nonce[1], p[i + 5] == nonce[2] { return true }
+               p[i + 3] == n0, p[i + 4] == n1, p[i + 5] == n2 { return true }
             i += 1
         }
         return false
