@@ -4,7 +4,7 @@
 // or already closed, record a flow twice, record a proxy credential, act after it finished, or
 // keep running after an abort. With the replay flag it is `harrec replay`: it must never connect
 // (unless the passthrough flag is set too). With the reverse flag it is a reverse listener's
-// session (and may send plain http to an upstream proxy).
+// session (and may send plain http to an upstream proxy, or take h2c).
 import HARReplay
 import HARScenarios
 import ProxyCore
@@ -98,6 +98,9 @@ private let reverseProxy = ReverseProxy(upstreams: [
     try! ReverseProxy.Upstream(parsing: "http://a.test"), try! ReverseProxy.Upstream(parsing: "/auth=http://auth.test:8080"),
 ])
 
+/// A reverse listener in front of one upstream: HTTP/2 streams go to it.
+private let soleReverseProxy = ReverseProxy(upstreams: [try! ReverseProxy.Upstream(parsing: "http://a.test")])
+
 private let replayService = makeReplayService(passthrough: false)
 /// `--passthrough`: unmatched requests and h2 streams connect upstream (HTTP/1 or HTTP/2).
 private let passthroughService = makeReplayService(passthrough: true)
@@ -113,9 +116,10 @@ public func fuzz(_ pointer: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     configuration.recordWebSocketControlFrames = flags & 8 != 0
     configuration.maxRecordedBodyBytes = flags & 16 != 0 ? 16 : 64 << 20
     if flags & 32 != 0 { configuration.replay = flags & 64 != 0 ? passthroughService : replayService }
-    // The high bit: a reverse listener's session; with the credentials bit, plain http also goes
-    // to an HTTP upstream proxy in absolute form.
-    let reverse = flags & 128 != 0 ? reverseProxy : nil
+    // The high bit: a reverse listener's session (with bit 8, in front of one upstream, which
+    // takes h2c); with the credentials bit, plain http also goes to an HTTP upstream proxy in
+    // absolute form.
+    let reverse = flags & 128 != 0 ? (flags & 8 != 0 ? soleReverseProxy : reverseProxy) : nil
     if reverse != nil && flags & 1 != 0 {
         configuration.upstreamProxy = UpstreamProxy(kind: .http, target: ProxyTarget(host: "proxy.test", port: 3128),
                                                     credentials: ProxyCredentials(username: "user", password: password))

@@ -60,7 +60,7 @@ def program_chunks(op, data):
     return out
 
 
-def h2c_exchange(server_first):
+def h2c_exchange(server_first, reverse_flags=None):
     c = client()
     request(c, 1, "/h2c", "POST", end=False, extra=[("content-type", "text/plain")])
     c.send_data(1, b"hello", end_stream=True)
@@ -77,6 +77,10 @@ def h2c_exchange(server_first):
     response = s.data_to_send()
     connect = b"CONNECT a.test:8080 HTTP/1.1\r\nHost: a.test:8080\r\n\r\n"
     program = bytes([0x00]) + program_chunks(0x00, connect) + bytes([0x06])
+    if reverse_flags is not None:
+        # A reverse listener's session: the client's preface first, then the upstream connects.
+        return (bytes([reverse_flags]) + program_chunks(0x00, client_bytes) + bytes([0x06])
+                + program_chunks(0x03, server_settings) + program_chunks(0x03, response))
     if server_first:
         program += program_chunks(0x03, server_settings)
     program += program_chunks(0x00, client_bytes)
@@ -89,4 +93,8 @@ SESSION_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "proxy-se
 for name, server_first in (("h2c-tunnel", False), ("h2c-tunnel-server-first", True)):
     with open(os.path.join(SESSION_OUT, name), "wb") as f:
         f.write(h2c_exchange(server_first))
-print(f"wrote 2 h2c seeds to {SESSION_OUT}", file=sys.stderr)
+# The harness's flags: 0x80 a reverse listener, with 0x08 one upstream (else two, by prefix).
+for name, flags in (("reverse-h2c", 0x88), ("reverse-h2c-several-upstreams", 0x80)):
+    with open(os.path.join(SESSION_OUT, name), "wb") as f:
+        f.write(h2c_exchange(False, reverse_flags=flags))
+print(f"wrote 4 h2c seeds to {SESSION_OUT}", file=sys.stderr)

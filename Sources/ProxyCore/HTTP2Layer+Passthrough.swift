@@ -19,10 +19,12 @@ extension HTTP2Layer {
         case goingAway
     }
 
-    /// Whether the upstream nghttp2 session's bytes may go out: always when recording; in a
-    /// replay, only once a passthrough connection speaks h2 (until then the preface waits).
+    /// Whether the upstream nghttp2 session's bytes may go out: when recording, once the
+    /// connection is ready (a reverse listener's h2c client speaks before harrec connected);
+    /// in a replay, only once a passthrough connection speaks h2 (until then the preface waits).
     var upstreamWritable: Bool {
-        context.replay == nil || (passthroughHTTP1 == nil && (replayUpstream == .ready || replayUpstream == .goingAway))
+        guard context.replay != nil else { return upstreamReady }
+        return passthroughHTTP1 == nil && (replayUpstream == .ready || replayUpstream == .goingAway)
     }
 
     /// Sends an unmatched stream's gathered request upstream, or queues it for the connection.

@@ -138,7 +138,7 @@ extension HTTP2Layer {
     /// `end`: the stream ends after `body` (false for a response cut short).
     private func send(_ stream: Stream, fields: [HTTPField], body: [UInt8], end: Bool = true) {
         do {
-            try client.sendResponse(fields, on: stream.clientID, endStream: end && body.isEmpty)
+            try client.sendResponse(reverseResponseFields(fields, stream), on: stream.clientID, endStream: end && body.isEmpty)
             stream.forwardedHead()
             if !body.isEmpty { client.sendData(body, on: stream.clientID, end: end) }
         } catch {

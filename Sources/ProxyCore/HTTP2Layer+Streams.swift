@@ -68,7 +68,7 @@ extension HTTP2Layer {
         var method = "", scheme = context.scheme, authority: String?, path = ""
         var regular: [HTTPField] = []
         // A proxy credential is for harrec: never forwarded or recorded (as with HTTP/1).
-        let fields = fields.filter { $0.name != "proxy-authorization" }
+        var fields = fields.filter { $0.name != "proxy-authorization" }
         for field in fields {
             switch field.name {
             case ":method": method = field.value
@@ -98,6 +98,11 @@ extension HTTP2Layer {
             client.reset(streamID, errorCode: HTTP2ErrorCode.refusedStream)
             fail(stream, "stream opened while the connection was closing", status: nil)
             return
+        }
+        if let route = context.reverse {
+            let request = ReverseRequest(method: method, listenerOrigin: "\(scheme)://\(host)", path: path)
+            guard let upstreamFields = reverseFields(fields, request, stream, route: route) else { return }
+            fields = upstreamFields
         }
         if context.replay != nil {
             startReplayStream(stream, fields: fields, endStream: endStream)
@@ -231,7 +236,7 @@ extension HTTP2Layer {
                                                 headSize: -1)
         stream.flow.instants.responseStart = now
         do {
-            try client.sendResponse(fields, on: stream.clientID, endStream: endStream)
+            try client.sendResponse(reverseResponseFields(fields, stream), on: stream.clientID, endStream: endStream)
             stream.forwardedHead()
         } catch {
             if let upstreamID = stream.upstreamID { upstream.reset(upstreamID, errorCode: HTTP2ErrorCode.cancel) }

@@ -33,6 +33,9 @@ final class HTTP2Layer {
         /// prior knowledge in a plain tunnel) and report it with `replayUpstreamReady` or
         /// `upstreamLost`.
         case openUpstream
+        /// A reverse listener's stream asked for a mark or a replay reset (`HTTP2Layer+Reverse`);
+        /// its answer already went to the client.
+        case reserved(ReservedHost.Answer)
     }
 
     /// What a recorded URL and flow need from the session.
@@ -46,6 +49,8 @@ final class HTTP2Layer {
         var liveLog: Bool
         /// `harrec replay`: streams are answered from here, and nothing is sent upstream.
         var replay: (any Responder)? = nil
+        /// A reverse listener's connection: streams go to its upstream (`HTTP2Layer+Reverse`).
+        var reverse: ReverseRoute? = nil
     }
 
     /// One client stream and its upstream stream.
@@ -88,6 +93,8 @@ final class HTTP2Layer {
         var lastUpstreamActivity: Double
         /// Set when the stream is answered from a replay (`HTTP2Layer+Replay`).
         var replay: ReplayRequest?
+        /// On a reverse listener: the scheme and authority the client used.
+        var listenerOrigin: String?
 
         init(clientID: Int32, flow: Flow, at time: Double) {
             self.clientID = clientID
@@ -138,6 +145,8 @@ final class HTTP2Layer {
     var awaitingUpstream: [Stream] = []
     /// Set while the passthrough connection speaks HTTP/1.1 (`HTTP2Layer+PassthroughHTTP1`).
     var passthroughHTTP1: PassthroughHTTP1?
+    /// False until the upstream connection can take bytes (`upstreamWritable`).
+    var upstreamReady = true
 
     init(context: Context, pool: UpstreamPool, flowIDs: IDSource, limits: HTTP2Limits = HTTP2Limits(),
          at time: Double) throws(HTTP2Error) {

@@ -132,6 +132,11 @@ extension ProxySession {
             tunnelEstablished(target, viaSOCKS: viaSOCKS)
         case .http2 where configuration.replay != nil:
             passthroughUpstreamEstablished()
+        case .http2 where reverse != nil:
+            reverseHTTP2UpstreamEstablished()
+        case .awaitingUpstreamALPN:
+            // A reverse listener's upstream, opened for a client offering h2.
+            startUpstreamTLS(alpnProtocols: upstreamALPNOffer(forHello: pendingClientBytes))
         case .http:
             if scheme == "https" {
                 startUpstreamTLS()

@@ -139,9 +139,7 @@ extension ProxySession {
             rejectRequest(status: 404, reason: "no --reverse upstream takes \(sanitizedControlCharacters(String(head.target.prefix(200))))", head: head)
             return false
         }
-        tunnelTarget = upstream.target
-        scheme = upstream.scheme
-        interceptedServerName = upstream.target.host
+        enterReverseTunnel(upstream)
         return true
     }
 

@@ -50,21 +50,22 @@ extension ProxySession {
     }
 
     /// Switches the session to HTTP/2 on both sides; false (and the session finished) when the
-    /// layer cannot be made.
-    func startHTTP2() -> Bool {
+    /// layer cannot be made. `upstreamReady`: the upstream connection can take bytes now.
+    func startHTTP2(upstreamReady: Bool = true) -> Bool {
         let defaultPort: UInt16 = scheme == "https" ? 443 : 80
         let target = tunnelTarget ?? ProxyTarget(host: interceptedServerName ?? "?", port: defaultPort)
         let host = interceptedServerName ?? target.host
         let authority = target.port == defaultPort ? host : "\(host):\(target.port)"
         let context = HTTP2Layer.Context(clientAddress: clientAddress, scheme: scheme, fallbackAuthority: authority,
                                          maxRecordedBodyBytes: configuration.maxRecordedBodyBytes,
-                                         liveLog: configuration.liveLog, replay: configuration.replay)
+                                         liveLog: configuration.liveLog, replay: configuration.replay, reverse: reverseRoute)
         do {
             http2 = try HTTP2Layer(context: context, pool: upstreams, flowIDs: flowIDs, at: now)
         } catch {
             finish(log: .cannotIntercept(target, reason: "HTTP/2: \(error.message)"))
             return false
         }
+        http2!.upstreamReady = upstreamReady
         mode = .http2
         pumpHTTP2()
         return true
@@ -92,6 +93,7 @@ extension ProxySession {
             case .log(let kind): log(kind)
             case .wake(let instant): commands.append(.wake(at: instant))
             case .openUpstream: openPassthroughUpstream()
+            case .reserved(let answer): applyReserved(answer)
             }
         }
         if !toUpstream.isEmpty, let upstreamID = upstreams.activeID { sendUpstream(upstreamID, toUpstream) }

@@ -269,9 +269,10 @@ extension ProxySession {
     /// `HTTP2Layer+Replay`), any other gets HTTP/1.1, as the recording's client did.
     func startReplayInterception() {
         mode = .http
-        // A reverse listener's streams would carry the listener's authority, not the upstream's:
-        // it stays on HTTP/1.1, whose requests are routed to the recorded upstream.
-        if reverse == nil, upstreamALPNOffer(forHello: pendingClientBytes) != nil,
+        // A reverse listener with several upstreams stays on HTTP/1.1: its streams would share
+        // one connection (`HTTP2Layer.ReverseRoute`).
+        if let upstream = reverseHTTP2Upstream { enterReverseTunnel(upstream) }
+        if reverse == nil || reverseHTTP2Upstream != nil, upstreamALPNOffer(forHello: pendingClientBytes) != nil,
            configuration.replay?.speaksHTTP2(to: tunnelTarget ?? ProxyTarget(host: "", port: 443)) ?? true {
             do {
                 try clientTLS!.acceptALPN(["h2"])

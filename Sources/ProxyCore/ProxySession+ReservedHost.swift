@@ -11,14 +11,7 @@ extension ProxySession {
         // A request body is not read: the connection ends after the answer instead.
         let close = framing != .none || !head.keepAlive || shuttingDown
         sendClient(ReservedHost.response(answer, headOnly: head.method == "HEAD", close: close))
-        if let name = answer.mark {
-            commands.append(.record(.pageMark(PageMark(name: name, time: now))))
-            log(.pageMark(name: name))
-        }
-        if answer.reset, let replay = configuration.replay {
-            replay.reset()
-            log(.replayReset(trigger: "http://harrec/reset"))
-        }
+        applyReserved(answer)
         if close { finish(log: nil) }
     }
 }

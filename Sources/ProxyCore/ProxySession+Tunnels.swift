@@ -91,10 +91,13 @@ extension ProxySession {
             advanceHTTP()
         case .http2PriorKnowledge where configuration.http2 && configuration.replay != nil:
             // h2c prior knowledge to a replay: its streams are answered from the HAR.
+            if let upstream = reverseHTTP2Upstream { enterReverseTunnel(upstream) }
             guard startHTTP2() else { return }
             let bytes = pendingClientBytes
             pendingClientBytes = []
             clientPlaintextArrived(bytes)
+        case .http2PriorKnowledge where configuration.http2 && reverse != nil:
+            startReverseHTTP2PriorKnowledge()
         case .http2PriorKnowledge where configuration.http2 && upstreams.active?.connected == true:
             // Prior knowledge toward the upstream too, as the client assumed of it.
             guard startHTTP2() else { return }
@@ -298,8 +301,8 @@ extension ProxySession {
         if received.handshakeCompleted, case .http = mode, upstreams.active?.tls?.negotiatedALPN == "h2" {
             startUpstreamHTTP2()
         }
-        if received.handshakeCompleted, case .http2 = mode, configuration.replay != nil {
-            passthroughUpstreamEstablished()
+        if received.handshakeCompleted, case .http2 = mode {
+            if configuration.replay != nil { passthroughUpstreamEstablished() } else if reverse != nil { reverseHTTP2UpstreamEstablished() }
             guard upstreams.activeID == upstreamID else { return nil }
         }
         if received.handshakeCompleted, exchange != nil, exchange?.headSent == false {
@@ -341,6 +344,13 @@ extension ProxySession {
         requestDecoder = HTTP1RequestDecoder()
         if configuration.replay != nil {
             startReplayInterception()
+            return
+        }
+        if let upstream = reverseHTTP2Upstream, upstream.scheme == "https", upstreamALPNOffer(forHello: pendingClientBytes) != nil {
+            // A reverse listener's client offering h2: asked of its upstream, as in a tunnel.
+            enterReverseTunnel(upstream)
+            mode = .awaitingUpstreamALPN(target)
+            openUpstream(to: upstream.target)
             return
         }
         if let offer = upstreamALPNOffer(forHello: pendingClientBytes), upstreams.active?.connected == true {

@@ -28,14 +28,18 @@ final class HTTP2LayerHarness {
     var now: Double = 1_800_000_000
     let chunk: Int
 
-    init(chunk: Int = .max, limits: HTTP2Limits = HTTP2Limits(), replay: ReplayService? = nil) throws {
+    /// Marks and resets asked on a reverse listener's streams (`HTTP2Layer+Reverse`).
+    var reserved: [ReservedHost.Answer] = []
+
+    init(chunk: Int = .max, limits: HTTP2Limits = HTTP2Limits(), replay: ReplayService? = nil,
+         reverse: HTTP2Layer.ReverseRoute? = nil) throws {
         self.chunk = chunk
         let command = pool.open(to: ProxyTarget(host: "api.test", port: 443), at: now)
         guard case .openUpstream(let id, _, _) = command else { fatalError("open gives openUpstream") }
         _ = pool.connected(id, UpstreamConnection(remoteIP: "127.0.0.1", dnsStart: nil, dnsEnd: nil,
                                                   connectStart: now, connectEnd: now))
         let context = HTTP2Layer.Context(clientAddress: "127.0.0.1:50000", scheme: "https", fallbackAuthority: "api.test",
-                                         maxRecordedBodyBytes: 64 << 20, liveLog: true, replay: replay)
+                                         maxRecordedBodyBytes: 64 << 20, liveLog: true, replay: replay, reverse: reverse)
         layer = try HTTP2Layer(context: context, pool: pool, flowIDs: IDSource(), limits: limits, at: now)
         client = try HTTP2Connection(role: .client, limits: limits)
         origin = try HTTP2Connection(role: .server, limits: limits)
@@ -88,6 +92,7 @@ final class HTTP2LayerHarness {
                 case .log(let kind): logs.append(kind)
                 case .wake(let instant): wakes.append(instant)
                 case .openUpstream: upstreamOpenings += 1
+                case .reserved(let answer): reserved.append(answer)
                 }
             }
             if !toClient.isEmpty { moved = true; try deliver(toClient, to: client) }
@@ -128,9 +133,9 @@ final class HTTP2LayerHarness {
     }
 
     func request(_ path: String, method: String = "GET", fields: [HTTPField] = [], body: [UInt8]? = nil,
-                 trailers: [HTTPField]? = nil) throws -> Int32 {
-        let head = [HTTPField(name: ":method", value: method), HTTPField(name: ":scheme", value: "https"),
-                    HTTPField(name: ":authority", value: "api.test"), HTTPField(name: ":path", value: path)] + fields
+                 trailers: [HTTPField]? = nil, scheme: String = "https", authority: String = "api.test") throws -> Int32 {
+        let head = [HTTPField(name: ":method", value: method), HTTPField(name: ":scheme", value: scheme),
+                    HTTPField(name: ":authority", value: authority), HTTPField(name: ":path", value: path)] + fields
         let id = try client.sendRequest(head, endStream: body == nil)
         if let body { client.sendData(body, on: id, end: true, trailers: trailers) }
         return id

@@ -1,6 +1,6 @@
 """HTTP/2 end to end (issue 16): real clients through harrec's CONNECT and SOCKS5 to a local nginx
 with `http2` on its TLS listener, nginx proxying to origin.py (so every origin endpoint is served
-over h2). A second nginx listener speaks only HTTP/1.1.
+over h2). A second nginx listener speaks only HTTP/1.1, and a third h2c with prior knowledge.
 
 For every case: the protocol the client reports, byte-identical bodies, one HAR entry per stream,
 and a HAR that mitmproxy 12's `mitmdump -nr` reads (installed by scripts/install-deps --test).
@@ -46,6 +46,8 @@ http {{
     proxy_http_version 1.1;
     proxy_request_buffering off;
     proxy_buffering off;
+    # The authority the client asked for, since proxy_pass sends the origin's own as Host.
+    proxy_set_header X-Seen-Host $http_host;
     http2_max_concurrent_streams 128;
     server {{
         listen 127.0.0.1:{h2_port} ssl http2;
@@ -54,6 +56,11 @@ http {{
     }}
     server {{
         listen 127.0.0.1:{h1_port} ssl;
+        location / {{ proxy_pass http://127.0.0.1:{origin_port}; }}
+    }}
+    server {{
+        # h2c with prior knowledge only (no TLS, no upgrade).
+        listen 127.0.0.1:{h2c_port} http2;
         location / {{ proxy_pass http://127.0.0.1:{origin_port}; }}
     }}
 }}
@@ -75,10 +82,10 @@ class NginxH2:
         self.prefix.mkdir(parents=True, exist_ok=True)
         self.static_dir = tmp / "static"
         self.static_dir.mkdir(exist_ok=True)
-        self.h2_port, self.h1_port = free_port(), free_port()
+        self.h2_port, self.h1_port, self.h2c_port = free_port(), free_port(), free_port()
         conf = NGINX_CONF.format(user="user root;" if os.geteuid() == 0 else "", prefix=self.prefix,
                                  cert=pki / "server.pem", key=pki / "server-key.pem",
-                                 h2_port=self.h2_port, h1_port=self.h1_port, origin_port=origin_port,
+                                 h2_port=self.h2_port, h1_port=self.h1_port, h2c_port=self.h2c_port, origin_port=origin_port,
                                  static=self.static_dir)
         (self.prefix / "nginx.conf").write_text(conf)
         nginx = shutil.which("nginx") or "/usr/sbin/nginx"
