@@ -1,10 +1,12 @@
 #define _GNU_SOURCE
 #include "CSystemShims.h"
 #include <errno.h>
-#include <malloc.h>
 #include <fcntl.h>
 #include <string.h>
 #include <pthread.h>
+#ifdef __linux__
+#include <malloc.h>
+#endif
 
 int harrec_set_nonblocking(int fd) {
     int flags = fcntl(fd, F_GETFL, 0);
@@ -14,8 +16,94 @@ int harrec_set_nonblocking(int fd) {
 
 int harrec_errno(void) { return errno; }
 
+int harrec_sock_stream(void) { return SOCK_STREAM; }
+
+#ifndef __linux__
+/// Non-blocking, close-on-exec and no SIGPIPE on an fd made without them; closes it on failure.
+static int harrec_prepare_socket(int fd) {
+    int one = 1;
+    if (harrec_set_nonblocking(fd) != 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) != 0
+        || setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+#endif
+
+int harrec_stream_socket(int family) {
+#ifdef __linux__
+    return socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+#else
+    int fd = socket(family, SOCK_STREAM, 0);
+    return fd < 0 ? fd : harrec_prepare_socket(fd);
+#endif
+}
+
 int harrec_accept_nonblocking(int fd, struct sockaddr *address, socklen_t *length) {
+#ifdef __linux__
     return accept4(fd, address, length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+#else
+    int accepted = accept(fd, address, length);
+    return accepted < 0 ? accepted : harrec_prepare_socket(accepted);
+#endif
+}
+
+int harrec_send_flags(void) {
+#ifdef MSG_NOSIGNAL
+    return MSG_NOSIGNAL;
+#else
+    return 0;
+#endif
+}
+
+int harrec_waker_open(int fds[2]) {
+#ifdef __linux__
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fd < 0) return -1;
+    fds[0] = fd;
+    fds[1] = fd;
+    return 0;
+#else
+    if (pipe(fds) != 0) return -1;
+    for (int k = 0; k < 2; k++) {
+        if (harrec_set_nonblocking(fds[k]) != 0 || fcntl(fds[k], F_SETFD, FD_CLOEXEC) != 0) {
+            int saved = errno;
+            close(fds[0]);
+            close(fds[1]);
+            errno = saved;
+            return -1;
+        }
+    }
+    return 0;
+#endif
+}
+
+void harrec_waker_fire(int fd) {
+#ifdef __linux__
+    uint64_t one = 1;
+    ssize_t ignored = write(fd, &one, sizeof one);
+#else
+    // A full pipe already wakes the reader: the byte that did not fit is not needed.
+    unsigned char one = 1;
+    ssize_t ignored = write(fd, &one, 1);
+#endif
+    (void)ignored;
+}
+
+unsigned long harrec_waker_take(int fd) {
+#ifdef __linux__
+    uint64_t count = 0;
+    return read(fd, &count, sizeof count) == (ssize_t)sizeof count ? (unsigned long)count : 0;
+#else
+    unsigned long total = 0;
+    unsigned char buffer[256];
+    ssize_t n;
+    while ((n = read(fd, buffer, sizeof buffer)) > 0) total += (unsigned long)n;
+    return total;
+#endif
 }
 
 static volatile int harrec_signal_fd = -1;
@@ -27,11 +115,7 @@ static void harrec_shutdown_handler(int signo) {
     (void)signo;
     int saved = errno;
     harrec_signal_total++;
-    uint64_t one = 1;
-    if (harrec_signal_fd >= 0) {
-        ssize_t ignored = write(harrec_signal_fd, &one, sizeof one);
-        (void)ignored;
-    }
+    if (harrec_signal_fd >= 0) harrec_waker_fire(harrec_signal_fd);
     errno = saved;
 }
 
@@ -51,14 +135,25 @@ int harrec_install_shutdown_signals(int fd) {
 }
 
 void harrec_retain_freed_memory(void) {
+#ifdef __linux__
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
 }
 
-int harrec_set_thread_name(unsigned long thread, const char *name) {
-    return pthread_setname_np((pthread_t)thread, name);
+int harrec_name_this_thread(const char *name) {
+#ifdef __linux__
+    return pthread_setname_np(pthread_self(), name);
+#else
+    return pthread_setname_np(name);
+#endif
 }
 
 int harrec_start_writeback(int fd, long long offset, long long length) {
+#ifdef __linux__
     return sync_file_range(fd, (off_t)offset, (off_t)length, SYNC_FILE_RANGE_WRITE);
+#else
+    (void)fd; (void)offset; (void)length;
+    return 0;
+#endif
 }

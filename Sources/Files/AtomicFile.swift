@@ -1,8 +1,10 @@
 import CSystemShims
 #if canImport(Glibc)
 import Glibc
+private let systemWrite = Glibc.write
 #elseif canImport(Darwin)
 import Darwin
+private let systemWrite = Darwin.write
 #endif
 
 /// A file could not be written; the message names the path and the system error.
@@ -44,7 +46,7 @@ public final class AtomicFileWriter: @unchecked Sendable {
         let failure: String? = bytes.withUnsafeBytes { raw -> String? in
             var offset = 0
             while offset < raw.count {
-                let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                let written = systemWrite(fd, raw.baseAddress! + offset, raw.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
                     return String(cString: strerror(errno))

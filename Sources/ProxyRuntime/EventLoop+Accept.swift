@@ -1,6 +1,10 @@
 import CSystemShims
 import Dispatch
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ProxyCore
 import Recording
 import Synchronization

@@ -1,6 +1,10 @@
 import CSystemShims
 import Dispatch
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ProxyCore
 import Recording
 import Synchronization
@@ -276,6 +280,6 @@ func gatherSend(_ fd: Int32, _ regions: [UnsafeRawBufferPointer]) -> Int {
         var message = msghdr()
         message.msg_iov = buffer.baseAddress
         message.msg_iovlen = buffer.count
-        return sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+        return sendmsg(fd, &message, harrec_send_flags())
     }
 }

@@ -1,6 +1,12 @@
 import CSystemShims
 import Dispatch
+#if canImport(Glibc)
 import Glibc
+private let systemConnect = Glibc.connect
+#elseif canImport(Darwin)
+import Darwin
+private let systemConnect = Darwin.connect
+#endif
 import ProxyCore
 import Recording
 import Synchronization
@@ -97,7 +103,7 @@ extension EventLoop {
                     .other, "\(target.ip):\(target.port) is this proxy's own listener (the request would loop)"), at: wallClock())
                 return
             }
-            let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let fd = harrec_stream_socket(address.family)
             if fd < 0 {
                 lastError = harrec_errno()
                 position += 1
@@ -107,7 +113,7 @@ extension EventLoop {
             connection.fd = fd
             connection.remoteIP = address.ipAndPort.ip
             connection.connectStart = wallClock()
-            let result = address.withSockaddr { Glibc.connect(fd, $0, $1) }
+            let result = address.withSockaddr { systemConnect(fd, $0, $1) }
             if result == 0 {
                 connection.state = .open
                 connected(connection)
@@ -245,7 +251,7 @@ func failure(forErrno code: Int32) -> UpstreamFailure {
 /// Blocking getaddrinfo, run off the loop thread.
 func resolve(host: String, port: UInt16) -> Result<[SocketAddress], UpstreamFailure> {
     var hints = addrinfo()
-    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    hints.ai_socktype = harrec_sock_stream()
     hints.ai_family = AF_UNSPEC
     var list: UnsafeMutablePointer<addrinfo>?
     let status = getaddrinfo(host, String(port), &hints, &list)

@@ -1,5 +1,9 @@
 import Dispatch
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ProxyCore
 import Recording
 import Synchronization
@@ -98,7 +102,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     init(index: Int, shared: LoopGroup, configuration: ProxyConfiguration, sink: FlowSink, log: LogOutput,
-         poller backend: PollerBackend = .epoll) throws {
+         poller backend: PollerBackend = .platformDefault) throws {
         self.index = index
         self.shared = shared
         var configuration = configuration

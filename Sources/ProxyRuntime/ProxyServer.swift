@@ -1,6 +1,10 @@
 import CSystemShims
 import Dispatch
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ProxyCore
 import Recording
 import Synchronization
@@ -39,7 +43,7 @@ public final class ProxyServer: @unchecked Sendable {
     ///   - loopCount: event-loop threads; clamped to 1...`maximumLoopCount`.
     ///   - poller: the readiness API every loop uses.
     public init(configuration: ProxyConfiguration, sink: FlowSink, log: LogOutput,
-                loopCount: Int = ProxyServer.defaultLoopCount, poller: PollerBackend = .epoll) throws {
+                loopCount: Int = ProxyServer.defaultLoopCount, poller: PollerBackend = .platformDefault) throws {
         let count = min(Self.maximumLoopCount, max(1, loopCount))
         shared = LoopGroup()
         // What the filter skips is proxied but never reaches the recording.

@@ -1,5 +1,9 @@
 import CSystemShims
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ProxyCore
 
 /// Wall-clock seconds since the Unix epoch with sub-millisecond precision. HAR needs wall-clock
@@ -81,13 +85,13 @@ struct SocketAddress {
                 return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
                     var address = v6.pointee.sin6_addr
                     inet_ntop(AF_INET6, &address, &buffer, socklen_t(buffer.count))
-                    return (String(cString: buffer), UInt16(bigEndian: v6.pointee.sin6_port))
+                    return (string(nulTerminated: buffer), UInt16(bigEndian: v6.pointee.sin6_port))
                 }
             }
             return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
                 var address = v4.pointee.sin_addr
                 inet_ntop(AF_INET, &address, &buffer, socklen_t(buffer.count))
-                return (String(cString: buffer), UInt16(bigEndian: v4.pointee.sin_port))
+                return (string(nulTerminated: buffer), UInt16(bigEndian: v4.pointee.sin_port))
             }
         }
     }
@@ -116,7 +120,7 @@ func makeListener(address: String, port: UInt16) throws -> (fd: Int32, port: UIn
     guard let socketAddress = SocketAddress(ip: address, port: port) else {
         throw SocketError("listen address '\(address)' is not an IP literal", code: EINVAL)
     }
-    let fd = socket(socketAddress.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    let fd = harrec_stream_socket(socketAddress.family)
     guard fd >= 0 else { throw SocketError("socket") }
     var one: Int32 = 1
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -155,12 +159,12 @@ func localInterfaceAddresses() -> Set<String> {
         case AF_INET:
             address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
                 var raw = v4.pointee.sin_addr
-                if inet_ntop(AF_INET, &raw, &buffer, socklen_t(buffer.count)) != nil { found.insert(String(cString: buffer)) }
+                if inet_ntop(AF_INET, &raw, &buffer, socklen_t(buffer.count)) != nil { found.insert(string(nulTerminated: buffer)) }
             }
         case AF_INET6:
             address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
                 var raw = v6.pointee.sin6_addr
-                if inet_ntop(AF_INET6, &raw, &buffer, socklen_t(buffer.count)) != nil { found.insert(String(cString: buffer)) }
+                if inet_ntop(AF_INET6, &raw, &buffer, socklen_t(buffer.count)) != nil { found.insert(string(nulTerminated: buffer)) }
             }
         default:
             break
@@ -185,7 +189,7 @@ public func lanIPv4Address() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN) + 1)
         address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
             var raw = v4.pointee.sin_addr
-            if inet_ntop(AF_INET, &raw, &buffer, socklen_t(buffer.count)) != nil { found.append(String(cString: buffer)) }
+            if inet_ntop(AF_INET, &raw, &buffer, socklen_t(buffer.count)) != nil { found.append(string(nulTerminated: buffer)) }
         }
     }
     func isPrivate(_ ip: String) -> Bool {
@@ -194,4 +198,9 @@ public func lanIPv4Address() -> String? {
         return parts[0] == 10 || (parts[0] == 172 && (16...31).contains(parts[1])) || (parts[0] == 192 && parts[1] == 168)
     }
     return found.first(where: isPrivate) ?? found.first
+}
+
+/// The text of a NUL-terminated C buffer (an address `inet_ntop` wrote).
+private func string(nulTerminated buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

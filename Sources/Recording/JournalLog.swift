@@ -1,5 +1,9 @@
 import Files
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// The recording log of `harrec record`: every finished exchange and every WebSocket message goes

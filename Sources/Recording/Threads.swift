@@ -11,13 +11,16 @@ import Darwin
 /// Starts a joinable thread running `body`; nil when the system refuses.
 public func startThread(named name: String, _ body: @escaping () -> Void) -> pthread_t? {
     final class Box {
+        let name: String
         let body: () -> Void
-        init(_ body: @escaping () -> Void) { self.body = body }
+        init(_ name: String, _ body: @escaping () -> Void) { (self.name, self.body) = (name, body) }
     }
-    let box = Unmanaged.passRetained(Box(body)).toOpaque()
+    let box = Unmanaged.passRetained(Box(name, body)).toOpaque()
     var thread = pthread_t()
     let result = pthread_create(&thread, nil, { argument in
         let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
+        // Named from inside: Darwin names only the calling thread.
+        box.name.withCString { _ = harrec_name_this_thread($0) }
         box.body()
         return nil
     }, box)
@@ -25,7 +28,6 @@ public func startThread(named name: String, _ body: @escaping () -> Void) -> pth
         Unmanaged<Box>.fromOpaque(box).release()
         return nil
     }
-    _ = harrec_set_thread_name(thread, name)
     return thread
 }
 

@@ -95,7 +95,7 @@ public final class CertificateAuthority: @unchecked Sendable {
         self.certificateDER = try X509Util.der(certificate)
         self.fingerprintSHA256 = try X509Util.fingerprintSHA256(certificate)
         self.subjectCommonName = X509Util.commonName(X509_get_subject_name(certificate)) ?? ""
-        self.notAfter = X509Util.time(X509_get0_notAfter(certificate)) ?? Int(Glibc.time(nil))
+        self.notAfter = X509Util.time(X509_get0_notAfter(certificate)) ?? unixTime()
         self.state = Mutex(CacheState(leaves: LRUCache(capacity: Self.leafCacheCapacity)))
     }
 
@@ -286,7 +286,7 @@ public final class CertificateAuthority: @unchecked Sendable {
             throw CertificateAuthorityError(OpenSSL.errorMessage("X509_new failed"))
         }
         do {
-            let now = Int(Glibc.time(nil))
+            let now = unixTime()
             let notBefore = now - backdateSeconds
             try X509Util.setBasics(certificate, publicKey: key, notBefore: notBefore,
                                    notAfter: notBefore + caValidityDays * 86_400)

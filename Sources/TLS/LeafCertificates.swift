@@ -51,7 +51,7 @@ extension CertificateAuthority {
         let key = try LeafKey.shared.get()
         guard let leaf = X509_new() else { throw CertificateAuthorityError(OpenSSL.errorMessage("X509_new failed")) }
         do {
-            let notBefore = Int(Glibc.time(nil)) - Self.backdateSeconds
+            let notBefore = unixTime() - Self.backdateSeconds
             let notAfter = min(notBefore + Self.leafValidityDays * 86_400, notAfter)
             try X509Util.setBasics(leaf, publicKey: key.pointer, notBefore: notBefore, notAfter: notAfter)
             let name = try X509Util.name(commonName: String(target.name.prefix(Self.maximumCommonNameLength)), organization: nil)

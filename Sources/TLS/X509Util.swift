@@ -2,8 +2,12 @@ import COpenSSLShims
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+/// Seconds since 1970 (the C library's `time`, which `X509Util.time` hides).
+func unixTime() -> Int { Int(Glibc.time(nil)) }
 #elseif canImport(Darwin)
 import Darwin
+/// Seconds since 1970 (the C library's `time`, which `X509Util.time` hides).
+func unixTime() -> Int { Int(Darwin.time(nil)) }
 #endif
 
 /// Thin wrappers over OpenSSL's X509 API.

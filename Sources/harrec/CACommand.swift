@@ -1,6 +1,10 @@
 import CLI
 import Files
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ProxyCore
 import ProxyRuntime
 import TLS
@@ -110,7 +114,7 @@ func runCA(_ arguments: [String]) -> Int32 {
         let authority = loadAuthority(parsed)
         let bytes: [UInt8]
         let profile = parsed.value("mobileconfig")
-        switch profile.map { _ in "mobileconfig" } ?? parsed.value("format") ?? "pem" {
+        switch (profile == nil ? nil : "mobileconfig") ?? parsed.value("format") ?? "pem" {
         case "pem": bytes = Array(authority.certificatePEM.utf8)
         case "der": bytes = authority.certificateDER
         case "mobileconfig": bytes = authority.mobileConfig()

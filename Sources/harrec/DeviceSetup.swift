@@ -1,6 +1,10 @@
 import CLI
 import Files
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ProxyRuntime
 
 // Recording a phone in one step: `record --device` listens on the LAN with credentials of its

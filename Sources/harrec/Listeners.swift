@@ -27,8 +27,8 @@ struct ListenerSettings {
     var address = "127.0.0.1"
     var credentials: ProxyCredentials?
     var loopCount = ProxyServer.defaultLoopCount
-    /// `HARREC_POLLER`: epoll unless it says poll.
-    var poller = PollerBackend.epoll
+    /// `HARREC_POLLER`: the platform's default (epoll on Linux) unless it says poll.
+    var poller = PollerBackend.platformDefault
 
     init(_ parsed: ParsedArguments) throws {
         if let auth = try proxyAuthSetting(parsed) {
@@ -67,10 +67,11 @@ struct ListenerSettings {
                              "Require credentials with --proxy-auth-file <file> (or $HARREC_PROXY_AUTH, or --proxy-auth user:pass)")
         }
         guard let backend = PollerBackend.fromEnvironment else {
-            throw UsageError("HARREC_POLLER must be epoll or poll")
+            throw UsageError(PollerBackend.platformDefault == .epoll ? "HARREC_POLLER must be epoll or poll"
+                                                                      : "HARREC_POLLER must be poll on this system (it has no epoll)")
         }
         poller = backend
-        if backend != .epoll {
+        if backend != .platformDefault {
             startupNotes.withLock { $0.append("harrec: event loops use \(backend.rawValue)(2) (HARREC_POLLER)") }
         }
         if let text = parsed.value("threads") {

@@ -1,5 +1,10 @@
+import CSystemShims
 import CLI
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HAR
 import Recording
 import TextEncodings
@@ -54,7 +59,7 @@ func askReservedHost(_ path: String, proxy address: String, peer: String, hint: 
     var timeout = timeval(tv_sec: markTimeoutSeconds, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     let bytes = Array(request.utf8)
-    guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
+    guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, harrec_send_flags()) }) == bytes.count else {
         printErr("harrec: error: cannot send to \(address)")
         return 1
     }
@@ -108,7 +113,7 @@ enum ConnectResult {
 /// A blocking TCP connection to `host` (a name or an IP literal) and `port`.
 func connectTCP(host: String, port: UInt16) -> ConnectResult {
     var hints = addrinfo()
-    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    hints.ai_socktype = harrec_sock_stream()
     hints.ai_family = AF_UNSPEC
     var list: UnsafeMutablePointer<addrinfo>?
     let status = getaddrinfo(host, String(port), &hints, &list)

@@ -2,7 +2,11 @@ import CSystemShims
 import CLI
 import Export
 import Files
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HAR
 import Recording
 import Redaction

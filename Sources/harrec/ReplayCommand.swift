@@ -1,7 +1,11 @@
 import CLI
 import CSystemShims
 import Files
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HAR
 import HARGenerator
 import HARReplay

@@ -1,6 +1,10 @@
 import CLI
 import Files
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ProxyCore
 
 // `--upstream-proxy`: send every upstream connection through a company proxy. Shared by `record`

@@ -1,7 +1,11 @@
 import CSystemShims
 import CLI
 import Files
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HAR
 import ProxyCore
 import ProxyRuntime

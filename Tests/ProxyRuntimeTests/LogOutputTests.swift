@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 @testable import ProxyRuntime
 import XCTest
 
@@ -20,16 +24,9 @@ final class LogOutputTests: XCTestCase {
         piped.flush()
         XCTAssertEqual(readAll(fds[0]), "GET http://a.test/ 200 \\x1b[31m\n", "no style codes into a pipe, and the wire's escaped")
 
-        // A pseudo-terminal: /dev/ptmx, unlocked (TIOCSPTLCK), and its numbered other end
-        // (TIOCGPTN); the request numbers are the generic Linux ones (_IOW/_IOR of type T).
-        let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
-        XCTAssertGreaterThanOrEqual(master, 0)
+        let (master, name) = try openPseudoTerminal()
         defer { close(master) }
-        var unlock: Int32 = 0
-        XCTAssertEqual(ioctl(master, 0x4004_5431, &unlock), 0)
-        var number: UInt32 = 0
-        XCTAssertEqual(ioctl(master, 0x8004_5430, &number), 0)
-        let slave = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY)
+        let slave = open(name, O_RDWR | O_NOCTTY)
         XCTAssertGreaterThanOrEqual(slave, 0)
         defer { close(slave) }
         unsetenv("NO_COLOR")
@@ -51,4 +48,26 @@ final class LogOutputTests: XCTestCase {
         usleep(20_000)
         XCTAssertFalse(readAll(master).contains("\u{1B}["))
     }
+}
+
+/// A pseudo-terminal's controlling end and the path of its other end.
+private func openPseudoTerminal() throws -> (Int32, String) {
+    #if os(Linux)
+    // /dev/ptmx, unlocked (TIOCSPTLCK), and its numbered other end (TIOCGPTN); the request
+    // numbers are the generic Linux ones (_IOW/_IOR of type T). (Glibc's module hides the POSIX
+    // calls below, which need _XOPEN_SOURCE.)
+    let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+    XCTAssertGreaterThanOrEqual(master, 0)
+    var unlock: Int32 = 0
+    XCTAssertEqual(ioctl(master, 0x4004_5431, &unlock), 0)
+    var number: UInt32 = 0
+    XCTAssertEqual(ioctl(master, 0x8004_5430, &number), 0)
+    return (master, "/dev/pts/\(number)")
+    #else
+    let master = posix_openpt(O_RDWR | O_NOCTTY)
+    XCTAssertGreaterThanOrEqual(master, 0)
+    XCTAssertEqual(grantpt(master), 0)
+    XCTAssertEqual(unlockpt(master), 0)
+    return (master, try XCTUnwrap(ptsname(master).map { String(cString: $0) }))
+    #endif
 }

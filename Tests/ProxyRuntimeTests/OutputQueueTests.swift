@@ -1,4 +1,10 @@
+#if canImport(Glibc)
 import Glibc
+private let streamType = Int32(SOCK_STREAM.rawValue)
+#elseif canImport(Darwin)
+import Darwin
+private let streamType = SOCK_STREAM
+#endif
 import XCTest
 @testable import ProxyRuntime
 
@@ -79,7 +85,7 @@ final class OutputQueueTests: XCTestCase {
     /// A real gathered write through a socket pair: the peer reads the regions in order.
     func testGatherSendWritesRegionsInOrder() throws {
         var fds: [Int32] = [0, 0]
-        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
+        XCTAssertEqual(socketpair(AF_UNIX, streamType, 0, &fds), 0)
         defer { close(fds[0]); close(fds[1]) }
         var queue = OutputQueue()
         let head = Array("HTTP/1.1 200 OK\r\nContent-Length: 6000\r\n\r\n".utf8)

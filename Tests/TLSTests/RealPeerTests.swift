@@ -1,6 +1,17 @@
 import Foundation
 import XCTest
 @testable import TLS
+#if canImport(Glibc)
+import Glibc
+private let streamType = Int32(SOCK_STREAM.rawValue)
+private let sendFlags = Int32(MSG_NOSIGNAL)
+private let systemListen = Glibc.listen, systemAccept = Glibc.accept, systemConnect = Glibc.connect
+#elseif canImport(Darwin)
+import Darwin
+private let streamType = SOCK_STREAM
+private let sendFlags: Int32 = 0  // SO_NOSIGPIPE on the socket instead
+private let systemListen = Darwin.listen, systemAccept = Darwin.accept, systemConnect = Darwin.connect
+#endif
 
 /// A child process whose stdout and stderr are collected as they arrive.
 final class SpawnedProcess: @unchecked Sendable {
@@ -88,7 +99,7 @@ final class SpawnedProcess: @unchecked Sendable {
 /// Blocking loopback sockets for the tests. The engines stay sans-IO: these helpers own all I/O.
 enum TestSocket {
     static func listen() throws -> (fd: Int32, port: Int) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, streamType, 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -99,7 +110,7 @@ enum TestSocket {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, Glibc.listen(fd, 8) == 0 else { close(fd); throw POSIXError(.EADDRINUSE) }
+        guard bound == 0, systemListen(fd, 8) == 0 else { close(fd); throw POSIXError(.EADDRINUSE) }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
@@ -110,18 +121,18 @@ enum TestSocket {
     static func accept(_ fd: Int32, timeout: TimeInterval = 10) -> Int32? {
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         guard poll(&poller, 1, Int32(timeout * 1000)) == 1 else { return nil }
-        let client = Glibc.accept(fd, nil, nil)
+        let client = systemAccept(fd, nil, nil)
         return client >= 0 ? client : nil
     }
 
     static func connect(port: Int) -> Int32? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, streamType, 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         if result != 0 { close(fd); return nil }
         return fd
@@ -130,7 +141,7 @@ enum TestSocket {
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+            let written = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, sendFlags) }
             if written <= 0 { return false }
             offset += written
         }

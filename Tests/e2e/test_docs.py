@@ -121,3 +121,20 @@ def test_version_changelog_and_tag_agree():
             for release in releases[1:]:
                 assert release in tags, f"CHANGELOG release {release} has no git tag"
             assert version in tags, f"harrec {version} has no git tag"
+
+
+def test_the_macos_workflow_builds_and_runs_the_unit_tests():
+    """The macOS workflow (run by the hosting service, not here) is valid YAML on a macOS runner
+    and builds, runs HARMocking's tests and the unit tests, and checks the binary's poller refusal,
+    whose wording it greps, against the source that prints it."""
+    import yaml
+
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "macos.yml").read_text())
+    (job,) = workflow["jobs"].values()
+    assert job["runs-on"].startswith("macos-")
+    runs = "\n".join(step.get("run", "") for step in job["steps"])
+    for command in ("swift build $SWIFT_FLAGS", "swift test $SWIFT_FLAGS --filter 'HARMockingTests", "swift test $SWIFT_FLAGS\n"):
+        assert command in runs + "\n", command
+    assert re.search(r"grep -q \"has no epoll\"", runs)
+    listeners = (ROOT / "Sources" / "harrec" / "Listeners.swift").read_text()
+    assert "has no epoll" in listeners
