@@ -68,7 +68,19 @@ def spki_sha256(pem_path: Path) -> str:
 
 # ------------------------------------------------------------------ the scenario (in the namespace)
 
-async def _drive(debug_port: int, url: str, timeout: float) -> dict:
+STATE = ("JSON.stringify({title: document.title, "
+         "ws: (document.getElementById('ws') || {}).textContent || '', "
+         "post: (document.getElementById('post') || {}).textContent || ''})")
+
+
+def page_done(state: dict) -> bool:
+    return state.get("title", "").startswith("fetched") and state.get("ws", "").startswith("echo:") \
+        and state.get("post", "pending") != "pending"
+
+
+async def _drive(debug_port: int, url: str, timeout: float, expression: str = STATE, done=page_done) -> dict:
+    """Navigates the browser's page to `url`, then reads `expression` (JSON) until `done` says the
+    page's asynchronous work is over, or `timeout`."""
     import websockets
 
     with urllib.request.urlopen(f"http://127.0.0.1:{debug_port}/json/list", timeout=10) as response:
@@ -89,14 +101,10 @@ async def _drive(debug_port: int, url: str, timeout: float) -> dict:
         deadline = time.time() + timeout
         state = {}
         while time.time() < deadline:
-            reply = await call("Runtime.evaluate", returnByValue=True,
-                               expression="JSON.stringify({title: document.title, "
-                                          "ws: (document.getElementById('ws') || {}).textContent || '', "
-                                          "post: (document.getElementById('post') || {}).textContent || ''})")
+            reply = await call("Runtime.evaluate", returnByValue=True, expression=expression)
             value = reply.get("result", {}).get("result", {}).get("value")
             state = json.loads(value) if value else {}
-            if state.get("title", "").startswith("fetched") and state.get("ws", "").startswith("echo:") \
-                    and state.get("post", "pending") != "pending":
+            if done(state):
                 break
             await asyncio.sleep(0.2)
         await asyncio.sleep(0.5)  # let the WebSocket close go through
@@ -128,6 +136,31 @@ async def _import_in_devtools(debug_port: int, har_text: str) -> list:
                 return result.get("result", {}).get("value") or []
 
 
+def start_chromium(workdir: Path, ca_pem: Path, extra: list[str]):
+    """Headless Chromium trusting only `ca_pem`'s key, with DevTools on a free port: the process
+    and that port (None when it did not say)."""
+    chrome = subprocess.Popen(
+        [chromium_path(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", *extra,
+         f"--ignore-certificate-errors-spki-list={spki_sha256(ca_pem)}",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-default-apps", "--no-first-run", "--disable-extensions",
+         "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
+         f"--user-data-dir={workdir / 'profile'}", "about:blank"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in chrome.stderr:
+        if "DevTools listening on ws://" in line:
+            return chrome, int(line.split("ws://127.0.0.1:")[1].split("/")[0])
+    return chrome, None
+
+
+def stop_chromium(chrome):
+    chrome.send_signal(signal.SIGTERM)
+    try:
+        chrome.wait(10)
+    except subprocess.TimeoutExpired:
+        chrome.kill()
+
+
 def scenario(workdir: Path, pki: Path, harrec_bin: str) -> dict:
     """Runs inside the namespace; returns what the test checks."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -147,21 +180,10 @@ def scenario(workdir: Path, pki: Path, harrec_bin: str) -> dict:
     px.start("--no-redact", "--ca-dir", str(workdir / "ca"), "--upstream-ca", str(pki / "ca.pem"))
     while not (workdir / "ca" / "harrec-ca.pem").exists():
         time.sleep(0.05)
-    chrome = subprocess.Popen(
-        [chromium_path(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-         f"--proxy-server=http://127.0.0.1:{px.http_port}",
-         "--proxy-bypass-list=<-loopback>",  # Chromium bypasses proxies for loopback unless told
-         f"--ignore-certificate-errors-spki-list={spki_sha256(workdir / 'ca' / 'harrec-ca.pem')}",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-default-apps", "--no-first-run", "--disable-extensions",
-         "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
-         f"--user-data-dir={workdir / 'profile'}", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    debug_port = None
-    for line in chrome.stderr:
-        if "DevTools listening on ws://" in line:
-            debug_port = int(line.split("ws://127.0.0.1:")[1].split("/")[0])
-            break
+    chrome, debug_port = start_chromium(workdir, workdir / "ca" / "harrec-ca.pem", [
+        f"--proxy-server=http://127.0.0.1:{px.http_port}",
+        "--proxy-bypass-list=<-loopback>",  # Chromium bypasses proxies for loopback unless told
+    ])
     imported = []
     try:
         url = f"https://localhost:{nginx.h2_port}/static/page.html?ws={ws.port}"
@@ -170,11 +192,7 @@ def scenario(workdir: Path, pki: Path, harrec_bin: str) -> dict:
         if debug_port:
             imported = asyncio.run(_import_in_devtools(debug_port, px.har_path.read_text()))
     finally:
-        chrome.send_signal(signal.SIGTERM)
-        try:
-            chrome.wait(10)
-        except subprocess.TimeoutExpired:
-            chrome.kill()
+        stop_chromium(chrome)
     ws.stop()
     nginx.stop()
     origin.stop()

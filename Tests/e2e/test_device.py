@@ -7,6 +7,7 @@ plistlib against openssl's DER of the CA; the QR code with zbarimg.
 
 from __future__ import annotations
 
+import json
 import os
 import plistlib
 import re
@@ -115,3 +116,64 @@ def test_device_mode_from_a_phone_on_the_lan(harrec_tls, origin, phone, tmp_path
     har = px.stop()
     assert [e["request"]["url"] for e in entries(har) if e["response"]["status"] == 200] == [target]
     assert password not in px.har_text
+
+
+@pytest.fixture
+def mac_and_phone():
+    """Two network namespaces joined by a veth pair: a "mac" whose only network is that link
+    (10.214.X.1), so `--device` has one address to find, and a "phone" (10.214.X.2)."""
+    need_tool("ip")
+    tag = os.getpid() % 200 + 20
+    mac, phone = f"harrec-mac-{tag}", f"harrec-phone2-{tag}"
+    mac_ip, phone_ip = f"10.214.{tag}.1", f"10.214.{tag}.2"
+
+    def run(*args):
+        subprocess.run(args, check=True, capture_output=True)
+    for ns in (mac, phone):
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    run("ip", "netns", "add", mac)
+    run("ip", "netns", "add", phone)
+    try:
+        run("ip", "-n", mac, "link", "add", "lan0", "type", "veth", "peer", "name", "wifi0", "netns", phone)
+        for ns, ifname, ip in ((mac, "lan0", mac_ip), (phone, "wifi0", phone_ip)):
+            run("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", ifname)
+            run("ip", "-n", ns, "link", "set", ifname, "up")
+            run("ip", "-n", ns, "link", "set", "lo", "up")
+        yield mac, phone, mac_ip
+    finally:
+        for ns in (mac, phone):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def test_device_mode_finds_the_lan_address_by_itself(mac_and_phone, tmp_path):
+    """No --listen: harrec picks the machine's LAN address, prints it, and the phone reaches the
+    setup page there, and a mark with the printed credentials."""
+    mac, phone, mac_ip = mac_and_phone
+    proc = subprocess.Popen(["ip", "netns", "exec", mac, HARREC_BIN, "record", "--device", "--http", "0", "--no-redact",
+                             "--ca-dir", str(tmp_path / "ca"), "--out", str(tmp_path / "s.har")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        port = password = None
+        for line in proc.stderr:
+            lines.append(line)
+            if m := re.search(r"HTTP proxy listening on ([0-9.]+):(\d+)$", line.strip()):
+                assert m.group(1) == mac_ip, "".join(lines)
+                port = int(m.group(2))
+            if m := re.search(r"Username harrec\s+Password ([a-z2-9]{12})$", line.strip()):
+                password = m.group(1)
+            if port and password:
+                break
+        assert port and password, "".join(lines)
+        setup = f"http://{mac_ip}:{port}/harrec/"
+        page = phone_curl(phone, setup)
+        assert page.returncode == 0 and b"/harrec/ca.mobileconfig" in page.stdout, page
+        marked = phone_curl(phone, "-x", f"http://harrec:{password}@{mac_ip}:{port}", "-w", "\n%{http_code}",
+                            "http://harrec/mark?name=from%20the%20phone")
+        assert marked.stdout.endswith(b"\n200"), marked
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert proc.returncode == 0
+    har = json.loads((tmp_path / "s.har").read_text())
+    assert [page["title"] for page in har["log"]["pages"]] == ["from the phone"]

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 from pathlib import Path
 
+import pytest
 import websockets
 
 from helpers import HARREC_BIN, content_bytes, curl, entries, free_port, har_header
@@ -140,3 +142,75 @@ def test_bad_reverse_upstreams_are_refused_with_a_reason(tmp_path):
     p = subprocess.run([HARREC_BIN, "record", "--out", str(tmp_path / "x.har"), "--no-intercept", "--reverse", "https://a.test"],
                        capture_output=True, text=True, timeout=20)
     assert p.returncode == 2 and "leave out --no-intercept" in p.stderr, p.stderr
+
+
+URLSESSION_CLIENT = r'''
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// What an app's debug build does against the listener: a GET, a redirect followed, a cookie kept
+// and sent back, a JSON POST. Prints one JSON line of what it saw.
+let base = CommandLine.arguments[1]
+let upstream = CommandLine.arguments[2]
+let session = URLSession(configuration: .default)
+var seen: [String: String] = [:]
+
+func run(_ request: URLRequest) -> (Int, String, String) {
+    let done = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) var result = (0, "", "")
+    session.dataTask(with: request) { data, response, error in
+        let http = response as? HTTPURLResponse
+        result = (http?.statusCode ?? 0, http?.url?.absoluteString ?? "\(String(describing: error))",
+                  String(decoding: data ?? Data(), as: UTF8.self))
+        done.signal()
+    }.resume()
+    done.wait()
+    return result
+}
+
+let get = run(URLRequest(url: URL(string: base + "/json?from=urlsession")!))
+seen["get"] = "\(get.0) \(get.2.contains("\"target\": \"/json?from=urlsession\""))"
+let redirected = run(URLRequest(url: URL(string: base + "/redirect?to=" + upstream + "/json%3Ffrom%3Dredirect")!))
+seen["redirected"] = redirected.1
+_ = run(URLRequest(url: URL(string: base + "/set-cookie")!))
+let cookie = run(URLRequest(url: URL(string: base + "/json?h=cookie")!))
+seen["cookie"] = cookie.2
+var post = URLRequest(url: URL(string: base + "/echo")!)
+post.httpMethod = "POST"
+post.setValue("application/json", forHTTPHeaderField: "Content-Type")
+post.httpBody = Data(#"{"item":42}"#.utf8)
+let echoed = run(post)
+seen["post"] = "\(echoed.0) \(echoed.2)"
+print(String(decoding: try JSONSerialization.data(withJSONObject: seen), as: UTF8.self))
+'''
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["plain", "tls"])
+def test_urlsession_against_a_reverse_listener(harrec_tls, origin, tmp_path, tls):
+    """Foundation's URLSession (libcurl underneath on Linux) as an app's debug build: no proxy, the
+    base URL pointed at the listener, plain or over TLS. On Linux URLSession trusts only the system
+    store, so for TLS harrec's CA is installed there as a user would, but in a mount namespace of the
+    client's own: the bundle with the CA added is bind-mounted over the system one."""
+    upstream = f"http://127.0.0.1:{origin.port}"
+    px = harrec_tls.start("--no-redact", "--reverse", upstream, ports=("--http", "0"))
+    script = tmp_path / "client.swift"
+    script.write_text(URLSESSION_CLIENT)
+    listener = f"{'https://localhost' if tls else 'http://127.0.0.1'}:{px.http_port}"
+    command = ["swift", str(script), listener, upstream]
+    if tls:
+        system = Path("/etc/ssl/certs/ca-certificates.crt")
+        bundle = tmp_path / "bundle.crt"
+        bundle.write_bytes(system.read_bytes() + b"\n" + px.ca_pem.read_bytes())
+        command = ["unshare", "-m", "sh", "-c", f'mount --bind "{bundle}" {system} && exec "$0" "$@"', *command]
+    r = subprocess.run(command, capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr[-3000:]
+    seen = json.loads(r.stdout.strip().splitlines()[-1])
+    assert seen["get"] == "200 true", seen
+    assert seen["redirected"] == f"{listener}/json?from=redirect", "the redirect came back to the listener"
+    assert "session=abc123" in seen["cookie"], f"the cookie was kept and sent back: {seen}"
+    assert seen["post"] == '200 {"item":42}', seen
+    urls = [e["request"]["url"] for e in entries(px.stop())]
+    assert urls[0] == f"{upstream}/json?from=urlsession" and f"{upstream}/echo" in urls, urls
+    assert all(u.startswith(upstream) for u in urls), urls
