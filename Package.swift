@@ -67,12 +67,15 @@ let package = Package(
         .target(name: "ProxyCore", dependencies: ["HTTP1", "HTTP2", "SOCKS5", "Recording", "TLS", "WebSocket", "TextEncodings"]),
         // `harrec replay`: the responder that answers from a HAR (HARMocking's matching and queues).
         .target(name: "HARReplay", dependencies: ["ProxyCore", "HTTP1", "HAR", "HARScenarios", "WebSocket", "TLS", "TextEncodings"]),
+        // `record --web`: the live view's index, JSON API, event streams and page (a service
+        // session the runtime hosts on its own listener).
+        .target(name: "LiveView", dependencies: ["ProxyCore", "HTTP1", "HAR", "Recording", "TextEncodings"]),
         // The only I/O: epoll, non-blocking sockets, timers.
         .target(name: "ProxyRuntime", dependencies: ["ProxyCore", "Recording", "Codecs", "CSystemShims"]),
         .target(name: "CLI"),
         .executableTarget(
             name: "harrec",
-            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "Files", "Export", "HAR", "TLS", "Redaction", "HARGenerator", "HARScenarios", "HARReplay", "TextEncodings", "CSystemShims", "CQRShims", "CCompressionShims"]
+            dependencies: ["CLI", "ProxyRuntime", "ProxyCore", "Recording", "Files", "Export", "HAR", "TLS", "Redaction", "HARGenerator", "HARScenarios", "HARReplay", "LiveView", "TextEncodings", "CSystemShims", "CQRShims", "CCompressionShims"]
         ),
         // Helpers every test target shares: the seeded generator and the fixture folders.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
@@ -82,6 +85,7 @@ let package = Package(
         .testTarget(name: "HARTests", dependencies: ["HAR", "TextEncodings", "TestSupport"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "TestSupport"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "Files", "Export", "HAR", "HTTP1"]),
+        .testTarget(name: "LiveViewTests", dependencies: ["LiveView", "ProxyCore", "HTTP1", "HAR", "Recording"]),
         .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTP1", "HTTP2", "SOCKS5", "Recording", "TLS", "WebSocket", "HARScenarios", "HAR", "HARReplay"]),
         .testTarget(name: "CLITests", dependencies: ["CLI"]),
         .testTarget(name: "ProxyRuntimeTests", dependencies: ["ProxyRuntime", "ProxyCore"]),

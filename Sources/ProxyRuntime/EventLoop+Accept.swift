@@ -13,7 +13,7 @@ import Synchronization
 extension EventLoop {
     // MARK: - Accept
 
-    func acceptAll(_ listenerFD: Int32, reverse: ReverseProxy?) {
+    func acceptAll(_ listenerFD: Int32, kind: ListenerKind) {
         while true {
             var address = SocketAddress()
             address.length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -32,9 +32,9 @@ extension EventLoop {
             acceptBackoff.accepted()
             let loop = shared.loopForNextConnection()
             if loop === self {
-                adopt(fd: fd, address: address, reverse: reverse)
+                adopt(fd: fd, address: address, kind: kind)
             } else {
-                loop.handOver(fd: fd, address: address, reverse: reverse)
+                loop.handOver(fd: fd, address: address, kind: kind)
             }
         }
     }
@@ -55,15 +55,22 @@ extension EventLoop {
     }
 
     func adoptHandedOver() {
-        for item in handedOver.takeAll() { adopt(fd: item.fd, address: item.address, reverse: item.reverse) }
+        for item in handedOver.takeAll() { adopt(fd: item.fd, address: item.address, kind: item.kind) }
     }
 
-    /// Starts serving an accepted client socket on this loop; `reverse`: its listener's upstreams
-    /// when that is a reverse listener.
-    func adopt(fd: Int32, address: SocketAddress, reverse: ReverseProxy?) {
+    /// Starts serving an accepted client socket on this loop, with a session of its listener's
+    /// kind: a proxy session (a reverse listener's has its upstreams), or a service's.
+    func adopt(fd: Int32, address: SocketAddress, kind: ListenerKind) {
         setNoDelay(fd)
-        let session = ProxySession(id: shared.sessionIDs.make(), clientAddress: address.description,
-                                   configuration: configuration, reverse: reverse, flowIDs: flowIDs, now: wallClock())
+        let id = shared.sessionIDs.make()
+        let session: any LoopSession
+        switch kind {
+        case .proxy(let reverse):
+            session = ProxySession(id: id, clientAddress: address.description, configuration: configuration,
+                                   reverse: reverse, flowIDs: flowIDs, now: wallClock())
+        case .service(let make):
+            session = make(id, address.description, wallClock())
+        }
         let box = SessionBox(session: session)
         let connection = Connection(token: makeToken(), role: .client, state: .open)
         connection.fd = fd

@@ -30,9 +30,9 @@ final class EventLoop: @unchecked Sendable {
     var flowIDs: IDSource { shared.flowIDs }
     /// epoll and the waker: the loop's only platform calls besides sockets.
     let poller: Poller
-    var listeners: [UInt64: (fd: Int32, label: String, reverse: ReverseProxy?)] = [:]
+    var listeners: [UInt64: (fd: Int32, label: String, kind: ListenerKind)] = [:]
     /// Accepted sockets handed over by loop 0, adopted when this loop wakes.
-    let handedOver = Mutex<[(fd: Int32, address: SocketAddress, reverse: ReverseProxy?)]>([])
+    let handedOver = Mutex<[(fd: Int32, address: SocketAddress, kind: ListenerKind)]>([])
     let available = Atomic<Bool>(true)
 
     var connections: [UInt64: Connection] = [:]
@@ -56,10 +56,10 @@ final class EventLoop: @unchecked Sendable {
     let preparedCertificates = Mutex<[UInt64]>([])
 
     final class SessionBox {
-        let session: ProxySession
+        let session: any LoopSession
         var client: Connection?
         var upstreams: [UpstreamID: Connection] = [:]
-        init(session: ProxySession) { self.session = session }
+        init(session: any LoopSession) { self.session = session }
     }
 
     final class Connection {
@@ -118,10 +118,10 @@ final class EventLoop: @unchecked Sendable {
         readBuffer.deallocate()
     }
 
-    func listen(label: String, address: String, port: UInt16, reverse: ReverseProxy?) throws -> UInt16 {
+    func listen(label: String, address: String, port: UInt16, kind: ListenerKind) throws -> UInt16 {
         let (fd, actualPort) = try makeListener(address: address, port: port)
         let token = makeToken()
-        listeners[token] = (fd, label, reverse)
+        listeners[token] = (fd, label, kind)
         poller.add(fd, token: token, interest: .read)
         return actualPort
     }
@@ -151,8 +151,8 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Takes an accepted socket from loop 0; it is adopted when this loop wakes.
-    func handOver(fd: Int32, address: SocketAddress, reverse: ReverseProxy?) {
-        handedOver.withLock { $0.append((fd, address, reverse)) }
+    func handOver(fd: Int32, address: SocketAddress, kind: ListenerKind) {
+        handedOver.withLock { $0.append((fd, address, kind)) }
         wake()
     }
 
@@ -273,7 +273,7 @@ final class EventLoop: @unchecked Sendable {
             return
         }
         if let listener = listeners[token] {
-            acceptAll(listener.fd, reverse: listener.reverse)
+            acceptAll(listener.fd, kind: listener.kind)
             return
         }
         guard let connection = connections[token] else { return }

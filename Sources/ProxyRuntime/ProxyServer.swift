@@ -67,7 +67,14 @@ public final class ProxyServer: @unchecked Sendable {
     /// Call before `run`.
     @discardableResult
     public func listen(label: String, address: String, port: UInt16, reverse: ReverseProxy? = nil) throws -> UInt16 {
-        let actual = try loops[0].listen(label: label, address: address, port: port, reverse: reverse)
+        try listen(label: label, address: address, port: port, kind: .proxy(reverse: reverse))
+    }
+
+    /// Binds a listener whose connections get sessions of `kind` (a service's, such as the live
+    /// view, or the proxy's). Call before `run`.
+    @discardableResult
+    public func listen(label: String, address: String, port: UInt16, kind: ListenerKind) throws -> UInt16 {
+        let actual = try loops[0].listen(label: label, address: address, port: port, kind: kind)
         shared.boundListeners.append(BoundListener(label: label, address: address, port: actual))
         return actual
     }

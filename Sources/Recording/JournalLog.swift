@@ -15,11 +15,16 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
     private let writer: JournalWriter
     private let index = Mutex(JournalIndex())
 
+    /// The journal's file opened for reading while recording (`storedFlow`), once asked.
+    private let reader = Mutex<Int32?>(nil)
+
     /// Creates the journal of `harPath` and writes its session record. Throws when a journal is
-    /// already there or cannot be created.
-    public init(harPath: String, harrecVersion: String, started: Double,
+    /// already there or cannot be created. `readsBack`: flows are looked up by id while recording
+    /// (`storedFlow`, for the live view), which keeps an id-to-entry table.
+    public init(harPath: String, harrecVersion: String, started: Double, readsBack: Bool = false,
                 onError: @escaping @Sendable (String) -> Void) throws {
         self.harPath = harPath
+        if readsBack { index.withLock { $0.entryByFlow = [:] } }
         fd = try JournalFile.create(for: harPath)
         do {
             writer = try JournalWriter(fd: fd, size: 0, onError: onError)
@@ -77,9 +82,31 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
     /// Bytes appended to the journal so far.
     public var journalBytes: UInt64 { writer.appendedBytes }
 
+    /// Flow `id` as the journal holds it, read back from the file (a WebSocket conversation still
+    /// open has its messages so far). Nil for an id it does not know, or records not yet on disk
+    /// (the writer flushes within `JournalWriter.flushInterval`). Needs `readsBack`. The index's lock
+    /// is held only to copy the flow's offsets; the reads happen outside it.
+    public func storedFlow(id: UInt64) -> Flow? {
+        let found = index.withLock { index -> (JournalIndexEntry, JournalWebSocketRecords?)? in
+            guard let k = index.entryByFlow?[id] else { return nil }
+            let entry = index.entries[Int(k)]
+            return (entry, entry.webSocket >= 0 ? index.webSockets[Int(entry.webSocket)] : nil)
+        }
+        guard let (entry, records) = found else { return nil }
+        let fd: Int32? = reader.withLock { fd in
+            if fd == nil {
+                fd = try? JournalFile.openForReading(JournalFile.recordsPath(in: JournalFile.directory(for: harPath)), lock: false)
+            }
+            return fd
+        }
+        guard let fd else { return nil }
+        return try? JournalContents.flow(entry, records, fd: fd)
+    }
+
     /// Writes and syncs what is queued, stops appending, and opens the journal for the export.
     /// Call it after the proxy has stopped recording.
     public func finish() throws -> JournalContents {
+        if let fd = reader.withLock({ fd in defer { fd = nil }; return fd }) { JournalFile.closeFile(fd) }
         try writer.close()
         JournalFile.closeFile(fd)
         let path = JournalFile.recordsPath(in: JournalFile.directory(for: harPath))
@@ -116,22 +143,26 @@ public final class JournalContents: FlowSource, @unchecked Sendable {
 
     public func flow(at i: Int) throws -> Flow {
         let entry = ordered[i]
-        guard entry.webSocket >= 0 else {
-            return try read(at: entry.offset, expecting: .flow) { try Flow(decoding: $0) }
+        return try Self.flow(entry, entry.webSocket >= 0 ? webSockets[Int(entry.webSocket)] : nil, fd: fd)
+    }
+
+    /// The flow of `entry` (with its WebSocket `records`), read from `fd`.
+    static func flow(_ entry: JournalIndexEntry, _ records: JournalWebSocketRecords?, fd: Int32) throws -> Flow {
+        guard let records else {
+            return try read(fd, at: entry.offset, expecting: .flow) { try Flow(decoding: $0) }
         }
-        let records = webSockets[Int(entry.webSocket)]
         var flow: Flow
         if let end = records.end {
-            flow = try read(at: end, expecting: .webSocketEnd) { try Flow(decoding: $0) }
+            flow = try read(fd, at: end, expecting: .webSocketEnd) { try Flow(decoding: $0) }
         } else {
-            // The journal ended inside the conversation (a crash): it was still open.
-            flow = try read(at: entry.offset, expecting: .webSocketStart) { try Flow(decoding: $0) }
+            // The journal ended inside the conversation (a crash), or it is still going: open.
+            flow = try read(fd, at: entry.offset, expecting: .webSocketStart) { try Flow(decoding: $0) }
             flow.webSocket?.isOpen = true
         }
         var messages: [RecordedWebSocketMessage] = []
         messages.reserveCapacity(records.messages.count)
         for offset in records.messages {
-            messages.append(try read(at: offset, expecting: .webSocketMessage) { try WebSocketMessageRecord.decode($0).message })
+            messages.append(try read(fd, at: offset, expecting: .webSocketMessage) { try WebSocketMessageRecord.decode($0).message })
         }
         if records.end == nil { flow.instants.end = messages.last?.time ?? flow.instants.end }
         flow.webSocket?.messages = messages
@@ -139,8 +170,8 @@ public final class JournalContents: FlowSource, @unchecked Sendable {
     }
 
     /// Reads the record at `offset`, checks its frame and checksum, and decodes its payload.
-    private func read<T>(at offset: UInt64, expecting kind: JournalRecordKind,
-                         _ decode: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+    private static func read<T>(_ fd: Int32, at offset: UInt64, expecting kind: JournalRecordKind,
+                                _ decode: (UnsafeRawBufferPointer) throws -> T) throws -> T {
         let headerBytes = try JournalFile.read(fd, at: offset, count: JournalFrame.headerSize)
         guard let header = headerBytes.withUnsafeBytes({ JournalFrame.header($0) }), header.kind == kind.rawValue else {
             throw FileWriteError(description: "the journal has no \(kind) record at offset \(offset)")

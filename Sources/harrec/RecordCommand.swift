@@ -1,6 +1,7 @@
 import CSystemShims
 import CLI
 import Files
+import LiveView
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -59,6 +60,8 @@ let recordSpec = CommandSpec(
         OptionSpec("keep-journal", .flag, help: "Keep the journal (<file.har>.journal/) after writing the HAR."),
         OptionSpec("no-journal", .flag, help: "Keep the recording in memory only: a crash loses it, and memory grows with it."),
         threadsOption,
+        webOption,
+        webPortOption,
         OptionSpec("quiet", short: "q", .flag, help: "No live line per exchange."),
     ],
     discussion: """
@@ -162,6 +165,7 @@ func runRecord(_ arguments: [String]) -> Int32 {
         if journaled {
             do {
                 journal = try JournalLog(harPath: out, harrecVersion: harrecVersion, started: wallClock(),
+                                         readsBack: parsed.flag("web"),
                                          onError: { message in printErr("harrec: error: \(message)") })
             } catch {
                 fail("cannot start the journal: \(error)", code: 1)
@@ -171,7 +175,9 @@ func runRecord(_ arguments: [String]) -> Int32 {
             journal = nil
             memory = FlowLog()
         }
-        let flows: FlowSink = journal ?? memory!
+        var flows: FlowSink = journal ?? memory!
+        let web = try WebSettings(parsed, journal: journal, memory: memory)
+        if let web { flows = LiveSink(flows, index: web.service.index) }
         let server = try ProxyServer(configuration: configuration, sink: flows, log: log, loopCount: settings.listener.loopCount,
                                      poller: settings.listener.poller)
         // Signal handling is in place before the listening lines are printed: a script that
@@ -179,6 +185,7 @@ func runRecord(_ arguments: [String]) -> Int32 {
         try server.handleShutdownSignals()
         let listening = settings.listener.start(server)
         for line in listening { printErr(line) }
+        if let web { printErr(try web.start(server)) }
         if !isLoopbackAddress(settings.listener.address) && settings.listener.hasForwardListener {
             printErr("harrec: listening on \(settings.listener.address): reachable from the network; proxy credentials are required")
         }

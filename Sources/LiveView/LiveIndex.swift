@@ -1,0 +1,187 @@
+import Recording
+import Synchronization
+
+/// One recorded exchange as the live view lists it: what a row shows and a filter reads.
+public struct LiveFlowSummary: Sendable, Equatable {
+    /// Its place in the list, from 0, in the order flows finished.
+    public var seq: Int
+    public var id: UInt64
+    public var method: String
+    public var url: String
+    /// Nil when no response came (the error says why).
+    public var status: Int?
+    /// "h1", "h2" or "ws".
+    public var transport: String
+    public var requestBytes: Int
+    public var responseBytes: Int
+    /// From the request's start to the end of the exchange (for a WebSocket, so far).
+    public var milliseconds: Double
+    /// When the request started (seconds since 1970).
+    public var started: Double
+    /// The page (scenario) it belongs to: an index into `LiveIndex.pages`, -1 before any mark.
+    public var page: Int
+    public var error: String?
+    public var mimeType: String?
+    /// A WebSocket conversation still open.
+    public var open: Bool
+    /// WebSocket messages so far.
+    public var messages: Int
+
+    init(_ flow: Flow, seq: Int, page: Int) {
+        self.seq = seq
+        id = flow.id
+        method = flow.request.method
+        url = flow.webSocket == nil ? flow.request.url : Self.webSocketURL(flow.request.url)
+        status = flow.response?.status
+        transport = flow.webSocket != nil ? "ws" : flow.request.httpVersion.lowercased().hasPrefix("http/2") ? "h2" : "h1"
+        requestBytes = flow.request.body.wireSize
+        responseBytes = flow.response?.body.wireSize ?? 0
+        let end = flow.instants.end ?? flow.instants.responseEnd ?? flow.instants.requestStart
+        milliseconds = max(0, (end - flow.instants.requestStart) * 1000)
+        started = flow.instants.requestStart
+        self.page = page
+        error = flow.error
+        mimeType = flow.response?.fields.last { $0.name.lowercased() == "content-type" }?.value
+        open = flow.webSocket?.isOpen ?? false
+        messages = flow.webSocket?.messages.count ?? 0
+    }
+
+    /// The recorded URL of an upgrade is http(s); a WebSocket's is shown as ws(s).
+    static func webSocketURL(_ url: String) -> String {
+        if url.hasPrefix("https://") { return "wss://" + url.dropFirst(8) }
+        if url.hasPrefix("http://") { return "ws://" + url.dropFirst(7) }
+        return url
+    }
+}
+
+/// A scenario mark as the live view shows it: a section of the list.
+public struct LivePage: Sendable, Equatable {
+    public var title: String
+    public var started: Double
+    /// The first flow's `seq` in this page (flows finished after the mark).
+    public var firstSeq: Int
+}
+
+/// What the live view knows of the recording: a summary per flow and the pages, in memory, and a
+/// change log that event streams follow. Updated by `LiveSink` from the recording's threads and
+/// read by the view's sessions; every call holds the lock only to copy a few values.
+public final class LiveIndex: Sendable {
+    struct State {
+        var flows: [LiveFlowSummary] = []
+        var pages: [LivePage] = []
+        var seqByID: [UInt64: Int] = [:]
+        /// Every change in order: a flow's seq (added or updated), or `-1 - pageIndex` for a mark.
+        var changes: [Int] = []
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// A finished exchange, or a WebSocket conversation as it starts (open) and as it ends.
+    public func record(_ flow: Flow) {
+        state.withLock { state in
+            if let seq = state.seqByID[flow.id] {
+                let page = state.flows[seq].page
+                state.flows[seq] = LiveFlowSummary(flow, seq: seq, page: page)
+                state.changes.append(seq)
+                return
+            }
+            let seq = state.flows.count
+            state.flows.append(LiveFlowSummary(flow, seq: seq, page: state.pages.count - 1))
+            state.seqByID[flow.id] = seq
+            state.changes.append(seq)
+        }
+    }
+
+    /// One more message of conversation `flowID`.
+    public func countMessage(flowID: UInt64, at time: Double) {
+        state.withLock { state in
+            guard let seq = state.seqByID[flowID] else { return }
+            state.flows[seq].messages += 1
+            state.flows[seq].milliseconds = max(state.flows[seq].milliseconds, (time - state.flows[seq].started) * 1000)
+            state.changes.append(seq)
+        }
+    }
+
+    public func mark(_ mark: PageMark) {
+        state.withLock { state in
+            state.pages.append(LivePage(title: mark.name, started: mark.time, firstSeq: state.flows.count))
+            state.changes.append(-state.pages.count)
+        }
+    }
+
+    /// Flows from `seq` on, at most `limit`, the pages, how many flows there are, and the change
+    /// cursor of this moment (an event stream asked from it misses nothing that came after).
+    public func flows(from seq: Int, limit: Int) -> (flows: [LiveFlowSummary], pages: [LivePage], total: Int, cursor: Int) {
+        state.withLock { state in
+            let start = min(max(0, seq), state.flows.count)
+            let end = min(state.flows.count, start + max(0, limit))
+            return (Array(state.flows[start..<end]), state.pages, state.flows.count, state.changes.count)
+        }
+    }
+
+    public var flowCount: Int { state.withLock { $0.flows.count } }
+
+    /// The summary of flow `id`, if it was recorded.
+    public func summary(id: UInt64) -> LiveFlowSummary? {
+        state.withLock { state in state.seqByID[id].map { state.flows[$0] } }
+    }
+
+    /// What changed after the first `cursor` changes, as a stream sends it: flows (added or
+    /// updated, each once, in change order) and new pages; and the cursor to ask from next time.
+    /// At most `limit` changes are taken at a time.
+    public func changes(after cursor: Int, limit: Int = 2000) -> (flows: [LiveFlowSummary], pages: [(index: Int, page: LivePage)], cursor: Int) {
+        state.withLock { state in
+            let start = min(max(0, cursor), state.changes.count)
+            let end = min(state.changes.count, start + limit)
+            var seen = Set<Int>()
+            var flows: [LiveFlowSummary] = []
+            var pages: [(Int, LivePage)] = []
+            for change in state.changes[start..<end] {
+                if change < 0 {
+                    pages.append((-1 - change, state.pages[-1 - change]))
+                } else if seen.insert(change).inserted {
+                    flows.append(state.flows[change])
+                }
+            }
+            return (flows, pages, end)
+        }
+    }
+}
+
+/// The recording's sink with the live view beside it: every flow, message and mark goes to
+/// `inner` (the journal) first, then to the index.
+public final class LiveSink: FlowSink, Sendable {
+    let inner: any FlowSink
+    public let index: LiveIndex
+
+    public init(_ inner: any FlowSink, index: LiveIndex) {
+        self.inner = inner
+        self.index = index
+    }
+
+    public func record(_ flow: Flow) {
+        inner.record(flow)
+        index.record(flow)
+    }
+
+    public func recordPageMark(_ mark: PageMark) {
+        inner.recordPageMark(mark)
+        index.mark(mark)
+    }
+
+    public var streamsWebSocketMessages: Bool { inner.streamsWebSocketMessages }
+
+    public func recordWebSocketStart(_ flow: Flow) {
+        inner.recordWebSocketStart(flow)
+        var open = flow
+        open.webSocket?.isOpen = true
+        index.record(open)
+    }
+
+    public func recordWebSocketMessage(_ message: RecordedWebSocketMessage, flowID: UInt64) {
+        inner.recordWebSocketMessage(message, flowID: flowID)
+        index.countMessage(flowID: flowID, at: message.time)
+    }
+}

@@ -1,0 +1,295 @@
+// The live view's page: one HTML document with its CSS and vanilla JavaScript, served from the
+// binary (no file, no CDN: the view works offline and loads nothing from elsewhere).
+//
+// The list is virtual (only the rows in view are in the DOM), so 100,000 flows scroll and filter
+// smoothly. Flows arrive over server-sent events after the backlog is read from /api/flows.
+enum LivePageHTML {
+    static let page = #"""
+<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>harrec live</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+:root { --row: 24px; --fg: #1d2330; --dim: #8a93a6; --line: #e3e7ee; --accent: #2f6fde; --err: #c8322b; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 13px/1.4 -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; color: var(--fg); height: 100vh; display: flex; flex-direction: column; }
+header { display: flex; gap: 8px; align-items: center; padding: 8px 10px; border-bottom: 1px solid var(--line); background: #f7f8fb; }
+header h1 { font-size: 14px; margin: 0 8px 0 0; }
+header input[type=search], header input[type=text] { padding: 4px 6px; border: 1px solid #c9cfdb; border-radius: 4px; font: inherit; }
+#filter { flex: 1; min-width: 160px; }
+button { font: inherit; padding: 4px 10px; border: 1px solid var(--accent); background: var(--accent); color: white; border-radius: 4px; cursor: pointer; }
+button.plain { background: white; color: var(--accent); }
+#counts { color: var(--dim); white-space: nowrap; }
+main { flex: 1; display: flex; min-height: 0; }
+#list { flex: 1 1 55%; overflow-y: auto; position: relative; border-right: 1px solid var(--line); }
+#spacer { position: relative; }
+.row { position: absolute; left: 0; right: 0; height: var(--row); display: flex; gap: 8px; align-items: center; padding: 0 8px; white-space: nowrap; cursor: pointer; border-bottom: 1px solid #f1f3f7; font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; }
+.row:hover { background: #f3f6fd; }
+.row.selected { background: #dfe9fc; }
+.row.error .status { color: var(--err); font-weight: 600; }
+.row.page { background: #eef1f6; color: #3c4658; font-family: inherit; font-weight: 600; cursor: default; }
+.row .seq { width: 48px; color: var(--dim); text-align: right; }
+.row .method { width: 56px; }
+.row .status { width: 40px; }
+.row .transport { width: 24px; color: var(--dim); }
+.row .url { flex: 1; overflow: hidden; text-overflow: ellipsis; }
+.row .size, .row .ms { width: 64px; text-align: right; color: var(--dim); }
+#detail { flex: 1 1 45%; overflow: auto; padding: 10px 12px; }
+#detail h2 { font-size: 13px; margin: 14px 0 6px; }
+#detail .empty { color: var(--dim); margin-top: 40px; text-align: center; }
+table.fields { border-collapse: collapse; width: 100%; font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; }
+table.fields td { border-bottom: 1px solid #f1f3f7; padding: 2px 6px; vertical-align: top; word-break: break-all; }
+table.fields td:first-child { color: #5b6478; width: 30%; }
+pre { background: #f7f8fb; padding: 8px; border-radius: 4px; overflow: auto; max-height: 420px; margin: 0; font-size: 12px; }
+.tabs { display: flex; gap: 4px; margin: 8px 0; flex-wrap: wrap; }
+.tabs button { background: white; color: var(--fg); border-color: #c9cfdb; }
+.tabs button.on { background: var(--accent); color: white; border-color: var(--accent); }
+.error-box { background: #fdecea; color: #8c1d18; padding: 6px 8px; border-radius: 4px; margin: 6px 0; }
+.bar { display: flex; align-items: center; gap: 6px; font-size: 12px; margin: 2px 0; }
+.bar span.label { width: 60px; color: #5b6478; }
+.bar .track { flex: 1; position: relative; height: 10px; background: #f1f3f7; }
+.bar .fill { position: absolute; top: 0; bottom: 0; background: var(--accent); min-width: 1px; }
+.msg { max-width: 80%; margin: 4px 0; padding: 4px 8px; border-radius: 8px; font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; word-break: break-all; }
+.msg.send { background: #dfe9fc; margin-left: auto; }
+.msg.receive { background: #eef1f6; }
+details.json { margin-left: 12px; }
+details.json > summary { cursor: pointer; }
+.json-key { color: #7a3e9d; }
+.json-str { color: #116329; }
+.json-num { color: #0550ae; }
+img.body { max-width: 100%; border: 1px solid var(--line); }
+</style></head>
+<body>
+<header>
+  <h1>harrec live</h1>
+  <input id="filter" type="search" placeholder="Filter: text, status:4xx, method:POST, host:api, type:json, is:error">
+  <label><input id="errorsOnly" type="checkbox"> errors</label>
+  <span id="counts">0 flows</span>
+  <input id="markName" type="text" placeholder="scenario name" size="16">
+  <button id="mark">Mark scenario</button>
+</header>
+<main>
+  <div id="list"><div id="spacer"></div></div>
+  <div id="detail"><div class="empty">Select a flow to see it whole.</div></div>
+</main>
+<script>
+"use strict";
+const flows = [];          // summaries by seq
+const pages = [];          // {index, title, started, firstSeq}
+let rows = [];             // what the list shows: {page} or {flow}
+let selected = null;
+const ROW = 24;
+const list = document.getElementById("list"), spacer = document.getElementById("spacer");
+const detail = document.getElementById("detail");
+const esc = s => String(s).replace(/[&<>"']/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
+const size = n => n < 1024 ? n + " B" : n < 1 << 20 ? (n / 1024).toFixed(1) + " kB" : (n / 1048576).toFixed(1) + " MB";
+
+function matches(f, terms, errorsOnly) {
+  const failed = f.error || (f.status !== null && f.status >= 400);
+  if (errorsOnly && !failed) return false;
+  for (const t of terms) {
+    const [k, v] = t.includes(":") ? [t.slice(0, t.indexOf(":")), t.slice(t.indexOf(":") + 1)] : ["", t];
+    if (k === "status") { const s = String(f.status ?? "0"); if (!(v.endsWith("xx") ? s[0] === v[0] : s === v)) return false; }
+    else if (k === "method") { if (f.method.toLowerCase() !== v) return false; }
+    else if (k === "host") { if (!hostOf(f.url).includes(v)) return false; }
+    else if (k === "type") { if (!(f.mimeType || "").toLowerCase().includes(v)) return false; }
+    else if (k === "is" && v === "error") { if (!failed) return false; }
+    else if (k === "is" && v === "ws") { if (f.transport !== "ws") return false; }
+    else if (!(f.method + " " + f.url + " " + (f.status ?? "") + " " + (f.mimeType || "") + " " + (f.error || "")).toLowerCase().includes(t)) return false;
+  }
+  return true;
+}
+function hostOf(url) { const m = /^[a-z]+:\/\/([^\/?#]+)/i.exec(url); return m ? m[1].toLowerCase() : ""; }
+
+function rebuild() {
+  const terms = document.getElementById("filter").value.toLowerCase().split(/\s+/).filter(Boolean);
+  const errorsOnly = document.getElementById("errorsOnly").checked;
+  rows = [];
+  let page = -1;
+  let shown = 0;
+  for (const f of flows) {
+    if (!f || !matches(f, terms, errorsOnly)) continue;
+    while (page < f.page) { page += 1; if (pages[page]) rows.push({page: pages[page]}); }
+    rows.push({flow: f});
+    shown += 1;
+  }
+  while (page < pages.length - 1) { page += 1; rows.push({page: pages[page]}); }
+  document.getElementById("counts").textContent = (shown === flows.length ? "" : shown + " of ") + flows.length + " flows";
+  spacer.style.height = rows.length * ROW + "px";
+  // A shorter list (a narrower filter) keeps the view inside it.
+  const bottom = Math.max(0, rows.length * ROW - list.clientHeight);
+  if (list.scrollTop > bottom) list.scrollTop = bottom;
+  render();
+}
+
+function render() {
+  const first = Math.max(0, Math.floor(list.scrollTop / ROW) - 10);
+  const last = Math.min(rows.length, first + Math.ceil(list.clientHeight / ROW) + 20);
+  const html = [];
+  for (let i = first; i < last; i++) {
+    const r = rows[i];
+    if (r.page) { html.push(`<div class="row page" style="top:${i * ROW}px">▸ ${esc(r.page.title)}</div>`); continue; }
+    const f = r.flow;
+    const failed = f.error || (f.status !== null && f.status >= 400);
+    html.push(`<div class="row${failed ? " error" : ""}${selected === f.id ? " selected" : ""}" data-id="${f.id}" style="top:${i * ROW}px">` +
+      `<span class="seq">${f.seq + 1}</span><span class="method">${esc(f.method)}</span>` +
+      `<span class="status">${f.status ?? (f.error ? "ERR" : "…")}</span><span class="transport">${f.transport}</span>` +
+      `<span class="url" title="${esc(f.url)}">${esc(f.url)}</span><span class="size">${size(f.responseBytes)}</span>` +
+      `<span class="ms">${f.open ? "open" : f.ms.toFixed(0) + " ms"}</span></div>`);
+  }
+  spacer.innerHTML = html.join("");
+}
+
+function upsert(f) {
+  const atBottom = list.scrollTop + list.clientHeight >= spacer.offsetHeight - ROW * 2;
+  flows[f.seq] = f;
+  scheduleRebuild(atBottom);
+  if (selected === f.id) showDetail(f.id, false);
+}
+let pending = false;
+function scheduleRebuild(follow) {
+  if (pending) return;
+  pending = true;
+  requestAnimationFrame(() => { pending = false; rebuild(); if (follow) list.scrollTop = spacer.offsetHeight; });
+}
+
+async function load() {
+  let from = 0, cursor = 0;
+  for (;;) {
+    const r = await fetch(`/api/flows?from=${from}&limit=5000`);
+    const j = await r.json();
+    j.pages.forEach(p => { pages[p.index] = p; });
+    j.flows.forEach(f => { flows[f.seq] = f; });
+    from += j.flows.length;
+    cursor = j.cursor;
+    if (from >= j.total || j.flows.length === 0) break;
+  }
+  rebuild();
+  const events = new EventSource(`/api/events?cursor=${cursor}`);
+  events.addEventListener("flow", e => upsert(JSON.parse(e.data)));
+  events.addEventListener("page", e => { const p = JSON.parse(e.data); pages[p.index] = p; scheduleRebuild(true); });
+}
+
+// ---- detail
+let tab = "headers";
+async function showDetail(id, scroll) {
+  selected = id;
+  render();
+  let r;
+  for (let tries = 0; tries < 10; tries++) {
+    r = await fetch(`/api/flows/${id}`);
+    if (r.status !== 503) break;
+    await new Promise(ok => setTimeout(ok, 300));
+  }
+  if (!r.ok) { detail.innerHTML = `<div class="error-box">${esc(await r.text())}</div>`; return; }
+  const d = await r.json();
+  if (selected !== id) return;
+  detail.innerHTML = detailHTML(d);
+  detail.querySelectorAll(".tabs button").forEach(b => b.addEventListener("click", () => { tab = b.dataset.tab; showDetail(id, false); }));
+  const copy = detail.querySelector("#copyCurl");
+  if (copy) copy.addEventListener("click", () => navigator.clipboard && navigator.clipboard.writeText(curlOf(d)));
+  if (scroll) detail.scrollTop = 0;
+}
+
+function fieldsTable(fields) {
+  return `<table class="fields">${fields.map(([n, v]) => `<tr><td>${esc(n)}</td><td>${esc(v)}</td></tr>`).join("")}</table>`;
+}
+
+function bodyHTML(b) {
+  if (!b || b.size === 0) return `<div class="empty">No body.</div>`;
+  const note = `<div>${size(b.size)}${b.truncated ? " (the recording kept the first " + size(b.text ? b.text.length : atob(b.base64).length) + ")" : ""} ${esc(b.mimeType || "")}</div>`;
+  const type = (b.mimeType || "").toLowerCase();
+  if (type.startsWith("image/") && b.base64) return note + `<img class="body" src="data:${esc(type.split(";")[0])};base64,${b.base64}">`;
+  if (b.text !== undefined) {
+    try { if (type.includes("json") || /^\s*[\[{]/.test(b.text)) return note + `<div class="json-root">${jsonTree(JSON.parse(b.text), "", 0)}</div>`; } catch (e) {}
+    return note + `<pre>${esc(b.text)}</pre>`;
+  }
+  return note + `<pre>${hexdump(atob(b.base64))}</pre>`;
+}
+
+function jsonTree(v, key, depth) {
+  const k = key === "" ? "" : `<span class="json-key">${esc(key)}</span>: `;
+  if (v === null || typeof v !== "object") {
+    const cls = typeof v === "string" ? "json-str" : "json-num";
+    return `<div>${k}<span class="${cls}">${esc(JSON.stringify(v))}</span></div>`;
+  }
+  const entries = Array.isArray(v) ? v.map((x, i) => [String(i), x]) : Object.entries(v);
+  const label = Array.isArray(v) ? `[${entries.length}]` : `{${entries.length}}`;
+  return `<details class="json"${depth < 2 ? " open" : ""}><summary>${k}${label}</summary>${entries.map(([kk, vv]) => jsonTree(vv, kk, depth + 1)).join("")}</details>`;
+}
+
+function hexdump(s) {
+  const out = [];
+  for (let i = 0; i < Math.min(s.length, 4096); i += 16) {
+    const chunk = s.slice(i, i + 16);
+    const hex = [...chunk].map(c => c.charCodeAt(0).toString(16).padStart(2, "0")).join(" ");
+    const text = [...chunk].map(c => { const n = c.charCodeAt(0); return n >= 32 && n < 127 ? c : "."; }).join("");
+    out.push(i.toString(16).padStart(8, "0") + "  " + hex.padEnd(48) + "  " + esc(text));
+  }
+  if (s.length > 4096) out.push("…");
+  return out.join("\n");
+}
+
+function waterfall(t) {
+  const end = t.end || 1;
+  const phases = ["dns", "connect", "tls", "send", "wait", "receive"];
+  return phases.map(p => {
+    const [a, b] = t[p];
+    if (a === null || b === null) return `<div class="bar"><span class="label">${p}</span><div class="track"></div><span>-</span></div>`;
+    return `<div class="bar"><span class="label">${p}</span><div class="track"><div class="fill" style="left:${(a / end * 100).toFixed(2)}%;width:${((b - a) / end * 100).toFixed(2)}%"></div></div><span>${(b - a).toFixed(1)} ms</span></div>`;
+  }).join("") + `<div class="bar"><span class="label">total</span><span>${end.toFixed(1)} ms</span></div>`;
+}
+
+function curlOf(d) {
+  const q = s => "'" + String(s).replace(/'/g, "'\\''") + "'";
+  const parts = ["curl", "-X", d.request.method, q(d.request.url)];
+  for (const [n, v] of d.request.headers) parts.push("-H", q(n + ": " + v));
+  if (d.request.body && d.request.body.text) parts.push("--data-binary", q(d.request.body.text));
+  return parts.join(" ");
+}
+
+function detailHTML(d) {
+  const s = d.summary || {};
+  const tabs = ["headers", "request", "response", "timings"].concat(d.webSocket ? ["messages"] : []).concat(["curl"]);
+  let html = `<div><b>${esc(d.request.method)}</b> ${esc(d.request.url)}</div>`;
+  html += `<div>${d.response ? d.response.status + " " + esc(d.response.reason) : "no response"} · ${esc(d.request.httpVersion)} · ${s.ms !== undefined ? s.ms.toFixed(1) + " ms" : ""}</div>`;
+  if (d.error) html += `<div class="error-box">${esc(d.error)}</div>`;
+  html += `<div class="tabs">${tabs.map(t => `<button data-tab="${t}" class="${t === tab ? "on" : ""}">${t}</button>`).join("")}</div>`;
+  if (tab === "headers") {
+    html += `<h2>Request headers</h2>${fieldsTable(d.request.headers)}`;
+    if (d.response) html += `<h2>Response headers</h2>${fieldsTable(d.response.headers)}`;
+    if (d.response && d.response.trailers.length) html += `<h2>Trailers</h2>${fieldsTable(d.response.trailers)}`;
+  } else if (tab === "request") {
+    html += bodyHTML(d.request.body);
+  } else if (tab === "response") {
+    html += d.response ? bodyHTML(d.response.body) : `<div class="empty">No response.</div>`;
+  } else if (tab === "timings") {
+    html += waterfall(d.timings);
+  } else if (tab === "messages" && d.webSocket) {
+    html += d.webSocket.messages.map(m => `<div class="msg ${m.direction}">${m.text !== undefined ? esc(m.text) : "[" + m.size + " bytes, opcode " + m.opcode + "]"}</div>`).join("") || `<div class="empty">No messages.</div>`;
+  } else if (tab === "curl") {
+    html += `<pre id="curl">${esc(curlOf(d))}</pre><p><button id="copyCurl" class="plain">Copy as curl</button></p>`;
+  }
+  return html;
+}
+
+// ---- wiring
+list.addEventListener("scroll", render);
+window.addEventListener("resize", render);
+document.getElementById("filter").addEventListener("input", rebuild);
+document.getElementById("errorsOnly").addEventListener("change", rebuild);
+spacer.addEventListener("click", e => {
+  const row = e.target.closest(".row[data-id]");
+  if (row) showDetail(row.dataset.id, true);
+});
+document.getElementById("mark").addEventListener("click", async () => {
+  const input = document.getElementById("markName");
+  const name = input.value.trim();
+  if (!name) { input.focus(); return; }
+  const r = await fetch(`/api/mark?name=${encodeURIComponent(name)}`, {method: "POST"});
+  if (r.ok) input.value = "";
+});
+load();
+</script>
+</body></html>
+"""#
+}

@@ -1,0 +1,154 @@
+import HAR
+import HTTP1
+import Recording
+import TextEncodings
+
+/// The live view's requests and answers, pure: a request head and body in, what to send out.
+/// Every request needs the access token the start line printed (`?token=`, a `Bearer`
+/// Authorization, or the cookie the page's first load sets), because the view shows raw secrets.
+///
+/// - `GET /`: the page.
+/// - `GET /api/flows?from=SEQ&limit=N`: summaries from `SEQ` on, the pages, and the total.
+/// - `GET /api/flows/ID`: one flow whole, read back from the journal.
+/// - `GET /api/events?cursor=C`: server-sent events after change `C` (the `cursor` of a
+///   `/api/flows` answer): `flow` (a summary, added or updated) and `page`.
+/// - `POST /api/mark?name=NAME`: a scenario mark, as `harrec mark NAME` makes.
+/// - `GET /api/status`: how many flows and pages so far (a script can wait on it).
+public struct LiveService: Sendable {
+    public let token: String
+    public let index: LiveIndex
+    /// Flow `id` as the journal holds it, or nil (unknown, or not on disk yet).
+    public let flowReader: @Sendable (UInt64) -> Flow?
+
+    public init(token: String, index: LiveIndex, flowReader: @escaping @Sendable (UInt64) -> Flow?) {
+        self.token = token
+        self.index = index
+        self.flowReader = flowReader
+    }
+
+    /// The name of the cookie that carries the token for the page's own requests.
+    static let cookieName = "harrec_token"
+    /// The most summaries one `/api/flows` answer holds.
+    static let maximumPageSize = 5000
+
+    /// What to do with a request.
+    public enum Answer: Equatable, Sendable {
+        case respond(LiveResponse)
+        /// Record this mark (as `harrec mark` does), then respond.
+        case mark(PageMark, LiveResponse)
+        /// Start a server-sent event stream with the changes after `cursor` (from `/api/flows`).
+        case events(cursor: Int)
+    }
+
+    public func answer(method: String, target: String, fields: HTTPFields, body: [UInt8], now: Double) -> Answer {
+        let (path, query) = Self.split(target)
+        let given = query["token"]
+        guard authorized(given: given, fields: fields) else {
+            return .respond(.text(403, "harrec live view: open the URL harrec printed at start (it carries the access token)\n"))
+        }
+        switch (method, path) {
+        case ("GET", "/"), ("HEAD", "/"):
+            var page = LiveResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(LivePageHTML.page.utf8))
+            // The page's own requests carry the token as a cookie from now on.
+            if given != nil { page.fields.append(("Set-Cookie", "\(Self.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict")) }
+            return .respond(page)
+        case ("GET", "/api/flows"):
+            let from = query["from"].flatMap(Int.init) ?? 0
+            let limit = min(query["limit"].flatMap(Int.init) ?? 1000, Self.maximumPageSize)
+            let (flows, pages, total, cursor) = index.flows(from: from, limit: limit)
+            return .respond(.json(.object([("flows", .array(flows.map(\.json))), ("pages", LiveJSON.pages(pages)),
+                                           ("total", .integer(total)), ("cursor", .integer(cursor))])))
+        case ("GET", "/api/status"):
+            let (_, pages, total, _) = index.flows(from: 0, limit: 0)
+            return .respond(.json(.object([("flows", .integer(total)), ("pages", .integer(pages.count))])))
+        case ("GET", "/api/events"):
+            return .events(cursor: max(0, query["cursor"].flatMap(Int.init) ?? 0))
+        case ("POST", "/api/mark"):
+            let name = LiveService.trimmed(query["name"] ?? String(decoding: body, as: UTF8.self))
+            guard !name.isEmpty, name.count <= 200, !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                return .respond(.text(400, "harrec live view: a mark needs a name of 1 to 200 characters, without control characters\n"))
+            }
+            return .mark(PageMark(name: name, time: now), .json(.object([("title", .string(name))])))
+        case (_, "/"), (_, "/api/flows"), (_, "/api/status"), (_, "/api/events"), (_, "/api/mark"):
+            return .respond(.text(405, "harrec live view: \(method) is not allowed on \(path)\n"))
+        default:
+            if method == "GET", path.hasPrefix("/api/flows/"), let id = UInt64(path.dropFirst("/api/flows/".count)) {
+                guard let summary = index.summary(id: id) else {
+                    return .respond(.text(404, "harrec live view: no flow \(id)\n"))
+                }
+                guard let flow = flowReader(id) else {
+                    // Recorded, but not on disk yet (the journal writes every 0.2 s).
+                    var later = LiveResponse.text(503, "harrec live view: flow \(id) is still on its way to the journal\n")
+                    later.fields.append(("Retry-After", "1"))
+                    return .respond(later)
+                }
+                return .respond(.json(LiveJSON.detail(flow, summary: summary)))
+            }
+            return .respond(.text(404, "harrec live view: no \(path) here\n"))
+        }
+    }
+
+    /// The token from the query, an Authorization Bearer, or the cookie, compared in constant time.
+    func authorized(given: String?, fields: HTTPFields) -> Bool {
+        var candidates: [String] = []
+        if let given { candidates.append(given) }
+        for value in fields.values("Authorization") where value.hasPrefix("Bearer ") { candidates.append(String(value.dropFirst(7))) }
+        for header in fields.values("Cookie") {
+            for item in header.split(separator: ";") {
+                let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: " ") }
+                if pair.count == 2 && pair[0] == Self.cookieName { candidates.append(pair[1]) }
+            }
+        }
+        return candidates.contains { Self.constantTimeEqual($0, token) }
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var difference: UInt8 = 0
+        for k in x.indices { difference |= x[k] ^ y[k] }
+        return difference == 0
+    }
+
+    static func split(_ target: String) -> (path: String, query: [String: String]) {
+        guard let mark = target.firstIndex(of: "?") else { return (target, [:]) }
+        var query: [String: String] = [:]
+        for item in target[target.index(after: mark)...].split(separator: "&") {
+            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = PercentEncoding.decoded(String(parts[0]), plusAsSpace: true)
+            if query[name] == nil { query[name] = parts.count > 1 ? PercentEncoding.decoded(String(parts[1]), plusAsSpace: true) : "" }
+        }
+        return (String(target[..<mark]), query)
+    }
+
+    static func trimmed(_ text: String) -> String {
+        String(text.drop { $0 == " " || $0 == "\t" || $0 == "\n" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\n" }.reversed())
+    }
+}
+
+/// An answer of the live view: status, type, body and any extra header fields.
+public struct LiveResponse: Equatable, Sendable {
+    public var status: Int
+    public var contentType: String
+    public var body: [UInt8]
+    public var fields: [(String, String)] = []
+
+    public static func == (a: LiveResponse, b: LiveResponse) -> Bool {
+        a.status == b.status && a.contentType == b.contentType && a.body == b.body
+            && a.fields.map { $0.0 + ":" + $0.1 } == b.fields.map { $0.0 + ":" + $0.1 }
+    }
+
+    static func text(_ status: Int, _ text: String) -> LiveResponse {
+        LiveResponse(status: status, contentType: "text/plain; charset=utf-8", body: Array(text.utf8))
+    }
+
+    static func json(_ value: JSONValue) -> LiveResponse {
+        LiveResponse(status: 200, contentType: "application/json", body: LiveJSON.bytes(value))
+    }
+}
+
+private extension Substring {
+    func trimmingCharacters(in set: String) -> String {
+        String(drop { set.contains($0) }.reversed().drop { set.contains($0) }.reversed())
+    }
+}

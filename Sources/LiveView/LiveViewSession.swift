@@ -1,0 +1,211 @@
+import HAR
+import HTTP1
+import ProxyCore
+import Recording
+
+/// One connection to the live view's listener: HTTP/1.1 requests answered by `LiveService`, and
+/// server-sent event streams that follow `LiveIndex`'s change log. Sans-IO like the proxy's
+/// session: events in, commands out; a stream polls the index on wake-ups it asks for, so the
+/// recording never waits for the view.
+public final class LiveViewSession: ServiceSession {
+    /// Where the connection stands.
+    enum State: Equatable {
+        /// Reading requests (keep-alive).
+        case requests
+        /// Sending an event stream from change `cursor` on; `lastWrite` for keep-alive comments.
+        case streaming(cursor: Int, lastWrite: Double)
+        /// Closed, or closing once its last answer is out.
+        case finished
+    }
+
+    public let id: UInt64
+    let clientAddress: String
+    let service: LiveService
+    var state = State.requests
+    var decoder = HTTP1RequestDecoder()
+    /// The request being read: its head and the body so far.
+    var request: (head: HTTPRequestHead, body: [UInt8])?
+    var commands: [ProxyCommand] = []
+    var lastActivity: Double
+    var shuttingDown = false
+
+    /// The largest request body taken (a mark's name).
+    static let maximumBody = 64 << 10
+    /// How often a stream looks for changes.
+    static let streamInterval = 0.1
+    /// A stream with nothing to say sends a comment this often (proxies and browsers keep it open).
+    static let keepAliveInterval = 15.0
+    /// An idle connection between requests is closed after this long.
+    static let idleTimeout = 120.0
+
+    public init(id: UInt64, clientAddress: String, service: LiveService, now: Double) {
+        self.id = id
+        self.clientAddress = clientAddress
+        self.service = service
+        lastActivity = now
+    }
+
+    // MARK: - LoopSession
+
+    public var hasCommands: Bool { !commands.isEmpty }
+
+    public func drainCommands(_ body: (ProxyCommand) -> Void) {
+        let taken = commands
+        commands.removeAll()
+        taken.forEach(body)
+    }
+
+    /// The commands so far (tests).
+    public func takeCommands() -> [ProxyCommand] {
+        defer { commands.removeAll() }
+        return commands
+    }
+
+    public var isFinished: Bool { state == .finished }
+    public var wantsClientData: Bool { state == .requests }
+
+    public func clientReceived(_ bytes: UnsafeRawBufferPointer, at time: Double) {
+        lastActivity = time
+        guard state == .requests else { return }
+        decoder.feed(bytes)
+        readRequests(at: time)
+    }
+
+    public func clientClosed(at time: Double) {
+        finish()
+    }
+
+    public func clientFailed(_ failure: ClientFailure, at time: Double) {
+        finish()
+    }
+
+    public func tick(at time: Double) {
+        switch state {
+        case .streaming:
+            push(at: time)
+        case .requests where request == nil && time - lastActivity > Self.idleTimeout:
+            close()
+        default:
+            break
+        }
+    }
+
+    public func beginShutdown(at time: Double) {
+        shuttingDown = true
+        if case .streaming = state { close() } else if request == nil && state == .requests { close() }
+    }
+
+    public func abort(_ reason: String, at time: Double) {
+        if state != .finished { commands.append(.closeClient) }
+        state = .finished
+    }
+
+    // MARK: - Requests
+
+    func readRequests(at time: Double) {
+        while state == .requests {
+            let event: HTTP1RequestEvent?
+            do {
+                event = try decoder.next()
+            } catch {
+                respond(.text(400, "harrec live view: bad request (\(error))\n"), keepAlive: false)
+                return
+            }
+            guard let event else { return }
+            switch event {
+            case .head(let head, _):
+                request = (head, [])
+            case .body(let bytes):
+                guard var current = request else { continue }
+                guard current.body.count + bytes.count <= Self.maximumBody else {
+                    request = nil
+                    respond(.text(413, "harrec live view: request body over \(Self.maximumBody >> 10) KiB\n"), keepAlive: false)
+                    return
+                }
+                request = nil
+                current.body += bytes
+                request = current
+            case .end:
+                guard let (head, body) = request else { continue }
+                request = nil
+                answer(head, body: body, at: time)
+            }
+        }
+    }
+
+    func answer(_ head: HTTPRequestHead, body: [UInt8], at time: Double) {
+        let keepAlive = head.keepAlive && !shuttingDown
+        switch service.answer(method: head.method, target: head.target, fields: head.fields, body: body, now: time) {
+        case .respond(let response):
+            respond(response, keepAlive: keepAlive, headOnly: head.method == "HEAD")
+        case .mark(let mark, let response):
+            commands.append(.record(.pageMark(mark)))
+            commands.append(.log(LiveEvent(client: clientAddress, .pageMark(name: mark.name))))
+            respond(response, keepAlive: keepAlive)
+        case .events(let cursor):
+            var fields = HTTPFields()
+            fields.append(name: "Content-Type", value: "text/event-stream")
+            fields.append(name: "Cache-Control", value: "no-store")
+            fields.append(name: "X-Content-Type-Options", value: "nosniff")
+            // No length: the stream's body ends when the connection does.
+            fields.append(name: "Connection", value: "close")
+            var bytes = (try? HTTP1Serializer.responseHead(version: .http11, status: 200, reason: "OK", fields: fields)) ?? []
+            bytes += Array("retry: 1000\n\n".utf8)
+            commands.append(.sendToClient(bytes))
+            state = .streaming(cursor: cursor, lastWrite: time)
+            push(at: time)
+        }
+    }
+
+    /// Sends what changed since the stream's cursor, and asks to be woken for the next look.
+    func push(at time: Double) {
+        guard case .streaming(let cursor, var lastWrite) = state else { return }
+        let (flows, pages, next) = service.index.changes(after: cursor)
+        var out: [UInt8] = []
+        for (index, page) in pages {
+            out += Array("event: page\ndata: ".utf8) + LiveJSON.bytes(page.json(index: index)) + Array("\n\n".utf8)
+        }
+        for flow in flows {
+            out += Array("event: flow\ndata: ".utf8) + LiveJSON.bytes(flow.json) + Array("\n\n".utf8)
+        }
+        if out.isEmpty && time - lastWrite >= Self.keepAliveInterval { out = Array(": keep-alive\n\n".utf8) }
+        if !out.isEmpty {
+            commands.append(.sendToClient(out))
+            lastWrite = time
+        }
+        state = .streaming(cursor: next, lastWrite: lastWrite)
+        commands.append(.wake(at: time + Self.streamInterval))
+    }
+
+    func respond(_ response: LiveResponse, keepAlive: Bool, headOnly: Bool = false) {
+        var fields = HTTPFields()
+        fields.append(name: "Content-Type", value: response.contentType)
+        fields.append(name: "Content-Length", value: String(response.body.count))
+        fields.append(name: "Cache-Control", value: "no-store")
+        fields.append(name: "X-Content-Type-Options", value: "nosniff")
+        // The page loads nothing from elsewhere, and no other site may frame it.
+        fields.append(name: "Content-Security-Policy", value: "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+        for (name, value) in response.fields { fields.append(name: name, value: value) }
+        if !keepAlive { fields.append(name: "Connection", value: "close") }
+        let reason = Self.reasons[response.status] ?? "Status"
+        var bytes = (try? HTTP1Serializer.responseHead(version: .http11, status: response.status, reason: reason, fields: fields)) ?? []
+        if !headOnly { bytes += response.body }
+        commands.append(.sendToClient(bytes))
+        if !keepAlive { close() }
+    }
+
+    /// The reason phrases of the statuses the view answers with.
+    static let reasons = [200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+                          413: "Content Too Large", 503: "Service Unavailable"]
+
+    /// Flushes what is queued, then closes the connection.
+    func close() {
+        guard state != .finished else { return }
+        commands.append(.closeClient)
+        state = .finished
+    }
+
+    func finish() {
+        state = .finished
+    }
+}

@@ -1,0 +1,63 @@
+import CLI
+import LiveView
+import ProxyCore
+import ProxyRuntime
+import Recording
+
+// `record --web`: the live view on its own loopback listener, with an access token in its URL.
+
+let webOption = OptionSpec("web", .flag, help: "Serve the live view: the flows as they come, each whole, and scenario marks (a browser page on 127.0.0.1).")
+let webPortOption = OptionSpec("web-port", .value(placeholder: "<port>"), help: "The live view's port (default 8081; 0 picks a free one).")
+
+/// The live view's settings: its service (index, token, flow reader) and its port.
+struct WebSettings {
+    static let defaultPort: UInt16 = 8081
+
+    let service: LiveService
+    let port: UInt16
+
+    /// Nil unless `--web`. Flows are read back from the journal, or from memory with `--no-journal`.
+    init?(_ parsed: ParsedArguments, journal: JournalLog?, memory: FlowLog?) throws {
+        guard parsed.flag("web") else {
+            if parsed.value("web-port") != nil { throw UsageError("--web-port needs --web") }
+            return nil
+        }
+        port = try parsed.value("web-port").map { try parsePort($0, option: "web-port") } ?? Self.defaultPort
+        let reader: @Sendable (UInt64) -> Flow?
+        if let journal {
+            reader = { journal.storedFlow(id: $0) }
+        } else if let memory {
+            reader = { id in memory.snapshot().last { $0.id == id } }
+        } else {
+            reader = { _ in nil }
+        }
+        service = LiveService(token: Self.makeToken(), index: LiveIndex(), flowReader: reader)
+    }
+
+    /// A random 128-bit token, as hex: the view shows raw secrets, so it answers only to its URL.
+    static func makeToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in
+            let value = generator.next()
+            return String(value >> 32, radix: 16).leftPadded(8) + String(value & 0xFFFF_FFFF, radix: 16).leftPadded(8)
+        }.joined()
+    }
+
+    /// Binds the listener on loopback; returns the line that gives its URL.
+    func start(_ server: ProxyServer) throws -> String {
+        let service = self.service
+        let bound: UInt16
+        do {
+            bound = try server.listen(label: "web", address: "127.0.0.1", port: port, kind: .service { id, client, now in
+                LiveViewSession(id: id, clientAddress: client, service: service, now: now)
+            })
+        } catch {
+            throw UsageError("cannot serve the live view on 127.0.0.1:\(port): \(error) (pick another with --web-port, or 0 for a free one)")
+        }
+        return "harrec: live view at http://127.0.0.1:\(bound)/?token=\(service.token)"
+    }
+}
+
+private extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}

@@ -1,0 +1,229 @@
+import HAR
+import HTTP1
+@testable import LiveView
+import ProxyCore
+import Recording
+import XCTest
+
+/// The live view: its index of summaries and change log, the JSON API behind the token, and the
+/// HTTP session with its event streams, as transcripts (bytes in, commands out).
+final class LiveViewTests: XCTestCase {
+    static let token = "0123456789abcdef0123456789abcdef"
+
+    func flow(_ id: UInt64, _ path: String, status: Int? = 200, at start: Double = 1_800_000_000, error: String? = nil) -> Flow {
+        var request = RecordedRequest(method: "GET", url: "https://api.example.com\(path)", httpVersion: "HTTP/1.1",
+                                      fields: [RecordedField(name: "Accept", value: "*/*")], headSize: 40)
+        request.body = RecordedBody(bytes: [], wireSize: 0)
+        var flow = Flow(id: id, clientAddress: "127.0.0.1:5000", request: request,
+                        instants: FlowInstants(requestStart: start))
+        if let status {
+            var response = RecordedResponse(status: status, reason: "OK", httpVersion: "HTTP/1.1",
+                                            fields: [RecordedField(name: "Content-Type", value: "application/json")], headSize: 50)
+            let body = Array(#"{"items":[1,2]}"#.utf8)
+            response.body = RecordedBody(bytes: body, wireSize: body.count)
+            flow.response = response
+        }
+        flow.instants.end = start + 0.0125
+        flow.error = error
+        return flow
+    }
+
+    func service(_ index: LiveIndex, flows: [Flow] = []) -> LiveService {
+        LiveService(token: Self.token, index: index, flowReader: { id in flows.first { $0.id == id } })
+    }
+
+    func json(_ response: LiveResponse) throws -> JSONValue {
+        try JSONParser.parse(response.body)
+    }
+
+    func respond(_ answer: LiveService.Answer) throws -> LiveResponse {
+        guard case .respond(let response) = answer else { throw XCTSkip("not a plain response: \(answer)") }
+        return response
+    }
+
+    // MARK: - Index
+
+    func testTheIndexListsFlowsPagesAndAChangeLogThatDedupes() {
+        let index = LiveIndex()
+        index.record(flow(7, "/a"))
+        index.mark(PageMark(name: "checkout", time: 1_800_000_001))
+        var ws = flow(9, "/chat", status: 101)
+        ws.webSocket = RecordedWebSocket()
+        ws.webSocket?.isOpen = true
+        index.record(ws)
+        index.countMessage(flowID: 9, at: 1_800_000_002)
+        index.countMessage(flowID: 9, at: 1_800_000_003)
+        let (flows, pages, total, cursor) = index.flows(from: 0, limit: 10)
+        XCTAssertEqual(total, 2)
+        XCTAssertEqual(flows.map(\.url), ["https://api.example.com/a", "wss://api.example.com/chat"])
+        XCTAssertEqual(flows.map(\.page), [-1, 0], "the flow after the mark is in its page")
+        XCTAssertEqual(flows[1].messages, 2)
+        XCTAssertEqual(flows[1].transport, "ws")
+        XCTAssertTrue(flows[1].open)
+        XCTAssertEqual(pages, [LivePage(title: "checkout", started: 1_800_000_001, firstSeq: 1)])
+        let all = index.changes(after: 0)
+        XCTAssertEqual(all.flows.map(\.seq), [0, 1], "three changes to the WebSocket come as one summary")
+        XCTAssertEqual(all.pages.map(\.index), [0])
+        XCTAssertEqual(all.cursor, cursor)
+        ws.webSocket?.isOpen = false
+        index.record(ws)
+        let later = index.changes(after: cursor)
+        XCTAssertEqual(later.flows.map(\.open), [false], "the end updates the row")
+        XCTAssertEqual(index.changes(after: later.cursor).flows, [])
+        let limited = index.changes(after: 0, limit: 1)
+        XCTAssertEqual(limited.cursor, 1)
+    }
+
+    func testTheSinkFeedsTheJournalThenTheIndex() {
+        let memory = FlowLog()
+        let index = LiveIndex()
+        let sink = LiveSink(memory, index: index)
+        sink.record(flow(1, "/x"))
+        sink.recordPageMark(PageMark(name: "p", time: 1))
+        XCTAssertEqual(memory.count, 1)
+        XCTAssertEqual(memory.pageMarks.map(\.name), ["p"])
+        XCTAssertEqual(index.flowCount, 1)
+        XCTAssertEqual(index.flows(from: 0, limit: 0).pages.map(\.title), ["p"])
+    }
+
+    // MARK: - Service
+
+    func testEveryRequestNeedsTheToken() throws {
+        let s = service(LiveIndex())
+        for target in ["/", "/api/flows", "/api/status", "/api/flows/1", "/api/events", "/?token=wrong", "/?token=" + Self.token.dropLast()] {
+            let answer = s.answer(method: "GET", target: target, fields: HTTPFields(), body: [], now: 0)
+            XCTAssertEqual(try respond(answer).status, 403, target)
+        }
+        let byQuery = try respond(s.answer(method: "GET", target: "/?token=\(Self.token)", fields: HTTPFields(), body: [], now: 0))
+        XCTAssertEqual(byQuery.status, 200)
+        XCTAssertTrue(byQuery.fields.contains { $0.0 == "Set-Cookie" && $0.1.hasPrefix("harrec_token=\(Self.token);") && $0.1.contains("HttpOnly") })
+        XCTAssertTrue(String(decoding: byQuery.body, as: UTF8.self).contains("EventSource"))
+        let byCookie = s.answer(method: "GET", target: "/api/status", fields: HTTPFields([HTTPField(name: "Cookie", value: "a=b; harrec_token=\(Self.token)")]),
+                                body: [], now: 0)
+        XCTAssertEqual(try respond(byCookie).status, 200)
+        let byBearer = s.answer(method: "GET", target: "/api/status", fields: HTTPFields([HTTPField(name: "Authorization", value: "Bearer \(Self.token)")]),
+                                body: [], now: 0)
+        XCTAssertEqual(try respond(byBearer).status, 200)
+    }
+
+    func testFlowsDetailMarksAndErrors() throws {
+        let index = LiveIndex()
+        let recorded = [flow(3, "/a"), flow(4, "/b?q=1", status: nil, error: "upstream closed the connection before responding")]
+        recorded.forEach(index.record)
+        let s = service(index, flows: [recorded[0]])
+        func get(_ target: String) throws -> LiveResponse {
+            try respond(s.answer(method: "GET", target: target + (target.contains("?") ? "&" : "?") + "token=\(Self.token)",
+                                 fields: HTTPFields(), body: [], now: 5))
+        }
+        let list = try json(get("/api/flows?from=1&limit=5"))
+        XCTAssertEqual(list["total"], .integer(2))
+        XCTAssertEqual(list["flows"]?[0]?["url"], .string("https://api.example.com/b?q=1"))
+        XCTAssertEqual(list["flows"]?[0]?["status"], .null)
+        XCTAssertEqual(list["flows"]?[0]?["error"], .string("upstream closed the connection before responding"))
+        XCTAssertEqual(list["flows"]?[0]?["ms"], .double(12.5))
+        XCTAssertNotNil(list["cursor"])
+        let detail = try json(get("/api/flows/3"))
+        XCTAssertEqual(detail["response"]?["body"]?["text"], .string(#"{"items":[1,2]}"#))
+        XCTAssertEqual(detail["request"]?["headers"]?[0], .array([.string("Accept"), .string("*/*")]))
+        XCTAssertEqual(detail["timings"]?["end"], .double(12.5))
+        let notYet = try get("/api/flows/4")
+        XCTAssertEqual(notYet.status, 503, "recorded, but not read back yet")
+        XCTAssertTrue(notYet.fields.contains { $0 == ("Retry-After", "1") })
+        XCTAssertEqual(try get("/api/flows/99").status, 404)
+        XCTAssertEqual(try get("/nowhere").status, 404)
+        let wrongMethod = try respond(s.answer(method: "DELETE", target: "/api/flows?token=\(Self.token)", fields: HTTPFields(), body: [], now: 0))
+        XCTAssertEqual(wrongMethod.status, 405)
+
+        let marked = s.answer(method: "POST", target: "/api/mark?name=check%20out&token=\(Self.token)", fields: HTTPFields(), body: [], now: 9)
+        guard case .mark(let mark, let response) = marked else { return XCTFail("\(marked)") }
+        XCTAssertEqual(mark, PageMark(name: "check out", time: 9))
+        XCTAssertEqual(response.status, 200)
+        for bad in ["", "%20%20", String(repeating: "x", count: 201), "a%0Ab"] {
+            let answer = s.answer(method: "POST", target: "/api/mark?name=\(bad)&token=\(Self.token)", fields: HTTPFields(), body: [], now: 0)
+            XCTAssertEqual(try respond(answer).status, 400, bad)
+        }
+    }
+
+    // MARK: - Session
+
+    func session(_ index: LiveIndex = LiveIndex(), flows: [Flow] = []) -> LiveViewSession {
+        LiveViewSession(id: 1, clientAddress: "127.0.0.1:6000", service: service(index, flows: flows), now: 100)
+    }
+
+    func sent(_ commands: [ProxyCommand]) -> String {
+        String(decoding: commands.flatMap { command -> [UInt8] in
+            if case .sendToClient(let bytes) = command { return bytes }
+            return []
+        }, as: UTF8.self)
+    }
+
+    func feed(_ s: LiveViewSession, _ text: String, at time: Double = 100, chunk: Int = .max) {
+        let bytes = Array(text.utf8)
+        var start = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + chunk)
+            Array(bytes[start..<end]).withUnsafeBytes { s.clientReceived($0, at: time) }
+            start = end
+        }
+    }
+
+    func testKeepAliveRequestsWholeAndByteByByte() {
+        for chunk in [Int.max, 1, 7] {
+            let s = session()
+            feed(s, "GET /api/status?token=\(Self.token) HTTP/1.1\r\nHost: x\r\n\r\nGET /api/status HTTP/1.1\r\nHost: x\r\n\r\n", chunk: chunk)
+            let out = sent(s.takeCommands())
+            XCTAssertTrue(out.hasPrefix("HTTP/1.1 200 OK\r\n"), out)
+            XCTAssertTrue(out.contains(#"{"flows":0,"pages":0}"#))
+            XCTAssertTrue(out.contains("HTTP/1.1 403 Forbidden"), "the second request had no token (chunk \(chunk))")
+            XCTAssertFalse(s.isFinished, "keep-alive")
+        }
+    }
+
+    func testAMarkIsRecordedAndLogged() {
+        let s = session()
+        feed(s, "POST /api/mark?name=login&token=\(Self.token) HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        let commands = s.takeCommands()
+        XCTAssertTrue(commands.contains(.record(.pageMark(PageMark(name: "login", time: 100)))))
+        XCTAssertTrue(commands.contains(.log(LiveEvent(client: "127.0.0.1:6000", .pageMark(name: "login")))))
+        XCTAssertEqual(commands.last, .closeClient)
+        XCTAssertTrue(s.isFinished)
+    }
+
+    func testBadAndOversizedRequestsAreAnsweredAndClosed() {
+        let bad = session()
+        feed(bad, "GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n")
+        let out = bad.takeCommands()
+        XCTAssertTrue(sent(out).hasPrefix("HTTP/1.1 400 "), sent(out))
+        XCTAssertEqual(out.last, .closeClient)
+        let big = session()
+        feed(big, "POST /api/mark?token=\(Self.token) HTTP/1.1\r\nHost: x\r\nContent-Length: 70000\r\n\r\n" + String(repeating: "a", count: 70000))
+        XCTAssertTrue(sent(big.takeCommands()).hasPrefix("HTTP/1.1 413 "))
+        XCTAssertTrue(big.isFinished)
+    }
+
+    func testAnEventStreamSendsChangesOnWakeUps() {
+        let index = LiveIndex()
+        index.record(flow(1, "/before"))
+        let cursor = index.flows(from: 0, limit: 0).cursor
+        let s = session(index)
+        feed(s, "GET /api/events?cursor=\(cursor)&token=\(Self.token) HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
+        let opened = s.takeCommands()
+        XCTAssertTrue(sent(opened).hasPrefix("HTTP/1.1 200 OK\r\n"))
+        XCTAssertTrue(sent(opened).contains("Content-Type: text/event-stream\r\n"))
+        XCTAssertFalse(sent(opened).contains("/before"), "the cursor skips what the list already had")
+        XCTAssertTrue(opened.contains(.wake(at: 100 + LiveViewSession.streamInterval)))
+        index.record(flow(2, "/after"))
+        index.mark(PageMark(name: "next", time: 101))
+        s.tick(at: 100.1)
+        let pushed = sent(s.takeCommands())
+        XCTAssertTrue(pushed.contains("event: flow\ndata: {\"seq\":1,\"id\":\"2\""), pushed)
+        XCTAssertTrue(pushed.contains("event: page\ndata: {\"index\":0,\"title\":\"next\""), pushed)
+        s.tick(at: 100.2)
+        XCTAssertEqual(sent(s.takeCommands()), "", "nothing new")
+        s.tick(at: 116)
+        XCTAssertEqual(sent(s.takeCommands()), ": keep-alive\n\n")
+        s.beginShutdown(at: 117)
+        XCTAssertEqual(s.takeCommands(), [.closeClient])
+        XCTAssertTrue(s.isFinished)
+    }
+}

@@ -1,0 +1,266 @@
+"""`harrec record --web`: the live view on 127.0.0.1 behind a random token.
+
+Over HTTP (python's http.client): 403 without the token, the page and API with it, summaries as
+flows finish, an event stream that delivers new flows and marks as they happen, a flow's detail
+read back from the journal byte for byte, and a mark that becomes a HAR page.
+
+In a real browser: headless Chromium driven over the DevTools protocol, in a network namespace of
+its own with only loopback (`unshare -n`, this file's `__main__`): flows arrive while curl runs
+through the proxy, the filter narrows the list, a click shows the detail, the mark button makes a
+page. A screenshot of each view goes to $HARREC_ARTIFACTS (or the test's temporary folder).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import http.client
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from helpers import HARREC_BIN, curl, entries
+
+URL_RE = r"harrec: live view at (http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]{32}))$"
+
+
+def start_web(harrec, *args):
+    px = harrec.start("--no-redact", "--web", "--web-port", "0", *args)
+    line = px.wait_for_stderr(URL_RE)
+    assert line, px.stderr_text
+    url, port, token = re.search(URL_RE, line).groups()
+    return px, int(port), token
+
+
+def get(port, path, headers=None, method="GET", body=None):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request(method, path, body=body, headers=headers or {})
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r.status, dict(r.getheaders()), data
+
+
+def test_the_view_answers_only_to_its_token(harrec, tmp_path):
+    px, port, token = start_web(harrec)
+    for path in ["/", "/api/flows", "/api/status", f"/?token={'0' * 32}"]:
+        status, _, body = get(port, path)
+        assert status == 403 and b"open the URL harrec printed" in body, (path, status)
+    status, headers, page = get(port, f"/?token={token}")
+    assert status == 200 and b"<title>harrec live</title>" in page
+    cookie = headers["Set-Cookie"]
+    assert cookie.startswith(f"harrec_token={token};") and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+    status, _, body = get(port, "/api/status", {"Cookie": f"harrec_token={token}"})
+    assert status == 200 and json.loads(body) == {"flows": 0, "pages": 0}
+    px.stop()
+    p = subprocess.run([HARREC_BIN, "record", "--out", str(tmp_path / "x.har"), "--web-port", "9"], capture_output=True, text=True)
+    assert p.returncode == 2 and "--web-port needs --web" in p.stderr
+
+
+def test_flows_events_detail_and_marks_over_http(harrec, origin):
+    px, port, token = start_web(harrec)
+    auth = {"Authorization": f"Bearer {token}"}
+    assert curl("-x", px.http_proxy, f"{origin.base_url}/json?n=1").rc == 0
+    # The event stream, from the cursor of the list read just now.
+    deadline = time.time() + 10
+    while json.loads(get(port, "/api/status", auth)[2])["flows"] < 1 and time.time() < deadline:
+        time.sleep(0.05)
+    listed = json.loads(get(port, "/api/flows?from=0&limit=10", auth)[2])
+    assert listed["total"] == 1 and listed["flows"][0]["url"] == f"{origin.base_url}/json?n=1"
+    assert listed["flows"][0]["status"] == 200 and listed["flows"][0]["transport"] == "h1"
+    stream = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    stream.request("GET", f"/api/events?cursor={listed['cursor']}", headers=auth)
+    events = stream.getresponse()
+    assert events.status == 200 and events.getheader("Content-Type") == "text/event-stream"
+    assert events.fp.readline() == b"retry: 1000\n" and events.fp.readline() == b"\n"
+
+    def next_event():
+        lines = []
+        while True:
+            line = events.fp.readline().decode()
+            if line == "\n":
+                if lines and not lines[0].startswith(":"):
+                    return lines[0].split(": ", 1)[1].strip(), json.loads(lines[1].split(": ", 1)[1])
+                lines = []
+                continue
+            lines.append(line)
+
+    status, _, marked = get(port, "/api/mark?name=second%20step", auth, method="POST")
+    assert status == 200, marked
+    kind, page = next_event()
+    assert kind == "page" and page["index"] == 0 and page["title"] == "second step" and page["firstSeq"] == 1, page
+    assert curl("-x", px.http_proxy, f"{origin.base_url}/bytes?n=70000&seed=3").rc == 0
+    kind, summary = next_event()
+    while kind != "flow":
+        kind, summary = next_event()
+    assert summary["url"] == f"{origin.base_url}/bytes?n=70000&seed=3" and summary["page"] == 0
+    assert summary["responseBytes"] == 70000
+    stream.close()
+    # The detail, read back from the journal (it may take the writer's 0.2 s to get there).
+    for _ in range(50):
+        status, _, body = get(port, f"/api/flows/{summary['id']}", auth)
+        if status != 503:
+            break
+        time.sleep(0.1)
+    assert status == 200, body
+    detail = json.loads(body)
+    from origin import make_bytes
+    assert base64.b64decode(detail["response"]["body"]["base64"]) == make_bytes(70000, 3)
+    assert detail["request"]["url"] == summary["url"] and detail["timings"]["end"] > 0
+    har = px.stop()
+    assert [p["title"] for p in har["log"]["pages"]] == ["second step"]
+    assert [e["request"]["url"].split("?")[0].rsplit("/", 1)[1] for e in entries(har)] == ["json", "bytes"]
+
+
+# ------------------------------------------------------------------ in Chromium
+
+def scenario(workdir: Path, harrec_bin: str, artifacts: Path) -> dict:
+    """Runs inside the namespace; returns what the test checks."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    import origin as origin_mod
+    from conftest import Harrec
+    from test_chromium import start_chromium, stop_chromium
+
+    origin = origin_mod.OriginServer().start()
+    (workdir / "harrec").mkdir()
+    px = Harrec(workdir / "harrec", harrec_bin)
+    px.start("--no-redact", "--web", "--web-port", "0", "--ca-dir", str(workdir / "ca"))
+    url = re.search(URL_RE, px.wait_for_stderr(URL_RE)).group(1)
+    chrome, debug_port = start_chromium(workdir, workdir / "ca" / "harrec-ca.pem", [])
+    result = {}
+    try:
+        result = asyncio.run(drive(debug_port, url, px, origin, artifacts))
+        har = px.stop(validate=False)
+        result["pages"] = [p["title"] for p in har["log"]["pages"]]
+        result["entries"] = len(har["log"]["entries"])
+    finally:
+        stop_chromium(chrome)
+        origin.stop()
+    result["stderr"] = px.stderr_text[-3000:]
+    return result
+
+
+async def drive(debug_port: int, url: str, px, origin, artifacts: Path) -> dict:
+    import urllib.request
+
+    import websockets
+    with urllib.request.urlopen(f"http://127.0.0.1:{debug_port}/json/list", timeout=10) as response:
+        page = next(t for t in json.load(response) if t.get("type") == "page")
+    async with websockets.connect(page["webSocketDebuggerUrl"], max_size=None) as cdp:
+        ids = iter(range(1, 1_000_000))
+
+        async def call(method, **params):
+            message_id = next(ids)
+            await cdp.send(json.dumps({"id": message_id, "method": method, "params": params}))
+            while True:
+                reply = json.loads(await cdp.recv())
+                if reply.get("id") == message_id:
+                    return reply.get("result", {})
+
+        async def evaluate(expression):
+            reply = await call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+            return reply.get("result", {}).get("value")
+
+        async def until(expression, timeout=15):
+            deadline = time.time() + timeout
+            while time.time() < deadline:
+                value = await evaluate(expression)
+                if value:
+                    return value
+                await asyncio.sleep(0.1)
+            return None
+
+        async def screenshot(name):
+            shot = await call("Page.captureScreenshot", format="png")
+            (artifacts / f"live-view-{name}.png").write_bytes(base64.b64decode(shot["data"]))
+
+        await call("Emulation.setDeviceMetricsOverride", width=1280, height=800, deviceScaleFactor=1, mobile=False)
+        await call("Page.navigate", url=url)
+        await until("document.getElementById('counts') !== null")
+        # Flows arrive while the page is open: curl through the proxy, one after another.
+        for k in range(12):
+            assert curl("-x", px.http_proxy, f"{origin.base_url}/json?k={k}").rc == 0
+        assert curl("-x", px.http_proxy, f"{origin.base_url}/status/404").rc == 0
+        rows = await until("document.querySelectorAll('.row[data-id]').length >= 13 && document.querySelectorAll('.row[data-id]').length")
+        out = {"rows": rows, "counts": await evaluate("document.getElementById('counts').textContent")}
+        await screenshot("list")
+        # The filter narrows the list.
+        await evaluate("(() => { const f = document.getElementById('filter'); f.value = 'status:4xx'; f.dispatchEvent(new Event('input')); })()")
+        out["filtered"] = await until("document.querySelectorAll('.row[data-id]').length === 1 && "
+                                      "document.querySelector('.row[data-id] .url').textContent")
+        await screenshot("filtered")
+        # A click shows the flow whole.
+        await evaluate("document.querySelector('.row[data-id]').click()")
+        out["detail"] = await until("document.querySelector('#detail table.fields') && document.getElementById('detail').textContent")
+        await evaluate("document.querySelector('.tabs button[data-tab=response]').click()")
+        out["body"] = await until("document.querySelector('#detail pre, #detail .json-root') && "
+                                  "document.getElementById('detail').innerText")
+        await screenshot("detail")
+        # The mark button makes a page, shown as a section of the list.
+        await evaluate("(() => { const f = document.getElementById('filter'); f.value = ''; f.dispatchEvent(new Event('input')); "
+                       "document.getElementById('markName').value = 'after the list'; document.getElementById('mark').click(); })()")
+        out["section"] = await until("[...document.querySelectorAll('.row.page')].map(r => r.textContent).join('|')")
+        assert curl("-x", px.http_proxy, f"{origin.base_url}/json?k=last").rc == 0
+        out["last"] = await until("[...document.querySelectorAll('.row[data-id] .url')].map(u => u.textContent)"
+                                  ".find(t => t.includes('k=last'))")
+        await screenshot("marked")
+        # 100,000 flows: the list draws only the rows in view, and a filter runs over all of them.
+        out["big"] = await evaluate("""(() => {
+            const t0 = performance.now();
+            for (let i = flows.length; i < 100000; i++) flows[i] = Object.assign({}, flows[0], {seq: i, id: String(1e6 + i), url: "http://big.test/item/" + i});
+            rebuild();
+            list.scrollTop = 50000 * 24;
+            render();
+            const drawn = document.querySelectorAll('.row').length;
+            const t1 = performance.now();
+            const f = document.getElementById('filter');
+            f.value = 'item/99999';
+            f.dispatchEvent(new Event('input'));
+            return {drawn: drawn, counts: document.getElementById('counts').textContent, matched: document.querySelectorAll('.row[data-id]').length,
+                    loadMs: Math.round(t1 - t0), filterMs: Math.round(performance.now() - t1)};
+        })()""")
+        return out
+
+
+def test_the_live_view_in_chromium(tmp_path):
+    import pytest
+
+    from test_chromium import chromium_path
+
+    if chromium_path() is None:
+        pytest.fail("chromium not found: run scripts/install-deps --test")
+    if subprocess.run(["unshare", "-n", "true"]).returncode != 0:
+        pytest.fail("`unshare -n` is not permitted here; the Chromium test needs a network namespace of its own")
+    artifacts = Path(os.environ.get("HARREC_ARTIFACTS") or tmp_path / "artifacts")
+    artifacts.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run(["unshare", "-n", sys.executable, __file__, str(tmp_path), HARREC_BIN, str(artifacts)],
+                       capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    result = json.loads(r.stdout.splitlines()[-1])
+    assert result["rows"] >= 13, result
+    assert result["counts"].endswith("13 flows"), result
+    assert result["filtered"].endswith("/status/404"), result
+    assert "GET" in result["detail"] and "/status/404" in result["detail"], result
+    assert result["body"], result
+    assert result["section"] == "▸ after the list", result
+    assert result["last"], result
+    assert result["pages"] == ["after the list"] and result["entries"] == 14, result
+    big = result["big"]
+    assert big["drawn"] < 200, big  # virtual: a screenful of rows, not 100,000
+    assert big["counts"] == "1 of 100000 flows" and big["matched"] == 1, big
+    print(f"live view with 100,000 flows: load {big['loadMs']} ms, filter {big['filterMs']} ms")
+    for name in ("list", "filtered", "detail", "marked"):
+        shot = (artifacts / f"live-view-{name}.png").read_bytes()
+        assert shot.startswith(b"\x89PNG") and len(shot) > 5000, name
+
+
+if __name__ == "__main__":
+    work = Path(tempfile.mkdtemp(dir=sys.argv[1]))
+    print(json.dumps(scenario(work, sys.argv[2], Path(sys.argv[3]))))
