@@ -68,6 +68,11 @@ enum LiveJSON {
         return .object(members)
     }
 
+    static func preview(_ preview: LivePreview) -> JSONValue {
+        .object([("raw", .string(preview.raw)), ("redacted", .string(preview.redacted)),
+                 ("findings", .array(preview.findings.map { .object([("path", .string($0.path)), ("rule", .string($0.rule))]) }))])
+    }
+
     static func fields(_ fields: [RecordedField]) -> JSONValue {
         .array(fields.map { .array([.string($0.name), .string($0.value)]) })
     }

@@ -57,6 +57,12 @@ details.json > summary { cursor: pointer; }
 .json-str { color: #116329; }
 .json-num { color: #0550ae; }
 img.body { max-width: 100%; border: 1px solid var(--line); }
+.row.page a.gen { margin-left: 12px; font-weight: normal; color: var(--accent); cursor: pointer; }
+.sides { display: flex; gap: 8px; }
+.sides > div { flex: 1; min-width: 0; }
+.sides pre { max-height: 520px; }
+mark.changed { background: #ffe08a; }
+mark.raw { background: #ffd6d3; }
 </style></head>
 <body>
 <header>
@@ -66,6 +72,7 @@ img.body { max-width: 100%; border: 1px solid var(--line); }
   <span id="counts">0 flows</span>
   <input id="markName" type="text" placeholder="scenario name" size="16">
   <button id="mark">Mark scenario</button>
+  <button id="genShown" class="plain" title="harrec generate for the flows the filter shows">Swift for shown</button>
 </header>
 <main>
   <div id="list"><div id="spacer"></div></div>
@@ -127,7 +134,7 @@ function render() {
   const html = [];
   for (let i = first; i < last; i++) {
     const r = rows[i];
-    if (r.page) { html.push(`<div class="row page" style="top:${i * ROW}px">▸ ${esc(r.page.title)}</div>`); continue; }
+    if (r.page) { html.push(`<div class="row page" style="top:${i * ROW}px">▸ ${esc(r.page.title)}<a class="gen" data-page="${r.page.index}">Generate Swift</a></div>`); continue; }
     const f = r.flow;
     const failed = f.error || (f.status !== null && f.status >= 400);
     html.push(`<div class="row${failed ? " error" : ""}${selected === f.id ? " selected" : ""}" data-id="${f.id}" style="top:${i * ROW}px">` +
@@ -185,6 +192,8 @@ async function showDetail(id, scroll) {
   if (selected !== id) return;
   detail.innerHTML = detailHTML(d);
   detail.querySelectorAll(".tabs button").forEach(b => b.addEventListener("click", () => { tab = b.dataset.tab; showDetail(id, false); }));
+  const preview = detail.querySelector("#redaction");
+  if (preview) showRedaction(preview, id);
   const copy = detail.querySelector("#copyCurl");
   if (copy) copy.addEventListener("click", () => navigator.clipboard && navigator.clipboard.writeText(curlOf(d)));
   if (scroll) detail.scrollTop = 0;
@@ -249,7 +258,7 @@ function curlOf(d) {
 
 function detailHTML(d) {
   const s = d.summary || {};
-  const tabs = ["headers", "request", "response", "timings"].concat(d.webSocket ? ["messages"] : []).concat(["curl"]);
+  const tabs = ["headers", "request", "response", "timings"].concat(d.webSocket ? ["messages"] : []).concat(["redaction", "curl"]);
   let html = `<div><b>${esc(d.request.method)}</b> ${esc(d.request.url)}</div>`;
   html += `<div>${d.response ? d.response.status + " " + esc(d.response.reason) : "no response"} · ${esc(d.request.httpVersion)} · ${s.ms !== undefined ? s.ms.toFixed(1) + " ms" : ""}</div>`;
   if (d.error) html += `<div class="error-box">${esc(d.error)}</div>`;
@@ -266,10 +275,53 @@ function detailHTML(d) {
     html += waterfall(d.timings);
   } else if (tab === "messages" && d.webSocket) {
     html += d.webSocket.messages.map(m => `<div class="msg ${m.direction}">${m.text !== undefined ? esc(m.text) : "[" + m.size + " bytes, opcode " + m.opcode + "]"}</div>`).join("") || `<div class="empty">No messages.</div>`;
+  } else if (tab === "redaction") {
+    html += `<div id="redaction" data-id="${esc(d.id)}" class="empty">Redacting…</div>`;
   } else if (tab === "curl") {
     html += `<pre id="curl">${esc(curlOf(d))}</pre><p><button id="copyCurl" class="plain">Copy as curl</button></p>`;
   }
   return html;
+}
+
+// ---- redaction preview: the entry raw and redacted, changed lines marked, and the rules.
+async function showRedaction(box, id) {
+  const r = await fetch(`/api/flows/${id}/redaction`);
+  if (!r.ok) { box.outerHTML = `<div class="error-box">${esc(await r.text())}</div>`; return; }
+  const p = await r.json();
+  const raw = p.raw.split("\n"), red = p.redacted.split("\n");
+  const left = [], right = [];
+  for (let i = 0; i < Math.max(raw.length, red.length); i++) {
+    const a = raw[i] ?? "", b = red[i] ?? "";
+    if (a === b) { left.push(esc(a)); right.push(esc(b)); continue; }
+    // The changed span: what is left between the common start and the common end.
+    let s = 0; while (s < a.length && s < b.length && a[s] === b[s]) s++;
+    let e = 0; while (e < a.length - s && e < b.length - s && a[a.length - 1 - e] === b[b.length - 1 - e]) e++;
+    left.push(esc(a.slice(0, s)) + `<mark class="raw">${esc(a.slice(s, a.length - e))}</mark>` + esc(a.slice(a.length - e)));
+    right.push(esc(b.slice(0, s)) + `<mark class="changed">${esc(b.slice(s, b.length - e))}</mark>` + esc(b.slice(b.length - e)));
+  }
+  const rules = {};
+  p.findings.forEach(f => { rules[f.rule] = (rules[f.rule] || 0) + 1; });
+  box.outerHTML = `<div id="redactionView"><div>${p.findings.length} replaced: ${Object.entries(rules).map(([k, v]) => esc(k) + " " + v).join(", ") || "nothing"}</div>` +
+    `<div class="sides"><div><h2>Recorded</h2><pre>${left.join("\n")}</pre></div><div><h2>In the HAR</h2><pre>${right.join("\n")}</pre></div></div>` +
+    `<h2>Rules</h2><table class="fields">${p.findings.map(f => `<tr><td>${esc(f.rule)}</td><td>${esc(f.path)}</td></tr>`).join("")}</table></div>`;
+}
+
+// ---- Swift for a page
+async function generateFor(page, ids) {
+  detail.innerHTML = `<div class="empty">Generating…</div>`;
+  const r = page !== null ? await fetch(`/api/generate?page=${page}`, {method: "POST"})
+                          : await fetch(`/api/generate?name=selection`, {method: "POST", body: ids.join(",")});
+  if (!r.ok) { detail.innerHTML = `<div class="error-box">${esc(await r.text())}</div>`; return; }
+  const g = await r.json();
+  detail.innerHTML = `<div><b>harrec generate</b> · ${esc(g.name)} · ${g.files.length} files</div>` + g.files.map((f, k) =>
+    `<h2>${esc(f.path)} <button class="plain" data-file="${k}">Download</button></h2><pre>${esc(f.text)}</pre>`).join("");
+  detail.querySelectorAll("button[data-file]").forEach(b => b.addEventListener("click", () => {
+    const f = g.files[Number(b.dataset.file)];
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(new Blob([f.text], {type: "text/plain"}));
+    a.download = f.path.split("/").pop();
+    a.click();
+  }));
 }
 
 // ---- wiring
@@ -278,8 +330,16 @@ window.addEventListener("resize", render);
 document.getElementById("filter").addEventListener("input", rebuild);
 document.getElementById("errorsOnly").addEventListener("change", rebuild);
 spacer.addEventListener("click", e => {
+  const gen = e.target.closest("a.gen");
+  if (gen) { selected = null; render(); generateFor(gen.dataset.page); return; }
   const row = e.target.closest(".row[data-id]");
   if (row) showDetail(row.dataset.id, true);
+});
+document.getElementById("genShown").addEventListener("click", () => {
+  const ids = rows.filter(r => r.flow).map(r => r.flow.id);
+  selected = null;
+  render();
+  generateFor(null, ids);
 });
 document.getElementById("mark").addEventListener("click", async () => {
   const input = document.getElementById("markName");

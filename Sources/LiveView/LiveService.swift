@@ -10,6 +10,9 @@ import TextEncodings
 /// - `GET /`: the page.
 /// - `GET /api/flows?from=SEQ&limit=N`: summaries from `SEQ` on, the pages, and the total.
 /// - `GET /api/flows/ID`: one flow whole, read back from the journal.
+/// - `GET /api/flows/ID/redaction`: its entry raw and redacted, and what each rule replaced.
+/// - `POST /api/generate?page=N` (or `?ids=ID,ID`, or the ids as the body): `harrec generate`
+///   for a page or a selection.
 /// - `GET /api/events?cursor=C`: server-sent events after change `C` (the `cursor` of a
 ///   `/api/flows` answer): `flow` (a summary, added or updated) and `page`.
 /// - `POST /api/mark?name=NAME`: a scenario mark, as `harrec mark NAME` makes.
@@ -19,10 +22,15 @@ public struct LiveService: Sendable {
     public let index: LiveIndex
     /// Flow `id` as the journal holds it, or nil (unknown, or not on disk yet).
     public let flowReader: @Sendable (UInt64) -> Flow?
+    /// The redaction preview and the generator; nil leaves those endpoints answering 404.
+    public let tools: LiveTools?
+    /// Where answers that read the journal or generate run.
+    public let jobs = LiveJobs()
 
-    public init(token: String, index: LiveIndex, flowReader: @escaping @Sendable (UInt64) -> Flow?) {
+    public init(token: String, index: LiveIndex, tools: LiveTools? = nil, flowReader: @escaping @Sendable (UInt64) -> Flow?) {
         self.token = token
         self.index = index
+        self.tools = tools
         self.flowReader = flowReader
     }
 
@@ -32,8 +40,10 @@ public struct LiveService: Sendable {
     static let maximumPageSize = 5000
 
     /// What to do with a request.
-    public enum Answer: Equatable, Sendable {
+    public enum Answer: Sendable {
         case respond(LiveResponse)
+        /// Work off the event loop (reading the journal, generating); its response when done.
+        case deferred(@Sendable () -> LiveResponse)
         /// Record this mark (as `harrec mark` does), then respond.
         case mark(PageMark, LiveResponse)
         /// Start a server-sent event stream with the changes after `cursor` (from `/api/flows`).
@@ -69,22 +79,78 @@ public struct LiveService: Sendable {
                 return .respond(.text(400, "harrec live view: a mark needs a name of 1 to 200 characters, without control characters\n"))
             }
             return .mark(PageMark(name: name, time: now), .json(.object([("title", .string(name))])))
-        case (_, "/"), (_, "/api/flows"), (_, "/api/status"), (_, "/api/events"), (_, "/api/mark"):
+        case ("POST", "/api/generate"):
+            var query = query
+            if query["page"] == nil && query["ids"] == nil && !body.isEmpty { query["ids"] = String(decoding: body, as: UTF8.self) }
+            return generate(query)
+        case (_, "/"), (_, "/api/flows"), (_, "/api/status"), (_, "/api/events"), (_, "/api/mark"), (_, "/api/generate"):
             return .respond(.text(405, "harrec live view: \(method) is not allowed on \(path)\n"))
         default:
-            if method == "GET", path.hasPrefix("/api/flows/"), let id = UInt64(path.dropFirst("/api/flows/".count)) {
-                guard let summary = index.summary(id: id) else {
-                    return .respond(.text(404, "harrec live view: no flow \(id)\n"))
+            if method == "GET", path.hasPrefix("/api/flows/") {
+                let rest = path.dropFirst("/api/flows/".count)
+                let preview = rest.hasSuffix("/redaction")
+                if let id = UInt64(preview ? rest.dropLast("/redaction".count) : rest) {
+                    return flowAnswer(id, preview: preview)
                 }
-                guard let flow = flowReader(id) else {
-                    // Recorded, but not on disk yet (the journal writes every 0.2 s).
-                    var later = LiveResponse.text(503, "harrec live view: flow \(id) is still on its way to the journal\n")
-                    later.fields.append(("Retry-After", "1"))
-                    return .respond(later)
-                }
-                return .respond(.json(LiveJSON.detail(flow, summary: summary)))
             }
             return .respond(.text(404, "harrec live view: no \(path) here\n"))
+        }
+    }
+
+    /// A flow whole, or its redaction preview, read from the journal off the loop.
+    func flowAnswer(_ id: UInt64, preview: Bool) -> Answer {
+        guard let summary = index.summary(id: id) else {
+            return .respond(.text(404, "harrec live view: no flow \(id)\n"))
+        }
+        let tools = self.tools, reader = flowReader
+        if preview && tools == nil { return .respond(.text(404, "harrec live view: no redaction preview here\n")) }
+        return .deferred {
+            guard let flow = reader(id) else {
+                // Recorded, but not on disk yet (the journal writes every 0.2 s).
+                var later = LiveResponse.text(503, "harrec live view: flow \(id) is still on its way to the journal\n")
+                later.fields.append(("Retry-After", "1"))
+                return later
+            }
+            guard preview, let tools else { return .json(LiveJSON.detail(flow, summary: summary)) }
+            return .json(LiveJSON.preview(tools.redactionPreview(flow)))
+        }
+    }
+
+    /// `harrec generate` for the flows of page `page` (-1: before the first mark) or of `ids`.
+    func generate(_ query: [String: String]) -> Answer {
+        guard let tools else { return .respond(.text(404, "harrec live view: no generator here\n")) }
+        let (all, pages, _, _) = index.flows(from: 0, limit: .max)
+        let chosen: [LiveFlowSummary]
+        let name: String
+        if let page = query["page"].flatMap(Int.init), page >= -1, page < pages.count {
+            chosen = all.filter { $0.page == page }
+            name = page >= 0 ? pages[page].title : "recording"
+        } else if let ids = query["ids"] {
+            let wanted = Set(ids.split(separator: ",").compactMap { UInt64($0) })
+            chosen = all.filter { wanted.contains($0.id) }
+            name = query["name"] ?? "selection"
+        } else {
+            return .respond(.text(400, "harrec live view: generate needs ?page=N or ?ids=ID,ID\n"))
+        }
+        guard !chosen.isEmpty else { return .respond(.text(422, "harrec live view: no flows to generate from\n")) }
+        let reader = flowReader
+        let ids = chosen.map(\.id)
+        return .deferred {
+            var flows: [Flow] = []
+            for id in ids {
+                guard let flow = reader(id) else {
+                    return .text(503, "harrec live view: flow \(id) is still on its way to the journal; try again\n")
+                }
+                flows.append(flow)
+            }
+            switch tools.generate(flows, name) {
+            case .success(let files):
+                return .json(.object([("name", .string(name)), ("files", .array(files.map {
+                    .object([("path", .string($0.path)), ("role", .string($0.role)), ("text", .string($0.text))])
+                }))]))
+            case .failure(let error):
+                return .text(422, "harrec live view: \(error.message)\n")
+            }
         }
     }
 

@@ -12,6 +12,8 @@ public final class LiveViewSession: ServiceSession {
     enum State: Equatable {
         /// Reading requests (keep-alive).
         case requests
+        /// Waiting for job `job` (off the loop) to answer the request; then as `keepAlive` says.
+        case waiting(job: UInt64, keepAlive: Bool, headOnly: Bool)
         /// Sending an event stream from change `cursor` on; `lastWrite` for keep-alive comments.
         case streaming(cursor: Int, lastWrite: Double)
         /// Closed, or closing once its last answer is out.
@@ -37,6 +39,8 @@ public final class LiveViewSession: ServiceSession {
     static let keepAliveInterval = 15.0
     /// An idle connection between requests is closed after this long.
     static let idleTimeout = 120.0
+    /// How often a waiting request looks for its job's answer.
+    static let jobPollInterval = 0.02
 
     public init(id: UInt64, clientAddress: String, service: LiveService, now: Double) {
         self.id = id
@@ -83,6 +87,14 @@ public final class LiveViewSession: ServiceSession {
         switch state {
         case .streaming:
             push(at: time)
+        case .waiting(let job, let keepAlive, let headOnly):
+            if let response = service.jobs.take(job) {
+                state = .requests
+                respond(response, keepAlive: keepAlive, headOnly: headOnly)
+                if state == .requests { readRequests(at: time) }
+            } else {
+                commands.append(.wake(at: time + Self.jobPollInterval))
+            }
         case .requests where request == nil && time - lastActivity > Self.idleTimeout:
             close()
         default:
@@ -97,7 +109,7 @@ public final class LiveViewSession: ServiceSession {
 
     public func abort(_ reason: String, at time: Double) {
         if state != .finished { commands.append(.closeClient) }
-        state = .finished
+        finish()
     }
 
     // MARK: - Requests
@@ -138,6 +150,9 @@ public final class LiveViewSession: ServiceSession {
         switch service.answer(method: head.method, target: head.target, fields: head.fields, body: body, now: time) {
         case .respond(let response):
             respond(response, keepAlive: keepAlive, headOnly: head.method == "HEAD")
+        case .deferred(let work):
+            state = .waiting(job: service.jobs.start(work), keepAlive: keepAlive, headOnly: head.method == "HEAD")
+            commands.append(.wake(at: time + Self.jobPollInterval))
         case .mark(let mark, let response):
             commands.append(.record(.pageMark(mark)))
             commands.append(.log(LiveEvent(client: clientAddress, .pageMark(name: mark.name))))
@@ -196,16 +211,17 @@ public final class LiveViewSession: ServiceSession {
 
     /// The reason phrases of the statuses the view answers with.
     static let reasons = [200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-                          413: "Content Too Large", 503: "Service Unavailable"]
+                          413: "Content Too Large", 422: "Unprocessable Content", 503: "Service Unavailable"]
 
     /// Flushes what is queued, then closes the connection.
     func close() {
         guard state != .finished else { return }
         commands.append(.closeClient)
-        state = .finished
+        finish()
     }
 
     func finish() {
+        if case .waiting(let job, _, _) = state { service.jobs.abandon(job) }
         state = .finished
     }
 }

@@ -1,8 +1,11 @@
 import CLI
+import HAR
+import HARGenerator
 import LiveView
 import ProxyCore
 import ProxyRuntime
 import Recording
+import Redaction
 
 // `record --web`: the live view on its own loopback listener, with an access token in its URL.
 
@@ -17,7 +20,7 @@ struct WebSettings {
     let port: UInt16
 
     /// Nil unless `--web`. Flows are read back from the journal, or from memory with `--no-journal`.
-    init?(_ parsed: ParsedArguments, journal: JournalLog?, memory: FlowLog?) throws {
+    init?(_ parsed: ParsedArguments, journal: JournalLog?, memory: FlowLog?, redaction: RedactionConfiguration?) throws {
         guard parsed.flag("web") else {
             if parsed.value("web-port") != nil { throw UsageError("--web-port needs --web") }
             return nil
@@ -31,7 +34,39 @@ struct WebSettings {
         } else {
             reader = { _ in nil }
         }
-        service = LiveService(token: Self.makeToken(), index: LiveIndex(), flowReader: reader)
+        service = LiveService(token: Self.makeToken(), index: LiveIndex(), tools: Self.tools(redaction ?? RedactionConfiguration()),
+                              flowReader: reader)
+    }
+
+    /// The redaction preview and `generate`, with the recording's rules: what the view shows is
+    /// what the export writes and what `harrec generate` makes.
+    static func tools(_ rules: RedactionConfiguration) -> LiveTools {
+        LiveTools(redactionPreview: { flow in
+            var log = HARExport.log(from: [flow], creatorVersion: harrecVersion)
+            let raw = entryText(log)
+            let report = RedactionEngine(config: rules, collectFindings: true).redact(&log)
+            return LivePreview(raw: raw, redacted: entryText(log),
+                               findings: report.findings.map { LivePreview.Finding(path: $0.path, rule: $0.rule.name) })
+        }, generate: { flows, name in
+            var log = HARExport.log(from: flows, creatorVersion: harrecVersion)
+            RedactionEngine(config: rules).redact(&log)
+            do {
+                let files = try SwiftMockGenerator.generate(log, options: GeneratorOptions(
+                    scenarioName: HARPages.scenarioName(name, fallback: "Recorded"), sourceName: "live view"))
+                return .success(files.map { LiveGeneratedFile(path: $0.relativePath, role: $0.role.rawValue,
+                                                              text: String(decoding: $0.bytes, as: UTF8.self)) })
+            } catch {
+                return .failure(LiveToolError("\(error)"))
+            }
+        })
+    }
+
+    /// The log's one entry as pretty JSON.
+    static func entryText(_ log: HARLog) -> String {
+        guard let entry = log.entries.first else { return "" }
+        var writer = JSONWriter(pretty: true)
+        entry.write(to: &writer)
+        return String(decoding: writer.finish(), as: UTF8.self)
     }
 
     /// A random 128-bit token, as hex: the view shows raw secrets, so it answers only to its URL.

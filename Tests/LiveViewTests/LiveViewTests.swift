@@ -28,17 +28,30 @@ final class LiveViewTests: XCTestCase {
         return flow
     }
 
+    /// Tools that say what they were given: the preview upper-cases the URL, the generator lists
+    /// the flows' paths.
+    static let tools = LiveTools(redactionPreview: { flow in
+        LivePreview(raw: flow.request.url, redacted: flow.request.url.uppercased(), findings: [.init(path: "request.url", rule: "email")])
+    }, generate: { flows, name in
+        flows.isEmpty ? .failure(LiveToolError("nothing")) : .success([LiveGeneratedFile(path: name + ".swift", role: "scenario",
+                                                                      text: flows.map(\.request.url).joined(separator: "\n"))])
+    })
+
     func service(_ index: LiveIndex, flows: [Flow] = []) -> LiveService {
-        LiveService(token: Self.token, index: index, flowReader: { id in flows.first { $0.id == id } })
+        LiveService(token: Self.token, index: index, tools: Self.tools, flowReader: { id in flows.first { $0.id == id } })
     }
 
     func json(_ response: LiveResponse) throws -> JSONValue {
         try JSONParser.parse(response.body)
     }
 
+    /// The response, running deferred work here.
     func respond(_ answer: LiveService.Answer) throws -> LiveResponse {
-        guard case .respond(let response) = answer else { throw XCTSkip("not a plain response: \(answer)") }
-        return response
+        switch answer {
+        case .respond(let response): return response
+        case .deferred(let work): return work()
+        default: throw XCTSkip("not a response: \(answer)")
+        }
     }
 
     // MARK: - Index
@@ -134,6 +147,11 @@ final class LiveViewTests: XCTestCase {
         let wrongMethod = try respond(s.answer(method: "DELETE", target: "/api/flows?token=\(Self.token)", fields: HTTPFields(), body: [], now: 0))
         XCTAssertEqual(wrongMethod.status, 405)
 
+        let preview = try json(get("/api/flows/3/redaction"))
+        XCTAssertEqual(preview["redacted"], .string("HTTPS://API.EXAMPLE.COM/A"))
+        XCTAssertEqual(preview["findings"]?[0]?["rule"], .string("email"))
+        XCTAssertEqual(try get("/api/flows/99/redaction").status, 404)
+
         let marked = s.answer(method: "POST", target: "/api/mark?name=check%20out&token=\(Self.token)", fields: HTTPFields(), body: [], now: 9)
         guard case .mark(let mark, let response) = marked else { return XCTFail("\(marked)") }
         XCTAssertEqual(mark, PageMark(name: "check out", time: 9))
@@ -142,6 +160,33 @@ final class LiveViewTests: XCTestCase {
             let answer = s.answer(method: "POST", target: "/api/mark?name=\(bad)&token=\(Self.token)", fields: HTTPFields(), body: [], now: 0)
             XCTAssertEqual(try respond(answer).status, 400, bad)
         }
+    }
+
+    func testGenerateForAPageOrASelection() throws {
+        let index = LiveIndex()
+        let recorded = [flow(1, "/before"), flow(2, "/in-page"), flow(3, "/also")]
+        index.record(recorded[0])
+        index.mark(PageMark(name: "Checkout", time: 1))
+        index.record(recorded[1])
+        index.record(recorded[2])
+        let s = service(index, flows: recorded)
+        func post(_ target: String, body: String = "") throws -> LiveResponse {
+            try respond(s.answer(method: "POST", target: target + "&token=\(Self.token)", fields: HTTPFields(), body: Array(body.utf8), now: 0))
+        }
+        let first = try post("/api/generate?page=0")
+        XCTAssertEqual(first.status, 200, String(decoding: first.body, as: UTF8.self))
+        let page = try json(first)
+        XCTAssertEqual(page["name"], .string("Checkout"))
+        XCTAssertEqual(page["files"]?[0]?["text"], .string("https://api.example.com/in-page\nhttps://api.example.com/also"))
+        let before = try json(post("/api/generate?page=-1"))
+        XCTAssertEqual(before["files"]?[0]?["text"], .string("https://api.example.com/before"))
+        let chosen = try json(post("/api/generate?name=picked", body: "3,1"))
+        XCTAssertEqual(chosen["files"]?[0]?["text"], .string("https://api.example.com/before\nhttps://api.example.com/also"))
+        XCTAssertEqual(try post("/api/generate?x=1").status, 400)
+        XCTAssertEqual(try post("/api/generate?ids=99").status, 422)
+        let unread = LiveService(token: Self.token, index: index, tools: Self.tools, flowReader: { _ in nil })
+        let later = try respond(unread.answer(method: "POST", target: "/api/generate?page=0&token=\(Self.token)", fields: HTTPFields(), body: [], now: 0))
+        XCTAssertEqual(later.status, 503)
     }
 
     // MARK: - Session
@@ -177,6 +222,31 @@ final class LiveViewTests: XCTestCase {
             XCTAssertTrue(out.contains("HTTP/1.1 403 Forbidden"), "the second request had no token (chunk \(chunk))")
             XCTAssertFalse(s.isFinished, "keep-alive")
         }
+    }
+
+    /// A detail is read off the loop: the session waits, asking to be woken, and answers when
+    /// the job is done; a client that leaves meanwhile drops the job.
+    func testADeferredAnswerComesOnAWakeUp() throws {
+        let index = LiveIndex()
+        index.record(flow(5, "/slow"))
+        let s = session(index, flows: [flow(5, "/slow")])
+        feed(s, "GET /api/flows/5?token=\(Self.token) HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(s.takeCommands(), [.wake(at: 100 + LiveViewSession.jobPollInterval)])
+        XCTAssertFalse(s.wantsClientData, "a pipelined request waits its turn")
+        var out = ""
+        for k in 1...500 where out.isEmpty {
+            s.tick(at: 100 + Double(k) * 0.02)
+            out = sent(s.takeCommands())
+            if out.isEmpty { usleep(1000) }
+        }
+        XCTAssertTrue(out.hasPrefix("HTTP/1.1 200 OK\r\n") && out.contains("\"url\":\"https://api.example.com/slow\""), out)
+        XCTAssertTrue(s.wantsClientData)
+        let leaving = session(index, flows: [flow(5, "/slow")])
+        feed(leaving, "GET /api/flows/5?token=\(Self.token) HTTP/1.1\r\nHost: x\r\n\r\n")
+        leaving.clientClosed(at: 101)
+        XCTAssertTrue(leaving.isFinished)
+        for _ in 0..<200 where leaving.service.jobs.pending > 0 { usleep(1000) }
+        XCTAssertEqual(leaving.service.jobs.pending, 0, "the abandoned job's result is dropped")
     }
 
     func testAMarkIsRecordedAndLogged() {

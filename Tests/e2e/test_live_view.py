@@ -211,6 +211,19 @@ async def drive(debug_port: int, url: str, px, origin, artifacts: Path) -> dict:
         out["last"] = await until("[...document.querySelectorAll('.row[data-id] .url')].map(u => u.textContent)"
                                   ".find(t => t.includes('k=last'))")
         await screenshot("marked")
+        # The redaction preview of a flow with an email in its URL: the value marked, and its rule.
+        assert curl("-x", px.http_proxy, f"{origin.base_url}/json?email=alice.smith%40corp-mail.com").rc == 0
+        await until("[...document.querySelectorAll('.row[data-id] .url')].some(u => u.textContent.includes('email='))")
+        await evaluate("[...document.querySelectorAll('.row[data-id]')].find(r => r.textContent.includes('email=')).click()")
+        await until("document.querySelector('.tabs button[data-tab=redaction]')")
+        await evaluate("document.querySelector('.tabs button[data-tab=redaction]').click()")
+        out["redaction"] = await until("document.getElementById('redactionView') && "
+                                       "[document.querySelectorAll('mark.changed').length, document.getElementById('redactionView').innerText]")
+        await screenshot("redaction")
+        # Swift for the page: the generator's files, each with a download button.
+        await evaluate("document.querySelector('.row.page a.gen').click()")
+        out["swift"] = await until("document.querySelectorAll('#detail button[data-file]').length > 0 && document.getElementById('detail').innerText")
+        await screenshot("swift")
         # 100,000 flows: the list draws only the rows in view, and a filter runs over all of them.
         out["big"] = await evaluate("""(() => {
             const t0 = performance.now();
@@ -249,14 +262,17 @@ def test_the_live_view_in_chromium(tmp_path):
     assert result["filtered"].endswith("/status/404"), result
     assert "GET" in result["detail"] and "/status/404" in result["detail"], result
     assert result["body"], result
-    assert result["section"] == "▸ after the list", result
+    assert result["section"] == "▸ after the listGenerate Swift", result
     assert result["last"], result
-    assert result["pages"] == ["after the list"] and result["entries"] == 14, result
+    assert result["pages"] == ["after the list"] and result["entries"] == 15, result
+    changed, shown = result["redaction"]
+    assert changed >= 1 and "alice.smith" in shown and "@example.com" in shown and "email" in shown, result["redaction"]
+    assert "AfterTheListHTTPScenario.swift" in result["swift"] and "k=last" in result["swift"], result["swift"][:2000]
     big = result["big"]
     assert big["drawn"] < 200, big  # virtual: a screenful of rows, not 100,000
     assert big["counts"] == "1 of 100000 flows" and big["matched"] == 1, big
     print(f"live view with 100,000 flows: load {big['loadMs']} ms, filter {big['filterMs']} ms")
-    for name in ("list", "filtered", "detail", "marked"):
+    for name in ("list", "filtered", "detail", "marked", "redaction", "swift"):
         shot = (artifacts / f"live-view-{name}.png").read_bytes()
         assert shot.startswith(b"\x89PNG") and len(shot) > 5000, name
 
