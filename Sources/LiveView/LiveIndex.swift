@@ -26,6 +26,8 @@ public struct LiveFlowSummary: Sendable, Equatable {
     public var open: Bool
     /// WebSocket messages so far.
     public var messages: Int
+    /// Left out of the HAR (the view's "leave out").
+    public var excluded = false
 
     init(_ flow: Flow, seq: Int, page: Int) {
         self.seq = seq
@@ -70,6 +72,8 @@ public final class LiveIndex: Sendable {
         var flows: [LiveFlowSummary] = []
         var pages: [LivePage] = []
         var seqByID: [UInt64: Int] = [:]
+        /// Hosts whose flows are left out, those to come included.
+        var excludedHosts: Set<String> = []
         /// Every change in order: a flow's seq (added or updated), or `-1 - pageIndex` for a mark.
         var changes: [Int] = []
     }
@@ -82,8 +86,9 @@ public final class LiveIndex: Sendable {
     public func record(_ flow: Flow) {
         state.withLock { state in
             if let seq = state.seqByID[flow.id] {
-                let page = state.flows[seq].page
+                let (page, excluded) = (state.flows[seq].page, state.flows[seq].excluded)
                 state.flows[seq] = LiveFlowSummary(flow, seq: seq, page: page)
+                state.flows[seq].excluded = excluded
                 state.changes.append(seq)
                 return
             }
@@ -102,6 +107,37 @@ public final class LiveIndex: Sendable {
             state.flows[seq].milliseconds = max(state.flows[seq].milliseconds, (time - state.flows[seq].started) * 1000)
             state.changes.append(seq)
         }
+    }
+
+    /// A flow left out of the HAR, or put back, as the journal was told.
+    public func apply(_ decision: ExportDecision) {
+        state.withLock { state in
+            guard let seq = state.seqByID[decision.flowID], state.flows[seq].excluded != decision.excluded else { return }
+            state.flows[seq].excluded = decision.excluded
+            state.changes.append(seq)
+        }
+    }
+
+    /// Leaves `host`'s flows out (or puts them back), those to come included: the decisions for
+    /// the flows recorded so far, to tell the journal.
+    public func setHost(_ host: String, excluded: Bool) -> [ExportDecision] {
+        state.withLock { state in
+            if excluded { state.excludedHosts.insert(host) } else { state.excludedHosts.remove(host) }
+            return state.flows.filter { Self.host(of: $0.url) == host && $0.excluded != excluded }
+                .map { ExportDecision(flowID: $0.id, excluded: excluded) }
+        }
+    }
+
+    /// Whether flows to `host` are left out as they come.
+    public func isExcluded(host: String) -> Bool { state.withLock { $0.excludedHosts.contains(host) } }
+
+    public var excludedHosts: Set<String> { state.withLock { $0.excludedHosts } }
+
+    /// `host[:port]` of an absolute URL, lowercased.
+    public static func host(of url: String) -> String {
+        guard let scheme = url.firstRange(of: "://") else { return "" }
+        let rest = url[scheme.upperBound...]
+        return String(rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }).lowercased()
     }
 
     public func mark(_ mark: PageMark) {
@@ -164,11 +200,23 @@ public final class LiveSink: FlowSink, Sendable {
     public func record(_ flow: Flow) {
         inner.record(flow)
         index.record(flow)
+        leaveOutIfItsHostIs(flow)
+    }
+
+    /// A flow to a host the view leaves out is left out as it comes.
+    func leaveOutIfItsHostIs(_ flow: Flow) {
+        guard index.isExcluded(host: LiveIndex.host(of: flow.request.url)) else { return }
+        recordExportDecision(ExportDecision(flowID: flow.id, excluded: true))
     }
 
     public func recordPageMark(_ mark: PageMark) {
         inner.recordPageMark(mark)
         index.mark(mark)
+    }
+
+    public func recordExportDecision(_ decision: ExportDecision) {
+        inner.recordExportDecision(decision)
+        index.apply(decision)
     }
 
     public var streamsWebSocketMessages: Bool { inner.streamsWebSocketMessages }
@@ -178,6 +226,7 @@ public final class LiveSink: FlowSink, Sendable {
         var open = flow
         open.webSocket?.isOpen = true
         index.record(open)
+        leaveOutIfItsHostIs(flow)
     }
 
     public func recordWebSocketMessage(_ message: RecordedWebSocketMessage, flowID: UInt64) {

@@ -12,7 +12,7 @@ extension LiveFlowSummary {
             ("requestBytes", .integer(requestBytes)), ("responseBytes", .integer(responseBytes)),
             ("ms", .double((milliseconds * 10).rounded() / 10)), ("started", .double(started)), ("page", .integer(page)),
             ("error", error.map { .string($0) } ?? .null), ("mimeType", mimeType.map { .string($0) } ?? .null),
-            ("open", .bool(open)), ("messages", .integer(messages)),
+            ("open", .bool(open)), ("messages", .integer(messages)), ("excluded", .bool(excluded)),
         ])
     }
 }

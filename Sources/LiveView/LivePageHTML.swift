@@ -26,6 +26,9 @@ main { flex: 1; display: flex; min-height: 0; }
 .row:hover { background: #f3f6fd; }
 .row.selected { background: #dfe9fc; }
 .row.error .status { color: var(--err); font-weight: 600; }
+.row.excluded { opacity: .45; }
+.row.excluded .url { text-decoration: line-through; }
+.actions { margin: 6px 0; display: flex; gap: 6px; flex-wrap: wrap; }
 .row.page { background: #eef1f6; color: #3c4658; font-family: inherit; font-weight: 600; cursor: default; }
 .row .seq { width: 48px; color: var(--dim); text-align: right; }
 .row .method { width: 56px; }
@@ -84,6 +87,7 @@ const flows = [];          // summaries by seq
 const pages = [];          // {index, title, started, firstSeq}
 let rows = [];             // what the list shows: {page} or {flow}
 let selected = null;
+const excludedHosts = new Set();  // hosts whose flows the HAR leaves out
 const ROW = 24;
 const list = document.getElementById("list"), spacer = document.getElementById("spacer");
 const detail = document.getElementById("detail");
@@ -137,7 +141,7 @@ function render() {
     if (r.page) { html.push(`<div class="row page" style="top:${i * ROW}px">▸ ${esc(r.page.title)}<a class="gen" data-page="${r.page.index}">Generate Swift</a></div>`); continue; }
     const f = r.flow;
     const failed = f.error || (f.status !== null && f.status >= 400);
-    html.push(`<div class="row${failed ? " error" : ""}${selected === f.id ? " selected" : ""}" data-id="${f.id}" style="top:${i * ROW}px">` +
+    html.push(`<div class="row${failed ? " error" : ""}${f.excluded ? " excluded" : ""}${selected === f.id ? " selected" : ""}" data-id="${f.id}" style="top:${i * ROW}px">` +
       `<span class="seq">${f.seq + 1}</span><span class="method">${esc(f.method)}</span>` +
       `<span class="status">${f.status ?? (f.error ? "ERR" : "…")}</span><span class="transport">${f.transport}</span>` +
       `<span class="url" title="${esc(f.url)}">${esc(f.url)}</span><span class="size">${size(f.responseBytes)}</span>` +
@@ -170,6 +174,8 @@ async function load() {
     cursor = j.cursor;
     if (from >= j.total || j.flows.length === 0) break;
   }
+  const status = await (await fetch("/api/status")).json();
+  status.excludedHosts.forEach(h => excludedHosts.add(h));
   rebuild();
   const events = new EventSource(`/api/events?cursor=${cursor}`);
   events.addEventListener("flow", e => upsert(JSON.parse(e.data)));
@@ -192,6 +198,15 @@ async function showDetail(id, scroll) {
   if (selected !== id) return;
   detail.innerHTML = detailHTML(d);
   detail.querySelectorAll(".tabs button").forEach(b => b.addEventListener("click", () => { tab = b.dataset.tab; showDetail(id, false); }));
+  detail.querySelector("#exclude").addEventListener("click", async e => {
+    await fetch(`/api/flows/${id}/${e.target.dataset.excluded === "1" ? "include" : "exclude"}`, {method: "POST"});
+  });
+  detail.querySelector("#excludeHost").addEventListener("click", async e => {
+    const leave = e.target.dataset.excluded !== "1";
+    await fetch(`/api/hosts/${leave ? "exclude" : "include"}?host=${encodeURIComponent(e.target.dataset.host)}`, {method: "POST"});
+    if (leave) excludedHosts.add(e.target.dataset.host); else excludedHosts.delete(e.target.dataset.host);
+    showDetail(id, false);
+  });
   const preview = detail.querySelector("#redaction");
   if (preview) showRedaction(preview, id);
   const copy = detail.querySelector("#copyCurl");
@@ -262,6 +277,9 @@ function detailHTML(d) {
   let html = `<div><b>${esc(d.request.method)}</b> ${esc(d.request.url)}</div>`;
   html += `<div>${d.response ? d.response.status + " " + esc(d.response.reason) : "no response"} · ${esc(d.request.httpVersion)} · ${s.ms !== undefined ? s.ms.toFixed(1) + " ms" : ""}</div>`;
   if (d.error) html += `<div class="error-box">${esc(d.error)}</div>`;
+  const host = hostOf(d.request.url);
+  html += `<div class="actions"><button class="plain" id="exclude" data-excluded="${s.excluded ? 1 : 0}">${s.excluded ? "Put back in the HAR" : "Leave out of the HAR"}</button>` +
+    `<button class="plain" id="excludeHost" data-host="${esc(host)}" data-excluded="${excludedHosts.has(host) ? 1 : 0}">${excludedHosts.has(host) ? "Put " + esc(host) + " back" : "Leave out " + esc(host)}</button></div>`;
   html += `<div class="tabs">${tabs.map(t => `<button data-tab="${t}" class="${t === tab ? "on" : ""}">${t}</button>`).join("")}</div>`;
   if (tab === "headers") {
     html += `<h2>Request headers</h2>${fieldsTable(d.request.headers)}`;

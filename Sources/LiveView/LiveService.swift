@@ -16,6 +16,9 @@ import TextEncodings
 /// - `GET /api/events?cursor=C`: server-sent events after change `C` (the `cursor` of a
 ///   `/api/flows` answer): `flow` (a summary, added or updated) and `page`.
 /// - `POST /api/mark?name=NAME`: a scenario mark, as `harrec mark NAME` makes.
+/// - `POST /api/flows/ID/exclude` and `/include`: leave a flow out of the HAR, or put it back.
+/// - `POST /api/hosts/exclude?host=HOST` and `/include`: the same for every flow to a host, those
+///   to come included.
 /// - `GET /api/status`: how many flows and pages so far (a script can wait on it).
 public struct LiveService: Sendable {
     public let token: String
@@ -46,6 +49,8 @@ public struct LiveService: Sendable {
         case deferred(@Sendable () -> LiveResponse)
         /// Record this mark (as `harrec mark` does), then respond.
         case mark(PageMark, LiveResponse)
+        /// Tell the journal these flows are left out (or put back), then respond.
+        case decide([ExportDecision], LiveResponse)
         /// Start a server-sent event stream with the changes after `cursor` (from `/api/flows`).
         case events(cursor: Int)
     }
@@ -70,7 +75,8 @@ public struct LiveService: Sendable {
                                            ("total", .integer(total)), ("cursor", .integer(cursor))])))
         case ("GET", "/api/status"):
             let (_, pages, total, _) = index.flows(from: 0, limit: 0)
-            return .respond(.json(.object([("flows", .integer(total)), ("pages", .integer(pages.count))])))
+            return .respond(.json(.object([("flows", .integer(total)), ("pages", .integer(pages.count)),
+                                           ("excludedHosts", .array(index.excludedHosts.sorted().map { .string($0) }))])))
         case ("GET", "/api/events"):
             return .events(cursor: max(0, query["cursor"].flatMap(Int.init) ?? 0))
         case ("POST", "/api/mark"):
@@ -79,6 +85,14 @@ public struct LiveService: Sendable {
                 return .respond(.text(400, "harrec live view: a mark needs a name of 1 to 200 characters, without control characters\n"))
             }
             return .mark(PageMark(name: name, time: now), .json(.object([("title", .string(name))])))
+        case ("POST", "/api/hosts/exclude"), ("POST", "/api/hosts/include"):
+            guard let host = query["host"]?.lowercased(), !host.isEmpty else {
+                return .respond(.text(400, "harrec live view: give the host: ?host=api.example.com:443\n"))
+            }
+            let excluded = path.hasSuffix("/exclude")
+            let decisions = index.setHost(host, excluded: excluded)
+            return .decide(decisions, .json(.object([("host", .string(host)), ("excluded", .bool(excluded)),
+                                                     ("flows", .integer(decisions.count))])))
         case ("POST", "/api/generate"):
             var query = query
             if query["page"] == nil && query["ids"] == nil && !body.isEmpty { query["ids"] = String(decoding: body, as: UTF8.self) }
@@ -86,6 +100,14 @@ public struct LiveService: Sendable {
         case (_, "/"), (_, "/api/flows"), (_, "/api/status"), (_, "/api/events"), (_, "/api/mark"), (_, "/api/generate"):
             return .respond(.text(405, "harrec live view: \(method) is not allowed on \(path)\n"))
         default:
+            if method == "POST", path.hasPrefix("/api/flows/"), path.hasSuffix("/exclude") || path.hasSuffix("/include") {
+                let excluded = path.hasSuffix("/exclude")
+                guard let id = UInt64(path.dropFirst("/api/flows/".count).dropLast("/exclude".count)), index.summary(id: id) != nil else {
+                    return .respond(.text(404, "harrec live view: no such flow\n"))
+                }
+                return .decide([ExportDecision(flowID: id, excluded: excluded)],
+                               .json(.object([("id", .string(String(id))), ("excluded", .bool(excluded))])))
+            }
             if method == "GET", path.hasPrefix("/api/flows/") {
                 let rest = path.dropFirst("/api/flows/".count)
                 let preview = rest.hasSuffix("/redaction")

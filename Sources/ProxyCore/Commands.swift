@@ -47,6 +47,8 @@ public enum RecordCommand: Equatable, Sendable {
     case webSocketMessage(RecordedWebSocketMessage, flowID: UInt64)
     /// A scenario marker: requests from now on belong to a new HAR page.
     case pageMark(PageMark)
+    /// A flow left out of the HAR, or put back (the live view).
+    case exportDecision(ExportDecision)
 }
 
 /// Why an upstream connection could not be made or broke.

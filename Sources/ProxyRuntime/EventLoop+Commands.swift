@@ -135,6 +135,7 @@ extension EventLoop {
             case .webSocketStart(let flow): sink.recordWebSocketStart(flow)
             case .webSocketMessage(let message, let flowID): sink.recordWebSocketMessage(message, flowID: flowID)
             case .pageMark(let mark): sink.recordPageMark(mark)
+            case .exportDecision(let decision): sink.recordExportDecision(decision)
             }
         }
     }

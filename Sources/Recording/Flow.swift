@@ -202,10 +202,24 @@ public struct PageMark: Sendable, Equatable {
     }
 }
 
+/// A choice made while recording about what the HAR holds (the live view's "leave out"): flow
+/// `flowID` is left out of the export, or put back. The last decision about a flow counts.
+public struct ExportDecision: Sendable, Equatable {
+    public var flowID: UInt64
+    public var excluded: Bool
+
+    public init(flowID: UInt64, excluded: Bool) {
+        self.flowID = flowID
+        self.excluded = excluded
+    }
+}
+
 public protocol FlowSink: AnyObject, Sendable {
     func record(_ flow: Flow)
     /// A scenario marker; the export turns marks into HAR pages.
     func recordPageMark(_ mark: PageMark)
+    /// A flow left out of the HAR, or put back. A sink that wraps another passes it on.
+    func recordExportDecision(_ decision: ExportDecision)
     /// True when the sink takes WebSocket messages one by one as they complete: it then hears
     /// `recordWebSocketStart` at the upgrade and `recordWebSocketMessage` per message, and the flow
     /// recorded when the conversation ends carries no messages. A journal needs this, so that a
@@ -219,6 +233,7 @@ public protocol FlowSink: AnyObject, Sendable {
 
 extension FlowSink {
     public func recordPageMark(_ mark: PageMark) {}
+    public func recordExportDecision(_ decision: ExportDecision) {}
     public var streamsWebSocketMessages: Bool { false }
     public func recordWebSocketStart(_ flow: Flow) {}
     public func recordWebSocketMessage(_ message: RecordedWebSocketMessage, flowID: UInt64) {}
@@ -255,12 +270,22 @@ public final class FlowLog: FlowSink, @unchecked Sendable {
     private let storage = Mutex(Storage())
     private let observers = Mutex<[@Sendable (Flow) -> Void]>([])
     private let marks = Mutex<[PageMark]>([])
+    private let excludedIDs = Mutex<Set<UInt64>>([])
 
     public init() {}
 
     public func recordPageMark(_ mark: PageMark) {
         marks.withLock { $0.append(mark) }
     }
+
+    public func recordExportDecision(_ decision: ExportDecision) {
+        excludedIDs.withLock { ids in
+            if decision.excluded { ids.insert(decision.flowID) } else { ids.remove(decision.flowID) }
+        }
+    }
+
+    /// The flows left out of the export so far.
+    public var excluded: Set<UInt64> { excludedIDs.withLock { $0 } }
 
     /// The scenario markers recorded so far, in the order they came.
     public var pageMarks: [PageMark] { marks.withLock { $0 } }

@@ -34,6 +34,12 @@ struct JournalIndex: Sendable {
     var pageMarks: [PageMark] = []
     /// Flow id to its entry, kept only when flows are looked up while recording (the live view).
     var entryByFlow: [UInt64: Int32]?
+    /// Flows left out of the export (`ExportDecision`).
+    var excluded: Set<UInt64> = []
+
+    mutating func apply(_ decision: ExportDecision) {
+        if decision.excluded { excluded.insert(decision.flowID) } else { excluded.remove(decision.flowID) }
+    }
 
     mutating func addFlow(id: UInt64, requestStart: Double, offset: UInt64, failed: Bool, bytes: Int) {
         entryByFlow?[id] = Int32(entries.count)
@@ -127,6 +133,25 @@ enum WebSocketMessageRecord {
         let message = try RecordedWebSocketMessage(decoding: &d)
         guard d.isAtEnd else { throw d.failure("unexpected bytes after the message") }
         return (id, message)
+    }
+}
+
+enum ExportDecisionRecord {
+    static func encode(_ decision: ExportDecision) -> [UInt8] {
+        var e = FlowEncoder()
+        e.bytes = JournalFrame.open(capacity: 16)
+        e.uint(decision.flowID)
+        e.bool(decision.excluded)
+        JournalFrame.seal(&e.bytes, kind: .exportDecision)
+        return e.bytes
+    }
+
+    static func decode(_ payload: UnsafeRawBufferPointer) throws(FlowDecodeError) -> ExportDecision {
+        var d = FlowDecoder(payload)
+        let id = try d.uint()
+        let excluded = try d.bool()
+        guard d.isAtEnd else { throw d.failure("unexpected bytes after the export decision") }
+        return ExportDecision(flowID: id, excluded: excluded)
     }
 }
 

@@ -103,6 +103,8 @@ public enum JournalRecordKind: UInt8, Sendable {
     case webSocketEnd = 5
     /// A scenario marker (`PageMark`): its time, then its name.
     case pageMark = 6
+    /// A choice about the export (`ExportDecision`): a flow left out of the HAR, or put back.
+    case exportDecision = 7
 }
 
 /// Decodes a journal from bytes fed in pieces of any size (sans-IO): whole records out, damaged

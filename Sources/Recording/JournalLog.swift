@@ -63,6 +63,11 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
         index.withLock { $0.pageMarks.append(mark) }
     }
 
+    public func recordExportDecision(_ decision: ExportDecision) {
+        writer.append(ExportDecisionRecord.encode(decision))
+        index.withLock { $0.apply(decision) }
+    }
+
     public func recordWebSocketStart(_ flow: Flow) {
         let record = flow.journalRecord(.webSocketStart)
         let offset = writer.append(record)
@@ -124,13 +129,18 @@ public final class JournalContents: FlowSource, @unchecked Sendable {
     public let failures: Int
     public let pageMarks: [PageMark]
 
+    /// The flows left out of the export are not among `ordered`.
     init(fd: Int32, index: JournalIndex) {
         self.fd = fd
-        ordered = index.inStartOrder()
+        ordered = index.inStartOrder().filter { !index.excluded.contains($0.id) }
         webSockets = index.webSockets
-        failures = index.failures
+        failures = index.excluded.isEmpty ? index.failures : ordered.filter(\.failed).count
         pageMarks = index.pageMarks
+        leftOut = index.excluded.count
     }
+
+    /// Flows the recording chose to leave out of the HAR (`ExportDecision`).
+    public let leftOut: Int
 
     deinit { JournalFile.closeFile(fd) }
 
@@ -244,6 +254,8 @@ extension JournalContents {
                             return index.addWebSocketEnd(flowID: try Flow(decoding: raw).id, offset: offset, bytes: raw.count)
                         case .pageMark:
                             index.pageMarks.append(try PageMarkRecord.decode(raw))
+                        case .exportDecision:
+                            index.apply(try ExportDecisionRecord.decode(raw))
                         case nil:
                             return false
                         }

@@ -86,6 +86,8 @@ public final class FilteringSink: FlowSink, Sendable {
 
     public func recordPageMark(_ mark: PageMark) { inner.recordPageMark(mark) }
 
+    public func recordExportDecision(_ decision: ExportDecision) { inner.recordExportDecision(decision) }
+
     public var streamsWebSocketMessages: Bool { inner.streamsWebSocketMessages }
 
     public func recordWebSocketStart(_ flow: Flow) {

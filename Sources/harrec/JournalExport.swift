@@ -190,6 +190,7 @@ func runRecover(_ arguments: [String]) -> Int32 {
         line += "; no torn records"
     }
     if recovery.unusableRecords > 0 { line += "; \(recovery.unusableRecords) unreadable record\(recovery.unusableRecords == 1 ? "" : "s") skipped" }
+    if recovery.contents.leftOut > 0 { line += "; \(recovery.contents.leftOut) left out in the live view" }
     printErr(line)
     printErr("harrec: HAR written in \(Int(((wallClock() - started) * 1000).rounded())) ms" +
              (plan.keepJournal ? "; the journal is kept" : ""))

@@ -207,18 +207,22 @@ func runRecord(_ arguments: [String]) -> Int32 {
         let signalsAtStop = UInt(harrec_shutdown_signals_received())
         let contents: any FlowSource
         let failures: Int
+        let leftOut: Int
         if let journal {
             do {
                 let journaled = try journal.finish()
                 contents = journaled
                 failures = journaled.failures
+                leftOut = journaled.leftOut
             } catch {
                 fail("\(error); the journal is kept: harrec recover \(out)", code: 1)
             }
         } else {
-            let flows = FlowArray(memory!.takeAll(), pageMarks: memory!.pageMarks)
+            let excluded = memory!.excluded
+            let flows = FlowArray(memory!.takeAll().filter { !excluded.contains($0.id) }, pageMarks: memory!.pageMarks)
             contents = flows
             failures = flows.flows.filter { $0.error != nil }.count
+            leftOut = excluded.count
         }
         let started = wallClock()
         // The export allocates and frees many body-sized buffers; keep freed memory for reuse
@@ -229,7 +233,7 @@ func runRecord(_ arguments: [String]) -> Int32 {
         let summary = exportJournal(contents, plan: plan, signalsBefore: signalsAtStop)
         let elapsed = wallClock() - started
         if let summary, !settings.quiet { printErr(summary) }
-        printErr("harrec: wrote \(contents.count) entries to \(out)")
+        printErr("harrec: wrote \(contents.count) entries to \(out)" + (leftOut > 0 ? " (\(leftOut) left out in the live view)" : ""))
         printErr("harrec: HAR written in \(Int((elapsed * 1000).rounded())) ms" +
                  (failures > 0 ? "; \(failures) \(failures == 1 ? "exchange" : "exchanges") failed (see _error)" : "") +
                  (plan.keepJournal ? "; the journal is kept in \(JournalFile.directory(for: out))" : ""))

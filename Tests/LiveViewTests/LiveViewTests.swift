@@ -189,6 +189,44 @@ final class LiveViewTests: XCTestCase {
         XCTAssertEqual(later.status, 503)
     }
 
+    /// Leaving a flow or a host out: decisions for the journal, rows marked through the sink,
+    /// and a left-out host's later flows left out as they come.
+    func testLeavingFlowsAndHostsOut() throws {
+        let memory = FlowLog()
+        let index = LiveIndex()
+        let sink = LiveSink(memory, index: index)
+        sink.record(flow(1, "/a"))
+        var other = flow(2, "/b")
+        other.request.url = "https://cdn.example.net/logo.png"
+        sink.record(other)
+        let s = service(index)
+        func post(_ target: String) -> LiveService.Answer {
+            s.answer(method: "POST", target: target + (target.contains("?") ? "&" : "?") + "token=\(Self.token)",
+                     fields: HTTPFields(), body: [], now: 0)
+        }
+        guard case .decide(let one, let answered) = post("/api/flows/1/exclude") else { return XCTFail("no decision") }
+        XCTAssertEqual(one, [ExportDecision(flowID: 1, excluded: true)])
+        XCTAssertEqual(answered.status, 200)
+        one.forEach(sink.recordExportDecision)
+        XCTAssertEqual(memory.excluded, [1], "the decision reached the journal's side")
+        XCTAssertEqual(index.summary(id: 1)?.excluded, true)
+        XCTAssertEqual(index.changes(after: 0).flows.map(\.excluded), [true, false])
+        guard case .decide(let back, _) = post("/api/flows/1/include") else { return XCTFail("no decision") }
+        back.forEach(sink.recordExportDecision)
+        XCTAssertEqual(memory.excluded, [])
+        guard case .decide(let hostWide, _) = post("/api/hosts/exclude?host=CDN.example.net") else { return XCTFail("no decision") }
+        XCTAssertEqual(hostWide, [ExportDecision(flowID: 2, excluded: true)])
+        hostWide.forEach(sink.recordExportDecision)
+        var later = flow(3, "/c")
+        later.request.url = "https://cdn.example.net/font.woff2"
+        sink.record(later)
+        XCTAssertEqual(memory.excluded, [2, 3], "a flow to a left-out host is left out as it comes")
+        XCTAssertEqual(index.summary(id: 3)?.excluded, true)
+        XCTAssertEqual(try respond(post("/api/flows/99/exclude")).status, 404)
+        XCTAssertEqual(try respond(post("/api/hosts/exclude")).status, 400)
+        XCTAssertEqual(LiveIndex.host(of: "wss://Chat.Example.com:8443/x?y"), "chat.example.com:8443")
+    }
+
     // MARK: - Session
 
     func session(_ index: LiveIndex = LiveIndex(), flows: [Flow] = []) -> LiveViewSession {
@@ -218,7 +256,7 @@ final class LiveViewTests: XCTestCase {
             feed(s, "GET /api/status?token=\(Self.token) HTTP/1.1\r\nHost: x\r\n\r\nGET /api/status HTTP/1.1\r\nHost: x\r\n\r\n", chunk: chunk)
             let out = sent(s.takeCommands())
             XCTAssertTrue(out.hasPrefix("HTTP/1.1 200 OK\r\n"), out)
-            XCTAssertTrue(out.contains(#"{"flows":0,"pages":0}"#))
+            XCTAssertTrue(out.contains(#"{"flows":0,"pages":0,"excludedHosts":[]}"#))
             XCTAssertTrue(out.contains("HTTP/1.1 403 Forbidden"), "the second request had no token (chunk \(chunk))")
             XCTAssertFalse(s.isFinished, "keep-alive")
         }

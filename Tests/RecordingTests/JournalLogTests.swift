@@ -138,6 +138,32 @@ final class JournalLogTests: XCTestCase {
         XCTAssertEqual(try journal.finish().pageMarks, expected)
     }
 
+    /// Flows the live view left out stay out of the export, and out of a recovery after a crash;
+    /// the last decision about a flow counts. While recording, a flow reads back by id once it is
+    /// on disk (the live view's detail).
+    func testExportDecisionsSurviveFinishAndRecoveryAndFlowsReadBack() throws {
+        let journal = try JournalLog(harPath: directory + "/decided.har", harrecVersion: "test", started: 1, readsBack: true,
+                                     onError: { XCTFail($0) })
+        for id in 1...4 { journal.record(Self.flow(UInt64(id), start: Double(id))) }
+        journal.recordExportDecision(ExportDecision(flowID: 2, excluded: true))
+        journal.recordExportDecision(ExportDecision(flowID: 3, excluded: true))
+        journal.recordExportDecision(ExportDecision(flowID: 3, excluded: false))
+        waitUntilWritten(journal)
+        XCTAssertEqual(journal.storedFlow(id: 3), Self.flow(3, start: 3))
+        XCTAssertNil(journal.storedFlow(id: 99))
+        let copy = directory + "/crashed-decided.har"
+        try FileManager.default.createDirectory(atPath: JournalFile.directory(for: copy), withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: JournalFile.recordsPath(in: JournalFile.directory(for: journal.harPath)),
+                                         toPath: JournalFile.recordsPath(in: JournalFile.directory(for: copy)))
+        let recovered = try JournalContents.recover(harPath: copy).contents
+        XCTAssertEqual(try (0..<recovered.count).map { try recovered.flow(at: $0).id }, [1, 3, 4])
+        XCTAssertEqual(recovered.leftOut, 1)
+        XCTAssertEqual(recovered.failures, 1, "flow 2's failure left with it (even ids fail)")
+        let contents = try journal.finish()
+        XCTAssertEqual(try (0..<contents.count).map { try contents.flow(at: $0).id }, [1, 3, 4])
+        XCTAssertEqual(contents.leftOut, 1)
+    }
+
     /// Truncated anywhere: every record that ended before the cut is recovered and the cut one
     /// is reported torn.
     func testRecoveryOfATruncatedJournal() throws {

@@ -57,7 +57,7 @@ def test_the_view_answers_only_to_its_token(harrec, tmp_path):
     assert cookie.startswith(f"harrec_token={token};") and "HttpOnly" in cookie and "SameSite=Strict" in cookie
     assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
     status, _, body = get(port, "/api/status", {"Cookie": f"harrec_token={token}"})
-    assert status == 200 and json.loads(body) == {"flows": 0, "pages": 0}
+    assert status == 200 and json.loads(body) == {"flows": 0, "pages": 0, "excludedHosts": []}
     px.stop()
     p = subprocess.run([HARREC_BIN, "record", "--out", str(tmp_path / "x.har"), "--web-port", "9"], capture_output=True, text=True)
     assert p.returncode == 2 and "--web-port needs --web" in p.stderr
@@ -220,6 +220,9 @@ async def drive(debug_port: int, url: str, px, origin, artifacts: Path) -> dict:
         out["redaction"] = await until("document.getElementById('redactionView') && "
                                        "[document.querySelectorAll('mark.changed').length, document.getElementById('redactionView').innerText]")
         await screenshot("redaction")
+        # Leave the flow out of the HAR: its row dims.
+        await evaluate("document.getElementById('exclude').click()")
+        out["excludedRows"] = await until("document.querySelectorAll('.row.excluded').length")
         # Swift for the page: the generator's files, each with a download button.
         await evaluate("document.querySelector('.row.page a.gen').click()")
         out["swift"] = await until("document.querySelectorAll('#detail button[data-file]').length > 0 && document.getElementById('detail').innerText")
@@ -264,7 +267,8 @@ def test_the_live_view_in_chromium(tmp_path):
     assert result["body"], result
     assert result["section"] == "▸ after the listGenerate Swift", result
     assert result["last"], result
-    assert result["pages"] == ["after the list"] and result["entries"] == 15, result
+    assert result["excludedRows"] == 1, result
+    assert result["pages"] == ["after the list"] and result["entries"] == 14, "the flow left out is not in the HAR" 
     changed, shown = result["redaction"]
     assert changed >= 1 and "alice.smith" in shown and "@example.com" in shown and "email" in shown, result["redaction"]
     assert "AfterTheListHTTPScenario.swift" in result["swift"] and "k=last" in result["swift"], result["swift"][:2000]
@@ -280,3 +284,35 @@ def test_the_live_view_in_chromium(tmp_path):
 if __name__ == "__main__":
     work = Path(tempfile.mkdtemp(dir=sys.argv[1]))
     print(json.dumps(scenario(work, sys.argv[2], Path(sys.argv[3]))))
+
+
+def test_flows_and_hosts_left_out_stay_out_after_a_crash(harrec, origin, https_origin, tmp_path):
+    """Leave one flow out and a host out (its later flows included), then kill -9: `harrec
+    recover` writes the HAR without them, as a clean stop does."""
+    px, port, token = start_web(harrec)
+    auth = {"Authorization": f"Bearer {token}"}
+    for k in range(3):
+        assert curl("-x", px.http_proxy, f"{origin.base_url}/json?k={k}").rc == 0
+    deadline = time.time() + 10
+    while json.loads(get(port, "/api/status", auth)[2])["flows"] < 3 and time.time() < deadline:
+        time.sleep(0.05)
+    flows = json.loads(get(port, "/api/flows", auth)[2])["flows"]
+    status, _, body = get(port, f"/api/flows/{flows[1]['id']}/exclude", auth, method="POST")
+    assert status == 200 and json.loads(body)["excluded"] is True
+    host = f"127.0.0.1:{origin.port}"
+    # Another origin on the same address shares the host name but not the port: it stays.
+    status, _, body = get(port, f"/api/hosts/exclude?host={host}", auth, method="POST")
+    assert status == 200 and json.loads(body) == {"host": host, "excluded": True, "flows": 2}
+    assert curl("-x", px.http_proxy, f"{origin.base_url}/json?k=after").rc == 0
+    assert curl("-x", px.http_proxy, "--cacert", str(tmp_path / "none"), "-k", f"{https_origin.base_url}/json?kept=1").rc == 0
+    status, _, body = get(port, f"/api/hosts/include?host={host}", auth, method="POST")
+    assert status == 200 and json.loads(body)["flows"] == 4, "every flow of the host, the later one too"
+    # Put back, then out again: the last decision counts.
+    get(port, f"/api/hosts/exclude?host={host}", auth, method="POST")
+    time.sleep(0.5)  # the journal is on disk within 0.2 s
+    px.proc.kill()
+    px.proc.wait(10)
+    r = subprocess.run([HARREC_BIN, "recover", str(px.har_path), "--no-redact"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "4 left out in the live view" in r.stderr, r.stderr
+    har = json.loads(px.har_path.read_text())
+    assert [e["request"]["url"] for e in entries(har)] == [f"{https_origin.base_url}/json?kept=1"]
