@@ -117,6 +117,13 @@ public func writeFileAtomically(_ bytes: [UInt8], to path: String, mode: mode_t 
     try writer.commit()
 }
 
+/// The size of the regular file at `path`, or nil.
+public func fileSize(_ path: String) -> Int? {
+    var info = stat()
+    guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+    return Int(info.st_size)
+}
+
 /// Reads a whole file; nil with a message on failure.
 public func readFile(_ path: String) throws -> [UInt8] {
     let fd = open(path, O_RDONLY | O_CLOEXEC)

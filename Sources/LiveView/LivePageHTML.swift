@@ -76,6 +76,7 @@ mark.raw { background: #ffd6d3; }
   <input id="markName" type="text" placeholder="scenario name" size="16">
   <button id="mark">Mark scenario</button>
   <button id="genShown" class="plain" title="harrec generate for the flows the filter shows">Swift for shown</button>
+  <button id="exportNow" class="plain" title="The HAR of what is recorded so far, as the final one will be">Export HAR now</button>
 </header>
 <main>
   <div id="list"><div id="spacer"></div></div>
@@ -358,6 +359,16 @@ document.getElementById("genShown").addEventListener("click", () => {
   selected = null;
   render();
   generateFor(null, ids);
+});
+document.getElementById("exportNow").addEventListener("click", async () => {
+  selected = null;
+  render();
+  detail.innerHTML = `<div class="empty">Writing the HAR…</div>`;
+  const r = await fetch("/api/export", {method: "POST"});
+  if (!r.ok) { detail.innerHTML = `<div class="error-box">${esc(await r.text())}</div>`; return; }
+  const x = await r.json();
+  detail.innerHTML = `<div id="exported"><b>${x.entries} entries</b> (${size(x.bytes)}, ${x.redacted ? "redacted" : "raw: secrets included"}) written to <code>${esc(x.path)}</code></div>` +
+    (x.download ? `<p><a class="download" href="/api/export/file" download>Download the HAR</a></p>` : `<p>Too large to download here: open the file.</p>`);
 });
 document.getElementById("mark").addEventListener("click", async () => {
   const input = document.getElementById("markName");

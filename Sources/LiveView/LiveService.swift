@@ -19,6 +19,8 @@ import TextEncodings
 /// - `POST /api/flows/ID/exclude` and `/include`: leave a flow out of the HAR, or put it back.
 /// - `POST /api/hosts/exclude?host=HOST` and `/include`: the same for every flow to a host, those
 ///   to come included.
+/// - `POST /api/export`: the HAR of what is recorded so far, written beside the final one;
+///   `GET /api/export/file` downloads it.
 /// - `GET /api/status`: how many flows and pages so far (a script can wait on it).
 public struct LiveService: Sendable {
     public let token: String
@@ -41,6 +43,8 @@ public struct LiveService: Sendable {
     static let cookieName = "harrec_token"
     /// The most summaries one `/api/flows` answer holds.
     static let maximumPageSize = 5000
+    /// The largest export offered as a download (larger ones are opened where they were written).
+    public static let maximumDownloadBytes = 256 << 20
 
     /// What to do with a request.
     public enum Answer: Sendable {
@@ -93,11 +97,42 @@ public struct LiveService: Sendable {
             let decisions = index.setHost(host, excluded: excluded)
             return .decide(decisions, .json(.object([("host", .string(host)), ("excluded", .bool(excluded)),
                                                      ("flows", .integer(decisions.count))])))
+        case ("POST", "/api/export"):
+            guard let tools else { return .respond(.text(404, "harrec live view: no export here\n")) }
+            let jobs = self.jobs
+            return .deferred {
+                switch tools.exportNow() {
+                case .success(let export):
+                    jobs.lastExport.withLock { $0 = export }
+                    return .json(.object([("path", .string(export.path)), ("entries", .integer(export.entries)),
+                                          ("bytes", .integer(export.bytes)), ("redacted", .bool(export.redacted)),
+                                          ("download", .bool(export.bytes <= Self.maximumDownloadBytes))]))
+                case .failure(let error):
+                    return .text(503, "harrec live view: \(error.message)\n")
+                }
+            }
+        case ("GET", "/api/export/file"):
+            guard let tools, let export = jobs.lastExport.withLock({ $0 }) else {
+                return .respond(.text(404, "harrec live view: no export yet (POST /api/export)\n"))
+            }
+            guard export.bytes <= Self.maximumDownloadBytes else {
+                return .respond(.text(413, "harrec live view: the export is \(export.bytes) bytes; open \(export.path)\n"))
+            }
+            return .deferred {
+                guard let bytes = tools.exportBytes(export.path) else {
+                    return .text(404, "harrec live view: \(export.path) is gone\n")
+                }
+                var file = LiveResponse(status: 200, contentType: "application/json", body: bytes)
+                let name = export.path.split(separator: "/").last.map(String.init) ?? "session.har"
+                file.fields.append(("Content-Disposition", "attachment; filename=\"\(name)\""))
+                return file
+            }
         case ("POST", "/api/generate"):
             var query = query
             if query["page"] == nil && query["ids"] == nil && !body.isEmpty { query["ids"] = String(decoding: body, as: UTF8.self) }
             return generate(query)
-        case (_, "/"), (_, "/api/flows"), (_, "/api/status"), (_, "/api/events"), (_, "/api/mark"), (_, "/api/generate"):
+        case (_, "/"), (_, "/api/flows"), (_, "/api/status"), (_, "/api/events"), (_, "/api/mark"), (_, "/api/generate"),
+             (_, "/api/export"), (_, "/api/export/file"):
             return .respond(.text(405, "harrec live view: \(method) is not allowed on \(path)\n"))
         default:
             if method == "POST", path.hasPrefix("/api/flows/"), path.hasSuffix("/exclude") || path.hasSuffix("/include") {

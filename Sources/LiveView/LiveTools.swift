@@ -11,11 +11,31 @@ public struct LiveTools: Sendable {
     /// The Swift scenario and fixtures for `flows` (with the marks that make their pages), named
     /// `name`: the files, or why there are none.
     public var generate: @Sendable (_ flows: [Flow], _ name: String) -> Result<[LiveGeneratedFile], LiveToolError>
+    /// Writes the HAR of what is recorded so far, as the final one will be (redacted unless the
+    /// recording is not), to a file beside it: where, with how many entries and bytes.
+    public var exportNow: @Sendable () -> Result<LiveExport, LiveToolError>
+    /// The bytes of that file, for a download.
+    public var exportBytes: @Sendable (String) -> [UInt8]?
 
     public init(redactionPreview: @escaping @Sendable (Flow) -> LivePreview,
-                generate: @escaping @Sendable ([Flow], String) -> Result<[LiveGeneratedFile], LiveToolError>) {
+                generate: @escaping @Sendable ([Flow], String) -> Result<[LiveGeneratedFile], LiveToolError>,
+                exportNow: @escaping @Sendable () -> Result<LiveExport, LiveToolError> = { .failure(LiveToolError("no export here")) },
+                exportBytes: @escaping @Sendable (String) -> [UInt8]? = { _ in nil }) {
         self.redactionPreview = redactionPreview
         self.generate = generate
+        self.exportNow = exportNow
+        self.exportBytes = exportBytes
+    }
+}
+
+/// An export made while recording.
+public struct LiveExport: Sendable, Equatable {
+    public var path: String
+    public var entries: Int
+    public var bytes: Int
+    public var redacted: Bool
+    public init(path: String, entries: Int, bytes: Int, redacted: Bool) {
+        (self.path, self.entries, self.bytes, self.redacted) = (path, entries, bytes, redacted)
     }
 }
 
@@ -61,6 +81,8 @@ public final class LiveJobs: Sendable {
 
     private let queue = DispatchQueue(label: "harrec.live-view", attributes: .concurrent)
     private let state = Mutex(State())
+    /// The last export made while recording (what `/api/export/file` serves).
+    let lastExport = Mutex<LiveExport?>(nil)
 
     public init() {}
 

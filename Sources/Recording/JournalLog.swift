@@ -108,6 +108,30 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
         return try? JournalContents.flow(entry, records, fd: fd)
     }
 
+    /// What the journal holds now, for an export while recording (the live view's "export now"):
+    /// every record appended so far, once the writer has put it in the file (within
+    /// `JournalWriter.flushInterval`; this waits for it, so call it off the event loops), read
+    /// from a file descriptor of its own. A WebSocket conversation still going is exported as
+    /// open, with the messages so far. Throws when the writer does not catch up in 5 s.
+    public func snapshot() throws -> JournalContents {
+        let boundary = writer.appendedBytes
+        // Taken after the boundary: every record it indexes below the boundary is whole once the
+        // file reaches it; records appended since are left for the next snapshot.
+        var copy = index.withLock { $0 }
+        for _ in 0..<250 where writer.writtenBytes < boundary { sleepThread(seconds: 0.02) }
+        guard writer.writtenBytes >= boundary else {
+            throw FileWriteError(description: "the journal is behind (is the disk full?); try again")
+        }
+        copy.entryByFlow = nil
+        copy.entries.removeAll { $0.offset >= boundary }
+        for k in copy.webSockets.indices {
+            copy.webSockets[k].messages.removeAll { $0 >= boundary }
+            if let end = copy.webSockets[k].end, end >= boundary { copy.webSockets[k].end = nil }
+        }
+        let fd = try JournalFile.openForReading(JournalFile.recordsPath(in: JournalFile.directory(for: harPath)), lock: false)
+        return JournalContents(fd: fd, index: copy)
+    }
+
     /// Writes and syncs what is queued, stops appending, and opens the journal for the export.
     /// Call it after the proxy has stopped recording.
     public func finish() throws -> JournalContents {

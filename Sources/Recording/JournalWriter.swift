@@ -87,6 +87,9 @@ public final class JournalWriter: @unchecked Sendable {
     /// Bytes appended so far (on disk or queued).
     var appendedBytes: UInt64 { queue.withLock { $0.nextOffset } }
 
+    /// Bytes known to be in the file.
+    var writtenBytes: UInt64 { queue.withLock { $0.written } }
+
     /// Writes and syncs everything queued, then stops the writer thread. Throws when the queue
     /// could not be written.
     func close() throws {

@@ -176,7 +176,7 @@ func runRecord(_ arguments: [String]) -> Int32 {
             memory = FlowLog()
         }
         var flows: FlowSink = journal ?? memory!
-        let web = try WebSettings(parsed, journal: journal, memory: memory, redaction: settings.redaction)
+        let web = try WebSettings(parsed, out: out, journal: journal, memory: memory, redaction: settings.redaction)
         if let web { flows = LiveSink(flows, index: web.service.index) }
         let server = try ProxyServer(configuration: configuration, sink: flows, log: log, loopCount: settings.listener.loopCount,
                                      poller: settings.listener.poller)

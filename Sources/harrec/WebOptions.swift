@@ -1,4 +1,6 @@
 import CLI
+import Export
+import Files
 import HAR
 import HARGenerator
 import LiveView
@@ -20,7 +22,7 @@ struct WebSettings {
     let port: UInt16
 
     /// Nil unless `--web`. Flows are read back from the journal, or from memory with `--no-journal`.
-    init?(_ parsed: ParsedArguments, journal: JournalLog?, memory: FlowLog?, redaction: RedactionConfiguration?) throws {
+    init?(_ parsed: ParsedArguments, out: String, journal: JournalLog?, memory: FlowLog?, redaction: RedactionConfiguration?) throws {
         guard parsed.flag("web") else {
             if parsed.value("web-port") != nil { throw UsageError("--web-port needs --web") }
             return nil
@@ -34,8 +36,44 @@ struct WebSettings {
         } else {
             reader = { _ in nil }
         }
-        service = LiveService(token: Self.makeToken(), index: LiveIndex(), tools: Self.tools(redaction ?? RedactionConfiguration()),
-                              flowReader: reader)
+        var tools = Self.tools(redaction ?? RedactionConfiguration())
+        tools.exportNow = Self.exportNow(to: Self.snapshotPath(out), journal: journal, memory: memory, redaction: redaction)
+        tools.exportBytes = { path in try? readFile(path) }
+        service = LiveService(token: Self.makeToken(), index: LiveIndex(), tools: tools, flowReader: reader)
+    }
+
+    /// Where "export now" writes: beside the final HAR (`session.har` -> `session.now.har`).
+    static func snapshotPath(_ out: String) -> String {
+        (out.hasSuffix(".har") ? String(out.dropLast(4)) : out) + ".now.har"
+    }
+
+    /// The HAR of what is recorded so far, from the journal on disk (or memory), without the
+    /// flows left out, redacted with the recording's rules (raw and 0600 with --no-redact).
+    static func exportNow(to path: String, journal: JournalLog?, memory: FlowLog?,
+                          redaction: RedactionConfiguration?) -> @Sendable () -> Result<LiveExport, LiveToolError> {
+        { () -> Result<LiveExport, LiveToolError> in
+            do {
+                let source: any FlowSource
+                if let journal {
+                    source = try journal.snapshot()
+                } else if let memory {
+                    let excluded = memory.excluded
+                    source = FlowArray(memory.snapshot().filter { !excluded.contains($0.id) }, pageMarks: memory.pageMarks)
+                } else {
+                    return .failure(LiveToolError("nothing is recorded"))
+                }
+                if let redaction {
+                    let file = FileRedaction(config: redaction, entryCount: source.count)
+                    try HARExport.write(source, to: path, creatorVersion: harrecVersion, transform: file, keptBytes: journalExportKeptBytes)
+                } else {
+                    try HARExport.write(source, to: path, creatorVersion: harrecVersion, mode: 0o600)
+                }
+                let size = fileSize(path) ?? 0
+                return .success(LiveExport(path: path, entries: source.count, bytes: size, redacted: redaction != nil))
+            } catch {
+                return .failure(LiveToolError("the export failed: \(error)"))
+            }
+        }
     }
 
     /// The redaction preview and `generate`, with the recording's rules: what the view shows is

@@ -29,8 +29,8 @@ from helpers import HARREC_BIN, curl, entries
 URL_RE = r"harrec: live view at (http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]{32}))$"
 
 
-def start_web(harrec, *args):
-    px = harrec.start("--no-redact", "--web", "--web-port", "0", *args)
+def start_web(harrec, *args, redact=False):
+    px = harrec.start(*([] if redact else ["--no-redact"]), "--web", "--web-port", "0", *args)
     line = px.wait_for_stderr(URL_RE)
     assert line, px.stderr_text
     url, port, token = re.search(URL_RE, line).groups()
@@ -223,6 +223,9 @@ async def drive(debug_port: int, url: str, px, origin, artifacts: Path) -> dict:
         # Leave the flow out of the HAR: its row dims.
         await evaluate("document.getElementById('exclude').click()")
         out["excludedRows"] = await until("document.querySelectorAll('.row.excluded').length")
+        # The HAR so far, written beside the final one, with a download link.
+        await evaluate("document.getElementById('exportNow').click()")
+        out["exported"] = await until("document.getElementById('exported') && document.getElementById('detail').innerText")
         # Swift for the page: the generator's files, each with a download button.
         await evaluate("document.querySelector('.row.page a.gen').click()")
         out["swift"] = await until("document.querySelectorAll('#detail button[data-file]').length > 0 && document.getElementById('detail').innerText")
@@ -268,6 +271,7 @@ def test_the_live_view_in_chromium(tmp_path):
     assert result["section"] == "▸ after the listGenerate Swift", result
     assert result["last"], result
     assert result["excludedRows"] == 1, result
+    assert re.search(r"14 entries .* written to .*session\.now\.har", result["exported"]) and "Download the HAR" in result["exported"], result["exported"]
     assert result["pages"] == ["after the list"] and result["entries"] == 14, "the flow left out is not in the HAR" 
     changed, shown = result["redaction"]
     assert changed >= 1 and "alice.smith" in shown and "@example.com" in shown and "email" in shown, result["redaction"]
@@ -316,3 +320,31 @@ def test_flows_and_hosts_left_out_stay_out_after_a_crash(harrec, origin, https_o
     assert r.returncode == 0 and "4 left out in the live view" in r.stderr, r.stderr
     har = json.loads(px.har_path.read_text())
     assert [e["request"]["url"] for e in entries(har)] == [f"{https_origin.base_url}/json?kept=1"]
+
+
+def test_export_now_writes_the_har_so_far_without_stopping(harrec, origin, tmp_path):
+    """The HAR of what is recorded so far, redacted as the final one will be, beside it; the
+    recording goes on, and the download is the same file."""
+    px, port, token = start_web(harrec, redact=True)
+    auth = {"Authorization": f"Bearer {token}"}
+    assert curl("-x", px.http_proxy, f"{origin.base_url}/json?email=carol.jones%40corp-mail.com").rc == 0
+    assert curl("-x", px.http_proxy, f"{origin.base_url}/bytes?n=5000&seed=2").rc == 0
+    deadline = time.time() + 10
+    while json.loads(get(port, "/api/status", auth)[2])["flows"] < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    status, _, body = get(port, "/api/export", auth, method="POST")
+    assert status == 200, body
+    made = json.loads(body)
+    assert made["entries"] == 2 and made["redacted"] is True and made["download"] is True
+    assert made["path"] == str(px.har_path)[:-4] + ".now.har"
+    status, headers, downloaded = get(port, "/api/export/file", auth)
+    assert status == 200 and downloaded == Path(made["path"]).read_bytes()
+    assert headers["Content-Disposition"] == 'attachment; filename="session.now.har"'
+    snapshot = json.loads(downloaded)
+    assert len(snapshot["log"]["entries"]) == 2 and "carol.jones" not in downloaded.decode()
+    assert subprocess.run([HARREC_BIN, "validate", made["path"]], capture_output=True).returncode == 0
+    # The recording went on.
+    assert curl("-x", px.http_proxy, f"{origin.base_url}/json?after=1").rc == 0
+    har = px.stop()
+    assert len(entries(har)) == 3
+
