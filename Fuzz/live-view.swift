@@ -40,7 +40,7 @@ private func run(_ chunks: [ArraySlice<UInt8>]) -> (sent: [UInt8], finished: Boo
             switch command {
             case .sendToClient(let bytes): sent += bytes
             case .closeClient: finished = true
-            case .record(.pageMark), .record(.exportDecision), .log, .wake: break
+            case .record(.pageMark), .record(.exportDecision), .record(.pageMove), .log, .wake: break
             default: fuzzFail("a live view session asked for \(command)")
             }
         }

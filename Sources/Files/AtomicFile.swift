@@ -117,6 +117,11 @@ public func writeFileAtomically(_ bytes: [UInt8], to path: String, mode: mode_t 
     try writer.commit()
 }
 
+/// Removes the file at `path`, if there is one.
+public func removeFile(_ path: String) {
+    unlink(path)
+}
+
 /// The size of the regular file at `path`, or nil.
 public func fileSize(_ path: String) -> Int? {
     var info = stat()

@@ -1,3 +1,4 @@
+import ProxyCore
 import Recording
 import Synchronization
 
@@ -28,6 +29,8 @@ public struct LiveFlowSummary: Sendable, Equatable {
     public var messages: Int
     /// Left out of the HAR (the view's "leave out").
     public var excluded = false
+    /// `harrec replay`: the HAR item that answered (nil for a recorded flow).
+    public var replayItem: String?
 
     init(_ flow: Flow, seq: Int, page: Int) {
         self.seq = seq
@@ -128,6 +131,15 @@ public final class LiveIndex: Sendable {
         }
     }
 
+    /// A flow moved to another page, as the journal was told.
+    public func apply(_ move: PageMove) {
+        state.withLock { state in
+            guard let seq = state.seqByID[move.flowID], state.flows[seq].page != move.page else { return }
+            state.flows[seq].page = move.page
+            state.changes.append(seq)
+        }
+    }
+
     /// Whether flows to `host` are left out as they come.
     public func isExcluded(host: String) -> Bool { state.withLock { $0.excludedHosts.contains(host) } }
 
@@ -138,6 +150,46 @@ public final class LiveIndex: Sendable {
         guard let scheme = url.firstRange(of: "://") else { return "" }
         let rest = url[scheme.upperBound...]
         return String(rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }).lowercased()
+    }
+
+    /// Ids of the replay's answers: far above any flow id, so a forwarded flow never meets one.
+    static let firstReplayID: UInt64 = 1 << 62
+
+    /// What `harrec replay` did, from its live-log events: an answer from the HAR (with its item),
+    /// a 599 for a request that matched nothing (its diagnosis as the error), an exchange it
+    /// forwarded (`--passthrough`), or a reset of its queues (as a section of the list).
+    public func recordReplay(_ event: LiveEvent, at time: Double) {
+        switch event.kind {
+        case .replayed(let method, let url, let status, let label):
+            addReplayed(method: method, url: url, status: status, item: label, error: status == nil ? "the recorded failure, replayed" : nil, at: time)
+        case .replayUnmatched(let method, let url, let diagnosis):
+            addReplayed(method: method, url: url, status: 599, item: nil, error: diagnosis, at: time)
+        case .exchange(let flow), .exchangeFailed(let flow, _, _, _):
+            record(flow)
+        case .replayReset(let trigger):
+            mark(PageMark(name: "queues reset (\(trigger))", time: time))
+        default:
+            break
+        }
+    }
+
+    private func addReplayed(method: String, url: String, status: Int?, item: String?, error: String?, at time: Double) {
+        state.withLock { state in
+            let seq = state.flows.count
+            let id = Self.firstReplayID + UInt64(seq)
+            var flow = Flow(id: id, clientAddress: "", request: RecordedRequest(method: method, url: url, httpVersion: "HTTP/1.1",
+                                                                                fields: [], headSize: -1),
+                            instants: FlowInstants(requestStart: time))
+            flow.instants.end = time
+            flow.error = error
+            var summary = LiveFlowSummary(flow, seq: seq, page: state.pages.count - 1)
+            summary.status = status
+            summary.transport = "replay"
+            summary.replayItem = item ?? "no item matched"
+            state.flows.append(summary)
+            state.seqByID[id] = seq
+            state.changes.append(seq)
+        }
     }
 
     public func mark(_ mark: PageMark) {
@@ -217,6 +269,11 @@ public final class LiveSink: FlowSink, Sendable {
     public func recordExportDecision(_ decision: ExportDecision) {
         inner.recordExportDecision(decision)
         index.apply(decision)
+    }
+
+    public func recordPageMove(_ move: PageMove) {
+        inner.recordPageMove(move)
+        index.apply(move)
     }
 
     public var streamsWebSocketMessages: Bool { inner.streamsWebSocketMessages }

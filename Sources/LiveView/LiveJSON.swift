@@ -13,6 +13,7 @@ extension LiveFlowSummary {
             ("ms", .double((milliseconds * 10).rounded() / 10)), ("started", .double(started)), ("page", .integer(page)),
             ("error", error.map { .string($0) } ?? .null), ("mimeType", mimeType.map { .string($0) } ?? .null),
             ("open", .bool(open)), ("messages", .integer(messages)), ("excluded", .bool(excluded)),
+            ("replayItem", replayItem.map { .string($0) } ?? .null),
         ])
     }
 }

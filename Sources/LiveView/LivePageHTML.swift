@@ -70,7 +70,7 @@ mark.raw { background: #ffd6d3; }
 <body>
 <header>
   <h1>harrec live</h1>
-  <input id="filter" type="search" placeholder="Filter: text, status:4xx, method:POST, host:api, type:json, is:error">
+  <input id="filter" type="search" placeholder="Filter: text, status:4xx, method:POST, host:api, type:json, is:error, body:text">
   <label><input id="errorsOnly" type="checkbox"> errors</label>
   <span id="counts">0 flows</span>
   <input id="markName" type="text" placeholder="scenario name" size="16">
@@ -106,26 +106,47 @@ function matches(f, terms, errorsOnly) {
     else if (k === "type") { if (!(f.mimeType || "").toLowerCase().includes(v)) return false; }
     else if (k === "is" && v === "error") { if (!failed) return false; }
     else if (k === "is" && v === "ws") { if (f.transport !== "ws") return false; }
+    else if (k === "is" && v === "out") { if (!f.excluded) return false; }
+    else if (k === "body") { if (!bodySearch || bodySearch.text !== v || !bodySearch.ids.has(f.id)) return false; }
     else if (!(f.method + " " + f.url + " " + (f.status ?? "") + " " + (f.mimeType || "") + " " + (f.error || "")).toLowerCase().includes(t)) return false;
   }
   return true;
 }
 function hostOf(url) { const m = /^[a-z]+:\/\/([^\/?#]+)/i.exec(url); return m ? m[1].toLowerCase() : ""; }
 
+// body:TEXT is answered by the server (it reads the bodies from the journal); the ids come back.
+let bodySearch = null, searching = null;
+async function searchBodies(text) {
+  if (searching === text || (bodySearch && bodySearch.text === text)) return;
+  searching = text;
+  const r = await fetch(`/api/search?q=${encodeURIComponent(text)}`);
+  const j = r.ok ? await r.json() : {ids: []};
+  if (searching !== text) return;
+  searching = null;
+  bodySearch = {text: text, ids: new Set(j.ids)};
+  rebuild();
+}
+
 function rebuild() {
   const terms = document.getElementById("filter").value.toLowerCase().split(/\s+/).filter(Boolean);
+  const body = terms.find(t => t.startsWith("body:") && t.length > 5);
+  if (body && (!bodySearch || bodySearch.text !== body.slice(5))) searchBodies(body.slice(5));
   const errorsOnly = document.getElementById("errorsOnly").checked;
-  rows = [];
-  let page = -1;
+  // Flows by page (a flow moved to another page sits in that page's section), each in finish order.
+  const byPage = new Map();
   let shown = 0;
   for (const f of flows) {
     if (!f || !matches(f, terms, errorsOnly)) continue;
-    while (page < f.page) { page += 1; if (pages[page]) rows.push({page: pages[page]}); }
-    rows.push({flow: f});
+    if (!byPage.has(f.page)) byPage.set(f.page, []);
+    byPage.get(f.page).push(f);
     shown += 1;
   }
-  while (page < pages.length - 1) { page += 1; rows.push({page: pages[page]}); }
-  document.getElementById("counts").textContent = (shown === flows.length ? "" : shown + " of ") + flows.length + " flows";
+  rows = [];
+  for (let page = -1; page < pages.length; page++) {
+    if (page >= 0 && pages[page]) rows.push({page: pages[page]});
+    for (const f of byPage.get(page) || []) rows.push({flow: f});
+  }
+  document.getElementById("counts").textContent = (searching ? "searching bodies… " : "") + (shown === flows.length ? "" : shown + " of ") + flows.length + " flows";
   spacer.style.height = rows.length * ROW + "px";
   // A shorter list (a narrower filter) keeps the view inside it.
   const bottom = Math.max(0, rows.length * ROW - list.clientHeight);
@@ -144,8 +165,8 @@ function render() {
     const failed = f.error || (f.status !== null && f.status >= 400);
     html.push(`<div class="row${failed ? " error" : ""}${f.excluded ? " excluded" : ""}${selected === f.id ? " selected" : ""}" data-id="${f.id}" style="top:${i * ROW}px">` +
       `<span class="seq">${f.seq + 1}</span><span class="method">${esc(f.method)}</span>` +
-      `<span class="status">${f.status ?? (f.error ? "ERR" : "…")}</span><span class="transport">${f.transport}</span>` +
-      `<span class="url" title="${esc(f.url)}">${esc(f.url)}</span><span class="size">${size(f.responseBytes)}</span>` +
+      `<span class="status">${f.status ?? (f.error ? "ERR" : "…")}</span><span class="transport">${f.replayItem ? "rp" : f.transport}</span>` +
+      `<span class="url" title="${esc(f.replayItem ? f.url + " \u2190 " + f.replayItem : f.url)}">${esc(f.url)}</span><span class="size">${f.replayItem ? "" : size(f.responseBytes)}</span>` +
       `<span class="ms">${f.open ? "open" : f.ms.toFixed(0) + " ms"}</span></div>`);
   }
   spacer.innerHTML = html.join("");
@@ -202,6 +223,9 @@ async function showDetail(id, scroll) {
   detail.querySelector("#exclude").addEventListener("click", async e => {
     await fetch(`/api/flows/${id}/${e.target.dataset.excluded === "1" ? "include" : "exclude"}`, {method: "POST"});
   });
+  detail.querySelectorAll("#pagePrevious, #pageNext").forEach(b => b.addEventListener("click", async () => {
+    await fetch(`/api/flows/${id}/page?to=${b.dataset.to}`, {method: "POST"});
+  }));
   detail.querySelector("#excludeHost").addEventListener("click", async e => {
     const leave = e.target.dataset.excluded !== "1";
     await fetch(`/api/hosts/${leave ? "exclude" : "include"}?host=${encodeURIComponent(e.target.dataset.host)}`, {method: "POST"});
@@ -279,7 +303,10 @@ function detailHTML(d) {
   html += `<div>${d.response ? d.response.status + " " + esc(d.response.reason) : "no response"} · ${esc(d.request.httpVersion)} · ${s.ms !== undefined ? s.ms.toFixed(1) + " ms" : ""}</div>`;
   if (d.error) html += `<div class="error-box">${esc(d.error)}</div>`;
   const host = hostOf(d.request.url);
+  const page = s.page ?? -1;
   html += `<div class="actions"><button class="plain" id="exclude" data-excluded="${s.excluded ? 1 : 0}">${s.excluded ? "Put back in the HAR" : "Leave out of the HAR"}</button>` +
+    (pages.length && page > -1 ? `<button class="plain" id="pagePrevious" data-to="${page - 1}">◂ ${page - 1 >= 0 ? esc(pages[page - 1].title) : "no page"}</button>` : "") +
+    (page + 1 < pages.length ? `<button class="plain" id="pageNext" data-to="${page + 1}">${esc(pages[page + 1].title)} ▸</button>` : "") +
     `<button class="plain" id="excludeHost" data-host="${esc(host)}" data-excluded="${excludedHosts.has(host) ? 1 : 0}">${excludedHosts.has(host) ? "Put " + esc(host) + " back" : "Leave out " + esc(host)}</button></div>`;
   html += `<div class="tabs">${tabs.map(t => `<button data-tab="${t}" class="${t === tab ? "on" : ""}">${t}</button>`).join("")}</div>`;
   if (tab === "headers") {
@@ -320,9 +347,21 @@ async function showRedaction(box, id) {
   }
   const rules = {};
   p.findings.forEach(f => { rules[f.rule] = (rules[f.rule] || 0) + 1; });
-  box.outerHTML = `<div id="redactionView"><div>${p.findings.length} replaced: ${Object.entries(rules).map(([k, v]) => esc(k) + " " + v).join(", ") || "nothing"}</div>` +
+  box.outerHTML = `<div id="redactionView"><div id="sessionCounts"><button class="plain" id="countSession">Count the whole recording</button></div>` +
+    `<div>This flow: ${p.findings.length} replaced: ${Object.entries(rules).map(([k, v]) => esc(k) + " " + v).join(", ") || "nothing"}</div>` +
     `<div class="sides"><div><h2>Recorded</h2><pre>${left.join("\n")}</pre></div><div><h2>In the HAR</h2><pre>${right.join("\n")}</pre></div></div>` +
     `<h2>Rules</h2><table class="fields">${p.findings.map(f => `<tr><td>${esc(f.rule)}</td><td>${esc(f.path)}</td></tr>`).join("")}</table></div>`;
+  document.getElementById("countSession").addEventListener("click", countSession);
+}
+
+// Per rule, what redaction replaces in the whole recording so far (the export's two passes).
+async function countSession() {
+  const box = document.getElementById("sessionCounts");
+  box.textContent = "Counting…";
+  const r = await fetch("/api/redaction");
+  if (!r.ok) { box.innerHTML = `<div class="error-box">${esc(await r.text())}</div>`; return; }
+  const c = await r.json();
+  box.innerHTML = `<b>Whole recording: ${c.total} replaced</b>: ` + (c.rules.map(x => esc(x.rule) + " " + x.count).join(", ") || "nothing");
 }
 
 // ---- Swift for a page

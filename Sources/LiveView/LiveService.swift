@@ -17,10 +17,13 @@ import TextEncodings
 ///   `/api/flows` answer): `flow` (a summary, added or updated) and `page`.
 /// - `POST /api/mark?name=NAME`: a scenario mark, as `harrec mark NAME` makes.
 /// - `POST /api/flows/ID/exclude` and `/include`: leave a flow out of the HAR, or put it back.
+/// - `POST /api/flows/ID/page?to=N`: move a flow to page N (-1: before the first mark).
 /// - `POST /api/hosts/exclude?host=HOST` and `/include`: the same for every flow to a host, those
 ///   to come included.
 /// - `POST /api/export`: the HAR of what is recorded so far, written beside the final one;
 ///   `GET /api/export/file` downloads it.
+/// - `GET /api/search?q=TEXT`: the flows whose bodies or messages hold TEXT (ASCII case ignored).
+/// - `GET /api/redaction`: what redaction replaces in the whole recording so far, per rule.
 /// - `GET /api/status`: how many flows and pages so far (a script can wait on it).
 public struct LiveService: Sendable {
     public let token: String
@@ -55,6 +58,8 @@ public struct LiveService: Sendable {
         case mark(PageMark, LiveResponse)
         /// Tell the journal these flows are left out (or put back), then respond.
         case decide([ExportDecision], LiveResponse)
+        /// Tell the journal this flow moved to another page, then respond.
+        case move(PageMove, LiveResponse)
         /// Start a server-sent event stream with the changes after `cursor` (from `/api/flows`).
         case events(cursor: Int)
     }
@@ -97,6 +102,19 @@ public struct LiveService: Sendable {
             let decisions = index.setHost(host, excluded: excluded)
             return .decide(decisions, .json(.object([("host", .string(host)), ("excluded", .bool(excluded)),
                                                      ("flows", .integer(decisions.count))])))
+        case ("GET", "/api/search"):
+            return search(query["q"] ?? "")
+        case ("GET", "/api/redaction"):
+            guard let tools else { return .respond(.text(404, "harrec live view: no redaction here\n")) }
+            return .deferred {
+                switch tools.redactionCounts() {
+                case .success(let counts):
+                    return .json(.object([("rules", .array(counts.map { .object([("rule", .string($0.rule)), ("count", .integer($0.count))]) })),
+                                          ("total", .integer(counts.reduce(0) { $0 + $1.count }))]))
+                case .failure(let error):
+                    return .text(503, "harrec live view: \(error.message)\n")
+                }
+            }
         case ("POST", "/api/export"):
             guard let tools else { return .respond(.text(404, "harrec live view: no export here\n")) }
             let jobs = self.jobs
@@ -132,9 +150,19 @@ public struct LiveService: Sendable {
             if query["page"] == nil && query["ids"] == nil && !body.isEmpty { query["ids"] = String(decoding: body, as: UTF8.self) }
             return generate(query)
         case (_, "/"), (_, "/api/flows"), (_, "/api/status"), (_, "/api/events"), (_, "/api/mark"), (_, "/api/generate"),
-             (_, "/api/export"), (_, "/api/export/file"):
+             (_, "/api/export"), (_, "/api/export/file"), (_, "/api/search"), (_, "/api/redaction"):
             return .respond(.text(405, "harrec live view: \(method) is not allowed on \(path)\n"))
         default:
+            if method == "POST", path.hasPrefix("/api/flows/"), path.hasSuffix("/page") {
+                let pages = index.flows(from: 0, limit: 0).pages.count
+                guard let id = UInt64(path.dropFirst("/api/flows/".count).dropLast("/page".count)), index.summary(id: id) != nil else {
+                    return .respond(.text(404, "harrec live view: no such flow\n"))
+                }
+                guard let to = query["to"].flatMap(Int.init), to >= -1, to < pages else {
+                    return .respond(.text(400, "harrec live view: ?to= is a page from -1 (none) to \(pages - 1)\n"))
+                }
+                return .move(PageMove(flowID: id, page: to), .json(.object([("id", .string(String(id))), ("page", .integer(to))])))
+            }
             if method == "POST", path.hasPrefix("/api/flows/"), path.hasSuffix("/exclude") || path.hasSuffix("/include") {
                 let excluded = path.hasSuffix("/exclude")
                 guard let id = UInt64(path.dropFirst("/api/flows/".count).dropLast("/exclude".count)), index.summary(id: id) != nil else {
@@ -161,6 +189,9 @@ public struct LiveService: Sendable {
         }
         let tools = self.tools, reader = flowReader
         if preview && tools == nil { return .respond(.text(404, "harrec live view: no redaction preview here\n")) }
+        if let item = summary.replayItem {
+            return .respond(.text(404, "harrec live view: answered from the HAR (\(item)); a replay keeps no copy of what it served\n"))
+        }
         return .deferred {
             guard let flow = reader(id) else {
                 // Recorded, but not on disk yet (the journal writes every 0.2 s).
@@ -172,6 +203,47 @@ public struct LiveService: Sendable {
             return .json(LiveJSON.preview(tools.redactionPreview(flow)))
         }
     }
+
+    /// The flows whose bodies (request or response, as recorded) or messages hold `text`,
+    /// ignoring ASCII case: read back from the journal off the loop, at most `maximumSearchHits`.
+    func search(_ text: String) -> Answer {
+        let needle = Array(text.lowercased().utf8)
+        guard !needle.isEmpty else { return .respond(.text(400, "harrec live view: search needs ?q=TEXT\n")) }
+        let ids = index.flows(from: 0, limit: .max).flows.map(\.id)
+        let reader = flowReader
+        return .deferred {
+            var hits: [JSONValue] = []
+            var searched = 0
+            for id in ids where hits.count < Self.maximumSearchHits {
+                guard let flow = reader(id) else { continue }
+                searched += 1
+                let bodies = [flow.request.body.bytes, flow.response?.body.bytes ?? []] + (flow.webSocket?.messages.map(\.data) ?? [])
+                if bodies.contains(where: { Self.contains($0, lowercased: needle) }) { hits.append(.string(String(id))) }
+            }
+            return .json(.object([("ids", .array(hits)), ("searched", .integer(searched))]))
+        }
+    }
+
+    /// The most flows a search returns.
+    static let maximumSearchHits = 10_000
+
+    /// Whether `haystack` holds `needle` (already lowercase), ignoring ASCII case.
+    static func contains(_ haystack: [UInt8], lowercased needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count else { return false }
+        let first = needle[0]
+        var i = 0
+        while i <= haystack.count - needle.count {
+            if lower(haystack[i]) == first {
+                var k = 1
+                while k < needle.count && lower(haystack[i + k]) == needle[k] { k += 1 }
+                if k == needle.count { return true }
+            }
+            i += 1
+        }
+        return false
+    }
+
+    private static func lower(_ b: UInt8) -> UInt8 { b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
 
     /// `harrec generate` for the flows of page `page` (-1: before the first mark) or of `ids`.
     func generate(_ query: [String: String]) -> Answer {

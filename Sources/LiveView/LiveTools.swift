@@ -16,6 +16,8 @@ public struct LiveTools: Sendable {
     public var exportNow: @Sendable () -> Result<LiveExport, LiveToolError>
     /// The bytes of that file, for a download.
     public var exportBytes: @Sendable (String) -> [UInt8]?
+    /// What redaction would replace in the whole recording so far, per rule (as the export counts).
+    public var redactionCounts: @Sendable () -> Result<[(rule: String, count: Int)], LiveToolError> = { .failure(LiveToolError("no counts here")) }
 
     public init(redactionPreview: @escaping @Sendable (Flow) -> LivePreview,
                 generate: @escaping @Sendable ([Flow], String) -> Result<[LiveGeneratedFile], LiveToolError>,

@@ -153,6 +153,9 @@ public final class LiveViewSession: ServiceSession {
         case .deferred(let work):
             state = .waiting(job: service.jobs.start(work), keepAlive: keepAlive, headOnly: head.method == "HEAD")
             commands.append(.wake(at: time + Self.jobPollInterval))
+        case .move(let move, let response):
+            commands.append(.record(.pageMove(move)))
+            respond(response, keepAlive: keepAlive)
         case .decide(let decisions, let response):
             for decision in decisions { commands.append(.record(.exportDecision(decision))) }
             respond(response, keepAlive: keepAlive)

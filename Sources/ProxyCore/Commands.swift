@@ -49,6 +49,8 @@ public enum RecordCommand: Equatable, Sendable {
     case pageMark(PageMark)
     /// A flow left out of the HAR, or put back (the live view).
     case exportDecision(ExportDecision)
+    /// A flow moved to another page (the live view).
+    case pageMove(PageMove)
 }
 
 /// Why an upstream connection could not be made or broke.

@@ -119,6 +119,7 @@ extension EventLoop {
         case .closeUpstream(let id):
             if let upstream = box.upstreams.removeValue(forKey: id) { closeNow(upstream) }
         case .log(let event):
+            shared.liveEventObserver?(event)
             guard !log.quiet else { break }
             if let flow = event.kind.flow, !configuration.recordingFilter.isEmpty, !configuration.recordingFilter.keeps(flow) {
                 if !configuration.quietSkipped { log.line(LiveLog.line(event) + "  (not recorded)", style: .dim) }
@@ -136,6 +137,7 @@ extension EventLoop {
             case .webSocketMessage(let message, let flowID): sink.recordWebSocketMessage(message, flowID: flowID)
             case .pageMark(let mark): sink.recordPageMark(mark)
             case .exportDecision(let decision): sink.recordExportDecision(decision)
+            case .pageMove(let move): sink.recordPageMove(move)
             }
         }
     }

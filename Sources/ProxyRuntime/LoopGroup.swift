@@ -20,6 +20,8 @@ final class LoopGroup: @unchecked Sendable {
     /// burst of new hosts from taking every core.
     let certificateQueue = DispatchQueue(label: "harrec.certificates")
     var boundListeners: [ProxyServer.BoundListener] = []
+    /// Hears every live-log event, quiet or not (the live view of a replay). Set before `run`.
+    var liveEventObserver: (@Sendable (LiveEvent) -> Void)?
     var loops: [EventLoop] = []
     /// Round-robin position for handing out accepted connections (touched by loop 0 only).
     private var nextLoop = 0

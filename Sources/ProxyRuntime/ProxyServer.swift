@@ -56,6 +56,12 @@ public final class ProxyServer: @unchecked Sendable {
         shared.loops = loops
     }
 
+    /// Calls `observer` with every live-log event (on the loop's thread, so it must be quick),
+    /// whether the log shows it or not. Call before `run`.
+    public func observeLiveEvents(_ observer: @escaping @Sendable (LiveEvent) -> Void) {
+        shared.liveEventObserver = observer
+    }
+
     /// The listeners bound so far, in the order `listen` was called.
     public var boundListeners: [BoundListener] { shared.boundListeners }
 

@@ -214,12 +214,27 @@ public struct ExportDecision: Sendable, Equatable {
     }
 }
 
+/// A flow moved to another page than its start time puts it in (the live view's "move to the
+/// previous or next page"): `page` counts scenario marks in time order from 0, and -1 is before
+/// the first mark (no page). The last move of a flow counts.
+public struct PageMove: Sendable, Equatable {
+    public var flowID: UInt64
+    public var page: Int
+
+    public init(flowID: UInt64, page: Int) {
+        self.flowID = flowID
+        self.page = page
+    }
+}
+
 public protocol FlowSink: AnyObject, Sendable {
     func record(_ flow: Flow)
     /// A scenario marker; the export turns marks into HAR pages.
     func recordPageMark(_ mark: PageMark)
     /// A flow left out of the HAR, or put back. A sink that wraps another passes it on.
     func recordExportDecision(_ decision: ExportDecision)
+    /// A flow moved to another page. A sink that wraps another passes it on.
+    func recordPageMove(_ move: PageMove)
     /// True when the sink takes WebSocket messages one by one as they complete: it then hears
     /// `recordWebSocketStart` at the upgrade and `recordWebSocketMessage` per message, and the flow
     /// recorded when the conversation ends carries no messages. A journal needs this, so that a
@@ -234,6 +249,7 @@ public protocol FlowSink: AnyObject, Sendable {
 extension FlowSink {
     public func recordPageMark(_ mark: PageMark) {}
     public func recordExportDecision(_ decision: ExportDecision) {}
+    public func recordPageMove(_ move: PageMove) {}
     public var streamsWebSocketMessages: Bool { false }
     public func recordWebSocketStart(_ flow: Flow) {}
     public func recordWebSocketMessage(_ message: RecordedWebSocketMessage, flowID: UInt64) {}
@@ -271,6 +287,7 @@ public final class FlowLog: FlowSink, @unchecked Sendable {
     private let observers = Mutex<[@Sendable (Flow) -> Void]>([])
     private let marks = Mutex<[PageMark]>([])
     private let excludedIDs = Mutex<Set<UInt64>>([])
+    private let moves = Mutex<[UInt64: Int]>([:])
 
     public init() {}
 
@@ -286,6 +303,13 @@ public final class FlowLog: FlowSink, @unchecked Sendable {
 
     /// The flows left out of the export so far.
     public var excluded: Set<UInt64> { excludedIDs.withLock { $0 } }
+
+    public func recordPageMove(_ move: PageMove) {
+        moves.withLock { $0[move.flowID] = move.page }
+    }
+
+    /// Flows moved to another page, by id.
+    public var pageOverrides: [UInt64: Int] { moves.withLock { $0 } }
 
     /// The scenario markers recorded so far, in the order they came.
     public var pageMarks: [PageMark] { marks.withLock { $0 } }

@@ -59,9 +59,14 @@ public enum HARExport {
             return low == 0 ? nil : Self.id(low - 1)
         }
 
-        func entry(from flow: Flow) -> HAREntry {
+        /// `page`: the page it was moved to (-1: none), if it was.
+        func entry(from flow: Flow, page: Int? = nil) -> HAREntry {
             var built = HARExport.entry(from: flow)
-            built.pageref = pageref(at: flow.instants.requestStart)
+            if let page, page < marks.count {
+                built.pageref = page < 0 ? nil : Self.id(page)
+            } else {
+                built.pageref = pageref(at: flow.instants.requestStart)
+            }
             return built
         }
     }
@@ -80,7 +85,7 @@ public enum HARExport {
     public static func write(_ source: some FlowSource, to path: String, creatorVersion: String,
                              transform: (any TwoPassTransform)? = nil, keptBytes: Int = EntryExport.keptBetweenPassesBytes,
                              mode: mode_t = 0o644, progress: ExportProgress? = nil) throws {
-        let entries = FlowEntries(source: source, pages: Pages(source.pageMarks))
+        let entries = FlowEntries(source: source, pages: Pages(source.pageMarks), overrides: source.pageOverrides)
         let head = HARLog(creator: HARCreator(name: "harrec", version: creatorVersion), pages: entries.pages.harPages, entries: [])
         try EntryExport.write(entries, head: head, to: path, transform: transform, keptBytes: keptBytes, mode: mode, progress: progress)
     }
@@ -90,7 +95,11 @@ public enum HARExport {
         let source: Source
         let pages: Pages
         var count: Int { source.count }
-        func entry(at i: Int) throws -> HAREntry { pages.entry(from: try source.flow(at: i)) }
+        let overrides: [UInt64: Int]
+        func entry(at i: Int) throws -> HAREntry {
+            let flow = try source.flow(at: i)
+            return pages.entry(from: flow, page: overrides[flow.id])
+        }
         func byteCount(at i: Int) -> Int { source.byteCount(at: i) }
     }
 
@@ -347,19 +356,24 @@ public protocol FlowSource: Sendable {
     /// About how many bytes flow `i` holds (its bodies, its messages): the export bounds the
     /// bytes in flight with it (`HARLog.parallelBytesInFlight`).
     func byteCount(at i: Int) -> Int
+    /// Flows moved to another page than their start puts them in, by id (`PageMove`).
+    var pageOverrides: [UInt64: Int] { get }
 }
 
 extension FlowSource {
     public var pageMarks: [PageMark] { [] }
+    public var pageOverrides: [UInt64: Int] { [:] }
 }
 
 /// Flows held in memory, sorted into HAR order.
 public struct FlowArray: FlowSource {
     public let flows: [Flow]
     public let pageMarks: [PageMark]
-    public init(_ flows: [Flow], pageMarks: [PageMark] = []) {
+    public let pageOverrides: [UInt64: Int]
+    public init(_ flows: [Flow], pageMarks: [PageMark] = [], pageOverrides: [UInt64: Int] = [:]) {
         self.flows = HARExport.inStartOrder(flows)
         self.pageMarks = pageMarks
+        self.pageOverrides = pageOverrides
     }
     public var count: Int { flows.count }
     public func flow(at i: Int) -> Flow { flows[i] }

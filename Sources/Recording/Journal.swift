@@ -36,6 +36,8 @@ struct JournalIndex: Sendable {
     var entryByFlow: [UInt64: Int32]?
     /// Flows left out of the export (`ExportDecision`).
     var excluded: Set<UInt64> = []
+    /// Flows moved to another page (`PageMove`).
+    var pageOverrides: [UInt64: Int] = [:]
 
     mutating func apply(_ decision: ExportDecision) {
         if decision.excluded { excluded.insert(decision.flowID) } else { excluded.remove(decision.flowID) }
@@ -152,6 +154,25 @@ enum ExportDecisionRecord {
         let excluded = try d.bool()
         guard d.isAtEnd else { throw d.failure("unexpected bytes after the export decision") }
         return ExportDecision(flowID: id, excluded: excluded)
+    }
+}
+
+enum PageMoveRecord {
+    static func encode(_ move: PageMove) -> [UInt8] {
+        var e = FlowEncoder()
+        e.bytes = JournalFrame.open(capacity: 16)
+        e.uint(move.flowID)
+        e.uint(UInt64(bitPattern: Int64(move.page)))
+        JournalFrame.seal(&e.bytes, kind: .pageMove)
+        return e.bytes
+    }
+
+    static func decode(_ payload: UnsafeRawBufferPointer) throws(FlowDecodeError) -> PageMove {
+        var d = FlowDecoder(payload)
+        let id = try d.uint()
+        let page = Int64(bitPattern: try d.uint())
+        guard d.isAtEnd, page >= -1, page < Int64(Int32.max) else { throw d.failure("a bad page move") }
+        return PageMove(flowID: id, page: Int(page))
     }
 }
 

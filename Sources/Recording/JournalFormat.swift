@@ -105,6 +105,8 @@ public enum JournalRecordKind: UInt8, Sendable {
     case pageMark = 6
     /// A choice about the export (`ExportDecision`): a flow left out of the HAR, or put back.
     case exportDecision = 7
+    /// A flow moved to another page (`PageMove`).
+    case pageMove = 8
 }
 
 /// Decodes a journal from bytes fed in pieces of any size (sans-IO): whole records out, damaged

@@ -68,6 +68,11 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
         index.withLock { $0.apply(decision) }
     }
 
+    public func recordPageMove(_ move: PageMove) {
+        writer.append(PageMoveRecord.encode(move))
+        index.withLock { $0.pageOverrides[move.flowID] = move.page }
+    }
+
     public func recordWebSocketStart(_ flow: Flow) {
         let record = flow.journalRecord(.webSocketStart)
         let offset = writer.append(record)
@@ -161,7 +166,11 @@ public final class JournalContents: FlowSource, @unchecked Sendable {
         failures = index.excluded.isEmpty ? index.failures : ordered.filter(\.failed).count
         pageMarks = index.pageMarks
         leftOut = index.excluded.count
+        pageOverrides = index.pageOverrides
     }
+
+    /// Flows moved to another page than their start puts them in.
+    public let pageOverrides: [UInt64: Int]
 
     /// Flows the recording chose to leave out of the HAR (`ExportDecision`).
     public let leftOut: Int
@@ -280,6 +289,9 @@ extension JournalContents {
                             index.pageMarks.append(try PageMarkRecord.decode(raw))
                         case .exportDecision:
                             index.apply(try ExportDecisionRecord.decode(raw))
+                        case .pageMove:
+                            let move = try PageMoveRecord.decode(raw)
+                            index.pageOverrides[move.flowID] = move.page
                         case nil:
                             return false
                         }

@@ -88,6 +88,8 @@ public final class FilteringSink: FlowSink, Sendable {
 
     public func recordExportDecision(_ decision: ExportDecision) { inner.recordExportDecision(decision) }
 
+    public func recordPageMove(_ move: PageMove) { inner.recordPageMove(move) }
+
     public var streamsWebSocketMessages: Bool { inner.streamsWebSocketMessages }
 
     public func recordWebSocketStart(_ flow: Flow) {

@@ -219,7 +219,8 @@ func runRecord(_ arguments: [String]) -> Int32 {
             }
         } else {
             let excluded = memory!.excluded
-            let flows = FlowArray(memory!.takeAll().filter { !excluded.contains($0.id) }, pageMarks: memory!.pageMarks)
+            let flows = FlowArray(memory!.takeAll().filter { !excluded.contains($0.id) }, pageMarks: memory!.pageMarks,
+                                  pageOverrides: memory!.pageOverrides)
             contents = flows
             failures = flows.flows.filter { $0.error != nil }.count
             leftOut = excluded.count

@@ -1,4 +1,5 @@
 import CLI
+import LiveView
 import CSystemShims
 import Files
 #if canImport(Glibc)
@@ -47,6 +48,8 @@ let replaySpec = CommandSpec(
         OptionSpec("reset", .flag, help: "Tell a running replay to restart its queues (between tests), then exit."),
         OptionSpec("proxy", .value(placeholder: "<host:port>"), help: "With --reset: the replay's HTTP address (default 127.0.0.1:8888)."),
         threadsOption,
+        webOption,
+        webPortOption,
         OptionSpec("quiet", short: "q", .flag, help: "No live line per request (unmatched ones still show in the summary)."),
     ],
     positionals: [],
@@ -100,6 +103,7 @@ func runReplay(_ arguments: [String]) -> Int32 {
         if let out {
             do {
                 journal = try JournalLog(harPath: out, harrecVersion: harrecVersion, started: wallClock(),
+                                         readsBack: parsed.flag("web"),
                                          onError: { message in printErr("harrec: error: \(message)") })
             } catch {
                 fail("cannot start the journal: \(error)", code: 1)
@@ -107,12 +111,18 @@ func runReplay(_ arguments: [String]) -> Int32 {
         } else {
             journal = nil
         }
-        let sink: FlowSink = journal ?? DiscardingSink()
+        var sink: FlowSink = journal ?? DiscardingSink()
+        let web = try WebSettings(replay: parsed, journal: journal)
+        if let web { sink = LiveSink(sink, index: web.service.index) }
         let server = try ProxyServer(configuration: configuration, sink: sink, log: log, loopCount: listener.loopCount,
                                      poller: listener.poller)
+        if let index = web?.service.index {
+            server.observeLiveEvents { event in index.recordReplay(event, at: wallClock()) }
+        }
         try server.handleShutdownSignals()
         let listening = listener.start(server)
         for line in listening { printErr(line) }
+        if let web { printErr(try web.start(server)) }
         printErr("harrec: replaying \(service.itemCount) recorded \(service.itemCount == 1 ? "response" : "responses") from \(path) (Ctrl-C to stop)")
         for note in startupNotes.withLock({ $0 }) { printErr(note) }
         server.run()

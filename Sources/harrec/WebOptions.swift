@@ -23,11 +23,8 @@ struct WebSettings {
 
     /// Nil unless `--web`. Flows are read back from the journal, or from memory with `--no-journal`.
     init?(_ parsed: ParsedArguments, out: String, journal: JournalLog?, memory: FlowLog?, redaction: RedactionConfiguration?) throws {
-        guard parsed.flag("web") else {
-            if parsed.value("web-port") != nil { throw UsageError("--web-port needs --web") }
-            return nil
-        }
-        port = try parsed.value("web-port").map { try parsePort($0, option: "web-port") } ?? Self.defaultPort
+        guard let port = try Self.port(parsed) else { return nil }
+        self.port = port
         let reader: @Sendable (UInt64) -> Flow?
         if let journal {
             reader = { journal.storedFlow(id: $0) }
@@ -39,7 +36,54 @@ struct WebSettings {
         var tools = Self.tools(redaction ?? RedactionConfiguration())
         tools.exportNow = Self.exportNow(to: Self.snapshotPath(out), journal: journal, memory: memory, redaction: redaction)
         tools.exportBytes = { path in try? readFile(path) }
+        tools.redactionCounts = Self.redactionCounts(scratch: Self.snapshotPath(out) + ".counting", journal: journal, memory: memory,
+                                                     rules: redaction ?? RedactionConfiguration())
         service = LiveService(token: Self.makeToken(), index: LiveIndex(), tools: tools, flowReader: reader)
+    }
+
+    /// `harrec replay --web`: the view lists what the replay answered (from the live log's
+    /// events), and what it forwarded and kept (`--out`) whole. Nil unless `--web`.
+    init?(replay parsed: ParsedArguments, journal: JournalLog?) throws {
+        guard let port = try Self.port(parsed) else { return nil }
+        self.port = port
+        service = LiveService(token: Self.makeToken(), index: LiveIndex(), flowReader: { id in journal?.storedFlow(id: id) })
+    }
+
+    /// `--web-port`, or the default; nil without `--web`.
+    static func port(_ parsed: ParsedArguments) throws -> UInt16? {
+        guard parsed.flag("web") else {
+            if parsed.value("web-port") != nil { throw UsageError("--web-port needs --web") }
+            return nil
+        }
+        return try parsed.value("web-port").map { try parsePort($0, option: "web-port") } ?? defaultPort
+    }
+
+    /// What redaction replaces in the recording so far, per rule, most first: the export's two
+    /// passes over a snapshot, into a scratch file that is removed.
+    static func redactionCounts(scratch: String, journal: JournalLog?, memory: FlowLog?,
+                                rules: RedactionConfiguration) -> @Sendable () -> Result<[(rule: String, count: Int)], LiveToolError> {
+        { () -> Result<[(rule: String, count: Int)], LiveToolError> in
+            do {
+                let source = try snapshotSource(journal: journal, memory: memory)
+                let file = FileRedaction(config: rules, entryCount: source.count)
+                defer { removeFile(scratch) }
+                try HARExport.write(source, to: scratch, creatorVersion: harrecVersion, transform: file,
+                                    keptBytes: journalExportKeptBytes, mode: 0o600)
+                let counts = file.report.counts.map { (rule: $0.key.name, count: $0.value.values.reduce(0, +)) }
+                return .success(counts.sorted { $0.count != $1.count ? $0.count > $1.count : $0.rule < $1.rule })
+            } catch {
+                return .failure(LiveToolError("cannot count: \(error)"))
+            }
+        }
+    }
+
+    /// What is recorded so far: the journal on disk, or memory, without the flows left out.
+    static func snapshotSource(journal: JournalLog?, memory: FlowLog?) throws -> any FlowSource {
+        if let journal { return try journal.snapshot() }
+        guard let memory else { throw UsageError("nothing is recorded") }
+        let excluded = memory.excluded
+        return FlowArray(memory.snapshot().filter { !excluded.contains($0.id) }, pageMarks: memory.pageMarks,
+                         pageOverrides: memory.pageOverrides)
     }
 
     /// Where "export now" writes: beside the final HAR (`session.har` -> `session.now.har`).
@@ -53,15 +97,7 @@ struct WebSettings {
                           redaction: RedactionConfiguration?) -> @Sendable () -> Result<LiveExport, LiveToolError> {
         { () -> Result<LiveExport, LiveToolError> in
             do {
-                let source: any FlowSource
-                if let journal {
-                    source = try journal.snapshot()
-                } else if let memory {
-                    let excluded = memory.excluded
-                    source = FlowArray(memory.snapshot().filter { !excluded.contains($0.id) }, pageMarks: memory.pageMarks)
-                } else {
-                    return .failure(LiveToolError("nothing is recorded"))
-                }
+                let source = try snapshotSource(journal: journal, memory: memory)
                 if let redaction {
                     let file = FileRedaction(config: redaction, entryCount: source.count)
                     try HARExport.write(source, to: path, creatorVersion: harrecVersion, transform: file, keptBytes: journalExportKeptBytes)

@@ -225,6 +225,39 @@ final class LiveViewTests: XCTestCase {
         XCTAssertEqual(try respond(post("/api/flows/99/exclude")).status, 404)
         XCTAssertEqual(try respond(post("/api/hosts/exclude")).status, 400)
         XCTAssertEqual(LiveIndex.host(of: "wss://Chat.Example.com:8443/x?y"), "chat.example.com:8443")
+
+        sink.recordPageMark(PageMark(name: "next", time: 5))
+        guard case .move(let move, let moved) = post("/api/flows/1/page?to=0") else { return XCTFail("no move") }
+        XCTAssertEqual(move, PageMove(flowID: 1, page: 0))
+        XCTAssertEqual(moved.status, 200)
+        sink.recordPageMove(move)
+        XCTAssertEqual(memory.pageOverrides, [1: 0])
+        XCTAssertEqual(index.summary(id: 1)?.page, 0)
+        XCTAssertEqual(try respond(post("/api/flows/1/page?to=1")).status, 400, "only one page")
+        XCTAssertEqual(try respond(post("/api/flows/1/page?to=-2")).status, 400)
+    }
+
+    func testSearchReadsBodiesAndCountsComeFromTheTool() throws {
+        let index = LiveIndex()
+        var greeting = flow(2, "/b")
+        greeting.request.body = RecordedBody(bytes: Array("Hello World".utf8), wireSize: 11)
+        let recorded = [flow(1, "/a"), greeting]
+        recorded.forEach(index.record)
+        var tools = Self.tools
+        tools.redactionCounts = { .success([("email", 3), ("jwt", 1)]) }
+        let s = LiveService(token: Self.token, index: index, tools: tools, flowReader: { id in recorded.first { $0.id == id } })
+        func get(_ target: String) throws -> LiveResponse {
+            try respond(s.answer(method: "GET", target: target + "&token=\(Self.token)", fields: HTTPFields(), body: [], now: 0))
+        }
+        XCTAssertEqual(try json(get("/api/search?q=wORLD"))["ids"], .array([.string("2")]))
+        XCTAssertEqual(try json(get("/api/search?q=%22items%22"))["ids"], .array([.string("1"), .string("2")]))
+        XCTAssertEqual(try json(get("/api/search?q=nowhere"))["ids"], .array([]))
+        XCTAssertEqual(try get("/api/search?q=").status, 400)
+        let counts = try json(get("/api/redaction?x=1"))
+        XCTAssertEqual(counts["total"], .integer(4))
+        XCTAssertEqual(counts["rules"]?[0]?["rule"], .string("email"))
+        XCTAssertTrue(LiveService.contains(Array("abcABC".utf8), lowercased: Array("cab".utf8)))
+        XCTAssertFalse(LiveService.contains(Array("ab".utf8), lowercased: Array("abc".utf8)))
     }
 
     // MARK: - Session

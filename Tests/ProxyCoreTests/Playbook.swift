@@ -106,6 +106,7 @@ func transcript(_ commands: [ProxyCommand]) -> [String] {
         case .record(.webSocketMessage(let message, _)): return "record websocket \(message.direction) \(visible(message.data))"
         case .record(.pageMark(let mark)): return "record page mark \(mark.name)"
         case .record(.exportDecision(let decision)): return "record \(decision.excluded ? "exclusion" : "inclusion") of flow \(decision.flowID)"
+        case .record(.pageMove(let move)): return "record flow \(move.flowID) to page \(move.page)"
         }
     }
 }

@@ -164,6 +164,33 @@ final class JournalLogTests: XCTestCase {
         XCTAssertEqual(contents.leftOut, 1)
     }
 
+    /// A flow moved to another page is exported in it, after a crash too; -1 is no page.
+    func testPageMovesSurviveRecoveryAndShapeTheExport() throws {
+        let journal = try log("moved.har")
+        journal.record(Self.flow(1, start: 10))
+        journal.recordPageMark(PageMark(name: "first", time: 11))
+        journal.record(Self.flow(2, start: 12))
+        journal.recordPageMark(PageMark(name: "second", time: 13))
+        journal.record(Self.flow(3, start: 14))
+        journal.recordPageMove(PageMove(flowID: 3, page: 0))
+        journal.recordPageMove(PageMove(flowID: 1, page: 1))
+        journal.recordPageMove(PageMove(flowID: 2, page: -1))
+        waitUntilWritten(journal)
+        let copy = directory + "/crashed-moved.har"
+        try FileManager.default.createDirectory(atPath: JournalFile.directory(for: copy), withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: JournalFile.recordsPath(in: JournalFile.directory(for: journal.harPath)),
+                                         toPath: JournalFile.recordsPath(in: JournalFile.directory(for: copy)))
+        let expected: [UInt64: Int] = [3: 0, 1: 1, 2: -1]
+        XCTAssertEqual(try JournalContents.recover(harPath: copy).contents.pageOverrides, expected)
+        let contents = try journal.finish()
+        XCTAssertEqual(contents.pageOverrides, expected)
+        let out = directory + "/moved-out.har"
+        try HARExport.write(contents, to: out, creatorVersion: "test")
+        let har = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? [String: Any]
+        let entries = (har?["log"] as? [String: Any])?["entries"] as? [[String: Any]] ?? []
+        XCTAssertEqual(entries.map { $0["pageref"] as? String }, ["page_2", nil, "page_1"])
+    }
+
     /// Truncated anywhere: every record that ended before the cut is recovered and the cut one
     /// is reported torn.
     func testRecoveryOfATruncatedJournal() throws {

@@ -139,6 +139,7 @@ def scenario(workdir: Path, harrec_bin: str, artifacts: Path) -> dict:
         result = asyncio.run(drive(debug_port, url, px, origin, artifacts))
         har = px.stop(validate=False)
         result["pages"] = [p["title"] for p in har["log"]["pages"]]
+        result["lastPageref"] = next(e.get("pageref") for e in har["log"]["entries"] if e["request"]["url"].endswith("k=last"))
         result["entries"] = len(har["log"]["entries"])
     finally:
         stop_chromium(chrome)
@@ -211,6 +212,13 @@ async def drive(debug_port: int, url: str, px, origin, artifacts: Path) -> dict:
         out["last"] = await until("[...document.querySelectorAll('.row[data-id] .url')].map(u => u.textContent)"
                                   ".find(t => t.includes('k=last'))")
         await screenshot("marked")
+        # Move the last flow back before the mark: its row leaves the page's section.
+        await evaluate("[...document.querySelectorAll('.row[data-id]')].find(r => r.textContent.includes('k=last')).click()")
+        await until("document.getElementById('pagePrevious')")
+        await evaluate("document.getElementById('pagePrevious').click()")
+        out["movedAbove"] = await until("(() => { const rows = [...document.querySelectorAll('.row')].map(r => r.textContent); "
+                                        "const moved = rows.findIndex(t => t.includes('k=last')), section = rows.findIndex(t => t.startsWith('▸')); "
+                                        "return moved >= 0 && moved < section; })()")
         # The redaction preview of a flow with an email in its URL: the value marked, and its rule.
         assert curl("-x", px.http_proxy, f"{origin.base_url}/json?email=alice.smith%40corp-mail.com").rc == 0
         await until("[...document.querySelectorAll('.row[data-id] .url')].some(u => u.textContent.includes('email='))")
@@ -220,6 +228,17 @@ async def drive(debug_port: int, url: str, px, origin, artifacts: Path) -> dict:
         out["redaction"] = await until("document.getElementById('redactionView') && "
                                        "[document.querySelectorAll('mark.changed').length, document.getElementById('redactionView').innerText]")
         await screenshot("redaction")
+        # The whole recording's counts per rule.
+        await evaluate("document.getElementById('countSession').click()")
+        out["sessionCounts"] = await until("document.getElementById('sessionCounts').innerText.startsWith('Whole recording') && "
+                                    "document.getElementById('sessionCounts').innerText")
+        # Text in bodies: the server reads them back from the journal.
+        await evaluate("(() => { const f = document.getElementById('filter'); f.value = 'body:ALICE.smith'; f.dispatchEvent(new Event('input')); })()")
+        out["bodyHits"] = await until("!document.getElementById('counts').textContent.startsWith('searching') && "
+                                      "[...document.querySelectorAll('.row[data-id] .url')].map(u => u.textContent)")
+        await evaluate("(() => { const f = document.getElementById('filter'); f.value = ''; f.dispatchEvent(new Event('input')); })()")
+        await evaluate("[...document.querySelectorAll('.row[data-id]')].find(r => r.textContent.includes('email=')).click()")
+        await until("document.getElementById('exclude')")
         # Leave the flow out of the HAR: its row dims.
         await evaluate("document.getElementById('exclude').click()")
         out["excludedRows"] = await until("document.querySelectorAll('.row.excluded').length")
@@ -271,11 +290,16 @@ def test_the_live_view_in_chromium(tmp_path):
     assert result["section"] == "▸ after the listGenerate Swift", result
     assert result["last"], result
     assert result["excludedRows"] == 1, result
+    assert result["movedAbove"] is True and result["lastPageref"] is None, "moved before the mark, in the view and the HAR"
+    assert re.match(r"Whole recording: \d+ replaced: .*email \d+", result["sessionCounts"]), result["sessionCounts"]
+    assert len(result["bodyHits"]) == 1 and "email=alice.smith" in result["bodyHits"][0], result["bodyHits"]
     assert re.search(r"14 entries .* written to .*session\.now\.har", result["exported"]) and "Download the HAR" in result["exported"], result["exported"]
     assert result["pages"] == ["after the list"] and result["entries"] == 14, "the flow left out is not in the HAR" 
     changed, shown = result["redaction"]
     assert changed >= 1 and "alice.smith" in shown and "@example.com" in shown and "email" in shown, result["redaction"]
-    assert "AfterTheListHTTPScenario.swift" in result["swift"] and "k=last" in result["swift"], result["swift"][:2000]
+    # The page holds the flow with the email (k=last moved before the mark), redacted first.
+    swift = result["swift"]
+    assert "AfterTheListHTTPScenario.swift" in swift and "user1@example.com" in swift and "alice.smith" not in swift, swift[:2000]
     big = result["big"]
     assert big["drawn"] < 200, big  # virtual: a screenful of rows, not 100,000
     assert big["counts"] == "1 of 100000 flows" and big["matched"] == 1, big
@@ -348,3 +372,30 @@ def test_export_now_writes_the_har_so_far_without_stopping(harrec, origin, tmp_p
     har = px.stop()
     assert len(entries(har)) == 3
 
+
+
+def test_replay_web_lists_what_the_replay_answered(harrec, origin, tmp_path):
+    """`harrec replay --web`: each answer from the HAR with the item that made it, each 599 with
+    its diagnosis, and a queue reset as a section."""
+    px = harrec.start("--no-redact")
+    assert curl("-x", px.http_proxy, f"{origin.base_url}/json?k=1").rc == 0
+    px.stop()
+    rp = harrec.start("--web", "--web-port", "0", replay=px.har_path, ports=("--http", "0"))
+    line = rp.wait_for_stderr(URL_RE)
+    assert line, rp.stderr_text
+    port, token = int(re.search(URL_RE, line).group(2)), re.search(URL_RE, line).group(3)
+    auth = {"Authorization": f"Bearer {token}"}
+    assert curl("-x", rp.http_proxy, f"{origin.base_url}/json?k=1").rc == 0
+    assert curl("-x", rp.http_proxy, f"{origin.base_url}/never").rc == 0
+    assert curl("-x", rp.http_proxy, "http://harrec/reset").rc == 0
+    deadline = time.time() + 10
+    while json.loads(get(port, "/api/status", auth)[2])["flows"] < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    listed = json.loads(get(port, "/api/flows", auth)[2])
+    answered, unmatched = listed["flows"]
+    assert answered["url"] == f"{origin.base_url}/json?k=1" and answered["status"] == 200 and answered["replayItem"], answered
+    assert unmatched["status"] == 599 and "/never" in unmatched["url"] and unmatched["error"], unmatched
+    assert [p["title"] for p in listed["pages"]] == ["queues reset (http://harrec/reset)"]
+    status, _, body = get(port, f"/api/flows/{answered['id']}", auth)
+    assert status == 404 and b"answered from the HAR" in body
+    assert rp.finish() == 0
