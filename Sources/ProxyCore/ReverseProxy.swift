@@ -85,8 +85,12 @@ public struct ReverseProxy: Sendable, Equatable {
     /// `Secure` nor `SameSite=None` when the listener is plain http, since a client would drop it
     /// there).
     /// Unchanged when `rewritesBack` is off.
-    func responseFields(_ fields: HTTPFields, listenerOrigin: String) -> HTTPFields {
-        guard rewritesBack else { return fields }
+    func responseFields(_ fields: HTTPFields, listenerOrigin origin: @autoclosure () -> String) -> HTTPFields {
+        // Most responses have neither: they go on as they are, without a copy.
+        guard rewritesBack, fields.fields.contains(where: {
+            $0.name.equalsIgnoringASCIICase("Location") || $0.name.equalsIgnoringASCIICase("Set-Cookie")
+        }) else { return fields }
+        let listenerOrigin = origin()
         let listenerIsTLS = listenerOrigin.hasPrefix("https:")
         var out = HTTPFields()
         for field in fields.fields {
