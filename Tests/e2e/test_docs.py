@@ -86,7 +86,7 @@ def test_manifest_check_knows_the_products(check_docs):
     assert {"HARMocking", "HARMockingTesting", "harrec"} <= products
     manifest = """// swift-tools-version:5.9
 import PackageDescription
-let package = Package(name: "App", dependencies: [.package(url: "https://github.com/harrec/harrec.git", from: "0.5.0")],
+let package = Package(name: "App", dependencies: [.package(url: "https://github.com/harrec/harrec.git", from: "0.6.0")],
     targets: [.testTarget(name: "AppTests", dependencies: [.product(name: "%s", package: "harrec")])])
 """
     assert check_docs.check_manifest(manifest % "HARMocking", products) == []
