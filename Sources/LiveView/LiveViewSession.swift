@@ -35,6 +35,8 @@ public final class LiveViewSession: ServiceSession {
     static let maximumBody = 64 << 10
     /// How often a stream looks for changes.
     static let streamInterval = 0.1
+    /// Bytes queued for a stream's reader past which nothing more is sent until it reads.
+    static let maximumStreamBacklog = 1 << 20
     /// A stream with nothing to say sends a comment this often (proxies and browsers keep it open).
     static let keepAliveInterval = 15.0
     /// An idle connection between requests is closed after this long.
@@ -83,8 +85,14 @@ public final class LiveViewSession: ServiceSession {
         finish()
     }
 
-    public func tick(at time: Double) {
+    /// A tick with nothing queued for the client (tests, and the fuzz target).
+    public func tick(at time: Double) { tick(at: time, clientBacklog: 0) }
+
+    public func tick(at time: Double, clientBacklog: Int) {
         switch state {
+        case .streaming where clientBacklog > Self.maximumStreamBacklog:
+            // A reader that does not keep up: the changes wait in the index, not in memory here.
+            commands.append(.wake(at: time + Self.streamInterval))
         case .streaming:
             push(at: time)
         case .waiting(let job, let keepAlive, let headOnly):

@@ -25,15 +25,19 @@ public protocol LoopSession: AnyObject {
     func upstreamClosed(_ upstreamID: UpstreamID, at time: Double)
     func upstreamFailed(_ upstreamID: UpstreamID, _ reason: String, at time: Double)
     func certificatePrepared(at time: Double)
-    /// The regular tick, or a `wake(at:)` the session asked for.
-    func tick(at time: Double)
+    /// The regular tick, or a `wake(at:)` the session asked for. `clientBacklog`: bytes queued
+    /// for the client and not yet taken by it (a session that writes on its own, an event stream,
+    /// waits while it is large).
+    func tick(at time: Double, clientBacklog: Int)
     /// harrec is stopping: finish what is in flight, take nothing new.
     func beginShutdown(at time: Double)
     /// harrec stops now.
     func abort(_ reason: String, at time: Double)
 }
 
-extension ProxySession: LoopSession {}
+extension ProxySession: LoopSession {
+    public func tick(at time: Double, clientBacklog: Int) { tick(at: time) }
+}
 
 /// A session that opens no upstream connections and signs no certificates (harrec's own
 /// services): those events never come, and do nothing.

@@ -228,7 +228,7 @@ final class EventLoop: @unchecked Sendable {
     func tick() {
         let now = wallClock()
         for box in Array(sessions.values) {
-            box.session.tick(at: now)
+            box.session.tick(at: now, clientBacklog: box.client?.pendingOutput ?? 0)
             process(box)
         }
         closeLingering(force: false)
@@ -245,7 +245,7 @@ final class EventLoop: @unchecked Sendable {
         while let first = wakeups.first, first.at <= now {
             wakeups.removeFirst()
             guard let box = sessions[first.session] else { continue }
-            box.session.tick(at: now)
+            box.session.tick(at: now, clientBacklog: box.client?.pendingOutput ?? 0)
             process(box)
         }
     }

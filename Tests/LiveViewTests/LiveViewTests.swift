@@ -355,7 +355,10 @@ final class LiveViewTests: XCTestCase {
         XCTAssertTrue(opened.contains(.wake(at: 100 + LiveViewSession.streamInterval)))
         index.record(flow(2, "/after"))
         index.mark(PageMark(name: "next", time: 101))
-        s.tick(at: 100.1)
+        // A reader that does not keep up gets nothing more until it does; the changes wait.
+        s.tick(at: 100.05, clientBacklog: LiveViewSession.maximumStreamBacklog + 1)
+        XCTAssertEqual(s.takeCommands(), [.wake(at: 100.05 + LiveViewSession.streamInterval)])
+        s.tick(at: 100.1, clientBacklog: 0)
         let pushed = sent(s.takeCommands())
         XCTAssertTrue(pushed.contains("event: flow\ndata: {\"seq\":1,\"id\":\"2\""), pushed)
         XCTAssertTrue(pushed.contains("event: page\ndata: {\"index\":0,\"title\":\"next\""), pushed)
