@@ -114,24 +114,28 @@ extension ProxySession {
     /// The passthrough connection is connected (plain: h2c prior knowledge, as the client spoke
     /// in the tunnel) or its TLS handshake ended (h2, or HTTP/1.1 as its ALPN chose).
     func passthroughUpstreamEstablished() {
-        if scheme == "https" {
-            guard let tls = upstreams.active?.tls else {
-                startUpstreamTLS(alpnProtocols: ["h2", "http/1.1"])
-                if upstreams.active == nil {
-                    http2UpstreamLost(pendingUpstreamFailure ?? "cannot start TLS upstream")
-                    pendingUpstreamFailure = nil
-                }
-                return
-            }
-            if tls.negotiatedALPN != "h2" {
-                // The client already has h2 from the replay: its streams become HTTP/1.1 exchanges.
-                http2?.replayUpstreamReady(at: now, speaksHTTP1: true)
-                pumpHTTP2()
-                return
-            }
-        }
-        http2?.replayUpstreamReady(at: now)
+        guard let spoken = http2UpstreamProtocol() else { return }
+        // The client already has h2 from the replay: on an HTTP/1.1 upstream its streams become
+        // HTTP/1.1 exchanges.
+        http2?.replayUpstreamReady(at: now, speaksHTTP1: spoken != "h2")
         pumpHTTP2()
+    }
+
+    /// What an HTTP/2 session's upstream speaks once connected ("h2" over plain TCP: prior
+    /// knowledge), or nil while its TLS handshake runs: started here, offering h2 and http/1.1
+    /// (so an upstream without h2 says so in ALPN rather than with a bare alert), on a connection
+    /// without one; a failure to start it is reported to the layer.
+    func http2UpstreamProtocol() -> String? {
+        guard scheme == "https" else { return "h2" }
+        guard let tls = upstreams.active?.tls else {
+            startUpstreamTLS(alpnProtocols: ["h2", "http/1.1"])
+            if upstreams.active == nil {
+                http2UpstreamLost(pendingUpstreamFailure ?? "cannot start TLS upstream")
+                pendingUpstreamFailure = nil
+            }
+            return nil
+        }
+        return tls.negotiatedALPN ?? "no protocol"
     }
 
     /// The upstream connection of an HTTP/2 session is gone.

@@ -40,23 +40,11 @@ extension ProxySession {
     /// A reverse listener's h2 upstream connection is connected, or its TLS handshake ended: it
     /// must speak h2, since the client's streams already do.
     func reverseHTTP2UpstreamEstablished() {
-        if scheme == "https" {
-            guard let tls = upstreams.active?.tls else {
-                // http/1.1 offered too, so an upstream without h2 says so in ALPN (and the
-                // reason below names it) rather than with a bare handshake alert.
-                startUpstreamTLS(alpnProtocols: ["h2", "http/1.1"])
-                if upstreams.active == nil {
-                    http2UpstreamLost(pendingUpstreamFailure ?? "cannot start TLS upstream")
-                    pendingUpstreamFailure = nil
-                }
-                return
-            }
-            guard tls.negotiatedALPN == "h2" else {
-                let host = tunnelTarget?.host ?? "the upstream"
-                http2UpstreamLost("\(host) does not speak HTTP/2 (ALPN chose \(tls.negotiatedALPN ?? "no protocol")); "
-                                  + "send HTTP/1.1 to the listener, or h2 over its TLS")
-                return
-            }
+        guard let spoken = http2UpstreamProtocol() else { return }
+        guard spoken == "h2" else {
+            let host = tunnelTarget?.host ?? "the upstream"
+            http2UpstreamLost("\(host) does not speak HTTP/2 (ALPN chose \(spoken)); send HTTP/1.1 to the listener, or h2 over its TLS")
+            return
         }
         http2?.upstreamReady = true
         pumpHTTP2()

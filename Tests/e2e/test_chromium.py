@@ -81,34 +81,21 @@ def page_done(state: dict) -> bool:
 async def _drive(debug_port: int, url: str, timeout: float, expression: str = STATE, done=page_done) -> dict:
     """Navigates the browser's page to `url`, then reads `expression` (JSON) until `done` says the
     page's asynchronous work is over, or `timeout`."""
-    import websockets
-
-    with urllib.request.urlopen(f"http://127.0.0.1:{debug_port}/json/list", timeout=10) as response:
-        targets = json.load(response)
-    page = next(t for t in targets if t.get("type") == "page")
-    async with websockets.connect(page["webSocketDebuggerUrl"], max_size=None) as cdp:
-        ids = iter(range(1, 1_000_000))
-
-        async def call(method, **params):
-            message_id = next(ids)
-            await cdp.send(json.dumps({"id": message_id, "method": method, "params": params}))
-            while True:
-                reply = json.loads(await cdp.recv())
-                if reply.get("id") == message_id:
-                    return reply
-
-        await call("Page.navigate", url=url)
+    page = await DevToolsPage.open(debug_port)
+    try:
+        await page.call("Page.navigate", url=url)
         deadline = time.time() + timeout
         state = {}
         while time.time() < deadline:
-            reply = await call("Runtime.evaluate", returnByValue=True, expression=expression)
-            value = reply.get("result", {}).get("result", {}).get("value")
+            value = await page.evaluate(expression)
             state = json.loads(value) if value else {}
             if done(state):
                 break
             await asyncio.sleep(0.2)
         await asyncio.sleep(0.5)  # let the WebSocket close go through
         return state
+    finally:
+        await page.close()
 
 
 async def _import_in_devtools(debug_port: int, har_text: str) -> list:
@@ -153,6 +140,59 @@ def start_chromium(workdir: Path, ca_pem: Path, extra: list[str]):
     return chrome, None
 
 
+class DevToolsPage:
+    """The browser's page over the DevTools protocol: `call` a method, `evaluate` an expression
+    (its value), `until` an expression is truthy (its value, or None after `timeout`)."""
+
+    def __init__(self, cdp):
+        self.cdp = cdp
+        self.ids = iter(range(1, 1_000_000))
+
+    @classmethod
+    async def open(cls, debug_port: int):
+        import websockets
+        with urllib.request.urlopen(f"http://127.0.0.1:{debug_port}/json/list", timeout=10) as response:
+            page = next(t for t in json.load(response) if t.get("type") == "page")
+        return cls(await websockets.connect(page["webSocketDebuggerUrl"], max_size=None))
+
+    async def call(self, method, **params):
+        message_id = next(self.ids)
+        await self.cdp.send(json.dumps({"id": message_id, "method": method, "params": params}))
+        while True:
+            reply = json.loads(await self.cdp.recv())
+            if reply.get("id") == message_id:
+                return reply.get("result", {})
+
+    async def evaluate(self, expression):
+        reply = await self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        return reply.get("result", {}).get("value")
+
+    async def until(self, expression, timeout=15):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            value = await self.evaluate(expression)
+            if value:
+                return value
+            await asyncio.sleep(0.1)
+        return None
+
+    async def close(self):
+        await self.cdp.close()
+
+
+def run_in_namespace(script: str, *args: str) -> dict:
+    """Runs `script`'s `__main__` (a Chromium scenario) in a network namespace with only
+    loopback; returns the JSON it printed last."""
+    import pytest
+    if chromium_path() is None:
+        pytest.fail("chromium not found: run scripts/install-deps --test")
+    if subprocess.run(["unshare", "-n", "true"]).returncode != 0:
+        pytest.fail("`unshare -n` is not permitted here; the Chromium test needs a network namespace of its own")
+    r = subprocess.run(["unshare", "-n", sys.executable, script, *args], capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return json.loads(r.stdout.splitlines()[-1])
+
+
 def stop_chromium(chrome):
     chrome.send_signal(signal.SIGTERM)
     try:
@@ -161,20 +201,27 @@ def stop_chromium(chrome):
         chrome.kill()
 
 
-def scenario(workdir: Path, pki: Path, harrec_bin: str) -> dict:
-    """Runs inside the namespace; returns what the test checks."""
+def page_servers(workdir: Path, pki: Path, page: str):
+    """In the namespace: loopback up, origin.py, nginx (h2) in front of it serving `page` as
+    /static/page.html, and a TLS WebSocket server; the three, to stop."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     import origin as origin_mod
-    from conftest import Harrec
     from helpers import WSServer
     from test_http2 import NginxH2
 
     origin = origin_mod.OriginServer().start()
     nginx = NginxH2(workdir / "nginx", pki, origin.port)
-    (nginx.static_dir / "page.html").write_text(PAGE)
+    (nginx.static_dir / "page.html").write_text(page)
     ws_tls = origin_mod.server_tls_context(pki / "server.pem", pki / "server-key.pem", alpn=None)
     ws = WSServer(tls=ws_tls, compression=None).start()
+    return origin, nginx, ws
+
+
+def scenario(workdir: Path, pki: Path, harrec_bin: str) -> dict:
+    """Runs inside the namespace; returns what the test checks."""
+    origin, nginx, ws = page_servers(workdir, pki, PAGE)
+    from conftest import Harrec
     (workdir / "harrec").mkdir()
     px = Harrec(workdir / "harrec", harrec_bin)
     px.start("--no-redact", "--ca-dir", str(workdir / "ca"), "--upstream-ca", str(pki / "ca.pem"))
@@ -203,21 +250,12 @@ def scenario(workdir: Path, pki: Path, harrec_bin: str) -> dict:
 # ------------------------------------------------------------------ the test (outside)
 
 def test_chromium_speaks_h2_through_harrec_and_keeps_websockets_on_http1(test_pki, tmp_path):
-    import pytest
-
     import origin as origin_mod
     from conftest import HARREC_BIN, validate_har_file
     from helpers import content_bytes, entries
     from test_http2 import check_with_mitmdump
 
-    if chromium_path() is None:
-        pytest.fail("chromium not found: run scripts/install-deps --test")
-    if subprocess.run(["unshare", "-n", "true"]).returncode != 0:
-        pytest.fail("`unshare -n` is not permitted here; the Chromium test needs a network namespace of its own")
-    r = subprocess.run(["unshare", "-n", sys.executable, __file__, str(tmp_path), str(test_pki), HARREC_BIN],
-                       capture_output=True, text=True, timeout=240)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    result = json.loads(r.stdout.splitlines()[-1])
+    result = run_in_namespace(__file__, str(tmp_path), str(test_pki), HARREC_BIN)
     state = result["state"]
     assert state.get("title") == "fetched 150000", f"{state}\n{result['stderr']}"
     assert state.get("ws") == "echo:hello from chromium", f"{state}\n{result['stderr']}"

@@ -48,18 +48,10 @@ def done(state: dict) -> bool:
 def scenario(workdir: Path, pki: Path, harrec_bin: str) -> dict:
     """Runs inside the namespace; returns what the test checks."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-    import origin as origin_mod
+    from test_chromium import _drive, page_servers, start_chromium, stop_chromium
+    origin, nginx, ws = page_servers(workdir, pki, PAGE)
     from conftest import Harrec
-    from helpers import WSServer, free_port
-    from test_chromium import _drive, start_chromium, stop_chromium
-    from test_http2 import NginxH2
-
-    origin = origin_mod.OriginServer().start()
-    nginx = NginxH2(workdir / "nginx", pki, origin.port)
-    (nginx.static_dir / "page.html").write_text(PAGE)
-    ws_tls = origin_mod.server_tls_context(pki / "server.pem", pki / "server-key.pem", alpn=None)
-    ws = WSServer(tls=ws_tls, compression=None).start()
+    from helpers import free_port
     # The upstream by address, so the origin's `Domain=127.0.0.1` cookies name it.
     upstream = f"https://127.0.0.1:{nginx.h2_port}"
     ws_port = free_port()
@@ -86,21 +78,12 @@ def scenario(workdir: Path, pki: Path, harrec_bin: str) -> dict:
 
 
 def test_chromium_without_proxy_settings_against_a_reverse_listener(test_pki, tmp_path):
-    import pytest
-
     import origin as origin_mod
     from conftest import HARREC_BIN, validate_har_file
     from helpers import content_bytes, entries
-    from test_chromium import chromium_path
+    from test_chromium import run_in_namespace
 
-    if chromium_path() is None:
-        pytest.fail("chromium not found: run scripts/install-deps --test")
-    if subprocess.run(["unshare", "-n", "true"]).returncode != 0:
-        pytest.fail("`unshare -n` is not permitted here; the Chromium test needs a network namespace of its own")
-    r = subprocess.run(["unshare", "-n", sys.executable, __file__, str(tmp_path), str(test_pki), HARREC_BIN],
-                       capture_output=True, text=True, timeout=240)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    result = json.loads(r.stdout.splitlines()[-1])
+    result = run_in_namespace(__file__, str(tmp_path), str(test_pki), HARREC_BIN)
     state, upstream, listener = result["state"], result["upstream"], f"https://localhost:{result['listener']}"
     assert state.get("fetched") == 150000, f"{state}\n{result['stderr']}"
     assert state.get("post") == 405, f"nginx's early answer reached the page: {state}"

@@ -153,153 +153,127 @@ def scenario(workdir: Path, harrec_bin: str, artifacts: Path) -> dict:
 
 
 async def drive(debug_port: int, url: str, px, origin, artifacts: Path) -> dict:
-    import urllib.request
+    from test_chromium import DevToolsPage
 
-    import websockets
-    with urllib.request.urlopen(f"http://127.0.0.1:{debug_port}/json/list", timeout=10) as response:
-        page = next(t for t in json.load(response) if t.get("type") == "page")
-    async with websockets.connect(page["webSocketDebuggerUrl"], max_size=None) as cdp:
-        ids = iter(range(1, 1_000_000))
+    page = await DevToolsPage.open(debug_port)
+    try:
+        return await steps(page, url, px, origin, artifacts)
+    finally:
+        await page.close()
 
-        async def call(method, **params):
-            message_id = next(ids)
-            await cdp.send(json.dumps({"id": message_id, "method": method, "params": params}))
-            while True:
-                reply = json.loads(await cdp.recv())
-                if reply.get("id") == message_id:
-                    return reply.get("result", {})
 
-        async def evaluate(expression):
-            reply = await call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
-            return reply.get("result", {}).get("value")
+async def steps(page, url: str, px, origin, artifacts: Path) -> dict:
+    call, evaluate, until = page.call, page.evaluate, page.until
 
-        async def until(expression, timeout=15):
-            deadline = time.time() + timeout
-            while time.time() < deadline:
-                value = await evaluate(expression)
-                if value:
-                    return value
-                await asyncio.sleep(0.1)
-            return None
+    async def screenshot(name):
+        shot = await call("Page.captureScreenshot", format="png")
+        (artifacts / f"live-view-{name}.png").write_bytes(base64.b64decode(shot["data"]))
 
-        async def screenshot(name):
-            shot = await call("Page.captureScreenshot", format="png")
-            (artifacts / f"live-view-{name}.png").write_bytes(base64.b64decode(shot["data"]))
-
-        await call("Emulation.setDeviceMetricsOverride", width=1280, height=800, deviceScaleFactor=1, mobile=False)
-        # Without the token, the page gets 403 and its message.
-        await call("Page.navigate", url=url.split("?")[0])
-        out = {"withoutToken": await until("document.body && document.body.innerText")}
-        await call("Page.navigate", url=url)
-        await until("document.getElementById('counts') !== null")
-        # Flows arrive while the page is open: curl through the proxy, one after another.
-        for k in range(12):
-            assert curl("-x", px.http_proxy, f"{origin.base_url}/json?k={k}").rc == 0
-        assert curl("-x", px.http_proxy, f"{origin.base_url}/status/404").rc == 0
-        rows = await until("document.querySelectorAll('.row[data-id]').length >= 13 && document.querySelectorAll('.row[data-id]').length")
-        out.update({"rows": rows, "counts": await evaluate("document.getElementById('counts').textContent")})
-        await screenshot("list")
-        # The filter narrows the list.
-        await evaluate("(() => { const f = document.getElementById('filter'); f.value = 'status:4xx'; f.dispatchEvent(new Event('input')); })()")
-        out["filtered"] = await until("document.querySelectorAll('.row[data-id]').length === 1 && "
-                                      "document.querySelector('.row[data-id] .url').textContent")
-        await screenshot("filtered")
-        # A click shows the flow whole.
-        await evaluate("document.querySelector('.row[data-id]').click()")
-        out["detail"] = await until("document.querySelector('#detail table.fields') && document.getElementById('detail').textContent")
-        await evaluate("document.querySelector('.tabs button[data-tab=response]').click()")
-        out["body"] = await until("document.querySelector('#detail pre, #detail .json-root') && "
-                                  "document.getElementById('detail').innerText")
-        await screenshot("detail")
-        # The mark button makes a page, shown as a section of the list.
-        await evaluate("(() => { const f = document.getElementById('filter'); f.value = ''; f.dispatchEvent(new Event('input')); "
-                       "document.getElementById('markName').value = 'after the list'; document.getElementById('mark').click(); })()")
-        out["section"] = await until("[...document.querySelectorAll('.row.page')].map(r => r.textContent).join('|')")
-        assert curl("-x", px.http_proxy, f"{origin.base_url}/json?k=last").rc == 0
-        out["last"] = await until("[...document.querySelectorAll('.row[data-id] .url')].map(u => u.textContent)"
-                                  ".find(t => t.includes('k=last'))")
-        await screenshot("marked")
-        # Move the last flow back before the mark: its row leaves the page's section.
-        await evaluate("[...document.querySelectorAll('.row[data-id]')].find(r => r.textContent.includes('k=last')).click()")
-        await until("document.getElementById('pagePrevious')")
-        await evaluate("document.getElementById('pagePrevious').click()")
-        out["movedAbove"] = await until("(() => { const rows = [...document.querySelectorAll('.row')].map(r => r.textContent); "
-                                        "const moved = rows.findIndex(t => t.includes('k=last')), section = rows.findIndex(t => t.startsWith('▸')); "
-                                        "return moved >= 0 && moved < section; })()")
-        # The redaction preview of a flow with an email in its URL: the value marked, and its rule.
-        assert curl("-x", px.http_proxy, f"{origin.base_url}/json?email=alice.smith%40corp-mail.com").rc == 0
-        await until("[...document.querySelectorAll('.row[data-id] .url')].some(u => u.textContent.includes('email='))")
-        await evaluate("[...document.querySelectorAll('.row[data-id]')].find(r => r.textContent.includes('email=')).click()")
-        await until("document.querySelector('.tabs button[data-tab=redaction]')")
-        await evaluate("document.querySelector('.tabs button[data-tab=redaction]').click()")
-        out["redaction"] = await until("document.getElementById('redactionView') && "
-                                       "[document.querySelectorAll('mark.changed').length, document.getElementById('redactionView').innerText]")
-        await screenshot("redaction")
-        # The whole recording's counts per rule.
-        await evaluate("document.getElementById('countSession').click()")
-        out["sessionCounts"] = await until("document.getElementById('sessionCounts').innerText.startsWith('Whole recording') && "
-                                    "document.getElementById('sessionCounts').innerText")
-        # Text in bodies: the server reads them back from the journal.
-        await evaluate("(() => { const f = document.getElementById('filter'); f.value = 'body:ALICE.smith'; f.dispatchEvent(new Event('input')); })()")
-        out["bodyHits"] = await until("!document.getElementById('counts').textContent.startsWith('searching') && "
-                                      "[...document.querySelectorAll('.row[data-id] .url')].map(u => u.textContent)")
-        await evaluate("(() => { const f = document.getElementById('filter'); f.value = ''; f.dispatchEvent(new Event('input')); })()")
-        await evaluate("[...document.querySelectorAll('.row[data-id]')].find(r => r.textContent.includes('email=')).click()")
-        await until("document.getElementById('exclude')")
-        # Leave the flow out of the HAR: its row dims.
-        await evaluate("document.getElementById('exclude').click()")
-        out["excludedRows"] = await until("document.querySelectorAll('.row.excluded').length")
-        # The HAR so far, written beside the final one, with a download link.
-        await evaluate("document.getElementById('exportNow').click()")
-        out["exported"] = await until("document.getElementById('exported') && document.getElementById('detail').innerText")
-        # Swift for the page: the generator's files, each with a download button.
-        await evaluate("document.querySelector('.row.page a.gen').click()")
-        out["swift"] = await until("document.querySelectorAll('#detail button[data-file]').length > 0 && document.getElementById('detail').innerText")
-        await screenshot("swift")
-        # 100,000 flows: the list draws only the rows in view, and a filter runs over all of them.
-        out["big"] = await evaluate("""(() => {
-            const t0 = performance.now();
-            for (let i = flows.length; i < 100000; i++) flows[i] = Object.assign({}, flows[0], {seq: i, id: String(1e6 + i), url: "http://big.test/item/" + i});
-            rebuild();
-            list.scrollTop = 50000 * 24;
-            render();
-            const drawn = document.querySelectorAll('.row').length;
-            const t1 = performance.now();
-            // Typing a filter a key at a time, and scrolling: each step timed (Performance API).
-            const f = document.getElementById('filter');
-            const keys = [];
-            for (const text of ['i', 'it', 'ite', 'item', 'item/', 'item/9', 'item/99', 'item/999', 'item/9999', 'item/99999']) {
-                const k0 = performance.now();
-                f.value = text;
-                f.dispatchEvent(new Event('input'));
-                keys.push(performance.now() - k0);
-            }
-            const matched = document.querySelectorAll('.row[data-id]').length, counts = document.getElementById('counts').textContent;
-            f.value = ''; f.dispatchEvent(new Event('input'));
-            const scrolls = [];
-            for (let k = 1; k <= 10; k++) { const s0 = performance.now(); list.scrollTop = k * 9000 * 24; render(); scrolls.push(performance.now() - s0); }
-            const worst = a => Math.round(Math.max(...a) * 10) / 10;
-            return {drawn: drawn, counts: counts, matched: matched, loadMs: Math.round(t1 - t0),
-                    keyMsWorst: worst(keys), scrollMsWorst: worst(scrolls)};
-        })()""")
-        return out
+    await call("Emulation.setDeviceMetricsOverride", width=1280, height=800, deviceScaleFactor=1, mobile=False)
+    # Without the token, the page gets 403 and its message.
+    await call("Page.navigate", url=url.split("?")[0])
+    out = {"withoutToken": await until("document.body && document.body.innerText")}
+    await call("Page.navigate", url=url)
+    await until("document.getElementById('counts') !== null")
+    # Flows arrive while the page is open: curl through the proxy, one after another.
+    for k in range(12):
+        assert curl("-x", px.http_proxy, f"{origin.base_url}/json?k={k}").rc == 0
+    assert curl("-x", px.http_proxy, f"{origin.base_url}/status/404").rc == 0
+    rows = await until("document.querySelectorAll('.row[data-id]').length >= 13 && document.querySelectorAll('.row[data-id]').length")
+    out.update({"rows": rows, "counts": await evaluate("document.getElementById('counts').textContent")})
+    await screenshot("list")
+    # The filter narrows the list.
+    await evaluate("(() => { const f = document.getElementById('filter'); f.value = 'status:4xx'; f.dispatchEvent(new Event('input')); })()")
+    out["filtered"] = await until("document.querySelectorAll('.row[data-id]').length === 1 && "
+                                  "document.querySelector('.row[data-id] .url').textContent")
+    await screenshot("filtered")
+    # A click shows the flow whole.
+    await evaluate("document.querySelector('.row[data-id]').click()")
+    out["detail"] = await until("document.querySelector('#detail table.fields') && document.getElementById('detail').textContent")
+    await evaluate("document.querySelector('.tabs button[data-tab=response]').click()")
+    out["body"] = await until("document.querySelector('#detail pre, #detail .json-root') && "
+                              "document.getElementById('detail').innerText")
+    await screenshot("detail")
+    # The mark button makes a page, shown as a section of the list.
+    await evaluate("(() => { const f = document.getElementById('filter'); f.value = ''; f.dispatchEvent(new Event('input')); "
+                   "document.getElementById('markName').value = 'after the list'; document.getElementById('mark').click(); })()")
+    out["section"] = await until("[...document.querySelectorAll('.row.page')].map(r => r.textContent).join('|')")
+    assert curl("-x", px.http_proxy, f"{origin.base_url}/json?k=last").rc == 0
+    out["last"] = await until("[...document.querySelectorAll('.row[data-id] .url')].map(u => u.textContent)"
+                              ".find(t => t.includes('k=last'))")
+    await screenshot("marked")
+    # Move the last flow back before the mark: its row leaves the page's section.
+    await evaluate("[...document.querySelectorAll('.row[data-id]')].find(r => r.textContent.includes('k=last')).click()")
+    await until("document.getElementById('pagePrevious')")
+    await evaluate("document.getElementById('pagePrevious').click()")
+    out["movedAbove"] = await until("(() => { const rows = [...document.querySelectorAll('.row')].map(r => r.textContent); "
+                                    "const moved = rows.findIndex(t => t.includes('k=last')), section = rows.findIndex(t => t.startsWith('▸')); "
+                                    "return moved >= 0 && moved < section; })()")
+    # The redaction preview of a flow with an email in its URL: the value marked, and its rule.
+    assert curl("-x", px.http_proxy, f"{origin.base_url}/json?email=alice.smith%40corp-mail.com").rc == 0
+    await until("[...document.querySelectorAll('.row[data-id] .url')].some(u => u.textContent.includes('email='))")
+    await evaluate("[...document.querySelectorAll('.row[data-id]')].find(r => r.textContent.includes('email=')).click()")
+    await until("document.querySelector('.tabs button[data-tab=redaction]')")
+    await evaluate("document.querySelector('.tabs button[data-tab=redaction]').click()")
+    out["redaction"] = await until("document.getElementById('redactionView') && "
+                                   "[document.querySelectorAll('mark.changed').length, document.getElementById('redactionView').innerText]")
+    await screenshot("redaction")
+    # The whole recording's counts per rule.
+    await evaluate("document.getElementById('countSession').click()")
+    out["sessionCounts"] = await until("document.getElementById('sessionCounts').innerText.startsWith('Whole recording') && "
+                                "document.getElementById('sessionCounts').innerText")
+    # Text in bodies: the server reads them back from the journal.
+    await evaluate("(() => { const f = document.getElementById('filter'); f.value = 'body:ALICE.smith'; f.dispatchEvent(new Event('input')); })()")
+    out["bodyHits"] = await until("!document.getElementById('counts').textContent.startsWith('searching') && "
+                                  "[...document.querySelectorAll('.row[data-id] .url')].map(u => u.textContent)")
+    await evaluate("(() => { const f = document.getElementById('filter'); f.value = ''; f.dispatchEvent(new Event('input')); })()")
+    await evaluate("[...document.querySelectorAll('.row[data-id]')].find(r => r.textContent.includes('email=')).click()")
+    await until("document.getElementById('exclude')")
+    # Leave the flow out of the HAR: its row dims.
+    await evaluate("document.getElementById('exclude').click()")
+    out["excludedRows"] = await until("document.querySelectorAll('.row.excluded').length")
+    # The HAR so far, written beside the final one, with a download link.
+    await evaluate("document.getElementById('exportNow').click()")
+    out["exported"] = await until("document.getElementById('exported') && document.getElementById('detail').innerText")
+    # Swift for the page: the generator's files, each with a download button.
+    await evaluate("document.querySelector('.row.page a.gen').click()")
+    out["swift"] = await until("document.querySelectorAll('#detail button[data-file]').length > 0 && document.getElementById('detail').innerText")
+    await screenshot("swift")
+    # 100,000 flows: the list draws only the rows in view, and a filter runs over all of them.
+    out["big"] = await evaluate("""(() => {
+        const t0 = performance.now();
+        for (let i = flows.length; i < 100000; i++) flows[i] = Object.assign({}, flows[0], {seq: i, id: String(1e6 + i), url: "http://big.test/item/" + i});
+        rebuild();
+        list.scrollTop = 50000 * 24;
+        render();
+        const drawn = document.querySelectorAll('.row').length;
+        const t1 = performance.now();
+        // Typing a filter a key at a time, and scrolling: each step timed (Performance API).
+        const f = document.getElementById('filter');
+        const keys = [];
+        for (const text of ['i', 'it', 'ite', 'item', 'item/', 'item/9', 'item/99', 'item/999', 'item/9999', 'item/99999']) {
+            const k0 = performance.now();
+            f.value = text;
+            f.dispatchEvent(new Event('input'));
+            keys.push(performance.now() - k0);
+        }
+        const matched = document.querySelectorAll('.row[data-id]').length, counts = document.getElementById('counts').textContent;
+        f.value = ''; f.dispatchEvent(new Event('input'));
+        const scrolls = [];
+        for (let k = 1; k <= 10; k++) { const s0 = performance.now(); list.scrollTop = k * 9000 * 24; render(); scrolls.push(performance.now() - s0); }
+        const worst = a => Math.round(Math.max(...a) * 10) / 10;
+        return {drawn: drawn, counts: counts, matched: matched, loadMs: Math.round(t1 - t0),
+                keyMsWorst: worst(keys), scrollMsWorst: worst(scrolls)};
+    })()""")
+    return out
 
 
 def test_the_live_view_in_chromium(tmp_path):
-    import pytest
+    from test_chromium import run_in_namespace
 
-    from test_chromium import chromium_path
-
-    if chromium_path() is None:
-        pytest.fail("chromium not found: run scripts/install-deps --test")
-    if subprocess.run(["unshare", "-n", "true"]).returncode != 0:
-        pytest.fail("`unshare -n` is not permitted here; the Chromium test needs a network namespace of its own")
     artifacts = Path(os.environ.get("HARREC_ARTIFACTS") or tmp_path / "artifacts")
     artifacts.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run(["unshare", "-n", sys.executable, __file__, str(tmp_path), HARREC_BIN, str(artifacts)],
-                       capture_output=True, text=True, timeout=240)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    result = json.loads(r.stdout.splitlines()[-1])
+    result = run_in_namespace(__file__, str(tmp_path), HARREC_BIN, str(artifacts))
     assert result["rows"] >= 13, result
     assert result["counts"].endswith("13 flows"), result
     assert result["filtered"].endswith("/status/404"), result

@@ -17,16 +17,12 @@ import pytest
 
 import origin as origin_mod
 from helpers import content_bytes, curl, entries, free_port, har_header
-from test_http2 import NginxH2
+from test_http2 import nginx_h2  # noqa: F401 (the fixture: nginx with h2, h2c and HTTP/1.1 listeners)
 
 
-@pytest.fixture(scope="module")
-def nginx(test_pki, tmp_path_factory):
-    origin = origin_mod.OriginServer().start()
-    server = NginxH2(tmp_path_factory.mktemp("nginx-reverse-h2"), test_pki, origin.port)
-    yield server
-    server.stop()
-    origin.stop()
+@pytest.fixture
+def nginx(nginx_h2):  # noqa: F811
+    return nginx_h2
 
 
 def versions(r) -> list[str]:
