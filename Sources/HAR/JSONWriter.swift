@@ -57,6 +57,13 @@ public struct JSONWriter: Sendable {
         return out
     }
 
+    /// Appends `raw` as it is, between top-level values: framing of the caller's (an event
+    /// stream's `data:` lines), not JSON.
+    public mutating func framing(_ raw: [UInt8]) {
+        assert(stack.isEmpty, "framing inside a value")
+        bytes.append(contentsOf: raw)
+    }
+
     /// Serializes one value.
     public static func serialize(_ value: JSONValue, pretty: Bool = true) -> [UInt8] {
         var w = JSONWriter(pretty: pretty)

@@ -38,7 +38,7 @@ public struct LiveFlowSummary: Sendable, Equatable {
         method = flow.request.method
         url = flow.webSocket == nil ? flow.request.url : Self.webSocketURL(flow.request.url)
         status = flow.response?.status
-        transport = flow.webSocket != nil ? "ws" : flow.request.httpVersion.lowercased().hasPrefix("http/2") ? "h2" : "h1"
+        transport = flow.webSocket != nil ? "ws" : flow.request.httpVersion.utf8.starts(with: "http/2".utf8) ? "h2" : "h1"
         requestBytes = flow.request.body.wireSize
         responseBytes = flow.response?.body.wireSize ?? 0
         let end = flow.instants.end ?? flow.instants.responseEnd ?? flow.instants.requestStart
@@ -46,7 +46,7 @@ public struct LiveFlowSummary: Sendable, Equatable {
         started = flow.instants.requestStart
         self.page = page
         error = flow.error
-        mimeType = flow.response?.fields.last { $0.name.lowercased() == "content-type" }?.value
+        mimeType = flow.response?.fields.last { $0.name.equalsIgnoringASCIICase("Content-Type") }?.value
         open = flow.webSocket?.isOpen ?? false
         messages = flow.webSocket?.messages.count ?? 0
     }
@@ -82,6 +82,7 @@ public final class LiveIndex: Sendable {
     }
 
     private let state = Mutex(State())
+    private let anyHostExcluded = Atomic<Bool>(false)
 
     public init() {}
 
@@ -126,6 +127,7 @@ public final class LiveIndex: Sendable {
     public func setHost(_ host: String, excluded: Bool) -> [ExportDecision] {
         state.withLock { state in
             if excluded { state.excludedHosts.insert(host) } else { state.excludedHosts.remove(host) }
+            anyHostExcluded.store(!state.excludedHosts.isEmpty, ordering: .relaxed)
             return state.flows.filter { Self.host(of: $0.url) == host && $0.excluded != excluded }
                 .map { ExportDecision(flowID: $0.id, excluded: excluded) }
         }
@@ -143,13 +145,22 @@ public final class LiveIndex: Sendable {
     /// Whether flows to `host` are left out as they come.
     public func isExcluded(host: String) -> Bool { state.withLock { $0.excludedHosts.contains(host) } }
 
+    /// Whether any host is left out (read without the lock: most recordings leave none out, and
+    /// a flow then costs no host parsing).
+    public var leavesHostsOut: Bool { anyHostExcluded.load(ordering: .relaxed) }
+
     public var excludedHosts: Set<String> { state.withLock { $0.excludedHosts } }
 
     /// `host[:port]` of an absolute URL, lowercased.
     public static func host(of url: String) -> String {
-        guard let scheme = url.firstRange(of: "://") else { return "" }
-        let rest = url[scheme.upperBound...]
-        return String(rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }).lowercased()
+        let bytes = Array(url.utf8)
+        var start = 0
+        while start + 2 < bytes.count && !(bytes[start] == 0x3A && bytes[start + 1] == 0x2F && bytes[start + 2] == 0x2F) { start += 1 }
+        guard start + 2 < bytes.count else { return "" }
+        start += 3
+        var end = start
+        while end < bytes.count && bytes[end] != 0x2F && bytes[end] != 0x3F && bytes[end] != 0x23 { end += 1 }
+        return String(decoding: bytes[start..<end], as: UTF8.self).lowercased()
     }
 
     /// Ids of the replay's answers: far above any flow id, so a forwarded flow never meets one.
@@ -257,7 +268,7 @@ public final class LiveSink: FlowSink, Sendable {
 
     /// A flow to a host the view leaves out is left out as it comes.
     func leaveOutIfItsHostIs(_ flow: Flow) {
-        guard index.isExcluded(host: LiveIndex.host(of: flow.request.url)) else { return }
+        guard index.leavesHostsOut, index.isExcluded(host: LiveIndex.host(of: flow.request.url)) else { return }
         recordExportDecision(ExportDecision(flowID: flow.id, excluded: true))
     }
 

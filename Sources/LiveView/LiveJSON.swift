@@ -5,6 +5,34 @@ import TextEncodings
 // The live view's JSON: a flow's summary for the list, and its whole detail. Documented in
 // docs/reference/live-view.md.
 extension LiveFlowSummary {
+    /// Writes the summary as `json` has it, without building the tree: a stream sends one per
+    /// flow, tens of thousands a second at full speed.
+    func write(to w: inout JSONWriter) {
+        func optional(_ name: String, _ value: String?) {
+            w.key(name)
+            if let value { w.string(value) } else { w.null() }
+        }
+        w.beginObject()
+        w.key("seq"); w.int(seq)
+        w.key("id"); w.string(String(id))
+        w.key("method"); w.string(method)
+        w.key("url"); w.string(url)
+        w.key("status"); if let status { w.int(status) } else { w.null() }
+        w.key("transport"); w.string(transport)
+        w.key("requestBytes"); w.int(requestBytes)
+        w.key("responseBytes"); w.int(responseBytes)
+        w.key("ms"); w.double((milliseconds * 10).rounded() / 10)
+        w.key("started"); w.double(started)
+        w.key("page"); w.int(page)
+        optional("error", error)
+        optional("mimeType", mimeType)
+        w.key("open"); w.bool(open)
+        w.key("messages"); w.int(messages)
+        w.key("excluded"); w.bool(excluded)
+        optional("replayItem", replayItem)
+        w.endObject()
+    }
+
     var json: JSONValue {
         .object([
             ("seq", .integer(seq)), ("id", .string(String(id))), ("method", .string(method)), ("url", .string(url)),

@@ -14,10 +14,20 @@ public final class LiveViewSession: ServiceSession {
         case requests
         /// Waiting for job `job` (off the loop) to answer the request; then as `keepAlive` says.
         case waiting(job: UInt64, keepAlive: Bool, headOnly: Bool)
-        /// Sending an event stream from change `cursor` on; `lastWrite` for keep-alive comments.
-        case streaming(cursor: Int, lastWrite: Double)
+        /// Sending an event stream from change `cursor` on; `lastWrite` for keep-alive comments;
+        /// `job`: the events being written off the loop, if any.
+        case streaming(cursor: Int, lastWrite: Double, job: UInt64?)
         /// Closed, or closing once its last answer is out.
         case finished
+
+        /// The job this state waits for, if any.
+        var job: UInt64? {
+            switch self {
+            case .waiting(let job, _, _): return job
+            case .streaming(_, _, let job): return job
+            default: return nil
+            }
+        }
     }
 
     public let id: UInt64
@@ -35,6 +45,8 @@ public final class LiveViewSession: ServiceSession {
     static let maximumBody = 64 << 10
     /// How often a stream looks for changes.
     static let streamInterval = 0.1
+    /// The most changes one look takes (a recording at full speed makes thousands a look).
+    static let changesPerLook = 10_000
     /// Bytes queued for a stream's reader past which nothing more is sent until it reads.
     static let maximumStreamBacklog = 1 << 20
     /// A stream with nothing to say sends a comment this often (proxies and browsers keep it open).
@@ -181,29 +193,53 @@ public final class LiveViewSession: ServiceSession {
             var bytes = (try? HTTP1Serializer.responseHead(version: .http11, status: 200, reason: "OK", fields: fields)) ?? []
             bytes += Array("retry: 1000\n\n".utf8)
             commands.append(.sendToClient(bytes))
-            state = .streaming(cursor: cursor, lastWrite: time)
+            state = .streaming(cursor: cursor, lastWrite: time, job: nil)
             push(at: time)
         }
     }
 
-    /// Sends what changed since the stream's cursor, and asks to be woken for the next look.
+    /// Sends what changed since the stream's cursor, and asks to be woken for the next look. The
+    /// changes are copied here (under the index's lock, briefly) and written as events off the
+    /// loop (`LiveJobs`), so a burst of flows never holds up the proxy's connections.
     func push(at time: Double) {
-        guard case .streaming(let cursor, var lastWrite) = state else { return }
-        let (flows, pages, next) = service.index.changes(after: cursor)
-        var out: [UInt8] = []
-        for (index, page) in pages {
-            out += Array("event: page\ndata: ".utf8) + LiveJSON.bytes(page.json(index: index)) + Array("\n\n".utf8)
-        }
-        for flow in flows {
-            out += Array("event: flow\ndata: ".utf8) + LiveJSON.bytes(flow.json) + Array("\n\n".utf8)
-        }
-        if out.isEmpty && time - lastWrite >= Self.keepAliveInterval { out = Array(": keep-alive\n\n".utf8) }
-        if !out.isEmpty {
-            commands.append(.sendToClient(out))
+        guard case .streaming(let cursor, var lastWrite, let job) = state else { return }
+        if let job {
+            // The events of the last look are written, or still being written.
+            guard let written = service.jobs.take(job) else {
+                commands.append(.wake(at: time + Self.jobPollInterval))
+                return
+            }
+            commands.append(.sendToClient(written.body))
             lastWrite = time
         }
-        state = .streaming(cursor: next, lastWrite: lastWrite)
-        commands.append(.wake(at: time + Self.streamInterval))
+        let (flows, pages, next) = service.index.changes(after: cursor, limit: Self.changesPerLook)
+        if flows.isEmpty && pages.isEmpty {
+            if time - lastWrite >= Self.keepAliveInterval {
+                commands.append(.sendToClient(Array(": keep-alive\n\n".utf8)))
+                lastWrite = time
+            }
+            state = .streaming(cursor: next, lastWrite: lastWrite, job: nil)
+        } else {
+            let writing = service.jobs.start { LiveResponse(status: 200, contentType: "text/event-stream", body: Self.events(flows, pages)) }
+            state = .streaming(cursor: next, lastWrite: lastWrite, job: writing)
+        }
+        commands.append(.wake(at: time + (state.job == nil ? Self.streamInterval : Self.jobPollInterval)))
+    }
+
+    /// Server-sent events: a `page` per new page, a `flow` per flow summary.
+    static func events(_ flows: [LiveFlowSummary], _ pages: [(index: Int, page: LivePage)]) -> [UInt8] {
+        var w = JSONWriter(pretty: false, reservingCapacity: flows.count * 400 + pages.count * 100)
+        for (index, page) in pages {
+            w.framing(Array("event: page\ndata: ".utf8))
+            w.raw(page.json(index: index))
+            w.framing(eventEnd)
+        }
+        for flow in flows {
+            w.framing(flowEvent)
+            flow.write(to: &w)
+            w.framing(eventEnd)
+        }
+        return w.finish()
     }
 
     func respond(_ response: LiveResponse, keepAlive: Bool, headOnly: Bool = false) {
@@ -223,6 +259,9 @@ public final class LiveViewSession: ServiceSession {
         if !keepAlive { close() }
     }
 
+    static let flowEvent = Array("event: flow\ndata: ".utf8)
+    static let eventEnd = Array("\n\n".utf8)
+
     /// The reason phrases of the statuses the view answers with.
     static let reasons = [200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
                           413: "Content Too Large", 422: "Unprocessable Content", 503: "Service Unavailable"]
@@ -235,7 +274,7 @@ public final class LiveViewSession: ServiceSession {
     }
 
     func finish() {
-        if case .waiting(let job, _, _) = state { service.jobs.abandon(job) }
+        if let job = state.job { service.jobs.abandon(job) }
         state = .finished
     }
 }

@@ -31,7 +31,8 @@ func trimmingSpacesAndTabs<S: StringProtocol>(_ text: S) -> String {
 }
 
 extension String {
-    func equalsIgnoringASCIICase(_ other: String) -> Bool {
+    /// Whether the two are equal when ASCII letters are compared without case (header names).
+    public func equalsIgnoringASCIICase(_ other: String) -> Bool {
         let a = utf8, b = other.utf8
         guard a.count == b.count else { return false }
         for (x, y) in zip(a, b) where x != y {

@@ -354,15 +354,25 @@ final class LiveViewTests: XCTestCase {
         XCTAssertFalse(sent(opened).contains("/before"), "the cursor skips what the list already had")
         XCTAssertTrue(opened.contains(.wake(at: 100 + LiveViewSession.streamInterval)))
         index.record(flow(2, "/after"))
+        index.record(flow(3, "/also"))
         index.mark(PageMark(name: "next", time: 101))
         // A reader that does not keep up gets nothing more until it does; the changes wait.
         s.tick(at: 100.05, clientBacklog: LiveViewSession.maximumStreamBacklog + 1)
         XCTAssertEqual(s.takeCommands(), [.wake(at: 100.05 + LiveViewSession.streamInterval)])
-        s.tick(at: 100.1, clientBacklog: 0)
-        let pushed = sent(s.takeCommands())
+        // The events are written off the loop: they go out on a later wake-up.
+        var pushed = ""
+        for k in 0..<500 where pushed.isEmpty {
+            s.tick(at: 100.1 + Double(k) * 0.001, clientBacklog: 0)
+            pushed = sent(s.takeCommands())
+            if pushed.isEmpty { usleep(1000) }
+        }
         XCTAssertTrue(pushed.contains("event: flow\ndata: {\"seq\":1,\"id\":\"2\""), pushed)
+        XCTAssertTrue(pushed.contains("\n\nevent: flow\ndata: {\"seq\":2,\"id\":\"3\""), "one event per flow, no separator between: \(pushed)")
+        // The stream's summaries are the list's, member for member.
+        let streamed = pushed.components(separatedBy: "\n").filter { $0.hasPrefix("data: {\"seq\":1,") }.first.map { String($0.dropFirst(6)) }
+        XCTAssertEqual(try JSONParser.parse(Array((streamed ?? "").utf8)), index.flows(from: 1, limit: 1).flows[0].json)
         XCTAssertTrue(pushed.contains("event: page\ndata: {\"index\":0,\"title\":\"next\""), pushed)
-        s.tick(at: 100.2)
+        s.tick(at: 100.7)
         XCTAssertEqual(sent(s.takeCommands()), "", "nothing new")
         s.tick(at: 116)
         XCTAssertEqual(sent(s.takeCommands()), ": keep-alive\n\n")
