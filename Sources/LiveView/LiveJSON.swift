@@ -110,15 +110,23 @@ enum LiveJSON {
         fields.last { $0.name.lowercased() == name }?.value
     }
 
+    /// The most body bytes a detail shows: a 60 MB download is looked at, not read whole, and the
+    /// answer stays small whatever the recording holds.
+    static let shownBodyBytes = 1 << 20
+
     /// A body as recorded (possibly still content-encoded): its text when it is UTF-8, else
-    /// base64, with its size on the wire and whether the recording kept all of it.
+    /// base64, with its size on the wire, whether the recording kept all of it, and how many
+    /// bytes are shown (at most `shownBodyBytes`; a cut in a UTF-8 sequence is backed off).
     static func body(_ body: RecordedBody, mimeType: String?) -> JSONValue {
+        var end = min(body.bytes.count, shownBodyBytes)
+        while end < body.bytes.count && end > 0 && body.bytes[end] & 0xC0 == 0x80 { end -= 1 }
+        let shown = Array(body.bytes[..<end])
         var members: JSONFields = [("size", .integer(body.wireSize)), ("truncated", .bool(body.isTruncated)),
-                                   ("mimeType", mimeType.map { .string($0) } ?? .null)]
-        if let text = String(validating: body.bytes, as: UTF8.self) {
+                                   ("mimeType", mimeType.map { .string($0) } ?? .null), ("shown", .integer(shown.count))]
+        if let text = String(validating: shown, as: UTF8.self) {
             members.append(("text", .string(text)))
         } else {
-            members.append(("base64", .string(Base64.encode(body.bytes))))
+            members.append(("base64", .string(Base64.encode(shown))))
         }
         return .object(members)
     }

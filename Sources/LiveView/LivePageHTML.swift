@@ -245,7 +245,7 @@ function fieldsTable(fields) {
 
 function bodyHTML(b) {
   if (!b || b.size === 0) return `<div class="empty">No body.</div>`;
-  const note = `<div>${size(b.size)}${b.truncated ? " (the recording kept the first " + size(b.text ? b.text.length : atob(b.base64).length) + ")" : ""} ${esc(b.mimeType || "")}</div>`;
+  const note = `<div>${size(b.size)}${b.truncated ? " (the recording kept less)" : ""}${b.shown < b.size ? ", the first " + size(b.shown) + " shown" : ""} ${esc(b.mimeType || "")}</div>`;
   const type = (b.mimeType || "").toLowerCase();
   if (type.startsWith("image/") && b.base64) return note + `<img class="body" src="data:${esc(type.split(";")[0])};base64,${b.base64}">`;
   if (b.text !== undefined) {
