@@ -243,6 +243,12 @@ public struct JSONWriter: Sendable {
         s.withUTF8 { JSONWriter.appendEscaped($0, to: &bytes) }
     }
 
+    /// Appends `value` as a quoted JSON string, for callers writing a fixed shape straight to bytes.
+    public static func appendString(_ value: String, to out: inout [UInt8]) {
+        var s = value
+        s.withUTF8 { appendEscaped($0, to: &out) }
+    }
+
     /// Appends `s` as a quoted JSON string (escaping rules on the type).
     ///
     /// One pass, 8 bytes at a time (SWAR masks below). The run before the first byte that needs
@@ -431,12 +437,14 @@ public struct JSONWriter: Sendable {
         return w | padding
     }
 
-    static func appendInt(_ value: Int, to out: inout [UInt8]) {
+    /// Appends `value` as a JSON number, for callers writing a fixed shape straight to bytes.
+    public static func appendInt(_ value: Int, to out: inout [UInt8]) {
         if value < 0 { out.append(0x2D) }
         appendUInt(value.magnitude, to: &out)
     }
 
-    static func appendUInt(_ value: UInt, to out: inout [UInt8]) {
+    /// Appends `value` as a JSON number, for callers writing a fixed shape straight to bytes.
+    public static func appendUInt(_ value: UInt, to out: inout [UInt8]) {
         if value < 10 {
             out.append(0x30 &+ UInt8(value))
             return

@@ -33,22 +33,24 @@ public struct LiveFlowSummary: Sendable, Equatable {
     public var replayItem: String?
 
     init(_ flow: Flow, seq: Int, page: Int) {
+        // Each optional part is read once: reading `flow.response?.x` again copies it again.
+        let response = flow.response, webSocket = flow.webSocket
         self.seq = seq
         id = flow.id
         method = flow.request.method
-        url = flow.webSocket == nil ? flow.request.url : Self.webSocketURL(flow.request.url)
-        status = flow.response?.status
-        transport = flow.webSocket != nil ? "ws" : flow.request.httpVersion.utf8.starts(with: "http/2".utf8) ? "h2" : "h1"
+        url = webSocket == nil ? flow.request.url : Self.webSocketURL(flow.request.url)
+        status = response?.status
+        transport = webSocket != nil ? "ws" : flow.request.httpVersion.utf8.starts(with: "http/2".utf8) ? "h2" : "h1"
         requestBytes = flow.request.body.wireSize
-        responseBytes = flow.response?.body.wireSize ?? 0
+        responseBytes = response?.body.wireSize ?? 0
         let end = flow.instants.end ?? flow.instants.responseEnd ?? flow.instants.requestStart
         milliseconds = max(0, (end - flow.instants.requestStart) * 1000)
         started = flow.instants.requestStart
         self.page = page
         error = flow.error
-        mimeType = flow.response?.fields.last { $0.name.equalsIgnoringASCIICase("Content-Type") }?.value
-        open = flow.webSocket?.isOpen ?? false
-        messages = flow.webSocket?.messages.count ?? 0
+        mimeType = response?.fields.last { $0.name.equalsIgnoringASCIICase("Content-Type") }?.value
+        open = webSocket?.isOpen ?? false
+        messages = webSocket?.messages.count ?? 0
     }
 
     /// The recorded URL of an upgrade is http(s); a WebSocket's is shown as ws(s).
@@ -72,9 +74,9 @@ public struct LivePage: Sendable, Equatable {
 /// read by the view's sessions; every call holds the lock only to copy a few values.
 public final class LiveIndex: Sendable {
     struct State {
-        var flows: [LiveFlowSummary] = []
+        var flows = ChunkedRows<LiveFlowSummary>()
         var pages: [LivePage] = []
-        var seqByID: [UInt64: Int] = [:]
+        var seqByID = FlowIDTable()
         /// Hosts whose flows are left out, those to come included.
         var excludedHosts: Set<String> = []
         /// Every change in order: a flow's seq (added or updated), or `-1 - pageIndex` for a mark.
@@ -86,20 +88,23 @@ public final class LiveIndex: Sendable {
 
     public init() {}
 
-    /// A finished exchange, or a WebSocket conversation as it starts (open) and as it ends.
+    /// A finished exchange, or a WebSocket conversation as it starts (open) and as it ends. The
+    /// summary is made before taking the lock, which then guards only a few stores.
     public func record(_ flow: Flow) {
+        var summary = LiveFlowSummary(flow, seq: 0, page: -1)
         state.withLock { state in
             if let seq = state.seqByID[flow.id] {
-                let (page, excluded) = (state.flows[seq].page, state.flows[seq].excluded)
-                state.flows[seq] = LiveFlowSummary(flow, seq: seq, page: page)
-                state.flows[seq].excluded = excluded
-                state.changes.append(seq)
-                return
+                summary.seq = seq
+                summary.page = state.flows[seq].page
+                summary.excluded = state.flows[seq].excluded
+                state.flows[seq] = summary
+            } else {
+                summary.seq = state.flows.count
+                summary.page = state.pages.count - 1
+                state.flows.append(summary)
+                state.seqByID[flow.id] = summary.seq
             }
-            let seq = state.flows.count
-            state.flows.append(LiveFlowSummary(flow, seq: seq, page: state.pages.count - 1))
-            state.seqByID[flow.id] = seq
-            state.changes.append(seq)
+            state.changes.append(summary.seq)
         }
     }
 
@@ -216,7 +221,7 @@ public final class LiveIndex: Sendable {
         state.withLock { state in
             let start = min(max(0, seq), state.flows.count)
             let end = min(state.flows.count, start + max(0, limit))
-            return (Array(state.flows[start..<end]), state.pages, state.flows.count, state.changes.count)
+            return (state.flows.rows(start..<end), state.pages, state.flows.count, state.changes.count)
         }
     }
 
@@ -234,18 +239,37 @@ public final class LiveIndex: Sendable {
         state.withLock { state in
             let start = min(max(0, cursor), state.changes.count)
             let end = min(state.changes.count, start + limit)
-            var seen = Set<Int>()
+            // Each flow once: one whose seq is above every one taken so far is new to this look
+            // (`rising` stays sorted), so the common case hashes nothing while the loops wait
+            // on the lock; only an update of an earlier flow is looked up.
+            var rising: [Int] = []
+            var updated = Set<Int>()
             var flows: [LiveFlowSummary] = []
+            flows.reserveCapacity(end - start)
             var pages: [(Int, LivePage)] = []
             for change in state.changes[start..<end] {
                 if change < 0 {
                     pages.append((-1 - change, state.pages[-1 - change]))
-                } else if seen.insert(change).inserted {
+                } else if change > (rising.last ?? -1) {
+                    rising.append(change)
+                    flows.append(state.flows[change])
+                } else if !Self.sortedContains(rising, change) && updated.insert(change).inserted {
                     flows.append(state.flows[change])
                 }
             }
             return (flows, pages, end)
         }
+    }
+}
+
+extension LiveIndex {
+    static func sortedContains(_ sorted: [Int], _ value: Int) -> Bool {
+        var (low, high) = (0, sorted.count)
+        while low < high {
+            let mid = (low + high) / 2
+            if sorted[mid] < value { low = mid + 1 } else { high = mid }
+        }
+        return low < sorted.count && sorted[low] == value
     }
 }
 

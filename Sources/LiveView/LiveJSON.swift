@@ -5,44 +5,50 @@ import TextEncodings
 // The live view's JSON: a flow's summary for the list, and its whole detail. Documented in
 // docs/reference/live-view.md.
 extension LiveFlowSummary {
-    /// Writes the summary as `json` has it, without building the tree: a stream sends one per
-    /// flow, tens of thousands a second at full speed.
-    func write(to w: inout JSONWriter) {
-        func optional(_ name: String, _ value: String?) {
-            w.key(name)
-            if let value { w.string(value) } else { w.null() }
-        }
-        w.beginObject()
-        w.key("seq"); w.int(seq)
-        w.key("id"); w.string(String(id))
-        w.key("method"); w.string(method)
-        w.key("url"); w.string(url)
-        w.key("status"); if let status { w.int(status) } else { w.null() }
-        w.key("transport"); w.string(transport)
-        w.key("requestBytes"); w.int(requestBytes)
-        w.key("responseBytes"); w.int(responseBytes)
-        w.key("ms"); w.double((milliseconds * 10).rounded() / 10)
-        w.key("started"); w.double(started)
-        w.key("page"); w.int(page)
-        optional("error", error)
-        optional("mimeType", mimeType)
-        w.key("open"); w.bool(open)
-        w.key("messages"); w.int(messages)
-        w.key("excluded"); w.bool(excluded)
-        optional("replayItem", replayItem)
-        w.endObject()
+    /// Appends the summary as `json` has it, member for member, straight to bytes: a stream
+    /// sends tens of thousands a second at full speed, so the names and punctuation are literals
+    /// and nothing but the values is formatted. Members at their default (0, null, false) are
+    /// left out, as proto3's JSON does, except those every row shows: a third fewer bytes for
+    /// the stream, its reader and the page.
+    func write(to out: inout [UInt8]) {
+        func literal(_ text: StaticString) { text.withUTF8Buffer { out.append(contentsOf: $0) } }
+        literal(#"{"seq":"#); JSONWriter.appendInt(seq, to: &out)
+        literal(#","id":""#); JSONWriter.appendUInt(UInt(id), to: &out)
+        literal(#"","method":"#); JSONWriter.appendString(method, to: &out)
+        literal(#","url":"#); JSONWriter.appendString(url, to: &out)
+        literal(#","status":"#)
+        if let status { JSONWriter.appendInt(status, to: &out) } else { literal("null") }
+        literal(#","transport":"#); JSONWriter.appendString(transport, to: &out)
+        literal(#","ms":"#); JSONWriter.appendDouble((milliseconds * 10).rounded() / 10, to: &out)
+        literal(#","started":"#); JSONWriter.appendDouble(started, to: &out)
+        literal(#","page":"#); JSONWriter.appendInt(page, to: &out)
+        if requestBytes != 0 { literal(#","requestBytes":"#); JSONWriter.appendInt(requestBytes, to: &out) }
+        if responseBytes != 0 { literal(#","responseBytes":"#); JSONWriter.appendInt(responseBytes, to: &out) }
+        if let error { literal(#","error":"#); JSONWriter.appendString(error, to: &out) }
+        if let mimeType { literal(#","mimeType":"#); JSONWriter.appendString(mimeType, to: &out) }
+        if open { literal(#","open":true"#) }
+        if messages != 0 { literal(#","messages":"#); JSONWriter.appendInt(messages, to: &out) }
+        if excluded { literal(#","excluded":true"#) }
+        if let replayItem { literal(#","replayItem":"#); JSONWriter.appendString(replayItem, to: &out) }
+        out.append(0x7D)
     }
 
+    /// The summary as a JSON value, member for member as `write` writes it.
     var json: JSONValue {
-        .object([
+        var members: JSONFields = [
             ("seq", .integer(seq)), ("id", .string(String(id))), ("method", .string(method)), ("url", .string(url)),
             ("status", status.map { .integer($0) } ?? .null), ("transport", .string(transport)),
-            ("requestBytes", .integer(requestBytes)), ("responseBytes", .integer(responseBytes)),
             ("ms", .double((milliseconds * 10).rounded() / 10)), ("started", .double(started)), ("page", .integer(page)),
-            ("error", error.map { .string($0) } ?? .null), ("mimeType", mimeType.map { .string($0) } ?? .null),
-            ("open", .bool(open)), ("messages", .integer(messages)), ("excluded", .bool(excluded)),
-            ("replayItem", replayItem.map { .string($0) } ?? .null),
-        ])
+        ]
+        if requestBytes != 0 { members.append(("requestBytes", .integer(requestBytes))) }
+        if responseBytes != 0 { members.append(("responseBytes", .integer(responseBytes))) }
+        if let error { members.append(("error", .string(error))) }
+        if let mimeType { members.append(("mimeType", .string(mimeType))) }
+        if open { members.append(("open", .bool(true))) }
+        if messages != 0 { members.append(("messages", .integer(messages))) }
+        if excluded { members.append(("excluded", .bool(true))) }
+        if let replayItem { members.append(("replayItem", .string(replayItem))) }
+        return .object(members)
     }
 }
 

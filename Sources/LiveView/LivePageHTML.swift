@@ -166,17 +166,18 @@ function render() {
     html.push(`<div class="row${failed ? " error" : ""}${f.excluded ? " excluded" : ""}${selected === f.id ? " selected" : ""}" data-id="${f.id}" style="top:${i * ROW}px">` +
       `<span class="seq">${f.seq + 1}</span><span class="method">${esc(f.method)}</span>` +
       `<span class="status">${f.status ?? (f.error ? "ERR" : "…")}</span><span class="transport">${f.replayItem ? "rp" : f.transport}</span>` +
-      `<span class="url" title="${esc(f.replayItem ? f.url + " \u2190 " + f.replayItem : f.url)}">${esc(f.url)}</span><span class="size">${f.replayItem ? "" : size(f.responseBytes)}</span>` +
+      `<span class="url" title="${esc(f.replayItem ? f.url + " \u2190 " + f.replayItem : f.url)}">${esc(f.url)}</span><span class="size">${f.replayItem ? "" : size(f.responseBytes || 0)}</span>` +
       `<span class="ms">${f.open ? "open" : f.ms.toFixed(0) + " ms"}</span></div>`);
   }
   spacer.innerHTML = html.join("");
 }
 
-function upsert(f) {
+function upsert(batch) {
   const atBottom = list.scrollTop + list.clientHeight >= spacer.offsetHeight - ROW * 2;
-  flows[f.seq] = f;
+  let reshow = false;
+  for (const f of batch) { flows[f.seq] = f; reshow = reshow || selected === f.id; }
   scheduleRebuild(atBottom);
-  if (selected === f.id) showDetail(f.id, false);
+  if (reshow) showDetail(selected, false);
 }
 let pending = false;
 function scheduleRebuild(follow) {
@@ -200,7 +201,7 @@ async function load() {
   status.excludedHosts.forEach(h => excludedHosts.add(h));
   rebuild();
   const events = new EventSource(`/api/events?cursor=${cursor}`);
-  events.addEventListener("flow", e => upsert(JSON.parse(e.data)));
+  events.addEventListener("flows", e => upsert(JSON.parse(e.data)));
   events.addEventListener("page", e => { const p = JSON.parse(e.data); pages[p.index] = p; scheduleRebuild(true); });
 }
 

@@ -226,20 +226,26 @@ public final class LiveViewSession: ServiceSession {
         commands.append(.wake(at: time + (state.job == nil ? Self.streamInterval : Self.jobPollInterval)))
     }
 
-    /// Server-sent events: a `page` per new page, a `flow` per flow summary.
+    /// Server-sent events: a `page` per new page, then one `flows` event holding the look's flow
+    /// summaries as an array (a browser parses one message a look, not one per flow).
     static func events(_ flows: [LiveFlowSummary], _ pages: [(index: Int, page: LivePage)]) -> [UInt8] {
-        var w = JSONWriter(pretty: false, reservingCapacity: flows.count * 400 + pages.count * 100)
+        var out: [UInt8] = []
+        out.reserveCapacity(flows.count * 400 + pages.count * 100 + 64)
         for (index, page) in pages {
-            w.framing(Array("event: page\ndata: ".utf8))
-            w.raw(page.json(index: index))
-            w.framing(eventEnd)
+            out += pageEvent
+            out += LiveJSON.bytes(page.json(index: index))
+            out += eventEnd
         }
-        for flow in flows {
-            w.framing(flowEvent)
-            flow.write(to: &w)
-            w.framing(eventEnd)
+        guard !flows.isEmpty else { return out }
+        out += flowsEvent
+        out.append(0x5B)
+        for (k, flow) in flows.enumerated() {
+            if k > 0 { out.append(0x2C) }
+            flow.write(to: &out)
         }
-        return w.finish()
+        out.append(0x5D)
+        out += eventEnd
+        return out
     }
 
     func respond(_ response: LiveResponse, keepAlive: Bool, headOnly: Bool = false) {
@@ -259,7 +265,8 @@ public final class LiveViewSession: ServiceSession {
         if !keepAlive { close() }
     }
 
-    static let flowEvent = Array("event: flow\ndata: ".utf8)
+    static let flowsEvent = Array("event: flows\ndata: ".utf8)
+    static let pageEvent = Array("event: page\ndata: ".utf8)
     static let eventEnd = Array("\n\n".utf8)
 
     /// The reason phrases of the statuses the view answers with.

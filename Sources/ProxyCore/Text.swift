@@ -35,6 +35,15 @@ extension String {
     public func equalsIgnoringASCIICase(_ other: String) -> Bool {
         let a = utf8, b = other.utf8
         guard a.count == b.count else { return false }
+        // Through the bytes when both are stored as UTF-8 (always, in practice): header names
+        // are compared once per field per lookup, on every exchange.
+        let fast = a.withContiguousStorageIfAvailable { x in
+            b.withContiguousStorageIfAvailable { y in
+                for i in 0..<x.count where x[i] != y[i] && Self.foldASCII(x[i]) != Self.foldASCII(y[i]) { return false }
+                return true
+            }
+        }
+        if let fast, let equal = fast { return equal }
         for (x, y) in zip(a, b) where x != y {
             let lx = x >= 65 && x <= 90 ? x + 32 : x
             let ly = y >= 65 && y <= 90 ? y + 32 : y
@@ -42,4 +51,6 @@ extension String {
         }
         return true
     }
+
+    private static func foldASCII(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte + 32 : byte }
 }

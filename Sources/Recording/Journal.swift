@@ -33,7 +33,7 @@ struct JournalIndex: Sendable {
     /// Scenario markers, in the order they came (few: kept whole, not as offsets).
     var pageMarks: [PageMark] = []
     /// Flow id to its entry, kept only when flows are looked up while recording (the live view).
-    var entryByFlow: [UInt64: Int32]?
+    var entryByFlow: FlowIDTable?
     /// Flows left out of the export (`ExportDecision`).
     var excluded: Set<UInt64> = []
     /// Flows moved to another page (`PageMove`).
@@ -44,7 +44,7 @@ struct JournalIndex: Sendable {
     }
 
     mutating func addFlow(id: UInt64, requestStart: Double, offset: UInt64, failed: Bool, bytes: Int) {
-        entryByFlow?[id] = Int32(entries.count)
+        entryByFlow?[id] = entries.count
         entries.append(JournalIndexEntry(requestStart: requestStart, id: id, offset: offset, failed: failed, bytes: bytes))
         if failed { failures += 1 }
     }
@@ -53,7 +53,7 @@ struct JournalIndex: Sendable {
         let slot = Int32(webSockets.count)
         webSockets.append(JournalWebSocketRecords())
         webSocketByFlow[id] = slot
-        entryByFlow?[id] = Int32(entries.count)
+        entryByFlow?[id] = entries.count
         entries.append(JournalIndexEntry(requestStart: requestStart, id: id, offset: offset, webSocket: slot, failed: false,
                                          bytes: bytes))
     }

@@ -24,7 +24,7 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
     public init(harPath: String, harrecVersion: String, started: Double, readsBack: Bool = false,
                 onError: @escaping @Sendable (String) -> Void) throws {
         self.harPath = harPath
-        if readsBack { index.withLock { $0.entryByFlow = [:] } }
+        if readsBack { index.withLock { $0.entryByFlow = FlowIDTable() } }
         fd = try JournalFile.create(for: harPath)
         do {
             writer = try JournalWriter(fd: fd, size: 0, onError: onError)
@@ -99,7 +99,7 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
     public func storedFlow(id: UInt64) -> Flow? {
         let found = index.withLock { index -> (JournalIndexEntry, JournalWebSocketRecords?)? in
             guard let k = index.entryByFlow?[id] else { return nil }
-            let entry = index.entries[Int(k)]
+            let entry = index.entries[k]
             return (entry, entry.webSocket >= 0 ? index.webSockets[Int(entry.webSocket)] : nil)
         }
         guard let (entry, records) = found else { return nil }

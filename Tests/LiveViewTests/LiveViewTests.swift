@@ -83,8 +83,57 @@ final class LiveViewTests: XCTestCase {
         let later = index.changes(after: cursor)
         XCTAssertEqual(later.flows.map(\.open), [false], "the end updates the row")
         XCTAssertEqual(index.changes(after: later.cursor).flows, [])
+        // New flows and updates of earlier ones in one look: each once, in the order of its first change.
+        index.record(flow(10, "/b"))
+        index.countMessage(flowID: 9, at: 1_800_000_004)
+        index.record(flow(11, "/c"))
+        index.countMessage(flowID: 9, at: 1_800_000_005)
+        index.countMessage(flowID: 10, at: 1_800_000_006)
+        XCTAssertEqual(index.changes(after: later.cursor).flows.map(\.seq), [2, 1, 3])
+        XCTAssertEqual(LiveIndex.sortedContains([1, 4, 9], 4), true)
+        XCTAssertEqual([0, 2, 5, 10].map { LiveIndex.sortedContains([1, 4, 9], $0) }, [false, false, false, false])
         let limited = index.changes(after: 0, limit: 1)
         XCTAssertEqual(limited.cursor, 1)
+    }
+
+    /// A summary leaves out the members at their default and keeps the ones every row shows;
+    /// the bytes a stream writes and the value the list answers agree, member for member.
+    func testSummaryLeavesDefaultsOut() throws {
+        let plain = LiveFlowSummary(flow(1, "/a"), seq: 0, page: -1)
+        let plainJSON = try JSONParser.parse({ var b: [UInt8] = []; plain.write(to: &b); return b }())
+        guard case .object(let members) = plainJSON else { return XCTFail("not an object: \(plainJSON)") }
+        XCTAssertEqual(members.map(\.0), ["seq", "id", "method", "url", "status", "transport", "ms", "started", "page",
+                                         "responseBytes", "mimeType"])
+        XCTAssertEqual(plainJSON, plain.json)
+
+        var full = LiveFlowSummary(flow(2, "/b", status: nil, error: "upstream reset"), seq: 7, page: 2)
+        full.requestBytes = 5
+        full.open = true
+        full.messages = 3
+        full.excluded = true
+        full.replayItem = "GET /b #1"
+        let fullJSON = try JSONParser.parse({ var b: [UInt8] = []; full.write(to: &b); return b }())
+        XCTAssertEqual(fullJSON, full.json)
+        XCTAssertEqual(fullJSON["status"], .null, "a flow with no response says so")
+        XCTAssertEqual(fullJSON["error"], .string("upstream reset"))
+        XCTAssertEqual(fullJSON["requestBytes"], .integer(5))
+        XCTAssertEqual(fullJSON["open"], .bool(true))
+        XCTAssertEqual(fullJSON["messages"], .integer(3))
+        XCTAssertEqual(fullJSON["excluded"], .bool(true))
+        XCTAssertEqual(fullJSON["replayItem"], .string("GET /b #1"))
+        XCTAssertNil(fullJSON["responseBytes"])
+    }
+
+    func testChunkedRowsKeepOrderAcrossChunks() {
+        var rows = ChunkedRows<Int>()
+        let n = ChunkedRows<Int>.chunkSize * 2 + 7
+        for k in 0..<n { rows.append(k * 3) }
+        XCTAssertEqual(rows.count, n)
+        XCTAssertEqual(rows[ChunkedRows<Int>.chunkSize], ChunkedRows<Int>.chunkSize * 3)
+        rows[n - 1] = -1
+        XCTAssertEqual(rows.rows((n - 3)..<n), [(n - 3) * 3, (n - 2) * 3, -1])
+        XCTAssertEqual(rows.rows(0..<n).count, n)
+        XCTAssertEqual(rows.filter { $0 % 1000 == 0 }, stride(from: 0, to: n * 3, by: 3000).filter { $0 != (n - 1) * 3 })
     }
 
     func testTheSinkFeedsTheJournalThenTheIndex() {
@@ -373,11 +422,12 @@ final class LiveViewTests: XCTestCase {
             pushed = sent(s.takeCommands())
             if pushed.isEmpty { usleep(1000) }
         }
-        XCTAssertTrue(pushed.contains("event: flow\ndata: {\"seq\":1,\"id\":\"2\""), pushed)
-        XCTAssertTrue(pushed.contains("\n\nevent: flow\ndata: {\"seq\":2,\"id\":\"3\""), "one event per flow, no separator between: \(pushed)")
-        // The stream's summaries are the list's, member for member.
-        let streamed = pushed.components(separatedBy: "\n").filter { $0.hasPrefix("data: {\"seq\":1,") }.first.map { String($0.dropFirst(6)) }
-        XCTAssertEqual(try JSONParser.parse(Array((streamed ?? "").utf8)), index.flows(from: 1, limit: 1).flows[0].json)
+        // The look's flows are one event holding an array, after its pages; its summaries are the
+        // list's, member for member.
+        let lines = pushed.components(separatedBy: "\n")
+        XCTAssertEqual(lines.filter { $0.hasPrefix("event: ") }, ["event: page", "event: flows"], pushed)
+        let streamed = lines.first { $0.hasPrefix("data: [") }.map { String($0.dropFirst(6)) } ?? ""
+        XCTAssertEqual(try JSONParser.parse(Array(streamed.utf8)), .array(index.flows(from: 1, limit: 2).flows.map(\.json)))
         XCTAssertTrue(pushed.contains("event: page\ndata: {\"index\":0,\"title\":\"next\""), pushed)
         s.tick(at: 100.7)
         XCTAssertEqual(sent(s.takeCommands()), "", "nothing new")

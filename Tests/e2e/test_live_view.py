@@ -100,9 +100,11 @@ def test_flows_events_detail_and_marks_over_http(harrec, origin):
     kind, page = next_event()
     assert kind == "page" and page["index"] == 0 and page["title"] == "second step" and page["firstSeq"] == 1, page
     assert curl("-x", px.http_proxy, f"{origin.base_url}/bytes?n=70000&seed=3").rc == 0
-    kind, summary = next_event()
-    while kind != "flow":
-        kind, summary = next_event()
+    kind, batch = next_event()
+    while kind != "flows":
+        kind, batch = next_event()
+    assert len(batch) == 1, batch
+    summary = batch[0]
     assert summary["url"] == f"{origin.base_url}/bytes?n=70000&seed=3" and summary["page"] == 0
     assert summary["responseBytes"] == 70000
     stream.close()
