@@ -259,7 +259,7 @@ public struct JSONWriter: Sendable {
     /// escapes and U+2028/U+2029 (3 bytes in, 6 out) fit the 2x budget; only `\u00XX` (1 in, 6
     /// out) needs more, and when the headroom runs out `out` grows to a 6x budget for the rest.
     /// The unused tail is removed at the end.
-    static func appendEscaped(_ s: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+    public static func appendEscaped(_ s: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         let n = s.count
         guard let src = s.baseAddress, n > 0 else {
             out.append(0x22); out.append(0x22)

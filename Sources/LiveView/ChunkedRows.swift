@@ -20,14 +20,6 @@ struct ChunkedRows<Row> {
         set { chunks[index / Self.chunkSize][index % Self.chunkSize] = newValue }
     }
 
-    /// Rows `range`, in order.
-    func rows(_ range: Range<Int>) -> [Row] {
-        var out: [Row] = []
-        out.reserveCapacity(range.count)
-        for index in range { out.append(self[index]) }
-        return out
-    }
-
     func filter(_ isIncluded: (Row) -> Bool) -> [Row] {
         chunks.flatMap { $0.filter(isIncluded) }
     }

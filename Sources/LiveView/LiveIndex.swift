@@ -32,27 +32,6 @@ public struct LiveFlowSummary: Sendable, Equatable {
     /// `harrec replay`: the HAR item that answered (nil for a recorded flow).
     public var replayItem: String?
 
-    init(_ flow: Flow, seq: Int, page: Int) {
-        // Each optional part is read once: reading `flow.response?.x` again copies it again.
-        let response = flow.response, webSocket = flow.webSocket
-        self.seq = seq
-        id = flow.id
-        method = flow.request.method
-        url = webSocket == nil ? flow.request.url : Self.webSocketURL(flow.request.url)
-        status = response?.status
-        transport = webSocket != nil ? "ws" : flow.request.httpVersion.utf8.starts(with: "http/2".utf8) ? "h2" : "h1"
-        requestBytes = flow.request.body.wireSize
-        responseBytes = response?.body.wireSize ?? 0
-        let end = flow.instants.end ?? flow.instants.responseEnd ?? flow.instants.requestStart
-        milliseconds = max(0, (end - flow.instants.requestStart) * 1000)
-        started = flow.instants.requestStart
-        self.page = page
-        error = flow.error
-        mimeType = response?.fields.last { $0.name.equalsIgnoringASCIICase("Content-Type") }?.value
-        open = webSocket?.isOpen ?? false
-        messages = webSocket?.messages.count ?? 0
-    }
-
     /// The recorded URL of an upgrade is http(s); a WebSocket's is shown as ws(s).
     static func webSocketURL(_ url: String) -> String {
         if url.hasPrefix("https://") { return "wss://" + url.dropFirst(8) }
@@ -74,7 +53,9 @@ public struct LivePage: Sendable, Equatable {
 /// read by the view's sessions; every call holds the lock only to copy a few values.
 public final class LiveIndex: Sendable {
     struct State {
-        var flows = ChunkedRows<LiveFlowSummary>()
+        var flows = ChunkedRows<LiveRow>()
+        /// The rows' strings.
+        let strings = ByteArena()
         var pages: [LivePage] = []
         var seqByID = FlowIDTable()
         /// Hosts whose flows are left out, those to come included.
@@ -89,22 +70,25 @@ public final class LiveIndex: Sendable {
     public init() {}
 
     /// A finished exchange, or a WebSocket conversation as it starts (open) and as it ends. The
-    /// summary is made before taking the lock, which then guards only a few stores.
+    /// row is made before taking the lock, which then guards a few stores and the copy of its
+    /// strings.
     public func record(_ flow: Flow) {
-        var summary = LiveFlowSummary(flow, seq: 0, page: -1)
+        var row = LiveRow(flow, page: -1)
         state.withLock { state in
-            if let seq = state.seqByID[flow.id] {
-                summary.seq = seq
-                summary.page = state.flows[seq].page
-                summary.excluded = state.flows[seq].excluded
-                state.flows[seq] = summary
+            row.store(stringsOf: flow, in: state.strings)
+            let seq: Int
+            if let known = state.seqByID[flow.id] {
+                seq = known
+                row.page = state.flows[seq].page
+                row.excluded = state.flows[seq].excluded
+                state.flows[seq] = row
             } else {
-                summary.seq = state.flows.count
-                summary.page = state.pages.count - 1
-                state.flows.append(summary)
-                state.seqByID[flow.id] = summary.seq
+                seq = state.flows.count
+                row.page = Int32(state.pages.count - 1)
+                state.flows.append(row)
+                state.seqByID[flow.id] = seq
             }
-            state.changes.append(summary.seq)
+            state.changes.append(seq)
         }
     }
 
@@ -112,7 +96,7 @@ public final class LiveIndex: Sendable {
     public func countMessage(flowID: UInt64, at time: Double) {
         state.withLock { state in
             guard let seq = state.seqByID[flowID] else { return }
-            state.flows[seq].messages += 1
+            state.flows[seq].messages &+= 1
             state.flows[seq].milliseconds = max(state.flows[seq].milliseconds, (time - state.flows[seq].started) * 1000)
             state.changes.append(seq)
         }
@@ -133,7 +117,8 @@ public final class LiveIndex: Sendable {
         state.withLock { state in
             if excluded { state.excludedHosts.insert(host) } else { state.excludedHosts.remove(host) }
             anyHostExcluded.store(!state.excludedHosts.isEmpty, ordering: .relaxed)
-            return state.flows.filter { Self.host(of: $0.url) == host && $0.excluded != excluded }
+            let strings = state.strings.chunks
+            return state.flows.filter { $0.excluded != excluded && Self.host(of: ByteArena.string($0.url, in: strings) ?? "") == host }
                 .map { ExportDecision(flowID: $0.id, excluded: excluded) }
         }
     }
@@ -141,8 +126,8 @@ public final class LiveIndex: Sendable {
     /// A flow moved to another page, as the journal was told.
     public func apply(_ move: PageMove) {
         state.withLock { state in
-            guard let seq = state.seqByID[move.flowID], state.flows[seq].page != move.page else { return }
-            state.flows[seq].page = move.page
+            guard let seq = state.seqByID[move.flowID], state.flows[seq].page != Int32(clamping: move.page) else { return }
+            state.flows[seq].page = Int32(clamping: move.page)
             state.changes.append(seq)
         }
     }
@@ -193,16 +178,12 @@ public final class LiveIndex: Sendable {
         state.withLock { state in
             let seq = state.flows.count
             let id = Self.firstReplayID + UInt64(seq)
-            var flow = Flow(id: id, clientAddress: "", request: RecordedRequest(method: method, url: url, httpVersion: "HTTP/1.1",
-                                                                                fields: [], headSize: -1),
-                            instants: FlowInstants(requestStart: time))
-            flow.instants.end = time
-            flow.error = error
-            var summary = LiveFlowSummary(flow, seq: seq, page: state.pages.count - 1)
-            summary.status = status
-            summary.transport = "replay"
-            summary.replayItem = item ?? "no item matched"
-            state.flows.append(summary)
+            var row = LiveRow(replayed: id, status: status, at: time, page: state.pages.count - 1)
+            row.method = state.strings.append(method)
+            row.url = state.strings.append(url)
+            row.error = state.strings.append(error)
+            row.replayItem = state.strings.append(item ?? "no item matched")
+            state.flows.append(row)
             state.seqByID[id] = seq
             state.changes.append(seq)
         }
@@ -221,7 +202,9 @@ public final class LiveIndex: Sendable {
         state.withLock { state in
             let start = min(max(0, seq), state.flows.count)
             let end = min(state.flows.count, start + max(0, limit))
-            return (state.flows.rows(start..<end), state.pages, state.flows.count, state.changes.count)
+            let strings = state.strings.chunks
+            let flows = (start..<end).map { state.flows[$0].summary(seq: $0, strings: strings) }
+            return (flows, state.pages, state.flows.count, state.changes.count)
         }
     }
 
@@ -229,13 +212,14 @@ public final class LiveIndex: Sendable {
 
     /// The summary of flow `id`, if it was recorded.
     public func summary(id: UInt64) -> LiveFlowSummary? {
-        state.withLock { state in state.seqByID[id].map { state.flows[$0] } }
+        state.withLock { state in state.seqByID[id].map { state.flows[$0].summary(seq: $0, strings: state.strings.chunks) } }
     }
 
     /// What changed after the first `cursor` changes, as a stream sends it: flows (added or
     /// updated, each once, in change order) and new pages; and the cursor to ask from next time.
-    /// At most `limit` changes are taken at a time.
-    public func changes(after cursor: Int, limit: Int = 2000) -> (flows: [LiveFlowSummary], pages: [(index: Int, page: LivePage)], cursor: Int) {
+    /// At most `limit` changes are taken at a time. The rows are copied as plain data under the
+    /// lock, and their strings are read from the arena after it.
+    public func changes(after cursor: Int, limit: Int = 2000) -> LiveChanges {
         state.withLock { state in
             let start = min(max(0, cursor), state.changes.count)
             let end = min(state.changes.count, start + limit)
@@ -244,21 +228,45 @@ public final class LiveIndex: Sendable {
             // on the lock; only an update of an earlier flow is looked up.
             var rising: [Int] = []
             var updated = Set<Int>()
-            var flows: [LiveFlowSummary] = []
-            flows.reserveCapacity(end - start)
+            var rows: [(seq: Int, row: LiveRow)] = []
+            rows.reserveCapacity(end - start)
             var pages: [(Int, LivePage)] = []
             for change in state.changes[start..<end] {
                 if change < 0 {
                     pages.append((-1 - change, state.pages[-1 - change]))
                 } else if change > (rising.last ?? -1) {
                     rising.append(change)
-                    flows.append(state.flows[change])
+                    rows.append((change, state.flows[change]))
                 } else if !Self.sortedContains(rising, change) && updated.insert(change).inserted {
-                    flows.append(state.flows[change])
+                    rows.append((change, state.flows[change]))
                 }
             }
-            return (flows, pages, end)
+            return LiveChanges(rows: rows, strings: state.strings.chunks, pages: pages, cursor: end)
         }
+    }
+}
+
+/// A look at the index's changes: the rows that changed, with the arena chunks their strings
+/// are in, the new pages, and the cursor to ask from next time.
+public struct LiveChanges: @unchecked Sendable {
+    let rows: [(seq: Int, row: LiveRow)]
+    let strings: [ByteArena.Chunk]
+    public let pages: [(index: Int, page: LivePage)]
+    public let cursor: Int
+
+    public var isEmpty: Bool { rows.isEmpty && pages.isEmpty }
+
+    /// The changed flows' summaries.
+    public var flows: [LiveFlowSummary] { rows.map { $0.row.summary(seq: $0.seq, strings: strings) } }
+
+    /// The flows as a JSON array, each as `LiveFlowSummary.json` has it.
+    func writeFlows(to out: inout [UInt8]) {
+        out.append(0x5B)
+        for (k, (seq, row)) in rows.enumerated() {
+            if k > 0 { out.append(0x2C) }
+            row.write(seq: seq, strings: strings, to: &out)
+        }
+        out.append(0x5D)
     }
 }
 

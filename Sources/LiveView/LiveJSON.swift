@@ -5,35 +5,8 @@ import TextEncodings
 // The live view's JSON: a flow's summary for the list, and its whole detail. Documented in
 // docs/reference/live-view.md.
 extension LiveFlowSummary {
-    /// Appends the summary as `json` has it, member for member, straight to bytes: a stream
-    /// sends tens of thousands a second at full speed, so the names and punctuation are literals
-    /// and nothing but the values is formatted. Members at their default (0, null, false) are
-    /// left out, as proto3's JSON does, except those every row shows: a third fewer bytes for
-    /// the stream, its reader and the page.
-    func write(to out: inout [UInt8]) {
-        func literal(_ text: StaticString) { text.withUTF8Buffer { out.append(contentsOf: $0) } }
-        literal(#"{"seq":"#); JSONWriter.appendInt(seq, to: &out)
-        literal(#","id":""#); JSONWriter.appendUInt(UInt(id), to: &out)
-        literal(#"","method":"#); JSONWriter.appendString(method, to: &out)
-        literal(#","url":"#); JSONWriter.appendString(url, to: &out)
-        literal(#","status":"#)
-        if let status { JSONWriter.appendInt(status, to: &out) } else { literal("null") }
-        literal(#","transport":"#); JSONWriter.appendString(transport, to: &out)
-        literal(#","ms":"#); JSONWriter.appendDouble((milliseconds * 10).rounded() / 10, to: &out)
-        literal(#","started":"#); JSONWriter.appendDouble(started, to: &out)
-        literal(#","page":"#); JSONWriter.appendInt(page, to: &out)
-        if requestBytes != 0 { literal(#","requestBytes":"#); JSONWriter.appendInt(requestBytes, to: &out) }
-        if responseBytes != 0 { literal(#","responseBytes":"#); JSONWriter.appendInt(responseBytes, to: &out) }
-        if let error { literal(#","error":"#); JSONWriter.appendString(error, to: &out) }
-        if let mimeType { literal(#","mimeType":"#); JSONWriter.appendString(mimeType, to: &out) }
-        if open { literal(#","open":true"#) }
-        if messages != 0 { literal(#","messages":"#); JSONWriter.appendInt(messages, to: &out) }
-        if excluded { literal(#","excluded":true"#) }
-        if let replayItem { literal(#","replayItem":"#); JSONWriter.appendString(replayItem, to: &out) }
-        out.append(0x7D)
-    }
-
-    /// The summary as a JSON value, member for member as `write` writes it.
+    /// The summary as a JSON value, member for member as `LiveRow.write` writes it (the
+    /// members at their default left out).
     var json: JSONValue {
         var members: JSONFields = [
             ("seq", .integer(seq)), ("id", .string(String(id))), ("method", .string(method)), ("url", .string(url)),

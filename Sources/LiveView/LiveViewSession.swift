@@ -212,15 +212,16 @@ public final class LiveViewSession: ServiceSession {
             commands.append(.sendToClient(written.body))
             lastWrite = time
         }
-        let (flows, pages, next) = service.index.changes(after: cursor, limit: Self.changesPerLook)
-        if flows.isEmpty && pages.isEmpty {
+        let changes = service.index.changes(after: cursor, limit: Self.changesPerLook)
+        let next = changes.cursor
+        if changes.isEmpty {
             if time - lastWrite >= Self.keepAliveInterval {
                 commands.append(.sendToClient(Array(": keep-alive\n\n".utf8)))
                 lastWrite = time
             }
             state = .streaming(cursor: next, lastWrite: lastWrite, job: nil)
         } else {
-            let writing = service.jobs.start { LiveResponse(status: 200, contentType: "text/event-stream", body: Self.events(flows, pages)) }
+            let writing = service.jobs.start { LiveResponse(status: 200, contentType: "text/event-stream", body: Self.events(changes)) }
             state = .streaming(cursor: next, lastWrite: lastWrite, job: writing)
         }
         commands.append(.wake(at: time + (state.job == nil ? Self.streamInterval : Self.jobPollInterval)))
@@ -228,22 +229,17 @@ public final class LiveViewSession: ServiceSession {
 
     /// Server-sent events: a `page` per new page, then one `flows` event holding the look's flow
     /// summaries as an array (a browser parses one message a look, not one per flow).
-    static func events(_ flows: [LiveFlowSummary], _ pages: [(index: Int, page: LivePage)]) -> [UInt8] {
+    static func events(_ changes: LiveChanges) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(flows.count * 400 + pages.count * 100 + 64)
-        for (index, page) in pages {
+        out.reserveCapacity(changes.rows.count * 256 + changes.pages.count * 100 + 64)
+        for (index, page) in changes.pages {
             out += pageEvent
             out += LiveJSON.bytes(page.json(index: index))
             out += eventEnd
         }
-        guard !flows.isEmpty else { return out }
+        guard !changes.rows.isEmpty else { return out }
         out += flowsEvent
-        out.append(0x5B)
-        for (k, flow) in flows.enumerated() {
-            if k > 0 { out.append(0x2C) }
-            flow.write(to: &out)
-        }
-        out.append(0x5D)
+        changes.writeFlows(to: &out)
         out += eventEnd
         return out
     }

@@ -97,31 +97,65 @@ final class LiveViewTests: XCTestCase {
     }
 
     /// A summary leaves out the members at their default and keeps the ones every row shows;
-    /// the bytes a stream writes and the value the list answers agree, member for member.
+    /// the bytes a stream writes and the value the list answers agree, member for member, for
+    /// every kind of row: plain, failed with a request body, a WebSocket, left out, replayed.
     func testSummaryLeavesDefaultsOut() throws {
-        let plain = LiveFlowSummary(flow(1, "/a"), seq: 0, page: -1)
-        let plainJSON = try JSONParser.parse({ var b: [UInt8] = []; plain.write(to: &b); return b }())
-        guard case .object(let members) = plainJSON else { return XCTFail("not an object: \(plainJSON)") }
-        XCTAssertEqual(members.map(\.0), ["seq", "id", "method", "url", "status", "transport", "ms", "started", "page",
-                                         "responseBytes", "mimeType"])
-        XCTAssertEqual(plainJSON, plain.json)
+        let index = LiveIndex()
+        index.record(flow(1, "/a"))
+        var failed = flow(2, "/b\u{7F}\"quoted\"", status: nil, error: "upstream reset")
+        failed.request.method = "POST"
+        failed.request.body = RecordedBody(bytes: [1, 2, 3, 4, 5], wireSize: 5)
+        index.record(failed)
+        var socket = flow(3, "/ws", status: 101)
+        socket.webSocket = RecordedWebSocket()
+        socket.webSocket?.isOpen = true
+        index.record(socket)
+        index.countMessage(flowID: 3, at: 1_800_000_001)
+        index.apply(ExportDecision(flowID: 1, excluded: true))
+        index.recordReplay(LiveEvent(client: "c", .replayed(method: "GET", url: "https://api.example.com/r", status: 200,
+                                                            label: "entry 4")), at: 1_800_000_002)
 
-        var full = LiveFlowSummary(flow(2, "/b", status: nil, error: "upstream reset"), seq: 7, page: 2)
-        full.requestBytes = 5
-        full.open = true
-        full.messages = 3
-        full.excluded = true
-        full.replayItem = "GET /b #1"
-        let fullJSON = try JSONParser.parse({ var b: [UInt8] = []; full.write(to: &b); return b }())
-        XCTAssertEqual(fullJSON, full.json)
-        XCTAssertEqual(fullJSON["status"], .null, "a flow with no response says so")
-        XCTAssertEqual(fullJSON["error"], .string("upstream reset"))
-        XCTAssertEqual(fullJSON["requestBytes"], .integer(5))
-        XCTAssertEqual(fullJSON["open"], .bool(true))
-        XCTAssertEqual(fullJSON["messages"], .integer(3))
-        XCTAssertEqual(fullJSON["excluded"], .bool(true))
-        XCTAssertEqual(fullJSON["replayItem"], .string("GET /b #1"))
-        XCTAssertNil(fullJSON["responseBytes"])
+        let changes = index.changes(after: 0)
+        var bytes: [UInt8] = []
+        changes.writeFlows(to: &bytes)
+        let written = try JSONParser.parse(bytes)
+        XCTAssertEqual(written, .array(changes.flows.map(\.json)))
+        XCTAssertEqual(changes.flows.map(\.seq), [0, 1, 2, 3], "each flow once, in the order of its first change")
+        guard case .array(let rows) = written, rows.count == 4, case .object(let plain) = rows[0] else {
+            return XCTFail("\(written)")
+        }
+        XCTAssertEqual(plain.map(\.0), ["seq", "id", "method", "url", "status", "transport", "ms", "started", "page",
+                                       "responseBytes", "mimeType", "excluded"])
+        let bad = rows[1]
+        XCTAssertEqual(bad["status"], .null, "a flow with no response says so")
+        XCTAssertEqual(bad["error"], .string("upstream reset"))
+        XCTAssertEqual(bad["url"], .string("https://api.example.com/b\u{7F}\"quoted\""))
+        XCTAssertEqual(bad["requestBytes"], .integer(5))
+        XCTAssertNil(bad["responseBytes"])
+        XCTAssertNil(bad["mimeType"])
+        XCTAssertEqual(rows[2]["url"], .string("wss://api.example.com/ws"))
+        XCTAssertEqual(rows[2]["transport"], .string("ws"))
+        XCTAssertEqual(rows[2]["open"], .bool(true))
+        XCTAssertEqual(rows[2]["messages"], .integer(1))
+        XCTAssertEqual(rows[3]["transport"], .string("replay"))
+        XCTAssertEqual(rows[3]["replayItem"], .string("entry 4"))
+        XCTAssertEqual(rows[3]["id"], .string(String(LiveIndex.firstReplayID + 3)))
+    }
+
+    /// Strings of every length go to the arena and come back whole, across chunks, with one longer
+    /// than a chunk on its own.
+    func testByteArenaKeepsEveryString() {
+        let arena = ByteArena()
+        var stored: [(ArenaRef, String?)] = []
+        var generator = SystemRandomNumberGenerator()
+        for k in 0..<3000 {
+            let length = k == 1500 ? ByteArena.chunkSize + 17 : Int.random(in: 0..<2000, using: &generator)
+            let text: String? = k % 97 == 0 ? nil : String(repeating: "é\(k % 10)", count: length / 3)
+            stored.append((arena.append(text), text))
+        }
+        let chunks = arena.chunks
+        XCTAssertGreaterThan(chunks.count, 2)
+        for (ref, text) in stored { XCTAssertEqual(ByteArena.string(ref, in: chunks), text) }
     }
 
     func testChunkedRowsKeepOrderAcrossChunks() {
@@ -131,8 +165,8 @@ final class LiveViewTests: XCTestCase {
         XCTAssertEqual(rows.count, n)
         XCTAssertEqual(rows[ChunkedRows<Int>.chunkSize], ChunkedRows<Int>.chunkSize * 3)
         rows[n - 1] = -1
-        XCTAssertEqual(rows.rows((n - 3)..<n), [(n - 3) * 3, (n - 2) * 3, -1])
-        XCTAssertEqual(rows.rows(0..<n).count, n)
+        XCTAssertEqual(((n - 3)..<n).map { rows[$0] }, [(n - 3) * 3, (n - 2) * 3, -1])
+        XCTAssertEqual(rows.filter { _ in true }.count, n)
         XCTAssertEqual(rows.filter { $0 % 1000 == 0 }, stride(from: 0, to: n * 3, by: 3000).filter { $0 != (n - 1) * 3 })
     }
 
