@@ -101,6 +101,24 @@ public final class HARLazyDocument: @unchecked Sendable {
         return 0
     }
 
+    /// Where entry `index` lies in the file or input it was read from (a leading BOM counted),
+    /// for a caller that reads it again later without keeping the document (`entry(parsing:)`);
+    /// nil when the whole document was parsed.
+    public func sourceRange(ofEntry index: Int) -> Range<Int>? {
+        guard case .lazy(let source, let bytes, let ranges) = storage, index < ranges.count else { return nil }
+        let offset = bytes.baseAddress! - source.bytes.baseAddress!
+        return (ranges[index].lowerBound + offset)..<(ranges[index].upperBound + offset)
+    }
+
+    /// An entry read again from its bytes (`sourceRange`), parsed as `entry(_:)` parses it.
+    public static func entry(parsing bytes: [UInt8]) throws(HARReadError) -> HAREntry {
+        do throws(JSONParseError) {
+            return HAREntry(lenient: try JSONParser.parse(bytes))
+        } catch {
+            throw .json(error)
+        }
+    }
+
     /// Entry `index`, parsed now, straight from the source's bytes, as often as asked and from
     /// any thread (a pipeline builds an entry again instead of keeping it between passes).
     public func entry(_ index: Int) throws(HARReadError) -> HAREntry {

@@ -77,6 +77,10 @@ package final class ReplayService: Responder {
     static let diagnosedBodyLimit = 4_096
 
     private let responses: [ReplayResponse]
+    /// Items whose body stays in the HAR file until served: queue index -> (its item, the entry).
+    private let deferred: [Int: (item: ResponseQueueItem, source: Int, resetCode: UInt32?, clientGaveUp: Bool)]
+    /// Reads a deferred body: the response content of HAR entry N (nil when it cannot be read).
+    private let bodies: (@Sendable (Int) -> ResponseBody?)?
     /// "host:port" -> the recorded error, for tunnels the recording could not open.
     private let refusedTunnels: [String: String]
     /// "host:port" -> whether the recording spoke HTTP/2 with it (absent: not recorded).
@@ -95,7 +99,9 @@ package final class ReplayService: Responder {
     package init(entries: [QueueEntry], source: String, remaps: [HostRemap] = [], resetOn: [ReplayResetTrigger] = [],
                  activation: String = "harrec replay", passthrough: Bool = false, recordedLatency: Bool = false,
                  webSockets: (entries: [QueueEntry], conversations: [RecordedConversation]) = ([], []),
-                 refusedTunnels: [String: String] = [:], http2Hosts: [String: Bool] = [:]) {
+                 refusedTunnels: [String: String] = [:], http2Hosts: [String: Bool] = [:],
+                 bodies: (@Sendable (Int) -> ResponseBody?)? = nil) {
+        self.bodies = bodies
         self.refusedTunnels = refusedTunnels
         self.http2Hosts = http2Hosts
         self.passthrough = passthrough
@@ -106,6 +112,13 @@ package final class ReplayService: Responder {
                                    resetCode: entry.recordedError.flatMap(HTTP2ErrorCode.passedOnReset),
                                    clientGaveUp: entry.recordedError.map(HARScenarioBuilder.isClientGiveUp) ?? false)
         }
+        var deferred: [Int: (item: ResponseQueueItem, source: Int, resetCode: UInt32?, clientGaveUp: Bool)] = [:]
+        for (i, entry) in entries.enumerated() {
+            guard let source = entry.bodySource else { continue }
+            deferred[i] = (entry.item, source, entry.recordedError.flatMap(HTTP2ErrorCode.passedOnReset),
+                           entry.recordedError.map(HARScenarioBuilder.isClientGiveUp) ?? false)
+        }
+        self.deferred = deferred
         self.remaps = remaps
         resetTriggers = resetOn
         self.activation = activation
@@ -128,11 +141,13 @@ package final class ReplayService: Responder {
                         canForward: Bool = false) -> ReplayDecision {
         let input = matchInput(method: method, url: url, headers: headers, body: body)
         let triggered = resetTriggers.contains { $0.matches(input) }
-        return state.withLock { s -> ReplayDecision in
+        var servedIndex: Int?
+        let decision = state.withLock { s -> ReplayDecision in
             switch s.queue.pick(for: input) {
             case .served(let index):
                 s.servedCount += 1
                 if triggered { s.queue.reset() }
+                servedIndex = index
                 return .serve(responses[index], resetAfter: triggered)
             case .unmatched where canForward && passthrough:
                 s.forwardedCount += 1
@@ -155,6 +170,21 @@ package final class ReplayService: Responder {
                 return .unmatched(diagnosis: text)
             }
         }
+        // A body left in the file is read now, outside the lock.
+        guard let index = servedIndex, let late = deferred[index] else { return decision }
+        var item = late.item
+        let label = item.label ?? "#\(index + 1)"
+        guard let body = bodies?(late.source) else {
+            // The file changed or went away since it was loaded.
+            var fields = HTTPFields()
+            fields.append(name: "Content-Type", value: "text/plain; charset=utf-8")
+            let text = "harrec replay: the recorded body of \(label) could not be read again from the HAR (entry \(late.source + 1))\n"
+            return .serve(ReplayResponse(status: 502, fields: fields, body: Array(text.utf8), delay: nil, outcome: .answered,
+                                         label: label), resetAfter: triggered)
+        }
+        item.response.body = body
+        return .serve(ReplayService.response(item, label: label, resetCode: late.resetCode, clientGaveUp: late.clientGaveUp),
+                      resetAfter: triggered)
     }
 
     /// A request as matching sees it: header names lowercased, repeated headers joined (as

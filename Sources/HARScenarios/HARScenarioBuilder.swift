@@ -280,13 +280,7 @@ public enum HARScenarioBuilder {
             .filter { !droppedResponseHeaders.contains($0.name.lowercased()) && !$0.name.hasPrefix(":")
                 && !volatile.contains($0.name.lowercased()) }
             .map { HTTPHeader($0.name, $0.value) }
-        let content = entry.response.content
-        let body: ResponseBody
-        if let text = content.text, !text.isEmpty {
-            body = content.encoding?.lowercased() == "base64" ? .base64(text) : .text(text)
-        } else {
-            body = .empty
-        }
+        let body = responseBody(entry.response.content)
         var delay: TimeInterval?
         switch latency {
         case .none: delay = nil
@@ -303,6 +297,12 @@ public enum HARScenarioBuilder {
         }
         return MockResponse(status: entry.response.status, headers: headers, body: body, delay: delay,
                             interruption: interruption.map(failureCode(forRecordedError:)))
+    }
+
+    /// A response's recorded content as a mock's body: its text, base64 when the HAR says so.
+    package static func responseBody(_ content: HARContent) -> ResponseBody {
+        guard let text = content.text, !text.isEmpty else { return .empty }
+        return content.encoding?.lowercased() == "base64" ? .base64(text) : .text(text)
     }
 
     /// The transport failure an entry records: its `_error` when no response arrived (status 0)

@@ -119,8 +119,20 @@ package enum HARReplayEntries {
         }
         return built.map {
             QueueEntry(item: $0.item, headers: headerConditions($0.entry),
-                       recordedError: $0.item.response.endsInFailure ? HARScenarioBuilder.recordedError($0.entry) : nil)
+                       recordedError: $0.item.response.endsInFailure ? HARScenarioBuilder.recordedError($0.entry) : nil,
+                       bodySource: deferredBody(of: $0.entry))
         }
+    }
+
+    /// The member a loader puts on an entry whose response body it left in the file: the entry's
+    /// index there, so the body is read when served (`QueueEntry.bodySource`).
+    package static let deferredBodyMember = "_harrecDeferredBody"
+
+    package static func deferredBody(of entry: HAREntry) -> Int? {
+        guard let value = entry.custom.last(where: { $0.0 == deferredBodyMember })?.1, case .number(let text) = value else {
+            return nil
+        }
+        return Int(text)
     }
 
     /// A placeholder, or a placeholder credential after a scheme ("Bearer redacted-1"): the

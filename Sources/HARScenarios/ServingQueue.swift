@@ -15,11 +15,16 @@ package struct QueueEntry: Sendable {
     /// A recorded failure's `_error` (`upstream reset the stream (ENHANCE_YOUR_CALM)`): a replaying
     /// proxy ends it as the recording's client saw it end.
     package var recordedError: String?
+    /// The HAR entry whose response body is read when the item is served, for a body too large to
+    /// keep (`HARReplayEntries.deferredBodyMember`); the item's own body is then empty.
+    package var bodySource: Int?
 
-    package init(item: ResponseQueueItem, headers: [HeaderCondition] = [], recordedError: String? = nil) {
+    package init(item: ResponseQueueItem, headers: [HeaderCondition] = [], recordedError: String? = nil,
+                 bodySource: Int? = nil) {
         self.item = item
         self.headers = headers
         self.recordedError = recordedError
+        self.bodySource = bodySource
     }
 }
 

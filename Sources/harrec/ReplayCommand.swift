@@ -155,18 +155,8 @@ func runReplay(_ arguments: [String]) -> Int32 {
 
 /// The queue for `path` with the replay options: page, latency, host maps, reset triggers.
 func makeReplayService(_ parsed: ParsedArguments, path: String) throws -> ReplayService {
-    let bytes: [UInt8]
-    do {
-        bytes = try readFile(path)
-    } catch {
-        throw UsageError("cannot read \(path): \(error)")
-    }
-    var log: HARLog
-    do {
-        log = try HARLog.parse(bytes)
-    } catch {
-        throw UsageError("\(path) is not a HAR file: \(error)")
-    }
+    let file = try ReplayHARFile(path: path)
+    var log = file.log
     var source = "HAR file \(lastPathComponent(path))"
     if let page = parsed.value("page") {
         do {
@@ -207,7 +197,8 @@ func makeReplayService(_ parsed: ParsedArguments, path: String) throws -> Replay
                          refusedTunnels: HARReplayRefusedTunnels.make(from: log),
                          http2Hosts: ReplayService.http2Hosts(log.entries.flatMap {
                              [($0.request.url, $0.request.httpVersion), ($0.request.url, $0.response.httpVersion)]
-                         }))
+                         }),
+                         bodies: { file.body(ofEntry: $0) })
 }
 
 /// `api.example.com=127.0.0.1:9000`: requests to 127.0.0.1:9000 (http or https; https by default

@@ -3,6 +3,7 @@ import HARScenarios
 import HTTP1
 @testable import ProxyCore
 import Recording
+import Synchronization
 import XCTest
 
 /// `harrec replay` inside one session: requests answered from a ReplayService, never connected.
@@ -46,6 +47,35 @@ final class ReplaySessionTests: XCTestCase {
         nothingConnected(all)
         XCTAssertEqual(service.summary().servedCount, 4)
         XCTAssertEqual(service.summary().neverServed, [])
+    }
+
+    /// A body left in the HAR file is read when its item is served, each time, and decoded as a
+    /// kept one is; one that cannot be read again is a 502 that names the item.
+    func testABodyLeftInTheFileIsReadWhenServed() {
+        var large = item("GET", "/video", text: "")
+        large.bodySource = 7
+        var gone = item("GET", "/gone", text: "")
+        gone.bodySource = 9
+        let reads = Mutex<[Int]>([])
+        let service = ReplayService(entries: [large, gone, item("GET", "/small", text: "kept")], source: "HAR file t.har",
+                                    bodies: { index in
+                                        reads.withLock { $0.append(index) }
+                                        return index == 7 ? .base64("AAECAw==") : nil
+                                    })
+        var configuration = ProxyConfiguration()
+        configuration.replay = service
+        let p = Playbook(configuration: configuration)
+        for _ in 0..<2 {
+            let answer = clientBytes(p.client("GET http://api.test/video HTTP/1.1\r\nHost: api.test\r\n\r\n"))
+            XCTAssertTrue(text(answer).hasPrefix("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\n"), text(answer))
+            XCTAssertEqual(Array(answer.suffix(4)), [0, 1, 2, 3])
+        }
+        let small = text(clientBytes(p.client("GET http://api.test/small HTTP/1.1\r\nHost: api.test\r\n\r\n")))
+        XCTAssertTrue(small.hasSuffix("\r\n\r\nkept"), small)
+        let failed = text(clientBytes(p.client("GET http://api.test/gone HTTP/1.1\r\nHost: api.test\r\n\r\n")))
+        XCTAssertTrue(failed.hasPrefix("HTTP/1.1 502 "), failed)
+        XCTAssertTrue(failed.contains("could not be read again from the HAR (entry 10)"), failed)
+        XCTAssertEqual(reads.withLock { $0 }, [7, 7, 9], "read on each serve, never at load, never for a kept body")
     }
 
     func testPipelinedRequestsAndABodyArrivingByteByByte() {

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import os
 import socket
 import subprocess
 import time
@@ -330,3 +331,64 @@ def test_match_query_subset_prefers_the_most_specific_item(harrec, tmp_path):
     bad = subprocess.run([HARREC_BIN, "replay", str(query_har(tmp_path)), "--match-query", "loose"],
                          capture_output=True, text=True, timeout=30)
     assert bad.returncode == 2 and "--match-query is exact or subset, not 'loose'" in bad.stderr
+
+
+def large_body_har(path: Path, count: int, size: int) -> list[bytes]:
+    """A HAR of `count` binary downloads of `size` bytes each (base64 in the file) and one small
+    text answer, written by hand. Returns the bodies."""
+    bodies = [bytes((k * 7 + i) & 0xFF for i in range(256)) * (size // 256) for k in range(count)]
+    def entry(url, content):
+        return {"startedDateTime": "2026-12-06T00:00:00.000Z", "time": 1,
+                "request": {"method": "GET", "url": url, "httpVersion": "HTTP/1.1", "cookies": [], "headers": [],
+                            "queryString": [], "headersSize": -1, "bodySize": 0},
+                "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "cookies": [],
+                             "headers": [{"name": "Content-Type", "value": content["mimeType"]}], "content": content,
+                             "redirectURL": "", "headersSize": -1, "bodySize": content["size"]},
+                "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 0}}
+    items = [entry(f"http://files.test/blob/{k}", {"size": size, "mimeType": "application/octet-stream",
+                                                    "encoding": "base64", "text": base64.b64encode(body).decode()})
+             for k, body in enumerate(bodies)]
+    items.append(entry("http://files.test/small", {"size": 5, "mimeType": "text/plain", "text": "small"}))
+    path.write_text(json.dumps({"log": {"version": "1.2", "creator": {"name": "test", "version": "1"}, "entries": items}}))
+    return bodies
+
+
+def test_large_bodies_stay_in_the_file_until_served(harrec, tmp_path):
+    """Issue 34: a replay holds no large response body; each is read from the HAR when served,
+    byte-exact. Memory after loading 12 x 3 MB bodies is within 25 MB of loading one small
+    entry's HAR. A HAR replaced by renaming is still the one loaded; one truncated in place
+    gives a 502 that says so, and the replay goes on."""
+    from helpers import vmrss_kib
+    small = tmp_path / "small.har"
+    large_body_har(small, 0, 0)
+    baseline = harrec.start(replay=small)
+    base_kib = vmrss_kib(baseline.proc.pid)
+    assert baseline.finish() == 0
+
+    har = tmp_path / "large.har"
+    bodies = large_body_har(har, 12, 3 << 20)
+    assert har.stat().st_size > 12 * 4 << 20
+    rp = harrec.start(replay=har)
+    loaded_kib = vmrss_kib(rp.proc.pid)
+    assert loaded_kib - base_kib < 25 << 10, f"RSS {loaded_kib} KiB after loading, {base_kib} KiB for a small HAR"
+    for k in (11, 0, 11):
+        assert curl("-x", rp.http_proxy, f"http://files.test/blob/{k}").out == bodies[k]
+    assert fetch(rp, "http://files.test/small") == (200, "small")
+
+    # Replaced by renaming (as harrec writes a HAR): the loaded file is still read.
+    other = tmp_path / "other.har"
+    large_body_har(other, 0, 0)
+    os.replace(other, har)
+    assert curl("-x", rp.http_proxy, "http://files.test/blob/3").out == bodies[3]
+    assert rp.finish() == 0
+
+    # Truncated in place while replaying: a 502 naming the item, not a crash.
+    bodies = large_body_har(har, 4, 2 << 20)
+    rp = harrec.start(replay=har)
+    with open(har, "r+b") as f:
+        f.truncate(har.stat().st_size // 2)
+    status, text = fetch(rp, "http://files.test/blob/3")
+    assert status == 502 and "could not be read again from the HAR (entry 4)" in text, (status, text)
+    assert curl("-x", rp.http_proxy, "http://files.test/blob/0").out == bodies[0]
+    assert fetch(rp, "http://files.test/small") == (200, "small")
+    assert rp.finish() == 0
