@@ -34,7 +34,82 @@ package struct MockURLParts: Equatable {
     /// The port a connection would use.
     package var effectivePort: Int? { port ?? MockURLParts.defaultPort(scheme) }
 
+    /// The parts of `string`, an absolute URL; nil when it has no `scheme://` or a bad authority.
+    /// An ASCII URL (nearly every recorded one) is read byte by byte; any other is read by
+    /// characters, with the same rules.
     package init?(_ string: String) {
+        var text = string
+        switch text.withUTF8({ Self.parseASCII($0) }) {
+        case .parsed(let parts): self = parts
+        case .invalid: return nil
+        case .notASCII: self.init(characters: string)
+        }
+    }
+
+    package init(scheme: String, host: String, port: Int?, path: String, rawQuery: String?) {
+        self.scheme = scheme; self.host = host; self.port = port; self.path = path; self.rawQuery = rawQuery
+    }
+
+    enum ASCIIParse { case parsed(MockURLParts), invalid, notASCII }
+
+    static func parseASCII(_ b: UnsafeBufferPointer<UInt8>) -> ASCIIParse {
+        let n = b.count
+        for byte in b where byte >= 0x80 { return .notASCII }
+        func text(_ range: Range<Int>, lowercased: Bool = false) -> String {
+            let slice = UnsafeBufferPointer(rebasing: b[range])
+            guard lowercased, slice.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else {
+                return String(decoding: slice, as: UTF8.self)
+            }
+            return String(decoding: slice.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+        }
+        func first(_ byte: UInt8, in range: Range<Int>) -> Int? { range.first { b[$0] == byte } }
+        func last(_ byte: UInt8, in range: Range<Int>) -> Int? { range.last { b[$0] == byte } }
+        var k = 0
+        while k + 2 < n && !(b[k] == 0x3A && b[k + 1] == 0x2F && b[k + 2] == 0x2F) { k += 1 }
+        guard k + 2 < n else { return .invalid }
+        let sep = k
+        func isSchemeByte(_ c: UInt8) -> Bool {
+            (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || (c >= 0x30 && c <= 0x39) || c == 0x2B || c == 0x2D || c == 0x2E
+        }
+        guard sep > 0, (0..<sep).allSatisfy({ isSchemeByte(b[$0]) }) else { return .invalid }
+        let restStart = sep + 3
+        let end = first(0x23, in: restStart..<n) ?? n  // '#'
+        let authorityEnd = (restStart..<end).first { b[$0] == 0x2F || b[$0] == 0x3F } ?? end
+        let authorityStart = last(0x40, in: restStart..<authorityEnd).map { $0 + 1 } ?? restStart  // '@'
+        var host = authorityStart..<authorityEnd
+        var portBytes: Range<Int>?
+        if authorityStart < authorityEnd && b[authorityStart] == 0x5B {  // '['
+            guard let close = first(0x5D, in: authorityStart..<authorityEnd) else { return .invalid }
+            host = (authorityStart + 1)..<close
+            if close + 1 < authorityEnd {
+                guard b[close + 1] == 0x3A else { return .invalid }
+                portBytes = (close + 2)..<authorityEnd
+            }
+        } else if let colon = last(0x3A, in: authorityStart..<authorityEnd) {
+            host = authorityStart..<colon
+            portBytes = (colon + 1)..<authorityEnd
+        }
+        var port: Int?
+        if let portBytes, !portBytes.isEmpty {
+            guard let p = Int(text(portBytes)), p >= 0, p <= 65535 else { return .invalid }
+            port = p
+        }
+        guard !host.isEmpty else { return .invalid }
+        var path: String
+        var rawQuery: String?
+        if let q = first(0x3F, in: authorityEnd..<end) {
+            path = text(authorityEnd..<q)
+            rawQuery = text((q + 1)..<end)
+        } else {
+            path = text(authorityEnd..<end)
+        }
+        if path.isEmpty { path = "/" }
+        return .parsed(MockURLParts(scheme: text(0..<sep, lowercased: true), host: text(host, lowercased: true),
+                                    port: port, path: path, rawQuery: rawQuery))
+    }
+
+    /// `init(_:)` for a URL that is not all ASCII, by characters.
+    package init?(characters string: String) {
         guard let sep = string.firstRange(of: "://") else { return nil }
         let scheme = string[..<sep.lowerBound]
         guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." })

@@ -80,6 +80,28 @@ final class MockServerTests: XCTestCase {
                        ["Set-Cookie": "a=1, b=2", "X": "y"])
     }
 
+    /// The byte-wise reading of an ASCII URL and the reading by characters agree on every URL
+    /// made of the pieces that matter to the parser (schemes, userinfo, brackets, ports, paths,
+    /// queries, fragments, CR LF), including the ones both refuse.
+    func testURLPartsReadByBytesAsByCharacters() {
+        let pieces = ["https", "HTTP", "ws", "a+b.c-d", "x_y", "://", ":/", "/", "//", "?", "#", "@", "user:pw@", "[", "]",
+                      "[::1]", "[fe80::1]:8443", ":", ":443", ":99999", ":+80", ":-0", "Host.Example", "h", "a=1", "&",
+                      "%41", "%zz", "=", "\r\n", " ", "é", "."]
+        var generator = SystemRandomNumberGenerator()
+        var accepted = 0
+        for _ in 0..<20_000 {
+            let count = Int.random(in: 1...9, using: &generator)
+            var url = (0..<count).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            if Bool.random(using: &generator) { url = ["https://", "http://H:8080", "ws://[::1]"].randomElement(using: &generator)! + url }
+            let bytewise = MockURLParts(url)
+            XCTAssertEqual(bytewise, MockURLParts(characters: url), url)
+            if bytewise != nil { accepted += 1 }
+        }
+        XCTAssertGreaterThan(accepted, 2_000, "the generator makes URLs both readers accept")
+        XCTAssertEqual(MockURLParts("HTTPS://User@[FE80::1]:8443/A/b?Q=1#frag"),
+                       MockURLParts(scheme: "https", host: "fe80::1", port: 8443, path: "/A/b", rawQuery: "Q=1"))
+    }
+
     func testURLPartsEdgeCases() {
         XCTAssertNil(MockURLParts("relative/path"))
         XCTAssertNil(MockURLParts("https://host:99999/"))
