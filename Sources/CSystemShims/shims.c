@@ -141,6 +141,12 @@ void harrec_retain_freed_memory(void) {
 #endif
 }
 
+void harrec_release_free_memory(void) {
+#ifdef __linux__
+    malloc_trim(0);
+#endif
+}
+
 int harrec_name_this_thread(const char *name) {
 #ifdef __linux__
     return pthread_setname_np(pthread_self(), name);

@@ -122,10 +122,11 @@ package final class ReplayService: Responder {
         self.remaps = remaps
         resetTriggers = resetOn
         self.activation = activation
-        // The queue matches and diagnoses; the bodies live in `responses` only.
+        // The queue matches and diagnoses; the bodies and heads live in `responses` only.
         let withoutBodies = entries.map { entry -> QueueEntry in
             var entry = entry
             entry.item.response.body = .empty
+            entry.item.response.headers = []
             return entry
         }
         state = Mutex(State(queue: ServingQueue(entries: withoutBodies, source: source),

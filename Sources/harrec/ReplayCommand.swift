@@ -155,8 +155,9 @@ func runReplay(_ arguments: [String]) -> Int32 {
 
 /// The queue for `path` with the replay options: page, latency, host maps, reset triggers.
 func makeReplayService(_ parsed: ParsedArguments, path: String) throws -> ReplayService {
-    let file = try ReplayHARFile(path: path)
-    var log = file.log
+    let loaded = try ReplayHARFile.load(path: path)
+    var log = loaded.log
+    let file = loaded.bodies
     var source = "HAR file \(lastPathComponent(path))"
     if let page = parsed.value("page") {
         do {
@@ -189,7 +190,7 @@ func makeReplayService(_ parsed: ParsedArguments, path: String) throws -> Replay
         return trigger
     }
     let remaps = try parsed.allValues("host-map").flatMap { try hostMaps($0) }
-    return ReplayService(entries: HARReplayEntries.make(from: log, options: options, proxyAnswersAsFailures: false),
+    let service = ReplayService(entries: HARReplayEntries.make(from: log, options: options, proxyAnswersAsFailures: false),
                          source: source, remaps: remaps,
                          resetOn: triggers, activation: "harrec replay \(lastPathComponent(path))",
                          passthrough: parsed.flag("passthrough"), recordedLatency: scenario.latency == .recorded,
@@ -199,6 +200,10 @@ func makeReplayService(_ parsed: ParsedArguments, path: String) throws -> Replay
                              [($0.request.url, $0.request.httpVersion), ($0.request.url, $0.response.httpVersion)]
                          }),
                          bodies: { file.body(ofEntry: $0) })
+    // The HAR's tree is done with: what malloc kept of it goes back to the system.
+    log.entries = []
+    harrec_release_free_memory()
+    return service
 }
 
 /// `api.example.com=127.0.0.1:9000`: requests to 127.0.0.1:9000 (http or https; https by default

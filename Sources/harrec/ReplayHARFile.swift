@@ -10,7 +10,7 @@ import Glibc
 import Darwin
 #endif
 
-/// A HAR opened for `harrec replay`: its entries, with every response body larger than
+/// A HAR opened for `harrec replay`: its entries (`load`), with every response body larger than
 /// `keptBodyBytes` left in the file, and a reader that reads such a body again when it is served.
 /// The queue then holds what matching needs and the small bodies, so a recording of large
 /// downloads replays in memory bounded by the bodies being served, not by the file.
@@ -23,8 +23,6 @@ final class ReplayHARFile: @unchecked Sendable {
     /// served.
     static let keptBodyBytes = 1 << 20
 
-    /// The entries; a left-out body's entry has `HARReplayEntries.deferredBodyMember`.
-    let log: HARLog
     /// Entries in the HAR are parsed in batches of this many on every core.
     private static let batch = 64
 
@@ -38,8 +36,11 @@ final class ReplayHARFile: @unchecked Sendable {
     }
     private let source: Source
 
-    /// Reads `path`. Throws a `UsageError` naming the file when it cannot be read or is not a HAR.
-    init(path: String) throws {
+    /// Reads `path`: its entries (a left-out body's entry has `HARReplayEntries.deferredBodyMember`)
+    /// and the reader of the bodies left out. The entries are the caller's to drop once the queue
+    /// is made: the reader keeps none. Throws a `UsageError` naming the file when it cannot be
+    /// read or is not a HAR.
+    static func load(path: String) throws -> (log: HARLog, bodies: ReplayHARFile) {
         let document: HARLazyDocument
         var mapped = true
         do {
@@ -73,18 +74,19 @@ final class ReplayHARFile: @unchecked Sendable {
         if let failure = failures.withLock({ $0 }) { throw UsageError("\(path) is not a HAR file: \(failure)") }
         var log = document.head
         log.entries = entries.map { $0! }
-        self.log = log
         let leftOut = log.entries.indices.filter { HARReplayEntries.deferredBody(of: log.entries[$0]) != nil }
         var ranges: [Int: Range<Int>] = [:]
         for i in leftOut { ranges[i] = document.sourceRange(ofEntry: i) }
         if leftOut.isEmpty {
-            source = .none
+            return (log, ReplayHARFile(.none))
         } else if mapped, ranges.count == leftOut.count, case let fd = open(path, O_RDONLY | O_CLOEXEC), fd >= 0 {
-            source = .file(fd: fd, ranges: ranges)
+            return (log, ReplayHARFile(.file(fd: fd, ranges: ranges)))
         } else {
-            source = .document(document)
+            return (log, ReplayHARFile(.document(document)))
         }
     }
+
+    private init(_ source: Source) { self.source = source }
 
     deinit {
         if case .file(let fd, _) = source { close(fd) }

@@ -68,6 +68,11 @@ unsigned long harrec_shutdown_signals_received(void);
 /// macros. (Darwin: nothing.)
 void harrec_retain_freed_memory(void);
 
+/// Gives the memory malloc holds free back to the system (malloc_trim): after a load whose
+/// intermediate trees were freed, a long-running process keeps only what it uses. (Darwin:
+/// nothing.)
+void harrec_release_free_memory(void);
+
 /// Names the calling thread for ps/top and /proc (at most 15 characters on Linux). Returns 0 or
 /// an errno value. (Darwin names only the calling thread, so it is called from the thread.)
 int harrec_name_this_thread(const char *name);
