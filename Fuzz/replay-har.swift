@@ -1,6 +1,7 @@
 // What `harrec replay` and HARReplayProtocol build from any HAR: the queue entries, WebSocket
 // conversations and refused tunnels never crash, whatever the file holds; and every item answers
-// its own recorded request on a fresh queue (the matcher agrees with the builder).
+// its own recorded request on a fresh queue (the matcher agrees with the builder); URLs read by
+// bytes and by characters agree.
 import HAR
 import HARScenarios
 
@@ -13,6 +14,10 @@ public func fuzz(_ pointer: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let sockets = HARReplayConversations.make(from: log, options: options)
     if sockets.entries.count != sockets.conversations.count { fuzzFail("a WebSocket item without its conversation") }
     _ = HARReplayRefusedTunnels.make(from: log)
+    // An ASCII URL read byte by byte has the parts it has read by characters.
+    for entry in log.entries.prefix(64) where MockURLParts(entry.request.url) != MockURLParts(characters: entry.request.url) {
+        fuzzFail("MockURLParts reads \(entry.request.url.debugDescription) differently by bytes and by characters")
+    }
 
     // Each built item's own request, as the recording sent it, is answered by a fresh queue.
     let built = HARScenarioBuilder.builtItems(from: log, options: options.scenario)
