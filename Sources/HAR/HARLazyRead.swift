@@ -35,6 +35,13 @@ public final class HARLazyDocument: @unchecked Sendable {
         try self.init(source: source)
     }
 
+    /// Reads the file open as `fd` through a read-only mapping of it, as `init(mappingFile:)`
+    /// does; the caller keeps `fd`, so what it reads through it later is the same file.
+    public convenience init?(mappingDescriptor fd: Int32) throws(HARReadError) {
+        guard let source = ByteSource(mappingDescriptor: fd) else { return nil }
+        try self.init(source: source)
+    }
+
     private init(source: ByteSource) throws(HARReadError) {
         let all = source.bytes
         // A leading BOM is skipped (positions in errors do not count it, as in `HARLog.parse`).
@@ -155,6 +162,12 @@ final class ByteSource: @unchecked Sendable {
 
     init?(mappingFile path: String) {
         guard let (base, count) = mapFileReadOnly(path) else { return nil }
+        bytes = UnsafeBufferPointer(start: base, count: count)
+        mapped = true
+    }
+
+    init?(mappingDescriptor fd: Int32) {
+        guard let (base, count) = mapFileReadOnly(descriptor: fd) else { return nil }
         bytes = UnsafeBufferPointer(start: base, count: count)
         mapped = true
     }

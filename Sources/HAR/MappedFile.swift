@@ -14,6 +14,11 @@ func mapFileReadOnly(_ path: String) -> (UnsafePointer<UInt8>, Int)? {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
+    return mapFileReadOnly(descriptor: fd)
+}
+
+/// The same for the file open as `fd`, which the caller keeps (and closes).
+func mapFileReadOnly(descriptor fd: Int32) -> (UnsafePointer<UInt8>, Int)? {
     var info = stat()
     guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size > 0 else { return nil }
     let count = Int(info.st_size)

@@ -15,9 +15,9 @@ import Darwin
 /// The queue then holds what matching needs and the small bodies, so a recording of large
 /// downloads replays in memory bounded by the bodies being served, not by the file.
 ///
-/// The file is mapped only while loading. A body is read again with pread(2) from a descriptor
-/// kept open, so a HAR replaced while the replay runs (harrec writes HARs by renaming) is still
-/// the one loaded, and one truncated in place gives a 502 that says so instead of a crash.
+/// The file is mapped only while loading, through the descriptor a body is read again from with
+/// pread(2) when served: a HAR replaced while the replay runs (harrec writes HARs by renaming) is
+/// still the one loaded, and one truncated in place gives a 502 that says so instead of a crash.
 final class ReplayHARFile: @unchecked Sendable {
     /// Response bodies (their text in the HAR, base64 or not) larger than this are read when
     /// served.
@@ -41,13 +41,18 @@ final class ReplayHARFile: @unchecked Sendable {
     /// is made: the reader keeps none. Throws a `UsageError` naming the file when it cannot be
     /// read or is not a HAR.
     static func load(path: String) throws -> (log: HARLog, bodies: ReplayHARFile) {
+        // Mapped through the descriptor the bodies are read from later: the same file, even if
+        // the path is replaced meanwhile.
+        var fd = open(path, O_RDONLY | O_CLOEXEC)
+        var keepDescriptor = false
+        defer { if !keepDescriptor && fd >= 0 { close(fd) } }
         let document: HARLazyDocument
-        var mapped = true
         do {
-            if let file = try HARLazyDocument(mappingFile: path) {
+            if fd >= 0, let file = try HARLazyDocument(mappingDescriptor: fd) {
                 document = file
             } else {
-                mapped = false
+                if fd >= 0 { close(fd) }
+                fd = -1
                 document = try HARLazyDocument(try readFileOrUsageError(path))
             }
         } catch let error as HARReadError {
@@ -79,7 +84,8 @@ final class ReplayHARFile: @unchecked Sendable {
         for i in leftOut { ranges[i] = document.sourceRange(ofEntry: i) }
         if leftOut.isEmpty {
             return (log, ReplayHARFile(.none))
-        } else if mapped, ranges.count == leftOut.count, case let fd = open(path, O_RDONLY | O_CLOEXEC), fd >= 0 {
+        } else if fd >= 0, ranges.count == leftOut.count {
+            keepDescriptor = true
             return (log, ReplayHARFile(.file(fd: fd, ranges: ranges)))
         } else {
             return (log, ReplayHARFile(.document(document)))
