@@ -31,13 +31,6 @@ public struct LiveFlowSummary: Sendable, Equatable {
     public var excluded = false
     /// `harrec replay`: the HAR item that answered (nil for a recorded flow).
     public var replayItem: String?
-
-    /// The recorded URL of an upgrade is http(s); a WebSocket's is shown as ws(s).
-    static func webSocketURL(_ url: String) -> String {
-        if url.hasPrefix("https://") { return "wss://" + url.dropFirst(8) }
-        if url.hasPrefix("http://") { return "ws://" + url.dropFirst(7) }
-        return url
-    }
 }
 
 /// A scenario mark as the live view shows it: a section of the list.

@@ -1,4 +1,5 @@
 import HAR
+import ProxyCore
 import Recording
 
 /// How a listed flow travelled.
@@ -73,7 +74,7 @@ struct LiveRow {
     /// Puts `flow`'s strings in `arena` (a WebSocket's URL as ws(s)).
     mutating func store(stringsOf flow: Flow, in arena: ByteArena) {
         method = arena.append(flow.request.method)
-        url = arena.append(transport == .ws ? LiveFlowSummary.webSocketURL(flow.request.url) : flow.request.url)
+        url = arena.append(transport == .ws ? webSocketURL(flow.request.url) : flow.request.url)
         error = arena.append(flow.error)
         mimeType = arena.append(flow.response?.fields.last { $0.name.equalsIgnoringASCIICase("Content-Type") }?.value)
     }

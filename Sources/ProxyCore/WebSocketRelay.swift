@@ -48,8 +48,8 @@ struct WebSocketRelay {
     }
 }
 
-/// The URL of a WebSocket entry: ws:// or wss:// as browsers record it.
-func webSocketURL(_ url: String) -> String {
+/// The URL of a WebSocket entry: ws:// or wss:// as browsers record it (and the live view shows).
+package func webSocketURL(_ url: String) -> String {
     if url.hasPrefix("https://") { return "wss://" + url.dropFirst("https://".count) }
     if url.hasPrefix("http://") { return "ws://" + url.dropFirst("http://".count) }
     return url
