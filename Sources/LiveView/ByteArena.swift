@@ -63,7 +63,4 @@ final class ByteArena: @unchecked Sendable {
     static func string(_ ref: ArenaRef, in chunks: [Chunk]) -> String? {
         ref.isNone ? nil : String(decoding: bytes(ref, in: chunks), as: UTF8.self)
     }
-
-    /// Bytes held, for the view's own accounting.
-    var bytesReserved: Int { chunks.reduce(0) { $0 + $1.capacity } }
 }

@@ -46,7 +46,9 @@ struct LiveRow {
         let response = flow.response, webSocket = flow.webSocket
         id = flow.id
         status = response.map { Int32(clamping: $0.status) } ?? -1
-        transport = webSocket != nil ? .ws : flow.request.httpVersion.utf8.starts(with: "http/2".utf8) ? .h2 : .h1
+        // `http/2.0` as the HTTP/2 layer records it; any case, as a HAR may write it.
+        transport = webSocket != nil ? .ws
+            : flow.request.httpVersion.utf8.prefix(6).elementsEqual("http/2".utf8, by: { ($0 >= 65 && $0 <= 90 ? $0 + 32 : $0) == $1 }) ? .h2 : .h1
         requestBytes = flow.request.body.wireSize
         responseBytes = response?.body.wireSize ?? 0
         let end = flow.instants.end ?? flow.instants.responseEnd ?? flow.instants.requestStart

@@ -44,11 +44,7 @@ extension String {
             }
         }
         if let fast, let equal = fast { return equal }
-        for (x, y) in zip(a, b) where x != y {
-            let lx = x >= 65 && x <= 90 ? x + 32 : x
-            let ly = y >= 65 && y <= 90 ? y + 32 : y
-            if lx != ly { return false }
-        }
+        for (x, y) in zip(a, b) where x != y && Self.foldASCII(x) != Self.foldASCII(y) { return false }
         return true
     }
 

@@ -138,6 +138,14 @@ final class LiveViewTests: XCTestCase {
         XCTAssertEqual(rows[2]["open"], .bool(true))
         XCTAssertEqual(rows[2]["messages"], .integer(1))
         XCTAssertEqual(rows[3]["transport"], .string("replay"))
+        // HTTP/2 as the layer records it (`http/2.0`) and as another tool's HAR may write it.
+        for (version, transport) in [("http/2.0", "h2"), ("HTTP/2", "h2"), ("HTTP/1.1", "h1"), ("http/2x", "h2"), ("http/1", "h1")] {
+            let one = LiveIndex()
+            var f = flow(9, "/v")
+            f.request.httpVersion = version
+            one.record(f)
+            XCTAssertEqual(one.flows(from: 0, limit: 1).flows.first?.transport, transport, version)
+        }
         XCTAssertEqual(rows[3]["replayItem"], .string("entry 4"))
         XCTAssertEqual(rows[3]["id"], .string(String(LiveIndex.firstReplayID + 3)))
     }
