@@ -117,6 +117,13 @@ public final class HARLazyDocument: @unchecked Sendable {
         return (ranges[index].lowerBound + offset)..<(ranges[index].upperBound + offset)
     }
 
+    /// The bytes entry `index` is read from, its range in them, and where they start in the
+    /// source (after a BOM); nil when the whole document was parsed. Valid while `self` lives.
+    func lazyBytes(ofEntry index: Int) -> (bytes: UnsafeBufferPointer<UInt8>, range: Range<Int>, offset: Int)? {
+        guard case .lazy(let source, let bytes, let ranges) = storage, index < ranges.count else { return nil }
+        return (bytes, ranges[index], bytes.baseAddress! - source.bytes.baseAddress!)
+    }
+
     /// An entry read again from its bytes (`sourceRange`), parsed as `entry(_:)` parses it.
     public static func entry(parsing bytes: [UInt8]) throws(HARReadError) -> HAREntry {
         do throws(JSONParseError) {

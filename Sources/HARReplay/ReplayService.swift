@@ -81,6 +81,8 @@ package final class ReplayService: Responder {
     private let deferred: [Int: (item: ResponseQueueItem, source: Int, resetCode: UInt32?, clientGaveUp: Bool)]
     /// Reads a deferred body: the response content of HAR entry N (nil when it cannot be read).
     private let bodies: (@Sendable (Int) -> ResponseBody?)?
+    /// A deferred body as a source read while it is sent (nil: read it whole with `bodies`).
+    private let streams: (@Sendable (Int) -> (any ReplayBodySource)?)?
     /// "host:port" -> the recorded error, for tunnels the recording could not open.
     private let refusedTunnels: [String: String]
     /// "host:port" -> whether the recording spoke HTTP/2 with it (absent: not recorded).
@@ -100,8 +102,10 @@ package final class ReplayService: Responder {
                  activation: String = "harrec replay", passthrough: Bool = false, recordedLatency: Bool = false,
                  webSockets: (entries: [QueueEntry], conversations: [RecordedConversation]) = ([], []),
                  refusedTunnels: [String: String] = [:], http2Hosts: [String: Bool] = [:],
-                 bodies: (@Sendable (Int) -> ResponseBody?)? = nil) {
+                 bodies: (@Sendable (Int) -> ResponseBody?)? = nil,
+                 streams: (@Sendable (Int) -> (any ReplayBodySource)?)? = nil) {
         self.bodies = bodies
+        self.streams = streams
         self.refusedTunnels = refusedTunnels
         self.http2Hosts = http2Hosts
         self.passthrough = passthrough
@@ -175,6 +179,14 @@ package final class ReplayService: Responder {
         guard let index = servedIndex, let late = deferred[index] else { return decision }
         var item = late.item
         let label = item.label ?? "#\(index + 1)"
+        // A whole answer streams from the file; one cut short is sent as recorded, whole.
+        if let source = streams?(late.source) {
+            let shell = ReplayService.response(item, label: label, resetCode: late.resetCode, clientGaveUp: late.clientGaveUp)
+            if case .answered = shell.outcome {
+                return .serve(ReplayResponse(status: shell.status, fields: shell.fields, streaming: source, delay: shell.delay,
+                                             label: label), resetAfter: triggered)
+            }
+        }
         guard let body = bodies?(late.source) else {
             // The file changed or went away since it was loaded.
             var fields = HTTPFields()

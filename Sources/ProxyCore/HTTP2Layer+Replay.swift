@@ -16,6 +16,8 @@ extension HTTP2Layer {
         var dueAt: Double?
         /// `--passthrough` sent it again after a reused HTTP/1.1 connection closed under it.
         var retried = false
+        /// A body read from its source as the client takes it, `sent` bytes queued so far.
+        var streaming: (body: UnsafeSendableSource, sent: Int, label: String)?
 
         init(fields: [HTTPField]) { self.fields = fields }
     }
@@ -102,7 +104,14 @@ extension HTTP2Layer {
                 }
                 outputs.append(.log(.replayed(method: method, url: url, status: status, label: response.label)))
             case .answered:
-                send(stream, fields: h2Fields(response, contentLength: true), body: method == "HEAD" ? [] : Array(response.body))
+                if let streamed = response.streamed, method != "HEAD", streamed.source.count > 0 {
+                    send(stream, fields: h2Fields(response, contentLength: true), body: [], end: false)
+                    request.streaming = (streamed, 0, response.label)
+                    streamingIDs.append(stream.clientID)
+                    continueStreamedBodies()
+                } else {
+                    send(stream, fields: h2Fields(response, contentLength: true), body: method == "HEAD" ? [] : Array(response.body))
+                }
                 if context.liveLog {
                     outputs.append(.log(.replayed(method: method, url: url, status: response.status, label: response.label)))
                 }
@@ -130,9 +139,37 @@ extension HTTP2Layer {
             if !Self.connectionSpecificFields.contains(name) { fields.append(HTTPField(name: name, value: field.value)) }
         }
         if contentLength && !HTTP1Forwarding.hasNoContent(status: response.status) {
-            fields.append(HTTPField(name: "content-length", value: String(response.body.count)))
+            fields.append(HTTPField(name: "content-length", value: String(response.bodyCount)))
         }
         return fields
+    }
+
+    /// Whether a streamed body's stream has room for its next piece (`continueStreamedBodies`).
+    var wantsStreamedBodyPieces: Bool {
+        streamingIDs.contains { client.bufferedOutgoingBytes(on: $0) < ReplayWire.streamedPiece }
+    }
+
+    /// Queues the next piece of each streamed body whose stream has room (its window took the
+    /// last piece); the last piece ends the stream. A stream the client reset is dropped; a body
+    /// the file no longer holds resets its stream, so the client sees the answer cut.
+    func continueStreamedBodies() {
+        streamingIDs.removeAll { id in
+            guard let stream = streams[id], !stream.clientClosed, let request = stream.replay,
+                  let (body, sent, label) = request.streaming else { return true }
+            guard client.bufferedOutgoingBytes(on: id) < ReplayWire.streamedPiece else { return false }
+            let count = body.source.count
+            guard let piece = body.source.read(upTo: min(count - sent, ReplayWire.streamedPiece)),
+                  !piece.isEmpty, sent + piece.count <= count else {
+                client.reset(id, errorCode: HTTP2ErrorCode.internalError, afterQueued: true)
+                outputs.append(.log(.replayBodyLost(url: stream.flow.request.url, label: label, sent: sent, count: count)))
+                request.streaming = nil
+                return true
+            }
+            let done = sent + piece.count == count
+            client.sendData(piece, on: id, end: done)
+            request.streaming = done ? nil : (body, sent + piece.count, label)
+            return done
+        }
     }
 
     /// `end`: the stream ends after `body` (false for a response cut short).

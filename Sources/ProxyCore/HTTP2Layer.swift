@@ -147,6 +147,9 @@ final class HTTP2Layer {
     var passthroughHTTP1: PassthroughHTTP1?
     /// False until the upstream connection can take bytes (`upstreamWritable`).
     var upstreamReady = true
+    /// Replayed streams whose body is read from its source as the client takes it
+    /// (`HTTP2Layer+Replay`), in the order they were answered.
+    var streamingIDs: [Int32] = []
 
     init(context: Context, pool: UpstreamPool, flowIDs: IDSource, limits: HTTP2Limits = HTTP2Limits(),
          at time: Double) throws(HTTP2Error) {

@@ -43,6 +43,10 @@ public struct LiveEvent: Equatable, Sendable {
         case replayForwarded(method: String, url: String)
         /// `harrec replay`'s queues restarted (`trigger`: the request or command that did it).
         case replayReset(trigger: String)
+        /// A body `harrec replay` streams from the HAR file could no longer be read there after
+        /// `sent` of its `count` bytes (the file was changed in place): the client's connection
+        /// or stream ends short, so it sees the answer cut.
+        case replayBodyLost(url: String, label: String, sent: Int, count: Int)
     }
 
     public init(client: String, _ kind: Kind) {

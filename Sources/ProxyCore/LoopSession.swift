@@ -15,6 +15,9 @@ public protocol LoopSession: AnyObject {
     var answersClientItself: Bool { get }
     /// Whether to read more from the upstreams now.
     var wantsUpstreamData: Bool { get }
+    /// Whether the session has more to write once the client takes what is queued (a replayed
+    /// body streamed from the HAR file): the runtime then calls `clientDrained`.
+    var wantsClientDrained: Bool { get }
 
     func clientReceived(_ bytes: UnsafeRawBufferPointer, at time: Double)
     func clientClosed(at time: Double)
@@ -25,6 +28,9 @@ public protocol LoopSession: AnyObject {
     func upstreamClosed(_ upstreamID: UpstreamID, at time: Double)
     func upstreamFailed(_ upstreamID: UpstreamID, _ reason: String, at time: Double)
     func certificatePrepared(at time: Double)
+    /// The client's queued output fell below the runtime's low-water mark while the session
+    /// `wantsClientDrained`: it writes its next piece.
+    func clientDrained(at time: Double)
     /// The regular tick, or a `wake(at:)` the session asked for. `clientBacklog`: bytes queued
     /// for the client and not yet taken by it (a session that writes on its own, an event stream,
     /// waits while it is large).
@@ -46,6 +52,8 @@ public protocol ServiceSession: LoopSession {}
 extension ServiceSession {
     public var wantsUpstreamData: Bool { false }
     public var answersClientItself: Bool { true }
+    public var wantsClientDrained: Bool { false }
+    public func clientDrained(at time: Double) {}
     public func upstreamConnected(_ upstreamID: UpstreamID, _ connection: UpstreamConnection, at time: Double) {}
     public func upstreamConnectFailed(_ upstreamID: UpstreamID, _ failure: UpstreamFailure, at time: Double) {}
     public func upstreamReceived(_ upstreamID: UpstreamID, _ bytes: UnsafeRawBufferPointer, at time: Double) {}

@@ -12,6 +12,9 @@ final class ReplayExchange {
         /// A recorded give-up (the client, or a timeout, ended it with no whole answer): nothing
         /// is sent, as nothing more reached the client then; the client leaves as it did.
         case silent
+        /// The head went out; the body is read from its source as the client takes it (the
+        /// runtime's `clientDrained`), `sent` bytes so far.
+        case streaming(UnsafeSendableSource, sent: Int, close: Bool, label: String)
     }
 
     let head: HTTPRequestHead
@@ -117,6 +120,17 @@ extension ProxySession {
                 } else {
                     finish(log: nil)
                 }
+                return false
+            }
+            if let streamed = response.streamed, !headOnly {
+                sendClient(response.head(close: close))
+                if configuration.liveLog {
+                    log(.replayed(method: current.method, url: current.url, status: response.status, label: response.label))
+                }
+                if resetAfter { log(.replayReset(trigger: "\(current.method) \(current.url)")) }
+                current.phase = .streaming(streamed, sent: 0, close: close, label: response.label)
+                replayExchange = current
+                lastActivity = now
                 return false
             }
             if !close && !headOnly {
@@ -288,9 +302,45 @@ extension ProxySession {
         if !plaintext.isEmpty { clientPlaintextArrived(plaintext) }
     }
 
+    /// The next piece of a streamed body, once the client took the last one; after the last
+    /// piece the connection goes on to the next request. A body the file no longer holds ends
+    /// the connection short of its length, so the client sees the answer cut.
+    func continueStreamedReplay() {
+        guard let current = replayExchange, case .streaming(let body, let sent, let close, let label) = current.phase else { return }
+        let count = body.source.count
+        guard let piece = body.source.read(upTo: min(count - sent, ReplayWire.streamedPiece)),
+              !piece.isEmpty || sent == count, sent + piece.count <= count else {
+            log(.replayBodyLost(url: current.url, label: label, sent: sent, count: count))
+            replayExchange = nil
+            finish(log: nil)
+            return
+        }
+        lastActivity = now
+        if !piece.isEmpty { sendClient(piece) }
+        guard sent + piece.count == count else {
+            current.phase = .streaming(body, sent: sent + piece.count, close: close, label: label)
+            return
+        }
+        replayExchange = nil
+        if close || (clientSentEOF && requestDecoder.bufferedByteCount == 0) {
+            finish(log: nil)
+            return
+        }
+        advanceHTTP()
+    }
+
     /// The recorded latency of the waiting answer has passed (called from `tick`).
+    /// Also ends a streamed body whose client stopped taking it for the idle limit.
     func replayDue() {
-        guard let current = replayExchange, case .waiting(let until) = current.phase, now >= until else { return }
-        if answerReplay(current) { advanceHTTP() }
+        guard let current = replayExchange else { return }
+        switch current.phase {
+        case .waiting(let until) where now >= until:
+            if answerReplay(current) { advanceHTTP() }
+        case .streaming where now - lastActivity > configuration.timeouts.clientIdle:
+            replayExchange = nil
+            finish(log: nil)
+        default:
+            break
+        }
     }
 }

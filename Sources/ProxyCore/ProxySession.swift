@@ -170,6 +170,29 @@ public final class ProxySession {
         return true
     }
 
+    /// True while a replayed body streams from its source (HTTP/1) or a stream's does (HTTP/2,
+    /// one whose queue is low): `clientDrained` writes the next piece.
+    public var wantsClientDrained: Bool {
+        switch mode {
+        case .http:
+            guard let current = replayExchange, case .streaming = current.phase else { return false }
+            return true
+        case .http2: return http2?.wantsStreamedBodyPieces ?? false
+        default: return false
+        }
+    }
+
+    public func clientDrained(at time: Double) {
+        now = max(now, time)
+        switch mode {
+        case .http: continueStreamedReplay()
+        case .http2:
+            http2?.continueStreamedBodies()
+            pumpHTTP2()
+        default: break
+        }
+    }
+
     /// Whether the runtime should read from the upstream now.
     public var wantsUpstreamData: Bool {
         switch mode {

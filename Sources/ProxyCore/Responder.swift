@@ -52,6 +52,16 @@ package enum ReplayOutcome: Sendable, Equatable {
     case cut(ReplayFailure)
 }
 
+/// A replayed body read a piece at a time as it is sent, never held whole: a large body left in
+/// the HAR file. Each serve has its own source (it keeps its position).
+package protocol ReplayBodySource: AnyObject {
+    /// The body's length in bytes (its head announces it).
+    var count: Int { get }
+    /// The next bytes, at most `maximum` and at least one while any are left; empty at the end;
+    /// nil when the body can no longer be read as it was (the file changed).
+    func read(upTo maximum: Int) -> [UInt8]?
+}
+
 /// A response `harrec replay` serves, made once when the HAR is loaded.
 package struct ReplayResponse: Sendable {
     package var status: Int
@@ -64,29 +74,46 @@ package struct ReplayResponse: Sendable {
     /// "#3 GET /v1/feed", for the live log and the summary.
     package var label: String
     /// Head and body for a keep-alive HTTP/1.1 client, made once (the common case); the body is
-    /// kept only here, so a replayed HAR costs its bodies once in memory.
+    /// kept only here, so a replayed HAR costs its bodies once in memory. For a streamed body,
+    /// the head alone.
     package private(set) var keepAliveWire: [UInt8] = []
     private var bodyStart = 0
+    /// The body when it is read as it is sent (`body` is then empty).
+    package let streamed: UnsafeSendableSource?
 
-    /// The recorded body (decoded).
+    /// The recorded body (decoded); empty when it is `streamed`.
     package var body: ArraySlice<UInt8> { keepAliveWire[bodyStart...] }
+    /// The body's length, held or streamed.
+    package var bodyCount: Int { streamed?.source.count ?? body.count }
 
     package init(status: Int, fields: HTTPFields, body: [UInt8], delay: Double?, outcome: ReplayOutcome, label: String) {
         self.status = status; self.fields = fields; self.delay = delay; self.outcome = outcome; self.label = label
+        streamed = nil
         let head = ReplayResponse.head(status: status, fields: fields, bodyCount: body.count, close: false)
         keepAliveWire = head + body
         bodyStart = head.count
     }
 
+    /// A whole answer whose body is read from `source` as it is sent.
+    package init(status: Int, fields: HTTPFields, streaming source: any ReplayBodySource, delay: Double?, label: String) {
+        self.status = status; self.fields = fields; self.delay = delay; self.outcome = .answered; self.label = label
+        streamed = UnsafeSendableSource(source)
+        keepAliveWire = ReplayResponse.head(status: status, fields: fields, bodyCount: source.count, close: false)
+        bodyStart = keepAliveWire.count
+    }
+
     /// The same response with other header fields (a reverse listener's rewrite-back).
     package func replacingFields(_ newFields: HTTPFields) -> ReplayResponse {
         guard newFields != fields else { return self }
+        if let streamed {
+            return ReplayResponse(status: status, fields: newFields, streaming: streamed.source, delay: delay, label: label)
+        }
         return ReplayResponse(status: status, fields: newFields, body: Array(body), delay: delay, outcome: outcome, label: label)
     }
 
     /// The HTTP/1.1 head: recorded fields, then the framing for `body`.
     package func head(close: Bool) -> [UInt8] {
-        ReplayResponse.head(status: status, fields: fields, bodyCount: body.count, close: close)
+        ReplayResponse.head(status: status, fields: fields, bodyCount: bodyCount, close: close)
     }
 
     /// The wire form of a response cut short after `body` (`ReplayOutcome.cut`): chunked for an
@@ -110,6 +137,13 @@ package struct ReplayResponse: Sendable {
         return (try? HTTP1Serializer.responseHead(version: .http11, status: status,
                                                   reason: HTTP1Forwarding.reasonPhrase(status), fields: out)) ?? []
     }
+}
+
+/// A body source handed across threads: each serve makes its own, and only the session that
+/// sends it reads it.
+package struct UnsafeSendableSource: @unchecked Sendable {
+    package let source: any ReplayBodySource
+    package init(_ source: any ReplayBodySource) { self.source = source }
 }
 
 /// What `harrec replay` does with one request.
@@ -165,6 +199,10 @@ package struct WebSocketReplayOutput: Equatable {
 package enum ReplayWire {
     /// The largest request body a replayed request may carry: matching holds it whole.
     package static let maximumRequestBody = 64 << 20
+
+    /// A streamed body (`ReplayBodySource`) is read this much at a time, each piece when the
+    /// client has taken the last one.
+    package static let streamedPiece = 256 << 10
 
     /// The 599 answer for an unmatched request: not a real status, so a test notices it.
     package static let unmatchedStatus = 599

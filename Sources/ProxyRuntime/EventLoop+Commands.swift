@@ -67,18 +67,21 @@ extension EventLoop {
     /// Executes the session's commands, flushes output, and updates read interest, repeating
     /// while write failures produce new events.
     func process(_ box: SessionBox) {
-        var rounds = 0
-        // Each round may produce new commands (a write failure, a synchronous connect result);
-        // the bound only guards against a session that keeps talking to itself.
-        while box.session.hasCommands && rounds < 16 {
-            rounds += 1
-            box.session.drainCommands { command in execute(command, box) }
-            let toFlush = dirty
-            dirty.removeAll(keepingCapacity: true)
-            for connection in toFlush { flush(connection) }
-            let opens = deferredOpens
-            deferredOpens.removeAll()
-            for open in opens { startUpstream(open.connection, host: open.host, port: open.port) }
+        runCommands(box)
+        // A session that writes a body of its own (a replay streaming from the HAR file) writes
+        // its next piece while the client keeps up. A few pieces per event, so one fast client
+        // does not hold the loop; when the client took all of them, a wake-up brings it back
+        // (no write readiness will).
+        var pieces = 0
+        while !box.session.isFinished && box.session.wantsClientDrained, let client = box.client, case .open = client.state,
+              client.pendingOutput < Self.drainLowWater {
+            guard pieces < Self.piecesPerEvent else {
+                scheduleWake(at: wallClock(), session: box.session.id)
+                break
+            }
+            pieces += 1
+            box.session.clientDrained(at: wallClock())
+            runCommands(box)
         }
         if box.session.isFinished {
             for upstream in box.upstreams.values { closeNow(upstream) }
@@ -95,6 +98,24 @@ extension EventLoop {
             return
         }
         refreshInterest(box)
+    }
+
+    /// Executes the session's commands and flushes, repeating while write failures produce new
+    /// events.
+    private func runCommands(_ box: SessionBox) {
+        var rounds = 0
+        // Each round may produce new commands (a write failure, a synchronous connect result);
+        // the bound only guards against a session that keeps talking to itself.
+        while box.session.hasCommands && rounds < 16 {
+            rounds += 1
+            box.session.drainCommands { command in execute(command, box) }
+            let toFlush = dirty
+            dirty.removeAll(keepingCapacity: true)
+            for connection in toFlush { flush(connection) }
+            let opens = deferredOpens
+            deferredOpens.removeAll()
+            for open in opens { startUpstream(open.connection, host: open.host, port: open.port) }
+        }
     }
 
     func execute(_ command: ProxyCommand, _ box: SessionBox) {

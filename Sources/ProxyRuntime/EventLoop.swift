@@ -13,6 +13,11 @@ import Synchronization
 final class EventLoop: @unchecked Sendable {
     /// Bytes queued for one peer before the loop stops reading the other side (backpressure).
     static let writeHighWater = 512 * 1024
+    /// A session that streams its own output (`LoopSession.wantsClientDrained`) writes its next
+    /// piece once the client's queue is below this.
+    static let drainLowWater = 256 * 1024
+    /// Pieces such a session writes per event before other connections get a turn.
+    static let piecesPerEvent = 8
     /// Size of the shared read buffer: one read takes at most this much from a socket.
     static let readChunk = 64 * 1024
     /// How long a closing connection drains unread input so the last response is not reset away.

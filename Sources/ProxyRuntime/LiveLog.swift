@@ -64,6 +64,8 @@ enum LiveLog {
             return "\(method) \(url) no recorded response: forwarded (--passthrough)"
         case .replayReset(let trigger):
             return "-------------------- replay queues restarted (\(trigger)) --------------------"
+        case .replayBodyLost(let url, let label, let sent, let count):
+            return "\(url) cut after \(sent) of \(count) bytes: the recorded body of item \(label) could not be read again from the HAR (changed in place?)"
         }
     }
 

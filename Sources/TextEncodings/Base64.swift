@@ -78,41 +78,24 @@ public enum Base64 {
     /// HARMocking, which serves what it generates, both decode with this; `harrec validate` holds
     /// harrec's own output to the strict `decode`.
     public static func decodeLenient(_ text: String) -> [UInt8]? {
-        var values: [UInt8] = []
-        values.reserveCapacity(text.utf8.count)
-        var padding = 0
-        for c in text.utf8 {
-            let v: UInt8
-            switch c {
-            case 0x41...0x5A: v = c - 0x41
-            case 0x61...0x7A: v = c - 0x61 + 26
-            case 0x30...0x39: v = c - 0x30 + 52
-            case 0x2B, 0x2D: v = 62          // + and URL-safe -
-            case 0x2F, 0x5F: v = 63          // / and URL-safe _
-            case 0x3D: padding += 1; continue
-            case 0x20, 0x09, 0x0A, 0x0D: continue
-            default: return nil
-            }
-            // Data after padding is not base64.
-            if padding > 0 { return nil }
-            values.append(v)
+        var s = text
+        return s.withUTF8 { src -> [UInt8]? in
+            var stream = Base64LenientStream()
+            var out: [UInt8] = []
+            out.reserveCapacity(src.count / 4 * 3 + 2)
+            guard stream.decode(src, into: &out), stream.finish(into: &out) else { return nil }
+            return out
         }
-        guard padding <= 2, values.count % 4 != 1 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(values.count * 3 / 4)
-        var i = 0
-        while i + 4 <= values.count {
-            let n = UInt32(values[i]) << 18 | UInt32(values[i + 1]) << 12 | UInt32(values[i + 2]) << 6 | UInt32(values[i + 3])
-            out += [UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
-            i += 4
+    }
+
+    /// The length `decodeLenient` would give `text`, without decoding it; nil when it is not base64.
+    public static func decodedCountLenient(_ text: String) -> Int? {
+        var s = text
+        return s.withUTF8 { src -> Int? in
+            var stream = Base64LenientStream()
+            guard stream.count(src) else { return nil }
+            return stream.finishedCount
         }
-        let rest = values.count - i
-        if rest >= 2 {
-            let n = UInt32(values[i]) << 18 | UInt32(values[i + 1]) << 12 | (rest == 3 ? UInt32(values[i + 2]) << 6 : 0)
-            out.append(UInt8(n >> 16 & 0xFF))
-            if rest == 3 { out.append(UInt8(n >> 8 & 0xFF)) }
-        }
-        return out
     }
 
     /// The decoded length of strict base64 `text` (validating it without allocating), or nil.
@@ -158,5 +141,134 @@ public enum Base64 {
             }
             return o + bytes
         }
+    }
+}
+
+/// Lenient base64 (`Base64.decodeLenient`) fed in pieces of any size: a large body left in a HAR
+/// file is decoded a piece at a time as it is served. Whitespace is skipped, the standard and
+/// URL-safe alphabets are both accepted, padding is optional, and anything after padding (or a
+/// stray byte) is not base64.
+public struct Base64LenientStream {
+    /// Digits of the group in progress (up to 3 kept), and how many.
+    private var group: UInt32 = 0
+    private var digits = 0
+    private var padding = 0
+    /// Whole groups and digits seen (for `finishedCount`).
+    private var total = 0
+
+    public init() {}
+
+    /// 0...63 for both alphabets' digits, 0x40 for whitespace, 0x41 for '=', 0xFF otherwise.
+    private static let table: [UInt8] = {
+        var t = [UInt8](repeating: 0xFF, count: 256)
+        for (i, c) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() { t[Int(c)] = UInt8(i) }
+        t[0x2D] = 62; t[0x5F] = 63  // URL-safe - and _
+        for c: UInt8 in [0x20, 0x09, 0x0A, 0x0D] { t[Int(c)] = 0x40 }
+        t[0x3D] = 0x41
+        return t
+    }()
+
+    /// Appends the bytes of `piece`'s whole groups to `out`; false when it is not base64.
+    public mutating func decode(_ piece: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) -> Bool {
+        out.reserveCapacity(out.count + piece.count / 4 * 3 + 3)
+        return Self.table.withUnsafeBufferPointer { t in
+            var i = 0
+            let n = piece.count
+            while i < n {
+                // Whole groups of four digits at once, the common case between line breaks.
+                if digits == 0 && padding == 0 && i + 4 <= n {
+                    let a = t[Int(piece[i])], b = t[Int(piece[i + 1])], c = t[Int(piece[i + 2])], d = t[Int(piece[i + 3])]
+                    if (a | b | c | d) < 64 {
+                        let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                        out.append(UInt8(truncatingIfNeeded: v >> 16))
+                        out.append(UInt8(truncatingIfNeeded: v >> 8))
+                        out.append(UInt8(truncatingIfNeeded: v))
+                        total += 4
+                        i += 4
+                        continue
+                    }
+                }
+                let v = t[Int(piece[i])]
+                i += 1
+                if v < 64 {
+                    // Data after padding is not base64.
+                    guard padding == 0 else { return false }
+                    group = group << 6 | UInt32(v)
+                    digits += 1
+                    total += 1
+                    if digits == 4 {
+                        out.append(UInt8(truncatingIfNeeded: group >> 16))
+                        out.append(UInt8(truncatingIfNeeded: group >> 8))
+                        out.append(UInt8(truncatingIfNeeded: group))
+                        group = 0
+                        digits = 0
+                    }
+                } else if v == 0x41 {
+                    padding += 1
+                } else if v != 0x40 {
+                    return false
+                }
+            }
+            return true
+        }
+    }
+
+    /// 1 for a digit of either alphabet, 0 for whitespace, 4 for '=', 2 for anything else.
+    private static let classes: [UInt8] = table.map { $0 < 64 ? 1 : $0 == 0x40 ? 0 : $0 == 0x41 ? 4 : 2 }
+
+    /// Checks `piece` as `decode` does, counting instead of decoding (then `finishedCount`).
+    public mutating func count(_ piece: UnsafeBufferPointer<UInt8>) -> Bool {
+        // Without padding, in or before the piece, a branch-free count (a HAR's large bodies are
+        // counted this way when a replay loads them).
+        let fast = Self.classes.withUnsafeBufferPointer { t -> Bool? in
+            var digits = 0
+            var seen: UInt8 = 0
+            for c in piece {
+                let v = t[Int(c)]
+                digits &+= Int(v & 1)
+                seen |= v
+            }
+            if seen & 2 != 0 { return false }
+            guard seen & 4 == 0 && padding == 0 else { return nil }
+            total += digits
+            self.digits = total % 4
+            return true
+        }
+        if let fast { return fast }
+        return Self.table.withUnsafeBufferPointer { t in
+            for c in piece {
+                let v = t[Int(c)]
+                if v < 64 {
+                    guard padding == 0 else { return false }
+                    total += 1
+                } else if v == 0x41 {
+                    padding += 1
+                } else if v != 0x40 {
+                    return false
+                }
+            }
+            digits = total % 4
+            return true
+        }
+    }
+
+    /// The end: appends the last partial group's bytes; false when the text cannot end here (a
+    /// single digit left over, or more than two '=').
+    public mutating func finish(into out: inout [UInt8]) -> Bool {
+        guard padding <= 2, digits != 1 else { return false }
+        if digits >= 2 {
+            let n = group << (6 * UInt32(4 - digits))
+            out.append(UInt8(truncatingIfNeeded: n >> 16))
+            if digits == 3 { out.append(UInt8(truncatingIfNeeded: n >> 8)) }
+        }
+        group = 0
+        digits = 0
+        return true
+    }
+
+    /// After `count`: the decoded length, or nil when the text cannot end here.
+    public var finishedCount: Int? {
+        guard padding <= 2, total % 4 != 1 else { return nil }
+        return total / 4 * 3 + max(0, total % 4 - 1)
     }
 }

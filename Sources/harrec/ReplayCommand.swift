@@ -199,7 +199,7 @@ func makeReplayService(_ parsed: ParsedArguments, path: String) throws -> Replay
                          http2Hosts: ReplayService.http2Hosts(log.entries.flatMap {
                              [($0.request.url, $0.request.httpVersion), ($0.request.url, $0.response.httpVersion)]
                          }),
-                         bodies: { file.body(ofEntry: $0) })
+                         bodies: { file.body(ofEntry: $0) }, streams: { file.stream(ofEntry: $0) })
     // The HAR's tree is done with: what malloc kept of it goes back to the system.
     log.entries = []
     harrec_release_free_memory()

@@ -3,7 +3,9 @@ import Dispatch
 import Files
 import HAR
 import HARScenarios
+import ProxyCore
 import Synchronization
+import TextEncodings
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -11,9 +13,10 @@ import Darwin
 #endif
 
 /// A HAR opened for `harrec replay`: its entries (`load`), with every response body larger than
-/// `keptBodyBytes` left in the file, and a reader that reads such a body again when it is served.
-/// The queue then holds what matching needs and the small bodies, so a recording of large
-/// downloads replays in memory bounded by the bodies being served, not by the file.
+/// `keptBodyBytes` left in the file, and a reader that streams such a body from the file when it
+/// is served (`stream(ofEntry:)`, a piece at a time as the client takes it). The queue then holds
+/// what matching needs and the small bodies, so a recording of large downloads replays in memory
+/// bounded by the pieces in flight, not by the bodies or the file.
 ///
 /// The file is mapped only while loading, through the descriptor a body is read again from with
 /// pread(2) when served: a HAR replaced while the replay runs (harrec writes HARs by renaming) is
@@ -26,9 +29,19 @@ final class ReplayHARFile: @unchecked Sendable {
     /// Entries in the HAR are parsed in batches of this many on every core.
     private static let batch = 64
 
+    /// Where a left-out body's text lies in the file, and what it decodes to.
+    struct BodyLocation {
+        /// The bytes between the quotes of `response.content.text`.
+        var range: Range<Int>
+        var base64: Bool
+        /// The decoded body's length.
+        var count: Int
+    }
+
     private enum Source {
-        /// The file, and where each left-out body's entry is in it.
-        case file(fd: Int32, ranges: [Int: Range<Int>])
+        /// The file, where each left-out body's entry is in it, and where its text is (for a
+        /// body left out before it was parsed: one read whole, the unusual shapes, has none).
+        case file(fd: Int32, ranges: [Int: Range<Int>], locations: [Int: BodyLocation])
         /// A HAR that cannot be mapped (a pipe): its bytes, read once, stay in memory.
         case document(HARLazyDocument)
         /// No body was left out.
@@ -59,21 +72,32 @@ final class ReplayHARFile: @unchecked Sendable {
             throw UsageError("\(path) is not a HAR file: \(error)")
         }
         var entries = [HAREntry?](repeating: nil, count: document.entryCount)
+        var found = [BodyLocation?](repeating: nil, count: document.entryCount)
         let failures = Mutex<HARReadError?>(nil)
         let batches = (document.entryCount + Self.batch - 1) / Self.batch
+        let mapped = fd >= 0
         entries.withUnsafeMutableBufferPointer { slots in
-            let out = UnsafeSendable(slots)
-            DispatchQueue.concurrentPerform(iterations: batches) { b in
-                let range = (b * Self.batch)..<min(document.entryCount, (b + 1) * Self.batch)
-                for i in range {
-                    do throws(HARReadError) {
-                        out.value[i] = Self.leavingLargeBodyOut(try document.entry(i), index: i)
-                    } catch {
-                        failures.withLock { if $0 == nil { $0 = error } }
+            found.withUnsafeMutableBufferPointer { locationSlots in
+                let out = UnsafeSendable(slots), locations = UnsafeSendable(locationSlots)
+                DispatchQueue.concurrentPerform(iterations: batches) { b in
+                    let range = (b * Self.batch)..<min(document.entryCount, (b + 1) * Self.batch)
+                    for i in range {
+                        // A large entry's body text stays in the file, never parsed into memory.
+                        if mapped && document.byteCount(ofEntry: i) > Self.keptBodyBytes,
+                           let (entry, text) = document.entryLeavingOutResponseText(i), text.textCount > Self.keptBodyBytes {
+                            out.value[i] = Self.markedLeftOut(entry, index: i)
+                            locations.value[i] = BodyLocation(range: text.range, base64: text.base64, count: text.bodyCount)
+                            continue
+                        }
+                        do throws(HARReadError) {
+                            out.value[i] = Self.leavingLargeBodyOut(try document.entry(i), index: i)
+                        } catch {
+                            failures.withLock { if $0 == nil { $0 = error } }
+                        }
                     }
+                    // Parsed: these pages of the file may leave memory.
+                    document.dropResidentBytes(ofEntries: range)
                 }
-                // Parsed: these pages of the file may leave memory.
-                document.dropResidentBytes(ofEntries: range)
             }
         }
         if let failure = failures.withLock({ $0 }) { throw UsageError("\(path) is not a HAR file: \(failure)") }
@@ -81,12 +105,16 @@ final class ReplayHARFile: @unchecked Sendable {
         log.entries = entries.map { $0! }
         let leftOut = log.entries.indices.filter { HARReplayEntries.deferredBody(of: log.entries[$0]) != nil }
         var ranges: [Int: Range<Int>] = [:]
-        for i in leftOut { ranges[i] = document.sourceRange(ofEntry: i) }
+        var locations: [Int: BodyLocation] = [:]
+        for i in leftOut {
+            ranges[i] = document.sourceRange(ofEntry: i)
+            locations[i] = found[i]
+        }
         if leftOut.isEmpty {
             return (log, ReplayHARFile(.none))
         } else if fd >= 0, ranges.count == leftOut.count {
             keepDescriptor = true
-            return (log, ReplayHARFile(.file(fd: fd, ranges: ranges)))
+            return (log, ReplayHARFile(.file(fd: fd, ranges: ranges, locations: locations)))
         } else {
             return (log, ReplayHARFile(.document(document)))
         }
@@ -95,19 +123,38 @@ final class ReplayHARFile: @unchecked Sendable {
     private init(_ source: Source) { self.source = source }
 
     deinit {
-        if case .file(let fd, _) = source { close(fd) }
+        if case .file(let fd, _, _) = source { close(fd) }
     }
 
     /// `entry` with its response body left in the file when it is larger than `keptBodyBytes`,
     /// marked with its index; a HAR's own member of that name is dropped (it is harrec's).
     static func leavingLargeBodyOut(_ entry: HAREntry, index: Int) -> HAREntry {
+        guard let text = entry.response.content.text, text.utf8.count > keptBodyBytes else {
+            var entry = entry
+            entry.custom.removeAll { $0.0 == HARReplayEntries.deferredBodyMember }
+            return entry
+        }
+        var entry = entry
+        entry.response.content.text = ""
+        return markedLeftOut(entry, index: index)
+    }
+
+    /// `entry`, whose body text is left out, marked with its index (a HAR's own member of that
+    /// name is dropped).
+    static func markedLeftOut(_ entry: HAREntry, index: Int) -> HAREntry {
         var entry = entry
         entry.custom.removeAll { $0.0 == HARReplayEntries.deferredBodyMember }
-        if let text = entry.response.content.text, text.utf8.count > keptBodyBytes {
-            entry.response.content.text = ""
-            entry.custom.append((HARReplayEntries.deferredBodyMember, .integer(index)))
-        }
+        entry.custom.append((HARReplayEntries.deferredBodyMember, .integer(index)))
         return entry
+    }
+
+    /// The body of entry `index` as a source that reads it from the file a piece at a time;
+    /// nil when it is not streamed, or the file is now shorter than where it lies.
+    func stream(ofEntry index: Int) -> (any ReplayBodySource)? {
+        guard case .file(let fd, _, let locations) = source, let location = locations[index] else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, Int(info.st_size) >= location.range.upperBound else { return nil }
+        return HARBodyReader(file: self, fd: fd, location: location)
     }
 
     /// The response body of entry `index`, read again; nil when the file no longer holds it as
@@ -120,7 +167,7 @@ final class ReplayHARFile: @unchecked Sendable {
         case .document(let document):
             guard let parsed = try? document.entry(index) else { return nil }
             entry = parsed
-        case .file(let fd, let ranges):
+        case .file(let fd, let ranges, _):
             guard let range = ranges[index], let bytes = Self.read(fd, range),
                   let parsed = try? HARLazyDocument.entry(parsing: bytes) else { return nil }
             entry = parsed
@@ -129,7 +176,7 @@ final class ReplayHARFile: @unchecked Sendable {
     }
 
     /// Bytes `range` of `fd`, or nil when the file is shorter now.
-    private static func read(_ fd: Int32, _ range: Range<Int>) -> [UInt8]? {
+    static func read(_ fd: Int32, _ range: Range<Int>) -> [UInt8]? {
         var bytes = [UInt8](repeating: 0, count: range.count)
         var done = 0
         let complete = bytes.withUnsafeMutableBytes { buffer -> Bool in
@@ -142,6 +189,63 @@ final class ReplayHARFile: @unchecked Sendable {
             return true
         }
         return complete ? bytes : nil
+    }
+}
+
+/// One serve of a body left in the HAR file: its text read with pread(2) a piece at a time,
+/// JSON-unescaped and, for base64, decoded as it goes, so only a piece is ever in memory.
+final class HARBodyReader: ReplayBodySource {
+    /// Raw bytes read from the file at a time.
+    static let readPiece = 256 << 10
+
+    /// Keeps the descriptor open while the body is served.
+    private let file: ReplayHARFile
+    private let fd: Int32
+    private let location: ReplayHARFile.BodyLocation
+    private var position: Int
+    private var text = JSONStringStream()
+    private var base64 = Base64LenientStream()
+    /// Decoded bytes, handed out from `taken` on.
+    private var pending: [UInt8] = []
+    private var taken = 0
+    private var decoded: [UInt8] = []
+
+    var count: Int { location.count }
+
+    init(file: ReplayHARFile, fd: Int32, location: ReplayHARFile.BodyLocation) {
+        self.file = file
+        self.fd = fd
+        self.location = location
+        position = location.range.lowerBound
+    }
+
+    func read(upTo maximum: Int) -> [UInt8]? {
+        while pending.count - taken < maximum && position < location.range.upperBound {
+            if taken > 0 {
+                pending.removeFirst(taken)
+                taken = 0
+            }
+            let end = min(location.range.upperBound, position + Self.readPiece)
+            guard let raw = ReplayHARFile.read(fd, position..<end) else { return nil }
+            position = end
+            let isLast = end == location.range.upperBound
+            let ok = raw.withUnsafeBufferPointer { raw -> Bool in
+                guard location.base64 else { return text.decode(raw, isLast: isLast, into: &pending) }
+                decoded.removeAll(keepingCapacity: true)
+                guard text.decode(raw, isLast: isLast, into: &decoded),
+                      decoded.withUnsafeBufferPointer({ base64.decode($0, into: &pending) }) else { return false }
+                return !isLast || base64.finish(into: &pending)
+            }
+            guard ok else { return nil }
+        }
+        let count = min(maximum, pending.count - taken)
+        let piece = Array(pending[taken..<(taken + count)])
+        taken += count
+        if taken == pending.count {
+            pending.removeAll(keepingCapacity: true)
+            taken = 0
+        }
+        return piece
     }
 }
 

@@ -124,6 +124,50 @@ final class HTTP2ReplayTests: XCTestCase {
             }, "silence after what the client had")
         }
     }
+
+    /// A body left in the file streams on its stream a piece at a time: the next piece is read
+    /// only when the stream's queue has room (the client's window took the last one), so a client
+    /// that stops reading holds at most two pieces; the body arrives whole, after its declared
+    /// length, while another stream is answered beside it.
+    func testAStreamedBodyFollowsTheStreamsWindow() throws {
+        let body = (0..<900_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 11) }
+        let source = ReplaySessionTests.MemorySource(body)
+        var large = QueueEntry(item: ResponseQueueItem(
+            condition: RequestCondition(method: "GET", scheme: "https", host: "api.test", path: "/video"),
+            response: MockResponse(status: 200, headers: [HTTPHeader("Content-Type", "video/mp4")], body: .empty),
+            repeatability: .always))
+        large.bodySource = 0
+        let small = QueueEntry(item: ResponseQueueItem(
+            condition: RequestCondition(method: "GET", scheme: "https", host: "api.test", path: "/small"),
+            response: MockResponse(status: 200, headers: [], body: .text("kept")), repeatability: .always))
+        let service = ReplayService(entries: [large, small], source: "t", bodies: { _ in nil }, streams: { _ in source })
+        let h = try HTTP2LayerHarness(replay: service)
+        let video = try h.request("/video")
+        h.clientStalls.insert(video)
+        try h.run()
+        XCTAssertTrue(h.responseHead(video)?.contains(HTTPField(name: "content-length", value: "900000")) ?? false)
+        for _ in 0..<5 where h.layer.wantsStreamedBodyPieces {
+            h.layer.continueStreamedBodies()
+            try h.run()
+        }
+        XCTAssertFalse(h.layer.wantsStreamedBodyPieces, "a stalled stream's queue is full")
+        XCTAssertLessThanOrEqual(source.position, 2 * ReplayWire.streamedPiece, "at most two pieces read ahead of the window")
+        let other = try h.request("/small")
+        try h.run()
+        XCTAssertEqual(text(streamData(h.clientEvents, other)), "kept", "another stream is answered meanwhile")
+
+        // The client reads again: the rest follows, as the window opens.
+        h.clientStalls.remove(video)
+        h.client.consumed(streamData(h.clientEvents, video).count, on: video)
+        for _ in 0..<40 {
+            try h.run()
+            guard h.layer.wantsStreamedBodyPieces else { continue }
+            h.layer.continueStreamedBodies()
+        }
+        XCTAssertEqual(streamData(h.clientEvents, video), body)
+        XCTAssertTrue(h.clientEvents.contains(.endStream(streamID: video)), "the last piece ends the stream")
+        XCTAssertTrue(h.layer.streamingIDs.isEmpty)
+    }
 }
 
 /// `harrec replay --passthrough` over HTTP/2: unmatched streams go to the real upstream on a

@@ -48,6 +48,8 @@ final class Playbook {
     @discardableResult func abort(_ reason: String) -> [ProxyCommand] { step { $0.abort(reason, at: $1) } }
     @discardableResult func certificatePrepared() -> [ProxyCommand] { step { $0.certificatePrepared(at: $1) } }
     @discardableResult func clientEOF() -> [ProxyCommand] { step { $0.clientClosed(at: $1) } }
+    /// The client took what was queued for it (a streamed body's next piece may follow).
+    @discardableResult func clientDrained() -> [ProxyCommand] { step { $0.clientDrained(at: $1) } }
     @discardableResult func upstreamEOF(_ id: UpstreamID) -> [ProxyCommand] { step { $0.upstreamClosed(id, at: $1) } }
     @discardableResult func clientFailed(_ failure: ClientFailure) -> [ProxyCommand] { step { $0.clientFailed(failure, at: $1) } }
     @discardableResult func upstreamFailed(_ id: UpstreamID, _ reason: String) -> [ProxyCommand] {

@@ -78,6 +78,91 @@ final class ReplaySessionTests: XCTestCase {
         XCTAssertEqual(reads.withLock { $0 }, [7, 7, 9], "read on each serve, never at load, never for a kept body")
     }
 
+    /// A body held in memory, handed out as a streamed one: the reads are counted, and the body
+    /// can be made to end early (a file changed in place).
+    final class MemorySource: ReplayBodySource, @unchecked Sendable {
+        let bytes: [UInt8]
+        var position = 0
+        var reads = 0
+        var lostAfter: Int?
+        var count: Int { bytes.count }
+        init(_ bytes: [UInt8], lostAfter: Int? = nil) { self.bytes = bytes; self.lostAfter = lostAfter }
+        func read(upTo maximum: Int) -> [UInt8]? {
+            reads += 1
+            if let lostAfter, position >= lostAfter { return nil }
+            let end = min(bytes.count, position + maximum)
+            defer { position = end }
+            return Array(bytes[position..<end])
+        }
+    }
+
+    private func streamingPlaybook(_ source: @escaping @Sendable () -> MemorySource) -> Playbook {
+        var large = item("GET", "/video", text: "")
+        large.bodySource = 3
+        let service = ReplayService(entries: [large, item("GET", "/small", text: "kept")], source: "HAR file t.har",
+                                    bodies: { _ in nil }, streams: { $0 == 3 ? source() : nil })
+        var configuration = ProxyConfiguration()
+        configuration.replay = service
+        return Playbook(configuration: configuration)
+    }
+
+    /// A body left in the file goes out a piece at a time, each when the client took the last
+    /// one: the head announces its length, nothing more is read before the runtime says the
+    /// client drained, one piece is read each time, and a request pipelined behind it is
+    /// answered after its last byte.
+    func testAStreamedBodyGoesOutAPieceAtATimeAsTheClientTakesIt() {
+        let body = (0..<700_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+        let source = MemorySource(body)
+        let p = streamingPlaybook { source }
+        let first = p.client("GET http://api.test/video HTTP/1.1\r\nHost: api.test\r\n\r\n"
+                             + "GET http://api.test/small HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertEqual(text(clientBytes(first)), "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 700000\r\n\r\n")
+        XCTAssertEqual(source.reads, 0, "nothing is read before the client takes the head")
+        XCTAssertTrue(p.session.wantsClientDrained)
+        var received: [UInt8] = []
+        var rest: [UInt8] = []
+        var pieces = 0
+        while p.session.wantsClientDrained && pieces < 10 {
+            pieces += 1
+            let out = clientBytes(p.clientDrained())
+            let wanted = min(out.count, body.count - received.count)
+            XCTAssertLessThanOrEqual(wanted, ReplayWire.streamedPiece)
+            received += out[..<wanted]
+            rest += out[wanted...]
+        }
+        XCTAssertEqual(pieces, 3, "700,000 bytes in pieces of 256 KiB")
+        XCTAssertEqual(received, body)
+        XCTAssertTrue(text(rest).hasPrefix("HTTP/1.1 200 OK") && text(rest).hasSuffix("\r\n\r\nkept"), String(text(rest).prefix(600)).replacingOccurrences(of: "\r\n", with: " / "))
+        XCTAssertFalse(p.session.wantsClientDrained)
+        XCTAssertTrue(p.clientDrained().isEmpty, "a drained client with nothing to stream gets nothing")
+
+        XCTAssertEqual(source.reads, 3, "one read a piece")
+    }
+
+    /// A body the file no longer holds ends the connection short of its length (the client sees
+    /// the answer cut) with a live-log line; a client that stops taking the body is let go after
+    /// the idle limit.
+    func testAStreamedBodyThatCannotBeReadCutsTheConnection() {
+        let p = streamingPlaybook { MemorySource([UInt8](repeating: 7, count: 600_000), lostAfter: 200_000) }
+        p.client("GET http://api.test/video HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertEqual(clientBytes(p.clientDrained()).count, ReplayWire.streamedPiece)
+        let lost = p.clientDrained()
+        XCTAssertTrue(lost.contains(.closeClient))
+        guard case .replayBodyLost(let url, let label, let sent, let count)? = liveEvents(lost).last else {
+            return XCTFail("no live event for the lost body")
+        }
+        XCTAssertEqual([url, label], ["http://api.test/video", "#1"])
+        XCTAssertEqual([sent, count], [ReplayWire.streamedPiece, 600_000])
+
+        let stalled = streamingPlaybook { MemorySource([UInt8](repeating: 1, count: 600_000)) }
+        stalled.client("GET http://api.test/video HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        stalled.clientDrained()
+        stalled.advance(ProxyConfiguration().timeouts.clientIdle / 2)
+        XCTAssertFalse(stalled.tick().contains(.closeClient))
+        stalled.advance(ProxyConfiguration().timeouts.clientIdle)
+        XCTAssertTrue(stalled.tick().contains(.closeClient), "a client that stopped reading is let go")
+    }
+
     func testPipelinedRequestsAndABodyArrivingByteByByte() {
         let (p, _) = playbook([item("POST", "/q", body: .json("{\"a\":1}"), text: "matched a=1"),
                                item("POST", "/q", body: .json("{\"a\":2}"), text: "matched a=2")])

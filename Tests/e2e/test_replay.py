@@ -392,3 +392,81 @@ def test_large_bodies_stay_in_the_file_until_served(harrec, tmp_path):
     assert curl("-x", rp.http_proxy, "http://files.test/blob/0").out == bodies[0]
     assert fetch(rp, "http://files.test/small") == (200, "small")
     assert rp.finish() == 0
+
+
+def streamed_body_har(path: Path) -> tuple[bytes, bytes]:
+    """A HAR with a 64 MB binary download (base64) over http and a 12 MB JSON answer full of
+    escapes (quotes, non-ASCII, surrogate pairs as `\\ud83d\\ude00`) over https, recorded as
+    HTTP/2. Returns the two bodies."""
+    binary = bytes((i * 131 + (i >> 10)) & 0xFF for i in range(1 << 20)) * 64
+    records = [{"id": i, "name": f"caf\u00e9 \"{i}\" \\ \U0001F600", "tab": "\t"} for i in range(120_000)]
+    text = json.dumps(records)  # ASCII, with \uXXXX escapes for the rest
+    def entry(url, version, content):
+        return {"startedDateTime": "2026-12-07T00:00:00.000Z", "time": 1,
+                "request": {"method": "GET", "url": url, "httpVersion": version, "cookies": [], "headers": [],
+                            "queryString": [], "headersSize": -1, "bodySize": 0},
+                "response": {"status": 200, "statusText": "OK", "httpVersion": version, "cookies": [],
+                             "headers": [{"name": "Content-Type", "value": content["mimeType"]}], "content": content,
+                             "redirectURL": "", "headersSize": -1, "bodySize": -1},
+                "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 0}}
+    items = [entry("http://files.test/video.bin", "HTTP/1.1",
+                   {"size": len(binary), "mimeType": "application/octet-stream", "encoding": "base64",
+                    "text": base64.b64encode(binary).decode()}),
+             entry("https://api.test/catalog.json", "HTTP/2", {"size": len(text), "mimeType": "application/json", "text": text})]
+    path.write_text(json.dumps({"log": {"version": "1.2", "creator": {"name": "test", "version": "1"}, "entries": items}}))
+    return binary, text.encode()
+
+
+def test_a_large_body_streams_from_the_file_as_the_client_takes_it(harrec, tmp_path):
+    """Issue 34: a body left in the HAR file is read a piece at a time as the client takes it,
+    over HTTP/1.1, TLS and HTTP/2 (streams multiplexed): byte-exact, with memory while serving
+    within 40 MB of the loaded replay (the 64 MB body was held three times over before). A file
+    truncated in place while a slow client downloads cuts that answer short, which the client
+    sees, and the live log says why."""
+    import threading
+    from helpers import vmrss_kib
+    har = tmp_path / "streamed.har"
+    binary, text = streamed_body_har(har)
+    rp = harrec.start(replay=har)
+    loaded = vmrss_kib(rp.proc.pid)
+    peak = [loaded]
+    sampling = [True]
+    def sample():
+        while sampling[0]:
+            try:
+                peak[0] = max(peak[0], vmrss_kib(rp.proc.pid))
+            except (FileNotFoundError, ProcessLookupError, AssertionError):
+                return
+            time.sleep(0.01)
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        assert curl("-x", rp.http_proxy, "http://files.test/video.bin", max_time=60).out == binary
+        # A slow reader: the pieces wait for it.
+        slow = curl("-x", rp.http_proxy, "--limit-rate", "40M", "http://files.test/video.bin", max_time=60)
+        assert slow.rc == 0 and slow.out == binary
+        h2 = curl("-x", rp.http_proxy, "-k", "--http2", "-w", "\n%{http_version}", "https://api.test/catalog.json",
+                  max_time=60)
+        assert h2.rc == 0 and h2.out.rsplit(b"\n", 1) == [text, b"2"], h2.err
+        # Three streams at once on one connection, at different speeds of the client's windows.
+        outs = [tmp_path / f"par{k}.json" for k in range(3)]
+        par = curl("-x", rp.http_proxy, "-k", "--http2", "-Z", "--limit-rate", "20M",
+                   *[a for o in outs for a in ("-o", str(o), "https://api.test/catalog.json")], max_time=60)
+        assert par.rc == 0, par.err
+        assert all(o.read_bytes() == text for o in outs)
+    finally:
+        sampling[0] = False
+        sampler.join()
+    assert peak[0] - loaded < 40 << 10, f"RSS peaked at {peak[0]} KiB serving, {loaded} KiB once loaded"
+
+    # Truncated in place while a slow client downloads: its answer is cut; the next is served.
+    slow = subprocess.Popen(["curl", "-q", "-sS", "--max-time", "60", "-x", rp.http_proxy, "--limit-rate", "8M",
+                             "-o", str(tmp_path / "cut.bin"), "http://files.test/video.bin"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(1.0)
+    with open(har, "r+b") as f:
+        f.truncate(har.stat().st_size // 4)
+    assert slow.wait(timeout=60) == 18, slow.stderr.read()  # curl: partial file
+    assert (tmp_path / "cut.bin").stat().st_size < len(binary)
+    assert rp.finish() == 0
+    assert "could not be read again from the HAR" in rp.stderr_text + rp.stdout_data.decode(errors="replace")
