@@ -2,7 +2,7 @@
 // connect failures, EOFs, breaks, ticks that move time, shutdown. It catches state bugs that the
 // parsers' targets cannot: the session must never crash, loop, talk to an upstream it did not open
 // or already closed, record a flow twice, record a proxy credential, act after it finished, or
-// keep running after an abort. With the replay flag it is `harrec replay`: it must never connect
+// keep running after an abort, or send a body part after its flow. With the replay flag it is `harrec replay`: it must never connect
 // (unless the passthrough flag is set too). With the reverse flag it is a reverse listener's
 // session (and may send plain http to an upstream proxy, or take h2c).
 import HARReplay
@@ -34,6 +34,8 @@ private struct Invariants {
     var opened: Set<UpstreamID> = []
     var open: Set<UpstreamID> = []
     var recorded: Set<UInt64> = []
+    /// Body bytes sent as parts, by flow id: request, response.
+    var parts: [UInt64: (request: Int, response: Int)] = [:]
     var finishedBefore = false
     var replaying = false
 
@@ -55,8 +57,23 @@ private struct Invariants {
                 open.remove(id)
             case .sendToClient(let bytes):
                 if finishedBefore && !bytes.isEmpty { fuzzFail("sent \(bytes.count) bytes to the client after finishing") }
+            case .record(.bodyPart(let part)):
+                if recorded.contains(part.flowID) { fuzzFail("a body part of flow \(part.flowID) after its flow was recorded") }
+                if part.bytes.isEmpty { fuzzFail("an empty body part of flow \(part.flowID)") }
+                switch part.side {
+                case .request: parts[part.flowID, default: (0, 0)].request += part.bytes.count
+                case .response: parts[part.flowID, default: (0, 0)].response += part.bytes.count
+                }
             case .record(.flow(let flow)):
                 if !recorded.insert(flow.id).inserted { fuzzFail("flow \(flow.id) recorded twice") }
+                let sent = parts[flow.id] ?? (0, 0)
+                if flow.request.body.streamed != sent.request || (flow.response?.body.streamed ?? 0) != sent.response {
+                    fuzzFail("flow \(flow.id) counts \(flow.request.body.streamed)/\(flow.response?.body.streamed ?? 0) bytes sent as parts, "
+                             + "its parts hold \(sent.request)/\(sent.response)")
+                }
+                if flow.request.body.streamed + flow.request.body.bytes.count > flow.request.body.wireSize {
+                    fuzzFail("flow \(flow.id) recorded more request bytes than crossed the wire")
+                }
                 if flow.request.fields.contains(where: { $0.name.lowercased() == "proxy-authorization" }) {
                     fuzzFail("a Proxy-Authorization header was recorded")
                 }
@@ -112,6 +129,9 @@ public func fuzz(_ pointer: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var configuration = ProxyConfiguration()
     if flags & 1 != 0 { configuration.credentials = ProxyCredentials(username: "user", password: password) }
     configuration.streamWebSocketMessages = flags & 2 != 0
+    // With a journal's sink, bodies go out in parts of a few bytes (so fuzz inputs reach them).
+    configuration.streamBodies = flags & 2 != 0
+    configuration.bodyPartBytes = 7
     configuration.liveLog = flags & 4 == 0
     configuration.recordWebSocketControlFrames = flags & 8 != 0
     configuration.maxRecordedBodyBytes = flags & 16 != 0 ? 16 : 64 << 20

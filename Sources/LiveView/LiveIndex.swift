@@ -326,4 +326,8 @@ public final class LiveSink: FlowSink, Sendable {
         inner.recordWebSocketMessage(message, flowID: flowID)
         index.countMessage(flowID: flowID, at: message.time)
     }
+
+    public var streamsBodies: Bool { inner.streamsBodies }
+
+    public func recordBodyPart(_ part: RecordedBodyPart) { inner.recordBodyPart(part) }
 }

@@ -51,6 +51,8 @@ public enum RecordCommand: Equatable, Sendable {
     case exportDecision(ExportDecision)
     /// A flow moved to another page (the live view).
     case pageMove(PageMove)
+    /// The next part of a large body still in flight; only with `ProxyConfiguration.streamBodies`.
+    case bodyPart(RecordedBodyPart)
 }
 
 /// Why an upstream connection could not be made or broke.

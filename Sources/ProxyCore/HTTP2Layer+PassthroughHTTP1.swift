@@ -103,7 +103,10 @@ extension HTTP2Layer {
                 }
                 forwardResponseHead(stream, fields: fields, endStream: false)
             case .body(let bytes):
-                stream.flow.response?.body.append(bytes, cap: context.maxRecordedBodyBytes)
+                if let part = stream.flow.recordBody(bytes, .response, cap: context.maxRecordedBodyBytes,
+                                                     partsFor: context.bodyParts) {
+                    outputs.append(.recordPart(part))
+                }
                 client.sendData(bytes, on: stream.clientID)
             case .end(let trailers):
                 let h2Trailers = trailers.removingHopByHop().fields.map { HTTPField(name: $0.name.lowercased(), value: $0.value) }

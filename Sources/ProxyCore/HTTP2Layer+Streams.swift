@@ -27,7 +27,9 @@ extension HTTP2Layer {
                 }
                 return
             }
-            stream.flow.request.body.append(bytes, cap: context.maxRecordedBodyBytes)
+            if let part = stream.flow.recordBody(bytes, .request, cap: context.maxRecordedBodyBytes, partsFor: context.bodyParts) {
+                outputs.append(.recordPart(part))
+            }
             stream.unacknowledgedFromClient += bytes.count
             upstream.sendData(bytes, on: upstreamID)
         case .endStream(let streamID):
@@ -141,7 +143,9 @@ extension HTTP2Layer {
                 return
             }
             stream.lastUpstreamActivity = now
-            stream.flow.response?.body.append(bytes, cap: context.maxRecordedBodyBytes)
+            if let part = stream.flow.recordBody(bytes, .response, cap: context.maxRecordedBodyBytes, partsFor: context.bodyParts) {
+                outputs.append(.recordPart(part))
+            }
             stream.unacknowledgedFromUpstream += bytes.count
             client.sendData(bytes, on: stream.clientID)
         case .endStream(let upstreamID):

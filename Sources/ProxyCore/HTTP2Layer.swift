@@ -26,6 +26,8 @@ final class HTTP2Layer {
     /// What the session does with the layer's results, in order.
     enum Output: Equatable {
         case record(Flow)
+        /// The next part of a large body still in flight (`ProxyConfiguration.streamBodies`).
+        case recordPart(RecordedBodyPart)
         case log(LiveEvent.Kind)
         /// Call `answerDueStreams` at this instant (a replayed stream's recorded latency).
         case wake(Double)
@@ -46,6 +48,8 @@ final class HTTP2Layer {
         /// The authority when a request carries neither `:authority` nor `Host`.
         var fallbackAuthority: String
         var maxRecordedBodyBytes: Int
+        /// `ProxyConfiguration.bodyParts`: large bodies go to the recording in parts.
+        var bodyParts: (filter: RecordingFilter, size: Int)? = nil
         var liveLog: Bool
         /// `harrec replay`: streams are answered from here, and nothing is sent upstream.
         var replay: (any Responder)? = nil

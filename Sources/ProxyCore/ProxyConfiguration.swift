@@ -53,6 +53,12 @@ public struct ProxyConfiguration: Sendable {
     /// `.webSocketMessage`), and the flow recorded at the end carries none: what a journal needs
     /// (`FlowSink.streamsWebSocketMessages`). Otherwise the final flow carries them all.
     public var streamWebSocketMessages = false
+    /// A body past `RecordedBody.partBytes` goes to the recording a part at a time as it crosses
+    /// (`.bodyPart`), and the flow recorded at the end carries only the rest: what a journal needs
+    /// (`FlowSink.streamsBodies`). Otherwise the final flow carries the whole body.
+    public var streamBodies = false
+    /// The size of those parts (`RecordedBody.partBytes`; tests make it small).
+    public var bodyPartBytes = RecordedBody.partBytes
     /// Requests harrec answers itself (400, 407, 408) and tunnels it cannot open are recorded
     /// as entries with `_error` and `_refused` (`--no-record-errors` turns it off).
     public var recordRefusals = true

@@ -290,7 +290,10 @@ extension ProxySession {
     func forwardRequestBody(_ bytes: [UInt8]) {
         guard exchange != nil, let upstreamID = upstreams.activeID else { return }
         // In place: appending to a copy of the exchange would copy the recorded body each time.
-        exchange!.flow.request.body.append(bytes, cap: configuration.maxRecordedBodyBytes)
+        if let part = exchange!.flow.recordBody(bytes, .request, cap: configuration.maxRecordedBodyBytes,
+                                                partsFor: configuration.bodyParts) {
+            commands.append(.record(.bodyPart(part)))
+        }
         if let h2 = upstreams.active?.http2, let stream = upstreams.active?.http2Stream {
             h2.sendData(bytes, on: stream)
             flushUpstreamHTTP2()

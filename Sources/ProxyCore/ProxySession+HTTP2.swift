@@ -58,7 +58,8 @@ extension ProxySession {
         let authority = target.port == defaultPort ? host : "\(host):\(target.port)"
         let context = HTTP2Layer.Context(clientAddress: clientAddress, scheme: scheme, fallbackAuthority: authority,
                                          maxRecordedBodyBytes: configuration.maxRecordedBodyBytes,
-                                         liveLog: configuration.liveLog, replay: configuration.replay, reverse: reverseRoute)
+                                         bodyParts: configuration.bodyParts, liveLog: configuration.liveLog,
+                                         replay: configuration.replay, reverse: reverseRoute)
         do {
             http2 = try HTTP2Layer(context: context, pool: upstreams, flowIDs: flowIDs, at: now)
         } catch {
@@ -90,6 +91,7 @@ extension ProxySession {
         for output in outputs {
             switch output {
             case .record(let flow): commands.append(.record(.flow(flow)))
+            case .recordPart(let part): commands.append(.record(.bodyPart(part)))
             case .log(let kind): log(kind)
             case .wake(let instant): commands.append(.wake(at: instant))
             case .openUpstream: openPassthroughUpstream()

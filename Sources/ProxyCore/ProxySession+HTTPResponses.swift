@@ -113,7 +113,10 @@ extension ProxySession {
     func forwardResponseBody(_ bytes: [UInt8]) {
         guard exchange != nil else { return }
         // In place: appending to a copy of the exchange would copy the recorded body each time.
-        exchange!.flow.response?.body.append(bytes, cap: configuration.maxRecordedBodyBytes)
+        if let part = exchange!.flow.recordBody(bytes, .response, cap: configuration.maxRecordedBodyBytes,
+                                                partsFor: configuration.bodyParts) {
+            commands.append(.record(.bodyPart(part)))
+        }
         if exchange!.chunkedToClient {
             var framed: [UInt8] = []
             framed.reserveCapacity(bytes.count + 16)
@@ -144,7 +147,10 @@ extension ProxySession {
             // The upstream answered before the whole body: what of it harrec already read is
             // still what the client sent, and the entry shows it (the connection closes next).
             while case .body(let bytes)? = try? requestDecoder.next() {
-                current.flow.request.body.append(bytes, cap: configuration.maxRecordedBodyBytes)
+                if let part = current.flow.recordBody(bytes, .request, cap: configuration.maxRecordedBodyBytes,
+                                                      partsFor: configuration.bodyParts) {
+                    commands.append(.record(.bodyPart(part)))
+                }
             }
         }
         current.flow.instants.end = now

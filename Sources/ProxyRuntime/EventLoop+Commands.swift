@@ -159,6 +159,7 @@ extension EventLoop {
             case .pageMark(let mark): sink.recordPageMark(mark)
             case .exportDecision(let decision): sink.recordExportDecision(decision)
             case .pageMove(let move): sink.recordPageMove(move)
+            case .bodyPart(let part): sink.recordBodyPart(part)
             }
         }
     }

@@ -112,6 +112,7 @@ final class EventLoop: @unchecked Sendable {
         self.shared = shared
         var configuration = configuration
         configuration.streamWebSocketMessages = sink.streamsWebSocketMessages
+        configuration.streamBodies = sink.streamsBodies
         self.configuration = configuration
         self.sink = sink
         self.log = log

@@ -10,12 +10,32 @@ public typealias RecordedField = HTTPField
 /// A body as recorded: the payload bytes after transfer decoding (de-chunked) but before content
 /// decoding, so gzip stays gzip until export. The recorded copy may be capped; the proxied body never is.
 public struct RecordedBody: Sendable, Equatable {
-    /// The recorded bytes, at most the recording cap.
+    /// The recorded bytes, at most the recording cap; while the exchange is in flight, only the
+    /// bytes since the last part went to the journal (`takePart`).
     public var bytes: [UInt8] = []
     /// Payload bytes that crossed the wire, including any not kept because of the cap.
     public var wireSize: Int = 0
-    /// True when `bytes` holds fewer bytes than `wireSize`.
-    public var isTruncated: Bool { bytes.count < wireSize }
+    /// Bytes already handed to the journal as parts while the exchange was in flight: they come
+    /// before `bytes`, and a flow read back from the journal has them in `bytes` again.
+    public var streamed = 0
+    /// True when fewer bytes were recorded than crossed the wire (the cap).
+    public var isTruncated: Bool { streamed + bytes.count < wireSize }
+    /// True when `bytes` is the whole recorded body (none of it went ahead as parts).
+    public var isWhole: Bool { streamed == 0 }
+
+    /// Kept bytes past this go to the journal as a part (`takePart`) while the exchange is in
+    /// flight, so a body of any size holds at most this much memory per exchange.
+    public static let partBytes = 1 << 20
+
+    /// The kept bytes, to journal now as the next part, once they reach `size`.
+    public mutating func takePart(size: Int = partBytes) -> [UInt8]? {
+        guard bytes.count >= max(1, size) else { return nil }
+        defer {
+            streamed += bytes.count
+            bytes = []
+        }
+        return bytes
+    }
 
     public init(bytes: [UInt8] = [], wireSize: Int = 0) {
         self.bytes = bytes
@@ -36,7 +56,7 @@ public struct RecordedBody: Sendable, Equatable {
     /// Appends payload bytes, keeping at most `cap` of them.
     public mutating func append(_ chunk: UnsafeRawBufferPointer, cap: Int) {
         wireSize += chunk.count
-        let room = cap - bytes.count
+        let room = cap - streamed - bytes.count
         if room > 0 {
             bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk.prefix(room)))
         }
@@ -244,6 +264,12 @@ public protocol FlowSink: AnyObject, Sendable {
     func recordWebSocketStart(_ flow: Flow)
     /// One message of the conversation of flow `flowID`.
     func recordWebSocketMessage(_ message: RecordedWebSocketMessage, flowID: UInt64)
+    /// True when the sink takes large bodies a part at a time as they cross (`recordBodyPart`),
+    /// before their flow: a journal needs this, so that an exchange in flight holds at most
+    /// `RecordedBody.partBytes` of its body in memory, whatever its size.
+    var streamsBodies: Bool { get }
+    /// The next part of a body of flow `part.flowID`, still in flight.
+    func recordBodyPart(_ part: RecordedBodyPart)
 }
 
 extension FlowSink {
@@ -253,6 +279,8 @@ extension FlowSink {
     public var streamsWebSocketMessages: Bool { false }
     public func recordWebSocketStart(_ flow: Flow) {}
     public func recordWebSocketMessage(_ message: RecordedWebSocketMessage, flowID: UInt64) {}
+    public var streamsBodies: Bool { false }
+    public func recordBodyPart(_ part: RecordedBodyPart) {}
 }
 
 /// The in-memory log of finished flows. Appending is cheap and safe from any thread; readers take

@@ -38,6 +38,9 @@ struct JournalIndex: Sendable {
     var excluded: Set<UInt64> = []
     /// Flows moved to another page (`PageMove`).
     var pageOverrides: [UInt64: Int] = [:]
+    /// The body parts journaled before their flows' records, by flow id (only large bodies
+    /// have any).
+    var bodyParts: [UInt64: JournalBodyParts] = [:]
 
     mutating func apply(_ decision: ExportDecision) {
         if decision.excluded { excluded.insert(decision.flowID) } else { excluded.remove(decision.flowID) }

@@ -21,7 +21,9 @@ public enum JournalFrame {
     /// for (and buffer) terabytes.
     public static let maximumPayloadBytes: UInt64 = 2 << 30 + 64 << 20
     /// The payload layout this build writes (in the session record).
-    public static let layoutVersion: UInt8 = 1
+    /// 2: large bodies come in parts (`bodyPart` records) before their flow; a harrec that
+    /// knows only 1 would read such a body short, so it refuses the journal instead.
+    public static let layoutVersion: UInt8 = 2
 
     /// An empty record buffer with room for the header; append the payload, then `seal` it.
     public static func open(capacity: Int = 0) -> [UInt8] {
@@ -107,6 +109,8 @@ public enum JournalRecordKind: UInt8, Sendable {
     case exportDecision = 7
     /// A flow moved to another page (`PageMove`).
     case pageMove = 8
+    /// A part of a body still in flight (`RecordedBodyPart`), before its flow's record.
+    case bodyPart = 9
 }
 
 /// Decodes a journal from bytes fed in pieces of any size (sans-IO): whole records out, damaged

@@ -86,6 +86,14 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
         index.withLock { _ = $0.addWebSocketMessage(flowID: flowID, offset: offset, bytes: record.count) }
     }
 
+    public var streamsBodies: Bool { true }
+
+    public func recordBodyPart(_ part: RecordedBodyPart) {
+        let record = BodyPartRecord.encode(part)
+        let offset = writer.append(record)
+        index.withLock { $0.addBodyPart(flowID: part.flowID, offset: offset, bytes: record.count) }
+    }
+
     /// Exchanges recorded so far.
     public var count: Int { index.withLock { $0.entries.count } }
 
@@ -97,12 +105,12 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
     /// (the writer flushes within `JournalWriter.flushInterval`). Needs `readsBack`. The index's lock
     /// is held only to copy the flow's offsets; the reads happen outside it.
     public func storedFlow(id: UInt64) -> Flow? {
-        let found = index.withLock { index -> (JournalIndexEntry, JournalWebSocketRecords?)? in
+        let found = index.withLock { index -> (JournalIndexEntry, JournalWebSocketRecords?, JournalBodyParts?)? in
             guard let k = index.entryByFlow?[id] else { return nil }
             let entry = index.entries[k]
-            return (entry, entry.webSocket >= 0 ? index.webSockets[Int(entry.webSocket)] : nil)
+            return (entry, entry.webSocket >= 0 ? index.webSockets[Int(entry.webSocket)] : nil, index.bodyParts[id])
         }
-        guard let (entry, records) = found else { return nil }
+        guard let (entry, records, parts) = found else { return nil }
         let fd: Int32? = reader.withLock { fd in
             if fd == nil {
                 fd = try? JournalFile.openForReading(JournalFile.recordsPath(in: JournalFile.directory(for: harPath)), lock: false)
@@ -110,7 +118,7 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
             return fd
         }
         guard let fd else { return nil }
-        return try? JournalContents.flow(entry, records, fd: fd)
+        return try? JournalContents.flow(entry, records, parts, fd: fd)
     }
 
     /// What the journal holds now, for an export while recording (the live view's "export now"):
@@ -133,6 +141,9 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
             copy.webSockets[k].messages.removeAll { $0 >= boundary }
             if let end = copy.webSockets[k].end, end >= boundary { copy.webSockets[k].end = nil }
         }
+        // A flow below the boundary has every part below it (its parts came first).
+        let kept = Set(copy.entries.map(\.id))
+        copy.bodyParts = copy.bodyParts.filter { kept.contains($0.key) }
         let fd = try JournalFile.openForReading(JournalFile.recordsPath(in: JournalFile.directory(for: harPath)), lock: false)
         return JournalContents(fd: fd, index: copy)
     }
@@ -154,6 +165,7 @@ public final class JournalContents: FlowSource, @unchecked Sendable {
     private let fd: Int32
     private let ordered: [JournalIndexEntry]
     private let webSockets: [JournalWebSocketRecords]
+    private let bodyParts: [UInt64: JournalBodyParts]
     /// Exchanges that ended in an error.
     public let failures: Int
     public let pageMarks: [PageMark]
@@ -163,6 +175,7 @@ public final class JournalContents: FlowSource, @unchecked Sendable {
         self.fd = fd
         ordered = index.inStartOrder().filter { !index.excluded.contains($0.id) }
         webSockets = index.webSockets
+        bodyParts = index.bodyParts
         failures = index.excluded.isEmpty ? index.failures : ordered.filter(\.failed).count
         pageMarks = index.pageMarks
         leftOut = index.excluded.count
@@ -182,17 +195,27 @@ public final class JournalContents: FlowSource, @unchecked Sendable {
     public func byteCount(at i: Int) -> Int {
         let entry = ordered[i]
         return entry.bytes + (entry.webSocket >= 0 ? webSockets[Int(entry.webSocket)].bytes : 0)
+            + (bodyParts.isEmpty ? 0 : bodyParts[entry.id]?.bytes ?? 0)
     }
 
     public func flow(at i: Int) throws -> Flow {
         let entry = ordered[i]
-        return try Self.flow(entry, entry.webSocket >= 0 ? webSockets[Int(entry.webSocket)] : nil, fd: fd)
+        return try Self.flow(entry, entry.webSocket >= 0 ? webSockets[Int(entry.webSocket)] : nil,
+                             bodyParts.isEmpty ? nil : bodyParts[entry.id], fd: fd)
     }
 
-    /// The flow of `entry` (with its WebSocket `records`), read from `fd`.
-    static func flow(_ entry: JournalIndexEntry, _ records: JournalWebSocketRecords?, fd: Int32) throws -> Flow {
+    /// The flow of `entry` (with its WebSocket `records` and its body `parts`), read from `fd`.
+    static func flow(_ entry: JournalIndexEntry, _ records: JournalWebSocketRecords?, _ parts: JournalBodyParts?,
+                     fd: Int32) throws -> Flow {
         guard let records else {
-            return try read(fd, at: entry.offset, expecting: .flow) { try Flow(decoding: $0) }
+            var flow = try read(fd, at: entry.offset, expecting: .flow) { try Flow(decoding: $0) }
+            if let parts {
+                // A flow's parts come before its record (they are sent while it is in flight).
+                try flow.prependBodyParts(parts.offsets.filter { $0 < entry.offset }.map { offset in
+                    try read(fd, at: offset, expecting: .bodyPart) { try BodyPartRecord.decode($0) }
+                })
+            }
+            return flow
         }
         var flow: Flow
         if let end = records.end {
@@ -292,6 +315,8 @@ extension JournalContents {
                         case .pageMove:
                             let move = try PageMoveRecord.decode(raw)
                             index.pageOverrides[move.flowID] = move.page
+                        case .bodyPart:
+                            index.addBodyPart(flowID: try BodyPartRecord.decode(raw).flowID, offset: offset, bytes: raw.count)
                         case nil:
                             return false
                         }

@@ -104,4 +104,10 @@ public final class FilteringSink: FlowSink, Sendable {
         guard !skippedConversations.withLock({ $0.contains(flowID) }) else { return }
         inner.recordWebSocketMessage(message, flowID: flowID)
     }
+
+    public var streamsBodies: Bool { inner.streamsBodies }
+
+    /// Parts come only for exchanges the filter keeps as far as they are known
+    /// (`ProxyConfiguration.recordingFilter`); a part of one skipped later is left behind unread.
+    public func recordBodyPart(_ part: RecordedBodyPart) { inner.recordBodyPart(part) }
 }

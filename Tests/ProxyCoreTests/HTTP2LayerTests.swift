@@ -18,6 +18,7 @@ final class HTTP2LayerHarness {
     var clientEvents: [HTTP2Event] = []
     var originEvents: [HTTP2Event] = []
     var flows: [Flow] = []
+    var parts: [RecordedBodyPart] = []
     var logs: [LiveEvent.Kind] = []
     /// Instants the layer asked to be woken at (a replay's recorded latency).
     var wakes: [Double] = []
@@ -32,14 +33,15 @@ final class HTTP2LayerHarness {
     var reserved: [ReservedHost.Answer] = []
 
     init(chunk: Int = .max, limits: HTTP2Limits = HTTP2Limits(), replay: ReplayService? = nil,
-         reverse: HTTP2Layer.ReverseRoute? = nil) throws {
+         reverse: HTTP2Layer.ReverseRoute? = nil, bodyParts: (filter: RecordingFilter, size: Int)? = nil) throws {
         self.chunk = chunk
         let command = pool.open(to: ProxyTarget(host: "api.test", port: 443), at: now)
         guard case .openUpstream(let id, _, _) = command else { fatalError("open gives openUpstream") }
         _ = pool.connected(id, UpstreamConnection(remoteIP: "127.0.0.1", dnsStart: nil, dnsEnd: nil,
                                                   connectStart: now, connectEnd: now))
         let context = HTTP2Layer.Context(clientAddress: "127.0.0.1:50000", scheme: "https", fallbackAuthority: "api.test",
-                                         maxRecordedBodyBytes: 64 << 20, liveLog: true, replay: replay, reverse: reverse)
+                                         maxRecordedBodyBytes: 64 << 20, bodyParts: bodyParts, liveLog: true, replay: replay,
+                                         reverse: reverse)
         layer = try HTTP2Layer(context: context, pool: pool, flowIDs: IDSource(), limits: limits, at: now)
         client = try HTTP2Connection(role: .client, limits: limits)
         origin = try HTTP2Connection(role: .server, limits: limits)
@@ -89,6 +91,7 @@ final class HTTP2LayerHarness {
             for output in outputs {
                 switch output {
                 case .record(let flow): flows.append(flow)
+                case .recordPart(let part): parts.append(part)
                 case .log(let kind): logs.append(kind)
                 case .wake(let instant): wakes.append(instant)
                 case .openUpstream: upstreamOpenings += 1

@@ -109,6 +109,7 @@ func transcript(_ commands: [ProxyCommand]) -> [String] {
         case .record(.pageMark(let mark)): return "record page mark \(mark.name)"
         case .record(.exportDecision(let decision)): return "record \(decision.excluded ? "exclusion" : "inclusion") of flow \(decision.flowID)"
         case .record(.pageMove(let move)): return "record flow \(move.flowID) to page \(move.page)"
+        case .record(.bodyPart(let part)): return "record \(part.side) part of flow \(part.flowID): \(part.bytes.count) bytes"
         }
     }
 }

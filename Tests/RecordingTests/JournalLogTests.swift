@@ -245,4 +245,80 @@ final class JournalLogTests: XCTestCase {
         let contents = try journal.finish()
         XCTAssertEqual(try contents.flow(at: 0).response?.body.bytes.count, 3 << 20)
     }
+
+    /// Bodies sent in parts while their exchanges were in flight, interleaved with other flows'
+    /// parts and records, come back whole, in order, and on the right side: from `finish`, from a
+    /// snapshot, for the live view (`storedFlow`), and from recovery after a crash. A part whose
+    /// exchange never finished is left behind.
+    func testBodyPartsComeBackInFrontOfTheirFlows() throws {
+        let journal = try JournalLog(harPath: directory + "/p.har", harrecVersion: "test", started: 1, readsBack: true,
+                                     onError: { XCTFail($0) })
+        XCTAssertTrue(journal.streamsBodies)
+        func bytes(_ seed: Int, _ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* seed &+ seed) } }
+        let upload = bytes(3, 5_000), download = bytes(7, 9_000)
+        var flows: [Flow] = []
+        for id in UInt64(1)...3 {
+            var flow = Self.flow(id, start: Double(id))
+            flow.request.body = RecordedBody(bytes: Array(upload[4_000...]), wireSize: upload.count)
+            flow.response?.body = RecordedBody(bytes: Array(download[8_500...]), wireSize: download.count)
+            flows.append(flow)
+        }
+        // Parts of three exchanges (and of one that never ends), interleaved.
+        for k in 0..<4 {
+            for id in UInt64(1)...4 {
+                journal.recordBodyPart(RecordedBodyPart(flowID: id, side: .request, bytes: Array(upload[(k * 1_000)..<((k + 1) * 1_000)])))
+            }
+        }
+        journal.record(flows[1])
+        for k in 0..<17 {
+            for id in UInt64(1)...3 where id != 2 || k < 17 {
+                journal.recordBodyPart(RecordedBodyPart(flowID: id, side: .response, bytes: Array(download[(k * 500)..<((k + 1) * 500)])))
+            }
+        }
+        journal.record(flows[0])
+        journal.record(flows[2])
+        waitUntilWritten(journal)
+        func check(_ flow: Flow?, _ what: String) {
+            XCTAssertEqual(flow?.request.body.bytes, upload, what)
+            XCTAssertEqual(flow?.request.body.isTruncated, false, what)
+            if flow?.id == 2 {
+                XCTAssertEqual(flow?.response?.body.bytes, Array(download[8_500...]), "\(what): parts after the flow are not its")
+            } else {
+                XCTAssertEqual(flow?.response?.body.bytes, download, what)
+            }
+        }
+        check(journal.storedFlow(id: 1), "stored flow")
+        let snapshot = try journal.snapshot()
+        XCTAssertEqual(snapshot.count, 3)
+        for i in 0..<3 { check(try snapshot.flow(at: i), "snapshot \(i)") }
+        XCTAssertGreaterThan(snapshot.byteCount(at: 0), upload.count + download.count, "parts count toward the export's windows")
+
+        let copy = directory + "/crashed.har"
+        try FileManager.default.createDirectory(atPath: JournalFile.directory(for: copy), withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: JournalFile.recordsPath(in: JournalFile.directory(for: journal.harPath)),
+                                         toPath: JournalFile.recordsPath(in: JournalFile.directory(for: copy)))
+        let recovery = try JournalContents.recover(harPath: copy)
+        XCTAssertEqual(recovery.contents.count, 3)
+        XCTAssertEqual(recovery.unusableRecords, 0)
+        for i in 0..<3 { check(try recovery.contents.flow(at: i), "recovered \(i)") }
+        let contents = try journal.finish()
+        for i in 0..<3 { check(try contents.flow(at: i), "finished \(i)") }
+    }
+
+    /// A journal written before bodies came in parts (layout 1) is still read; one from a newer
+    /// layout is refused with a reason.
+    func testLayoutVersions() throws {
+        for (layout, readable) in [(UInt8(1), true), (JournalFrame.layoutVersion, true), (JournalFrame.layoutVersion + 1, false)] {
+            let harPath = directory + "/v\(layout).har"
+            try FileManager.default.createDirectory(atPath: JournalFile.directory(for: harPath), withIntermediateDirectories: false)
+            let session = JournalSession(layoutVersion: layout, harrecVersion: "v\(layout)", processID: 1, started: 1, harPath: harPath)
+            let bytes = JournalFrame.record(.session, session.encoded()) + Self.flow(1, start: 1).journalRecord(.flow)
+            FileManager.default.createFile(atPath: JournalFile.recordsPath(in: JournalFile.directory(for: harPath)), contents: Data(bytes))
+            if readable {
+                XCTAssertEqual(try JournalContents.recover(harPath: harPath).contents.count, 1, "layout \(layout)")
+            } else {
+                XCTAssertThrowsError(try JournalContents.recover(harPath: harPath), "layout \(layout)")
+            }
+        }
+    }
 }
