@@ -104,7 +104,8 @@ extension HTTP2Layer {
                 forwardResponseHead(stream, fields: fields, endStream: false)
             case .body(let bytes):
                 if let part = stream.flow.recordBody(bytes, .response, cap: context.maxRecordedBodyBytes,
-                                                     partsFor: context.bodyParts) {
+                                                     partSize: context.bodyPartSize,
+                                                 filter: context.recordingFilter) {
                     outputs.append(.recordPart(part))
                 }
                 client.sendData(bytes, on: stream.clientID)

@@ -27,7 +27,8 @@ extension HTTP2Layer {
                 }
                 return
             }
-            if let part = stream.flow.recordBody(bytes, .request, cap: context.maxRecordedBodyBytes, partsFor: context.bodyParts) {
+            if let part = stream.flow.recordBody(bytes, .request, cap: context.maxRecordedBodyBytes, partSize: context.bodyPartSize,
+                                                 filter: context.recordingFilter) {
                 outputs.append(.recordPart(part))
             }
             stream.unacknowledgedFromClient += bytes.count
@@ -143,7 +144,8 @@ extension HTTP2Layer {
                 return
             }
             stream.lastUpstreamActivity = now
-            if let part = stream.flow.recordBody(bytes, .response, cap: context.maxRecordedBodyBytes, partsFor: context.bodyParts) {
+            if let part = stream.flow.recordBody(bytes, .response, cap: context.maxRecordedBodyBytes, partSize: context.bodyPartSize,
+                                                 filter: context.recordingFilter) {
                 outputs.append(.recordPart(part))
             }
             stream.unacknowledgedFromUpstream += bytes.count

@@ -48,8 +48,10 @@ final class HTTP2Layer {
         /// The authority when a request carries neither `:authority` nor `Host`.
         var fallbackAuthority: String
         var maxRecordedBodyBytes: Int
-        /// `ProxyConfiguration.bodyParts`: large bodies go to the recording in parts.
-        var bodyParts: (filter: RecordingFilter, size: Int)? = nil
+        /// `ProxyConfiguration.bodyPartSize`: large bodies go to the recording in parts of this
+        /// size (0: whole), unless the filter already skips their exchange.
+        var bodyPartSize = 0
+        var recordingFilter = RecordingFilter()
         var liveLog: Bool
         /// `harrec replay`: streams are answered from here, and nothing is sent upstream.
         var replay: (any Responder)? = nil

@@ -291,7 +291,7 @@ extension ProxySession {
         guard exchange != nil, let upstreamID = upstreams.activeID else { return }
         // In place: appending to a copy of the exchange would copy the recorded body each time.
         if let part = exchange!.flow.recordBody(bytes, .request, cap: configuration.maxRecordedBodyBytes,
-                                                partsFor: configuration.bodyParts) {
+                                                partSize: configuration.bodyPartSize, filter: configuration.recordingFilter) {
             commands.append(.record(.bodyPart(part)))
         }
         if let h2 = upstreams.active?.http2, let stream = upstreams.active?.http2Stream {

@@ -58,7 +58,8 @@ extension ProxySession {
         let authority = target.port == defaultPort ? host : "\(host):\(target.port)"
         let context = HTTP2Layer.Context(clientAddress: clientAddress, scheme: scheme, fallbackAuthority: authority,
                                          maxRecordedBodyBytes: configuration.maxRecordedBodyBytes,
-                                         bodyParts: configuration.bodyParts, liveLog: configuration.liveLog,
+                                         bodyPartSize: configuration.bodyPartSize, recordingFilter: configuration.recordingFilter,
+                                         liveLog: configuration.liveLog,
                                          replay: configuration.replay, reverse: reverseRoute)
         do {
             http2 = try HTTP2Layer(context: context, pool: upstreams, flowIDs: flowIDs, at: now)

@@ -114,7 +114,7 @@ extension ProxySession {
         guard exchange != nil else { return }
         // In place: appending to a copy of the exchange would copy the recorded body each time.
         if let part = exchange!.flow.recordBody(bytes, .response, cap: configuration.maxRecordedBodyBytes,
-                                                partsFor: configuration.bodyParts) {
+                                                partSize: configuration.bodyPartSize, filter: configuration.recordingFilter) {
             commands.append(.record(.bodyPart(part)))
         }
         if exchange!.chunkedToClient {
@@ -148,7 +148,7 @@ extension ProxySession {
             // still what the client sent, and the entry shows it (the connection closes next).
             while case .body(let bytes)? = try? requestDecoder.next() {
                 if let part = current.flow.recordBody(bytes, .request, cap: configuration.maxRecordedBodyBytes,
-                                                      partsFor: configuration.bodyParts) {
+                                                      partSize: configuration.bodyPartSize, filter: configuration.recordingFilter) {
                     commands.append(.record(.bodyPart(part)))
                 }
             }

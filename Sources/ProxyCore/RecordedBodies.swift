@@ -1,18 +1,18 @@
 import Recording
 
 extension Flow {
-    /// Appends `bytes` to the recorded body of `side` (at most `cap` kept). With `partsFor` (the
-    /// recording filter and the part size, when the sink takes bodies in parts), the kept bytes
-    /// go out as the next part once they reach that size, so an exchange in flight holds at most
-    /// a part of its body whatever the body weighs. An exchange the filter already skips keeps no
-    /// bytes at all: nothing of it is recorded.
-    mutating func recordBody(_ bytes: [UInt8], _ side: RecordedBodyPart.Side, cap: Int,
-                             partsFor parts: (filter: RecordingFilter, size: Int)?) -> RecordedBodyPart? {
+    /// Appends `bytes` to the recorded body of `side` (at most `cap` kept). With a `partSize`
+    /// (the sink takes bodies in parts; 0: it does not), the kept bytes go out as the next part
+    /// once they reach it, so an exchange in flight holds at most a part of its body whatever the
+    /// body weighs. An exchange `filter` already skips keeps no bytes at all: nothing of it is
+    /// recorded.
+    mutating func recordBody(_ bytes: [UInt8], _ side: RecordedBodyPart.Side, cap: Int, partSize size: Int,
+                             filter: RecordingFilter) -> RecordedBodyPart? {
         switch side {
         case .request: request.body.append(bytes, cap: cap)
         case .response: response?.body.append(bytes, cap: cap)
         }
-        guard let (filter, size) = parts else { return nil }
+        guard size > 0 else { return nil }
         let kept = side == .request ? request.body.bytes.count : response?.body.bytes.count ?? 0
         guard kept >= size else { return nil }
         let keeps = filter.isEmpty || filter.keeps(self)
@@ -27,7 +27,6 @@ extension Flow {
 }
 
 extension ProxyConfiguration {
-    /// What `Flow.recordBody` needs to send parts: the filter it checks first, and the part size;
-    /// nil when bodies are not recorded in parts.
-    var bodyParts: (filter: RecordingFilter, size: Int)? { streamBodies ? (recordingFilter, bodyPartBytes) : nil }
+    /// The size of the parts `Flow.recordBody` sends; 0 when bodies are not recorded in parts.
+    var bodyPartSize: Int { streamBodies ? bodyPartBytes : 0 }
 }

@@ -91,7 +91,7 @@ final class BodyPartTests: XCTestCase {
     /// HTTP/2: each stream's bodies go out in parts, and the parts and the record's rest are each
     /// stream's whole body.
     func testHTTP2StreamsSendTheirOwnParts() throws {
-        let h = try HTTP2LayerHarness(chunk: 5, bodyParts: (RecordingFilter(), 100))
+        let h = try HTTP2LayerHarness(chunk: 5, bodyPartSize: 100)
         var expected: [Int32: (up: [UInt8], down: [UInt8])] = [:]
         for k in 1...3 {
             let up = (0..<(150 * k)).map { UInt8(truncatingIfNeeded: $0 &+ k) }

@@ -33,14 +33,14 @@ final class HTTP2LayerHarness {
     var reserved: [ReservedHost.Answer] = []
 
     init(chunk: Int = .max, limits: HTTP2Limits = HTTP2Limits(), replay: ReplayService? = nil,
-         reverse: HTTP2Layer.ReverseRoute? = nil, bodyParts: (filter: RecordingFilter, size: Int)? = nil) throws {
+         reverse: HTTP2Layer.ReverseRoute? = nil, bodyPartSize: Int = 0) throws {
         self.chunk = chunk
         let command = pool.open(to: ProxyTarget(host: "api.test", port: 443), at: now)
         guard case .openUpstream(let id, _, _) = command else { fatalError("open gives openUpstream") }
         _ = pool.connected(id, UpstreamConnection(remoteIP: "127.0.0.1", dnsStart: nil, dnsEnd: nil,
                                                   connectStart: now, connectEnd: now))
         let context = HTTP2Layer.Context(clientAddress: "127.0.0.1:50000", scheme: "https", fallbackAuthority: "api.test",
-                                         maxRecordedBodyBytes: 64 << 20, bodyParts: bodyParts, liveLog: true, replay: replay,
+                                         maxRecordedBodyBytes: 64 << 20, bodyPartSize: bodyPartSize, liveLog: true, replay: replay,
                                          reverse: reverse)
         layer = try HTTP2Layer(context: context, pool: pool, flowIDs: IDSource(), limits: limits, at: now)
         client = try HTTP2Connection(role: .client, limits: limits)
