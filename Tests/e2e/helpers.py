@@ -78,6 +78,34 @@ def vmrss_kib(pid: int) -> int:
     raise AssertionError("no VmRSS")
 
 
+class PeakRSS:
+    """The highest VmRSS of process `pid` while the block runs, sampled every `interval` seconds
+    on a thread: `with PeakRSS(pid) as peak: ...`, then `peak.kib`."""
+
+    def __init__(self, pid: int, interval: float = 0.01):
+        self.pid, self.interval = pid, interval
+        self.kib = vmrss_kib(pid)
+        self._sampling = True
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self):
+        while self._sampling:
+            try:
+                self.kib = max(self.kib, vmrss_kib(self.pid))
+            except (FileNotFoundError, ProcessLookupError, AssertionError):
+                return
+            time.sleep(self.interval)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._sampling = False
+        self._thread.join()
+        return False
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on now (for a peer that needs a fixed port)."""
     with socket.socket() as s:

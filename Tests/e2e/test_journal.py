@@ -225,35 +225,22 @@ def test_bodies_in_flight_go_to_the_journal_as_they_arrive(origin, harrec, tmp_p
     every body byte for byte, also as `harrec recover` reads it after kill -9 (both unredacted:
     random bytes hold the odd `x@y.zz` that redaction masks in a binary body)."""
     import hashlib
-    import threading
+    from helpers import PeakRSS
     from origin import make_bytes
     px = harrec.start("-q", "--no-redact")
     idle = vmrss_kib(px.proc.pid)
-    peak = [idle]
-    sampling = [True]
-
-    def sample():
-        while sampling[0]:
-            try:
-                peak[0] = max(peak[0], vmrss_kib(px.proc.pid))
-            except (FileNotFoundError, ProcessLookupError, AssertionError):
-                return
-            time.sleep(0.02)
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
     size = 40 << 20
     upload = make_bytes(30 << 20, 99)
     (tmp_path / "up.bin").write_bytes(upload)
-    downloads = [subprocess.Popen(["curl", "-q", "-sS", "--max-time", "120", "-x", px.http_proxy, "--limit-rate", "16M",
-                                   "-o", "/dev/null", origin.url(f"/bytes?n={size}&seed={k}")]) for k in range(4)]
-    up = subprocess.run(["curl", "-q", "-sS", "--max-time", "120", "-x", px.http_proxy, "--limit-rate", "16M",
-                         "-o", "/dev/null", "--data-binary", f"@{tmp_path / 'up.bin'}",
-                         "-H", "Content-Type: application/octet-stream", origin.url("/echo")], timeout=180)
-    assert all(d.wait(timeout=180) == 0 for d in downloads) and up.returncode == 0
-    sampling[0] = False
-    sampler.join()
-    grown = (peak[0] - idle) / 1024
-    assert grown < 100, f"RSS grew {grown:.0f} MiB with 190 MB in flight ({idle} -> {peak[0]} KiB)"
+    with PeakRSS(px.proc.pid, interval=0.02) as peak:
+        downloads = [subprocess.Popen(["curl", "-q", "-sS", "--max-time", "120", "-x", px.http_proxy, "--limit-rate", "16M",
+                                       "-o", "/dev/null", origin.url(f"/bytes?n={size}&seed={k}")]) for k in range(4)]
+        up = subprocess.run(["curl", "-q", "-sS", "--max-time", "120", "-x", px.http_proxy, "--limit-rate", "16M",
+                             "-o", "/dev/null", "--data-binary", f"@{tmp_path / 'up.bin'}",
+                             "-H", "Content-Type: application/octet-stream", origin.url("/echo")], timeout=180)
+        assert all(d.wait(timeout=180) == 0 for d in downloads) and up.returncode == 0
+    grown = (peak.kib - idle) / 1024
+    assert grown < 100, f"RSS grew {grown:.0f} MiB with 190 MB in flight ({idle} -> {peak.kib} KiB)"
 
     def check(har):
         bodies = {e["request"]["url"]: e for e in entries(har)}

@@ -423,24 +423,12 @@ def test_a_large_body_streams_from_the_file_as_the_client_takes_it(harrec, tmp_p
     within 40 MB of the loaded replay (the 64 MB body was held three times over before). A file
     truncated in place while a slow client downloads cuts that answer short, which the client
     sees, and the live log says why."""
-    import threading
-    from helpers import vmrss_kib
+    from helpers import PeakRSS, vmrss_kib
     har = tmp_path / "streamed.har"
     binary, text = streamed_body_har(har)
     rp = harrec.start(replay=har)
     loaded = vmrss_kib(rp.proc.pid)
-    peak = [loaded]
-    sampling = [True]
-    def sample():
-        while sampling[0]:
-            try:
-                peak[0] = max(peak[0], vmrss_kib(rp.proc.pid))
-            except (FileNotFoundError, ProcessLookupError, AssertionError):
-                return
-            time.sleep(0.01)
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    try:
+    with PeakRSS(rp.proc.pid) as peak:
         assert curl("-x", rp.http_proxy, "http://files.test/video.bin", max_time=60).out == binary
         # A slow reader: the pieces wait for it.
         slow = curl("-x", rp.http_proxy, "--limit-rate", "40M", "http://files.test/video.bin", max_time=60)
@@ -454,10 +442,7 @@ def test_a_large_body_streams_from_the_file_as_the_client_takes_it(harrec, tmp_p
                    *[a for o in outs for a in ("-o", str(o), "https://api.test/catalog.json")], max_time=60)
         assert par.rc == 0, par.err
         assert all(o.read_bytes() == text for o in outs)
-    finally:
-        sampling[0] = False
-        sampler.join()
-    assert peak[0] - loaded < 40 << 10, f"RSS peaked at {peak[0]} KiB serving, {loaded} KiB once loaded"
+    assert peak.kib - loaded < 40 << 10, f"RSS peaked at {peak.kib} KiB serving, {loaded} KiB once loaded"
 
     # Truncated in place while a slow client downloads: its answer is cut; the next is served.
     slow = subprocess.Popen(["curl", "-q", "-sS", "--max-time", "60", "-x", rp.http_proxy, "--limit-rate", "8M",
