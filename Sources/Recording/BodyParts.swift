@@ -56,21 +56,34 @@ extension JournalIndex {
 }
 
 extension Flow {
-    /// Puts the body parts read back from the journal in front of the bytes the flow record kept.
+    /// Puts the flow's `count` body parts (`read(k)` reads the k-th, in order) in front of the
+    /// bytes its record kept. Each part is read and appended to the body's final buffer, sized
+    /// once from the bytes that crossed, so a large body is in memory once, not once per step.
     /// Throws when a part belongs to another flow (a damaged index).
-    mutating func prependBodyParts(_ parts: [RecordedBodyPart]) throws(FlowDecodeError) {
+    mutating func prependBodyParts(count: Int, _ read: (Int) throws -> RecordedBodyPart) throws {
         var request: [UInt8] = []
         var response: [UInt8] = []
-        for part in parts {
+        for k in 0..<count {
+            let part = try read(k)
             guard part.flowID == id else {
                 throw FlowDecodeError(description: "a body part of flow \(part.flowID) among those of flow \(id)")
             }
             switch part.side {
-            case .request: request += part.bytes
-            case .response: response += part.bytes
+            case .request:
+                if request.isEmpty { request.reserveCapacity(self.request.body.wireSize) }
+                request += part.bytes
+            case .response:
+                if response.isEmpty { response.reserveCapacity(self.response?.body.wireSize ?? 0) }
+                response += part.bytes
             }
         }
-        if !request.isEmpty { self.request.body.bytes = request + self.request.body.bytes }
-        if !response.isEmpty, self.response != nil { self.response!.body.bytes = response + self.response!.body.bytes }
+        if !request.isEmpty {
+            request += self.request.body.bytes
+            self.request.body.bytes = request
+        }
+        if !response.isEmpty, self.response != nil {
+            response += self.response!.body.bytes
+            self.response!.body.bytes = response
+        }
     }
 }

@@ -211,9 +211,10 @@ public final class JournalContents: FlowSource, @unchecked Sendable {
             var flow = try read(fd, at: entry.offset, expecting: .flow) { try Flow(decoding: $0) }
             if let parts {
                 // A flow's parts come before its record (they are sent while it is in flight).
-                try flow.prependBodyParts(parts.offsets.filter { $0 < entry.offset }.map { offset in
-                    try read(fd, at: offset, expecting: .bodyPart) { try BodyPartRecord.decode($0) }
-                })
+                let offsets = parts.offsets.filter { $0 < entry.offset }
+                try flow.prependBodyParts(count: offsets.count) { k in
+                    try read(fd, at: offsets[k], expecting: .bodyPart) { try BodyPartRecord.decode($0) }
+                }
             }
             return flow
         }
