@@ -16,8 +16,8 @@ extension HTTP2Layer {
         var dueAt: Double?
         /// `--passthrough` sent it again after a reused HTTP/1.1 connection closed under it.
         var retried = false
-        /// A body read from its source as the client takes it, `sent` bytes queued so far.
-        var streaming: (body: UnsafeSendableSource, sent: Int, label: String)?
+        /// A body read from its source as the client takes it.
+        var streaming: StreamedBodyProgress?
 
         init(fields: [HTTPField]) { self.fields = fields }
     }
@@ -106,7 +106,7 @@ extension HTTP2Layer {
             case .answered:
                 if let streamed = response.streamed, method != "HEAD", streamed.source.count > 0 {
                     send(stream, fields: h2Fields(response, contentLength: true), body: [], end: false)
-                    request.streaming = (streamed, 0, response.label)
+                    request.streaming = StreamedBodyProgress(streamed, label: response.label)
                     streamingIDs.append(stream.clientID)
                     continueStreamedBodies()
                 } else {
@@ -155,20 +155,18 @@ extension HTTP2Layer {
     func continueStreamedBodies() {
         streamingIDs.removeAll { id in
             guard let stream = streams[id], !stream.clientClosed, let request = stream.replay,
-                  let (body, sent, label) = request.streaming else { return true }
+                  var body = request.streaming else { return true }
             guard client.bufferedOutgoingBytes(on: id) < ReplayWire.streamedPiece else { return false }
-            let count = body.source.count
-            guard let piece = body.source.read(upTo: min(count - sent, ReplayWire.streamedPiece)),
-                  !piece.isEmpty, sent + piece.count <= count else {
+            guard case .piece(let piece, let last) = body.next() else {
                 client.reset(id, errorCode: HTTP2ErrorCode.internalError, afterQueued: true)
-                outputs.append(.log(.replayBodyLost(url: stream.flow.request.url, label: label, sent: sent, count: count)))
+                outputs.append(.log(.replayBodyLost(url: stream.flow.request.url, label: body.label, sent: body.sent,
+                                                    count: body.count)))
                 request.streaming = nil
                 return true
             }
-            let done = sent + piece.count == count
-            client.sendData(piece, on: id, end: done)
-            request.streaming = done ? nil : (body, sent + piece.count, label)
-            return done
+            client.sendData(piece, on: id, end: last)
+            request.streaming = last ? nil : body
+            return last
         }
     }
 

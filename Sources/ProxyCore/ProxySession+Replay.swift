@@ -13,8 +13,8 @@ final class ReplayExchange {
         /// is sent, as nothing more reached the client then; the client leaves as it did.
         case silent
         /// The head went out; the body is read from its source as the client takes it (the
-        /// runtime's `clientDrained`), `sent` bytes so far.
-        case streaming(UnsafeSendableSource, sent: Int, close: Bool, label: String)
+        /// runtime's `clientDrained`). `close`: the connection ends after it.
+        case streaming(StreamedBodyProgress, close: Bool)
     }
 
     let head: HTTPRequestHead
@@ -122,13 +122,13 @@ extension ProxySession {
                 }
                 return false
             }
-            if let streamed = response.streamed, !headOnly {
+            if let streamed = response.streamed, !headOnly, streamed.source.count > 0 {
                 sendClient(response.head(close: close))
                 if configuration.liveLog {
                     log(.replayed(method: current.method, url: current.url, status: response.status, label: response.label))
                 }
                 if resetAfter { log(.replayReset(trigger: "\(current.method) \(current.url)")) }
-                current.phase = .streaming(streamed, sent: 0, close: close, label: response.label)
+                current.phase = .streaming(StreamedBodyProgress(streamed, label: response.label), close: close)
                 replayExchange = current
                 lastActivity = now
                 return false
@@ -306,19 +306,17 @@ extension ProxySession {
     /// piece the connection goes on to the next request. A body the file no longer holds ends
     /// the connection short of its length, so the client sees the answer cut.
     func continueStreamedReplay() {
-        guard let current = replayExchange, case .streaming(let body, let sent, let close, let label) = current.phase else { return }
-        let count = body.source.count
-        guard let piece = body.source.read(upTo: min(count - sent, ReplayWire.streamedPiece)),
-              !piece.isEmpty || sent == count, sent + piece.count <= count else {
-            log(.replayBodyLost(url: current.url, label: label, sent: sent, count: count))
+        guard let current = replayExchange, case .streaming(var body, let close) = current.phase else { return }
+        guard case .piece(let piece, let last) = body.next() else {
+            log(.replayBodyLost(url: current.url, label: body.label, sent: body.sent, count: body.count))
             replayExchange = nil
             finish(log: nil)
             return
         }
         lastActivity = now
-        if !piece.isEmpty { sendClient(piece) }
-        guard sent + piece.count == count else {
-            current.phase = .streaming(body, sent: sent + piece.count, close: close, label: label)
+        sendClient(piece)
+        guard last else {
+            current.phase = .streaming(body, close: close)
             return
         }
         replayExchange = nil

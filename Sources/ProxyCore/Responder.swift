@@ -146,6 +146,37 @@ package struct UnsafeSendableSource: @unchecked Sendable {
     package init(_ source: any ReplayBodySource) { self.source = source }
 }
 
+/// A streamed body on its way to the client (HTTP/1 or an HTTP/2 stream): its source, its item's
+/// label, and how much of it went out.
+struct StreamedBodyProgress {
+    let body: UnsafeSendableSource
+    let label: String
+    private(set) var sent = 0
+
+    init(_ body: UnsafeSendableSource, label: String) {
+        self.body = body
+        self.label = label
+    }
+
+    var count: Int { body.source.count }
+
+    enum Next {
+        /// The next bytes; `last`: the body is complete with them.
+        case piece([UInt8], last: Bool)
+        /// The source can no longer give the body as announced (the file changed in place).
+        case lost
+    }
+
+    /// Reads the next piece (at most `ReplayWire.streamedPiece`). A source that ends early, or
+    /// gives more than its count, is lost: the head already announced the length.
+    mutating func next() -> Next {
+        guard sent < count, let piece = body.source.read(upTo: min(count - sent, ReplayWire.streamedPiece)),
+              !piece.isEmpty, sent + piece.count <= count else { return .lost }
+        sent += piece.count
+        return .piece(piece, last: sent == count)
+    }
+}
+
 /// What `harrec replay` does with one request.
 package enum ReplayDecision {
     /// Answer with `response` (or not, for a recorded failure). `resetAfter`: the request was a

@@ -137,6 +137,14 @@ final class ReplaySessionTests: XCTestCase {
         XCTAssertTrue(p.clientDrained().isEmpty, "a drained client with nothing to stream gets nothing")
 
         XCTAssertEqual(source.reads, 3, "one read a piece")
+
+        // An empty body (a large text that decodes to nothing) is answered at once.
+        let empty = MemorySource([])
+        let e = streamingPlaybook { empty }
+        XCTAssertTrue(text(clientBytes(e.client("GET http://api.test/video HTTP/1.1\r\nHost: api.test\r\n\r\n")))
+            .hasSuffix("Content-Length: 0\r\n\r\n"))
+        XCTAssertFalse(e.session.wantsClientDrained)
+        XCTAssertEqual(empty.reads, 0)
     }
 
     /// A body the file no longer holds ends the connection short of its length (the client sees
