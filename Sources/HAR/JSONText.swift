@@ -86,21 +86,13 @@ enum JSONEscape {
 
 extension JSONParser {
     /// The decoded bytes of a string's content (what stands between its quotes), or nil when an
-    /// escape is invalid or cut off. Lone surrogates become U+FFFD, as in `parse`.
+    /// escape is invalid or cut off. Lone surrogates become U+FFFD, as in `parse`. (The same
+    /// decoder as `JSONStringStream`'s, given the whole content as its one piece.)
     public static func unescapeStringContent(_ raw: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         var out: [UInt8] = []
         out.reserveCapacity(raw.count)
-        var k = 0
-        while k < raw.count {
-            let c = raw[k]
-            guard c == 0x5C else { out.append(c); k += 1; continue }
-            guard k + 1 < raw.count else { return nil }
-            switch JSONEscape.decode(raw, letterAt: k + 1, end: raw.count, into: &out, rejectLoneSurrogates: false) {
-            case .success(let next): k = next
-            case .failure: return nil
-            }
-        }
-        return out
+        var stream = JSONStringStream()
+        return stream.decode(raw, isLast: true, into: &out) ? out : nil
     }
 }
 

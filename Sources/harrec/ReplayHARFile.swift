@@ -29,19 +29,10 @@ final class ReplayHARFile: @unchecked Sendable {
     /// Entries in the HAR are parsed in batches of this many on every core.
     private static let batch = 64
 
-    /// Where a left-out body's text lies in the file, and what it decodes to.
-    struct BodyLocation {
-        /// The bytes between the quotes of `response.content.text`.
-        var range: Range<Int>
-        var base64: Bool
-        /// The decoded body's length.
-        var count: Int
-    }
-
     private enum Source {
         /// The file, where each left-out body's entry is in it, and where its text is (for a
         /// body left out before it was parsed: one read whole, the unusual shapes, has none).
-        case file(fd: Int32, ranges: [Int: Range<Int>], locations: [Int: BodyLocation])
+        case file(fd: Int32, ranges: [Int: Range<Int>], locations: [Int: LeftOutText])
         /// A HAR that cannot be mapped (a pipe): its bytes, read once, stay in memory.
         case document(HARLazyDocument)
         /// No body was left out.
@@ -72,7 +63,7 @@ final class ReplayHARFile: @unchecked Sendable {
             throw UsageError("\(path) is not a HAR file: \(error)")
         }
         var entries = [HAREntry?](repeating: nil, count: document.entryCount)
-        var found = [BodyLocation?](repeating: nil, count: document.entryCount)
+        var found = [LeftOutText?](repeating: nil, count: document.entryCount)
         let failures = Mutex<HARReadError?>(nil)
         let batches = (document.entryCount + Self.batch - 1) / Self.batch
         let mapped = fd >= 0
@@ -86,7 +77,7 @@ final class ReplayHARFile: @unchecked Sendable {
                         if mapped && document.byteCount(ofEntry: i) > Self.keptBodyBytes,
                            let (entry, text) = document.entryLeavingOutResponseText(i), text.textCount > Self.keptBodyBytes {
                             out.value[i] = Self.markedLeftOut(entry, index: i)
-                            locations.value[i] = BodyLocation(range: text.range, base64: text.base64, count: text.bodyCount)
+                            locations.value[i] = text
                             continue
                         }
                         do throws(HARReadError) {
@@ -105,7 +96,7 @@ final class ReplayHARFile: @unchecked Sendable {
         log.entries = entries.map { $0! }
         let leftOut = log.entries.indices.filter { HARReplayEntries.deferredBody(of: log.entries[$0]) != nil }
         var ranges: [Int: Range<Int>] = [:]
-        var locations: [Int: BodyLocation] = [:]
+        var locations: [Int: LeftOutText] = [:]
         for i in leftOut {
             ranges[i] = document.sourceRange(ofEntry: i)
             locations[i] = found[i]
@@ -201,7 +192,7 @@ final class HARBodyReader: ReplayBodySource {
     /// Keeps the descriptor open while the body is served.
     private let file: ReplayHARFile
     private let fd: Int32
-    private let location: ReplayHARFile.BodyLocation
+    private let location: LeftOutText
     private var position: Int
     private var text = JSONStringStream()
     private var base64 = Base64LenientStream()
@@ -210,9 +201,9 @@ final class HARBodyReader: ReplayBodySource {
     private var taken = 0
     private var decoded: [UInt8] = []
 
-    var count: Int { location.count }
+    var count: Int { location.bodyCount }
 
-    init(file: ReplayHARFile, fd: Int32, location: ReplayHARFile.BodyLocation) {
+    init(file: ReplayHARFile, fd: Int32, location: LeftOutText) {
         self.file = file
         self.fd = fd
         self.location = location

@@ -30,6 +30,13 @@ final class StreamedBodyTests: XCTestCase {
             var content = JSONUnescapeEquivalenceTests.generate(&rng, pieces: pieces, errors: round % 3 == 0)
             if content.last == 0x22 { content.removeLast() }
             let whole = content.withUnsafeBufferPointer { JSONParser.unescapeStringContent($0) }
+            // Against an independent byte-by-byte decoder (which also rejects what the stream
+            // leaves to its caller: raw control characters and invalid UTF-8).
+            if let reference = JSONUnescapeEquivalenceTests.reference(content + [0x22]) {
+                XCTAssertEqual(whole, Array(reference.utf8), "round \(round)")
+            } else if whole != nil {
+                XCTAssertTrue(content.contains { $0 < 0x20 } || String(validating: whole!, as: UTF8.self) == nil, "round \(round)")
+            }
             if content.count <= 40 {
                 for cut in 0...content.count {
                     XCTAssertEqual(streamed(content, cuts: [cut]), whole, "round \(round), cut at \(cut)")
