@@ -16,8 +16,10 @@ extension HTTP2Layer {
         var dueAt: Double?
         /// `--passthrough` sent it again after a reused HTTP/1.1 connection closed under it.
         var retried = false
-        /// A body read from its source as the client takes it.
+        /// A body read from its source as the client takes it, and when its last piece was
+        /// queued (a stream whose client stops taking it is reset after the idle limit).
         var streaming: StreamedBodyProgress?
+        var lastPieceAt = 0.0
 
         init(fields: [HTTPField]) { self.fields = fields }
     }
@@ -108,7 +110,7 @@ extension HTTP2Layer {
                     send(stream, fields: h2Fields(response, contentLength: true), body: [], end: false)
                     request.streaming = StreamedBodyProgress(streamed, label: response.label)
                     streamingIDs.append(stream.clientID)
-                    continueStreamedBodies()
+                    continueStreamedBodies(at: now)
                 } else {
                     send(stream, fields: h2Fields(response, contentLength: true), body: method == "HEAD" ? [] : Array(response.body))
                 }
@@ -152,7 +154,8 @@ extension HTTP2Layer {
     /// Queues the next piece of each streamed body whose stream has room (its window took the
     /// last piece); the last piece ends the stream. A stream the client reset is dropped; a body
     /// the file no longer holds resets its stream, so the client sees the answer cut.
-    func continueStreamedBodies() {
+    func continueStreamedBodies(at time: Double) {
+        now = max(now, time)
         streamingIDs.removeAll { id in
             guard let stream = streams[id], !stream.clientClosed, let request = stream.replay,
                   var body = request.streaming else { return true }
@@ -166,7 +169,22 @@ extension HTTP2Layer {
             }
             client.sendData(piece, on: id, end: last)
             request.streaming = last ? nil : body
+            request.lastPieceAt = now
             return last
+        }
+    }
+
+    /// Resets the streams whose client took no piece of their streamed body for `limit` seconds
+    /// (CANCEL), as an HTTP/1 connection is closed then: a client that stopped reading does not
+    /// hold its stream and the file for good.
+    func expireStalledBodies(at time: Double, limit: Double) {
+        now = max(now, time)
+        streamingIDs.removeAll { id in
+            guard let request = streams[id]?.replay, request.streaming != nil else { return true }
+            guard now - request.lastPieceAt > limit else { return false }
+            request.streaming = nil
+            client.reset(id, errorCode: HTTP2ErrorCode.cancel)
+            return true
         }
     }
 

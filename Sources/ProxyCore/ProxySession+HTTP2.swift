@@ -160,6 +160,7 @@ extension ProxySession {
         guard let layer = http2 else { return }
         layer.answerDueStreams(at: now)
         layer.expireSilentStreams(at: now, limit: configuration.timeouts.upstreamResponse)
+        layer.expireStalledBodies(at: now, limit: configuration.timeouts.clientIdle)
         if layer.openStreamCount == 0 && now - lastActivity > configuration.timeouts.clientIdle {
             layer.drain()
         }

@@ -187,7 +187,7 @@ public final class ProxySession {
         switch mode {
         case .http: continueStreamedReplay()
         case .http2:
-            http2?.continueStreamedBodies()
+            http2?.continueStreamedBodies(at: now)
             pumpHTTP2()
         default: break
         }

@@ -131,7 +131,9 @@ final class HTTP2ReplayTests: XCTestCase {
     /// length, while another stream is answered beside it.
     func testAStreamedBodyFollowsTheStreamsWindow() throws {
         let body = (0..<900_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 11) }
-        let source = ReplaySessionTests.MemorySource(body)
+        // Each serve reads a source of its own, as the HAR file's reader gives.
+        final class Sources: @unchecked Sendable { var made: [ReplaySessionTests.MemorySource] = [] }
+        let sources = Sources()
         var large = QueueEntry(item: ResponseQueueItem(
             condition: RequestCondition(method: "GET", scheme: "https", host: "api.test", path: "/video"),
             response: MockResponse(status: 200, headers: [HTTPHeader("Content-Type", "video/mp4")], body: .empty),
@@ -140,18 +142,22 @@ final class HTTP2ReplayTests: XCTestCase {
         let small = QueueEntry(item: ResponseQueueItem(
             condition: RequestCondition(method: "GET", scheme: "https", host: "api.test", path: "/small"),
             response: MockResponse(status: 200, headers: [], body: .text("kept")), repeatability: .always))
-        let service = ReplayService(entries: [large, small], source: "t", bodies: { _ in nil }, streams: { _ in source })
+        let service = ReplayService(entries: [large, small], source: "t", bodies: { _ in nil }, streams: { _ in
+            let source = ReplaySessionTests.MemorySource(body)
+            sources.made.append(source)
+            return source
+        })
         let h = try HTTP2LayerHarness(replay: service)
         let video = try h.request("/video")
         h.clientStalls.insert(video)
         try h.run()
         XCTAssertTrue(h.responseHead(video)?.contains(HTTPField(name: "content-length", value: "900000")) ?? false)
         for _ in 0..<5 where h.layer.wantsStreamedBodyPieces {
-            h.layer.continueStreamedBodies()
+            h.layer.continueStreamedBodies(at: h.now)
             try h.run()
         }
         XCTAssertFalse(h.layer.wantsStreamedBodyPieces, "a stalled stream's queue is full")
-        XCTAssertLessThanOrEqual(source.position, 2 * ReplayWire.streamedPiece, "at most two pieces read ahead of the window")
+        XCTAssertLessThanOrEqual(sources.made[0].position, 2 * ReplayWire.streamedPiece, "at most two pieces read ahead of the window")
         let other = try h.request("/small")
         try h.run()
         XCTAssertEqual(text(streamData(h.clientEvents, other)), "kept", "another stream is answered meanwhile")
@@ -162,10 +168,29 @@ final class HTTP2ReplayTests: XCTestCase {
         for _ in 0..<40 {
             try h.run()
             guard h.layer.wantsStreamedBodyPieces else { continue }
-            h.layer.continueStreamedBodies()
+            h.layer.continueStreamedBodies(at: h.now)
         }
         XCTAssertEqual(streamData(h.clientEvents, video), body)
         XCTAssertTrue(h.clientEvents.contains(.endStream(streamID: video)), "the last piece ends the stream")
+        XCTAssertTrue(h.layer.streamingIDs.isEmpty)
+
+        // A client that stops taking a streamed body has its stream reset after the idle limit,
+        // and only then.
+        let stalled = try h.request("/video")
+        h.clientStalls.insert(stalled)
+        try h.run()
+        for _ in 0..<5 where h.layer.wantsStreamedBodyPieces {
+            h.layer.continueStreamedBodies(at: h.now)
+            try h.run()
+        }
+        h.now += 60
+        h.layer.expireStalledBodies(at: h.now, limit: 120)
+        try h.run()
+        XCTAssertFalse(h.clientEvents.contains(.reset(streamID: stalled, errorCode: HTTP2ErrorCode.cancel)))
+        h.now += 61
+        h.layer.expireStalledBodies(at: h.now, limit: 120)
+        try h.run()
+        XCTAssertTrue(h.clientEvents.contains(.reset(streamID: stalled, errorCode: HTTP2ErrorCode.cancel)))
         XCTAssertTrue(h.layer.streamingIDs.isEmpty)
     }
 }
