@@ -99,10 +99,12 @@ enum LiveLog {
               let codings = parseContentEncoding(field.value), codings.contains(where: { $0 != .identity }),
               !response.body.isTruncated, !response.body.bytes.isEmpty else { return nil }
         let bytes = response.body.bytes
-        if bytes.count <= maximumDecodedForLog {
+        // A body that went to the journal in parts keeps only its end here: not decodable, but
+        // gzip's trailer is in it.
+        if response.body.isWhole && bytes.count <= maximumDecodedForLog {
             return (try? ContentDecoder.decode(bytes, codings: codings, limit: decodedLimit))?.count
         }
-        guard codings == [.gzip], bytes.count >= 18 else { return nil }
+        guard codings == [.gzip], bytes.count >= 4, response.body.streamed + bytes.count >= 18 else { return nil }
         let n = bytes.count
         return Int(bytes[n - 4]) | Int(bytes[n - 3]) << 8 | Int(bytes[n - 2]) << 16 | Int(bytes[n - 1]) << 24
     }

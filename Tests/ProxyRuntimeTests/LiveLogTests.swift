@@ -58,6 +58,15 @@ final class LiveLogTests: XCTestCase {
         XCTAssertEqual(line(.exchange(encoded("gzip", big))), "127.0.0.1:5000 GET http://a.test/x 200 1.0MB (5.0MB decoded) 500.0ms")
         XCTAssertEqual(line(.exchange(encoded("br", big))), "127.0.0.1:5000 GET http://a.test/x 200 1.0MB 500.0ms",
                        "a large body of another coding is not decoded on the loop")
+        // A body that went to the journal in parts: the flow keeps its end, where gzip's trailer is;
+        // of another coding, nothing is learned (the end alone does not decode).
+        var streamed = encoded("gzip", Array(big.suffix(1_000)), wireSize: 3 << 20)
+        streamed.response?.body.streamed = (3 << 20) - 1_000
+        XCTAssertEqual(line(.exchange(streamed)), "127.0.0.1:5000 GET http://a.test/x 200 3.0MB (5.0MB decoded) 500.0ms")
+        var tail = encoded("gzip", Array(gzip.suffix(10)), wireSize: gzip.count)
+        tail.response?.body.streamed = gzip.count - 10
+        XCTAssertEqual(line(.exchange(tail)), "127.0.0.1:5000 GET http://a.test/x 200 29B (1000B decoded) 500.0ms",
+                       "a small end is not decoded as a body")
     }
 
     func testConnectionEvents() {
