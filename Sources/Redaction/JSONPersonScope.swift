@@ -11,13 +11,22 @@ extension JSONRewriter {
         var j = i + 1
         while j < p.count && p[j] != 0x22 && p[j] != 0x5C && j - i <= 80 { j += 1 }
         guard j < p.count, p[j] == 0x22, j > i + 1 else { return false }
-        let words = UnsafeBufferPointer(rebasing: p[(i + 1)..<j]).split(separator: 0x20)
-        guard (1...5).contains(words.count), let first = words.first?.first,
-              RedactionEngine.isUpper(first) || first >= 0x80 else { return false }
-        let capitalized = words.filter { RedactionEngine.isUpper($0.first!) || $0.first! >= 0x80 }.count
-        return capitalized * 2 > words.count && words.allSatisfy { word in
-            word.allSatisfy { $0 >= 0x80 || $0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A || $0 == 0x27 || $0 == 0x2D || $0 == 0x2E }
+        // One pass over the words (split at spaces, empty ones skipped), with no array of them:
+        // this runs for every string value in an object that names a person.
+        var words = 0, capitalized = 0, atWordStart = true
+        for k in (i + 1)..<j {
+            let c = p[k]
+            if c == 0x20 { atWordStart = true; continue }
+            guard c >= 0x80 || c | 0x20 >= 0x61 && c | 0x20 <= 0x7A || c == 0x27 || c == 0x2D || c == 0x2E else { return false }
+            if atWordStart {
+                let upper = RedactionEngine.isUpper(c) || c >= 0x80
+                if words == 0 && !upper { return false }
+                words += 1
+                if upper { capitalized += 1 }
+                atWordStart = false
+            }
         }
+        return (1...5).contains(words) && capitalized * 2 > words
     }
 
     /// How far `laterMemberIsPersonal` reads ahead: a person's fields stand together, and a

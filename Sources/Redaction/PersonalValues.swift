@@ -8,24 +8,36 @@ extension RedactionEngine {
     /// `always-auth=true`, `Persistent-Auth: true`).
     static func cannotBeSecret(_ value: String) -> Bool {
         // Called for every value under a secret name: most are tokens, ruled out by their size
-        // or first byte before anything is copied.
+        // or first byte, and nothing is copied (an ASCII word of up to 9 bytes is packed into an
+        // integer, lowercased).
         let count = value.utf8.count
         guard count <= 40, let first = value.utf8.first else { return false }
-        if isDigit(first) { return count >= 10 && isDateOrTimestamp(Array(value.utf8)) }
-        if count <= 9 {
-            switch value.lowercased() {
-            case "true", "false", "yes", "no", "on", "off", "null", "none", "nil", "undefined", "enabled", "disabled",
-                 "required", "optional":
-                return true
-            default:
-                break
-            }
+        if isDigit(first) { return count >= 10 && withBytes(value, isDateOrTimestamp) }
+        guard count <= 8 else { return count == 9 && value.utf8.elementsEqual("undefined".utf8) { $0 | 0x20 == $1 } }
+        var word: UInt64 = 0
+        for b in value.utf8 {
+            guard b < 0x80 else { return false }
+            word = word << 8 | UInt64(isUpper(b) ? b | 0x20 : b)
         }
-        return false
+        return Self.notSecretWords.contains(word)
+    }
+
+    /// Words no secret is, each packed as `cannotBeSecret` packs a value.
+    private static let notSecretWords: Set<UInt64> = Set(
+        ["true", "false", "yes", "no", "on", "off", "null", "none", "nil", "enabled", "disabled", "required", "optional"]
+            .map { $0.utf8.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } })
+
+    /// `body` over `value`'s UTF-8, copied only when the string is not contiguous.
+    static func withBytes<R>(_ value: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let r = value.utf8.withContiguousStorageIfAvailable(body) { return r }
+        return Array(value.utf8).withUnsafeBufferPointer(body)
     }
 
     /// ISO 8601 (`2025-03-01`, `2025-03-01T10:00:00.123Z`, `+02:00` offsets).
-    static func isDateOrTimestamp(_ b: [UInt8]) -> Bool {
+    static func isDateOrTimestamp(_ b: [UInt8]) -> Bool { b.withUnsafeBufferPointer(isDateOrTimestamp) }
+
+    /// ISO 8601, as `isDateOrTimestamp(_:)` over an array.
+    static func isDateOrTimestamp(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
         func digits(_ range: Range<Int>) -> Bool { range.upperBound <= b.count && b[range].allSatisfy(isDigit) }
         guard b.count >= 10, digits(0..<4), b[4] == 0x2D, digits(5..<7), b[7] == 0x2D, digits(8..<10) else { return false }
         if b.count == 10 { return true }
@@ -45,9 +57,13 @@ extension RedactionEngine {
 
     /// A number under a count name (`max_tokens=1024`).
     static func isCountValue(_ value: String) -> Bool {
-        let b = Array(value.utf8.drop { $0 == 0x20 })
-        return !b.isEmpty && b.count <= 20 && b.allSatisfy { isDigit($0) || $0 == 0x2E || $0 == 0x2D || $0 == 0x20 }
-            && b.contains(where: isDigit)
+        var count = 0, digits = 0
+        for b in value.utf8.drop(while: { $0 == 0x20 }) {
+            count += 1
+            guard count <= 20 else { return false }
+            if isDigit(b) { digits += 1 } else if b != 0x2E && b != 0x2D && b != 0x20 { return false }
+        }
+        return digits > 0
     }
 
     /// A value under a personal-data name, or nil when it stays.

@@ -112,7 +112,7 @@ enum Placeholder {
     /// punctuation a value reader may take beside it (`******[`).
     private static func isOtherToolsPlaceholder(_ value: String) -> Bool {
         guard let first = value.utf8.first else { return false }
-        if value.utf8.contains(UInt8(ascii: "*")) {
+        if value.utf8Contains(UInt8(ascii: "*")) {
             let star = UInt8(ascii: "*")
             func isEdge(_ b: UInt8) -> Bool { b != star && b < 0x80 && !RedactionEngine.isAlnum(b) }
             let core = value.utf8.drop(while: isEdge).reversed().drop(while: isEdge)

@@ -313,8 +313,10 @@ enum SuspectScanner {
 
     /// Another tool's placeholder (`REDACTED-0001`, `sk_live_REDACTED`).
     private static func holdsRedactedWord(_ v: UnsafeBufferPointer<UInt8>) -> Bool {
-        contains(v, Array("REDACTED".utf8)) || contains(v, Array("redacted".utf8))
+        contains(v, redactedUpper) || contains(v, redactedLower)
     }
+
+    private static let redactedUpper = Array("REDACTED".utf8), redactedLower = Array("redacted".utf8)
 
     private static func isPrivateKeyBegin(_ p: UnsafeBufferPointer<UInt8>, _ run: Range<Int>) -> Bool {
         let begin = Array("-----BEGIN".utf8)

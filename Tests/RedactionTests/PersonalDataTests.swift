@@ -232,4 +232,44 @@ final class PersonalDataTests: XCTestCase {
         XCTAssertEqual(twice.bytes, once.bytes)
         XCTAssertEqual(twice.report.total, 0)
     }
+
+    /// The predicates that keep non-secrets under secret names, checked directly: each reads
+    /// the bytes once without copying them, so every case and boundary is pinned here.
+    func testValuesNoSecretNameHolds() {
+        for word in ["true", "FALSE", "Yes", "no", "On", "off", "null", "None", "nil", "Undefined", "UNDEFINED",
+                     "enabled", "Disabled", "required", "optional", "2025-03-01", "2025-03-01T10:00:00.123Z",
+                     "2025-03-01 10:00:00+02:00"] {
+            XCTAssertTrue(RedactionEngine.cannotBeSecret(word), word)
+        }
+        for value in ["", "truex", "tru", "undefinedx", "undefine", "nulls", "yes!", "sk_live_abc", "2025-03-01X",
+                      "1234567890", "tr\u{fc}e", String(repeating: "a", count: 41), "p4ssw0rd"] {
+            XCTAssertFalse(RedactionEngine.cannotBeSecret(value), value)
+        }
+        for count in ["1024", " 42", "1.5", "-3", "1 000", String(repeating: "9", count: 20)] {
+            XCTAssertTrue(RedactionEngine.isCountValue(count), count)
+        }
+        for other in ["", "   ", "--", "12a", String(repeating: "9", count: 21), "0x10"] {
+            XCTAssertFalse(RedactionEngine.isCountValue(other), other)
+        }
+    }
+
+    func testCapitalizedNamesInPersonObjects() {
+        let engine = RedactionEngine(rules: CompiledRules(RedactionConfiguration()), collectFindings: false)
+        func reads(_ value: String) -> Bool {
+            let json = Array("\"\(value)\"".utf8)
+            return withExtendedLifetime(engine) {
+                json.withUnsafeBufferPointer { p in
+                    JSONRewriter(p: p, engine: engine, reading: .body, nestingLevel: 0).valueReadsAsCapitalizedName(at: 0)
+                }
+            }
+        }
+        for name in ["Ada", "Ada Lovelace", "Mateo Van der Berg", "  Ada  Lovelace ", "O'Brien-Smith Jr.", "\u{c9}mile Zola",
+                     "A B C D E"] {
+            XCTAssertTrue(reads(name), name)
+        }
+        for other in ["ada lovelace", "mike alpha hotel", "Ada Lovelace 3", "A B C D E F", "Ada, Lovelace", "Ada of the north",
+                      "   ", String(repeating: "A", count: 81)] {
+            XCTAssertFalse(reads(other), other)
+        }
+    }
 }

@@ -142,7 +142,7 @@ enum SecondOpinion {
         /// Catalogued formats anywhere in `text`, and in its percent-decoded form.
         mutating func text(_ text: String, at path: String) {
             for value in SecondOpinion.formats(in: text) { report(SecondOpinion.formatRule, value, at: path) }
-            if text.utf8.contains(0x25) {
+            if text.utf8Contains(0x25) {
                 let decoded = PercentEncoding.decoded(text, plusAsSpace: true)
                 if decoded != text {
                     for value in SecondOpinion.formats(in: decoded) { report(SecondOpinion.formatRule, value, at: path) }
