@@ -5,7 +5,7 @@ extension Flow {
     /// (the sink takes bodies in parts; 0: it does not), the kept bytes go out as the next part
     /// once they reach it, so an exchange in flight holds at most a part of its body whatever the
     /// body weighs. An exchange `filter` already skips keeps no bytes at all: nothing of it is
-    /// recorded.
+    /// recorded. A side's first part carries a snapshot of the flow (`flowSoFar`).
     mutating func recordBody(_ bytes: [UInt8], _ side: RecordedBodyPart.Side, cap: Int, partSize size: Int,
                              filter: RecordingFilter) -> RecordedBodyPart? {
         switch side {
@@ -22,7 +22,10 @@ extension Flow {
         case .response: part = response?.body.takePart(size: size)
         }
         guard keeps, let part else { return nil }
-        return RecordedBodyPart(flowID: id, side: side, bytes: part)
+        // A side's first part carries the flow as it stands, so that kill -9 before the flow's
+        // record still leaves its heads (and the other side's body so far) in the journal.
+        let first = (side == .request ? request.body.streamed : response?.body.streamed ?? 0) == part.count
+        return RecordedBodyPart(flowID: id, side: side, bytes: part, flowSoFar: first ? self : nil)
     }
 }
 

@@ -11,11 +11,15 @@ public struct RecordedBodyPart: Sendable, Equatable {
     public var flowID: UInt64
     public var side: Side
     public var bytes: [UInt8]
+    /// On a side's first part: the flow as it stands (journaled before the part, as
+    /// `flowInFlight`), so an exchange cut by kill -9 can still be recovered.
+    public var flowSoFar: Flow?
 
-    public init(flowID: UInt64, side: Side, bytes: [UInt8]) {
+    public init(flowID: UInt64, side: Side, bytes: [UInt8], flowSoFar: Flow? = nil) {
         self.flowID = flowID
         self.side = side
         self.bytes = bytes
+        self.flowSoFar = flowSoFar
     }
 }
 
@@ -59,8 +63,11 @@ extension Flow {
     /// Puts the flow's `count` body parts (`read(k)` reads the k-th, in order) in front of the
     /// bytes its record kept. Each part is read and appended to the body's final buffer, sized
     /// once from the bytes that crossed, so a large body is in memory once, not once per step.
-    /// Throws when a part belongs to another flow (a damaged index).
-    mutating func prependBodyParts(count: Int, _ read: (Int) throws -> RecordedBodyPart) throws {
+    /// Throws when a part belongs to another flow (a damaged index). `keepsRest(side)` says,
+    /// once every part is read, whether the record's own bytes of that side follow the parts
+    /// (false for a snapshot whose bytes a later part holds again).
+    mutating func prependBodyParts(count: Int, keepsRest: (RecordedBodyPart.Side) -> Bool = { _ in true },
+                                   _ read: (Int) throws -> RecordedBodyPart) throws {
         var request: [UInt8] = []
         var response: [UInt8] = []
         for k in 0..<count {
@@ -78,12 +85,38 @@ extension Flow {
             }
         }
         if !request.isEmpty {
-            request += self.request.body.bytes
+            if keepsRest(.request) { request += self.request.body.bytes }
             self.request.body.bytes = request
         }
         if !response.isEmpty, self.response != nil {
-            response += self.response!.body.bytes
+            if keepsRest(.response) { response += self.response!.body.bytes }
             self.response!.body.bytes = response
         }
+    }
+}
+
+extension Flow {
+    /// The `_error` of an exchange rebuilt from its snapshot in flight.
+    public static let cutShortError = "the recording stopped while this exchange was in flight (harrec was killed or crashed); "
+        + "its bodies hold the bytes journaled until then"
+
+    /// Completes a flow read from its `flowInFlight` snapshot at `snapshotOffset` (the
+    /// recording stopped before the flow's own record): every body part journaled for it
+    /// (`offsets`, in order; `read` reads one) goes in front of the bytes the snapshot kept of
+    /// its side, unless a part of that side came after the snapshot (that part holds those bytes
+    /// again). The flow then says it was cut short, and ends at the last instant it knew.
+    mutating func completeCutShort(snapshotOffset: UInt64, parts offsets: [UInt64],
+                                   _ read: (UInt64) throws -> RecordedBodyPart) throws {
+        var late: Set<RecordedBodyPart.Side> = []
+        try prependBodyParts(count: offsets.count, keepsRest: { !late.contains($0) }) { k in
+            let part = try read(offsets[k])
+            if offsets[k] > snapshotOffset { late.insert(part.side) }
+            return part
+        }
+        // The snapshot counted the bytes that had crossed then; the parts after it hold more.
+        request.body.wireSize = max(request.body.wireSize, request.body.bytes.count)
+        if let count = response?.body.bytes.count { response!.body.wireSize = max(response!.body.wireSize, count) }
+        error = Self.cutShortError
+        instants.end = instants.end ?? instants.responseStart ?? instants.sendEnd ?? instants.sendStart ?? instants.requestStart
     }
 }

@@ -12,6 +12,9 @@ struct JournalIndexEntry: Sendable {
     var failed: Bool
     /// The record's length (a WebSocket's messages and end are counted in its records).
     var bytes = 0
+    /// The kind of the record at `offset`: `.flow`, `.webSocketStart`, or `.flowInFlight` for an
+    /// exchange the recording stopped in (built from that snapshot and its body parts).
+    var record = JournalRecordKind.flow
 }
 
 /// The records of one WebSocket conversation.
@@ -41,6 +44,8 @@ struct JournalIndex: Sendable {
     /// The body parts journaled before their flows' records, by flow id (only large bodies
     /// have any).
     var bodyParts: [UInt64: JournalBodyParts] = [:]
+    /// While a journal is read back: each flow's latest `flowInFlight` snapshot.
+    var inFlight: [UInt64: JournalIndexEntry] = [:]
 
     mutating func apply(_ decision: ExportDecision) {
         if decision.excluded { excluded.insert(decision.flowID) } else { excluded.remove(decision.flowID) }
@@ -76,6 +81,19 @@ struct JournalIndex: Sendable {
         webSockets[Int(slot)].end = offset
         webSockets[Int(slot)].bytes += bytes
         return true
+    }
+
+    /// Once a journal is read back: every flow with a snapshot in flight and no record of its
+    /// own (the recording stopped while its body crossed) becomes an entry, as a failure.
+    mutating func addFlowsCutShort() {
+        guard !inFlight.isEmpty else { return }
+        let ended = Set(entries.map(\.id))
+        for (id, snapshot) in inFlight.sorted(by: { $0.value.offset < $1.value.offset }) where !ended.contains(id) {
+            entryByFlow?[id] = entries.count
+            entries.append(snapshot)
+            failures += 1
+        }
+        inFlight = [:]
     }
 
     /// The entries in HAR order: by request start, ties by arrival.

@@ -111,6 +111,11 @@ public enum JournalRecordKind: UInt8, Sendable {
     case pageMove = 8
     /// A part of a body still in flight (`RecordedBodyPart`), before its flow's record.
     case bodyPart = 9
+    /// A flow as it stood when its first body part of a side went out (heads, timings, the
+    /// other side's body so far): what `recover` builds the exchange from when the recording
+    /// stopped (kill -9, a crash) before the flow's own record. A harrec that does not know it
+    /// skips it, as it skipped such an exchange before.
+    case flowInFlight = 10
 }
 
 /// Decodes a journal from bytes fed in pieces of any size (sans-IO): whole records out, damaged

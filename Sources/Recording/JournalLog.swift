@@ -89,6 +89,8 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
     public var streamsBodies: Bool { true }
 
     public func recordBodyPart(_ part: RecordedBodyPart) {
+        // Only `recover` reads the snapshot: a running recording's index has no use for it.
+        if let flow = part.flowSoFar { _ = writer.append(flow.journalRecord(.flowInFlight)) }
         let record = BodyPartRecord.encode(part)
         let offset = writer.append(record)
         index.withLock { $0.addBodyPart(flowID: part.flowID, offset: offset, bytes: record.count) }
@@ -208,8 +210,12 @@ public final class JournalContents: FlowSource, @unchecked Sendable {
     static func flow(_ entry: JournalIndexEntry, _ records: JournalWebSocketRecords?, _ parts: JournalBodyParts?,
                      fd: Int32) throws -> Flow {
         guard let records else {
-            var flow = try read(fd, at: entry.offset, expecting: .flow) { try Flow(decoding: $0) }
-            if let parts {
+            var flow = try read(fd, at: entry.offset, expecting: entry.record) { try Flow(decoding: $0) }
+            if entry.record == .flowInFlight {
+                try flow.completeCutShort(snapshotOffset: entry.offset, parts: parts?.offsets ?? []) { offset in
+                    try read(fd, at: offset, expecting: .bodyPart) { try BodyPartRecord.decode($0) }
+                }
+            } else if let parts {
                 // A flow's parts come before its record (they are sent while it is in flight).
                 let offsets = parts.offsets.filter { $0 < entry.offset }
                 try flow.prependBodyParts(count: offsets.count) { k in
@@ -318,6 +324,11 @@ extension JournalContents {
                             index.pageOverrides[move.flowID] = move.page
                         case .bodyPart:
                             index.addBodyPart(flowID: try BodyPartRecord.decode(raw).flowID, offset: offset, bytes: raw.count)
+                        case .flowInFlight:
+                            let flow = try Flow(decoding: raw)
+                            index.inFlight[flow.id] = JournalIndexEntry(requestStart: flow.instants.requestStart, id: flow.id,
+                                                                        offset: offset, failed: true, bytes: raw.count,
+                                                                        record: .flowInFlight)
                         case nil:
                             return false
                         }
@@ -345,6 +356,7 @@ extension JournalContents {
         }
         decoder.finish()
         while let event = decoder.next() { handle(event) }
+        index.addFlowsCutShort()
         var recovery = JournalRecovery(contents: JournalContents(fd: fd, index: index), session: session)
         recovery.records = records
         recovery.tornRecords = torn

@@ -49,6 +49,27 @@ final class BodyPartTests: XCTestCase {
             XCTAssertEqual(flow.response!.body.streamed + flow.response!.body.bytes.count, download.count)
             XCTAssertFalse(flow.response!.body.isTruncated)
             XCTAssertEqual(Array(clientBytes(all).suffix(download.count)), download, "the client gets the body as it came")
+            checkSnapshots(sent, url: "http://a.test/up")
+        }
+    }
+
+    /// Each side's first part, and only it, carries the flow as it stood (for recovery after
+    /// kill -9): that side's bytes are all in the parts, the response head is there once the
+    /// response's parts begin.
+    private func checkSnapshots(_ sent: [RecordedBodyPart], url: String, file: StaticString = #filePath, line: UInt = #line) {
+        for side in [RecordedBodyPart.Side.request, .response] {
+            let mine = sent.filter { $0.side == side }
+            guard let first = mine.first else { continue }
+            let flow = first.flowSoFar
+            XCTAssertEqual(flow?.id, first.flowID, file: file, line: line)
+            XCTAssertEqual(flow?.request.url, url, file: file, line: line)
+            XCTAssertTrue(mine.dropFirst().allSatisfy { $0.flowSoFar == nil }, "only a side's first part", file: file, line: line)
+            switch side {
+            case .request: XCTAssertEqual(flow?.request.body.bytes, [], "its bytes are in the part", file: file, line: line)
+            case .response:
+                XCTAssertEqual(flow?.response?.body.bytes, [], file: file, line: line)
+                XCTAssertNotNil(flow?.response?.status, "the response head", file: file, line: line)
+            }
         }
     }
 
@@ -112,6 +133,7 @@ final class BodyPartTests: XCTestCase {
             let sid = expected.keys.sorted()[Int(flow.request.url.last!.wholeNumberValue!) - 1]
             XCTAssertEqual(whole(mine, .request, flow.request.body), expected[sid]!.up)
             XCTAssertEqual(whole(mine, .response, flow.response?.body), expected[sid]!.down)
+            checkSnapshots(mine, url: flow.request.url)
         }
     }
 }

@@ -305,6 +305,72 @@ final class JournalLogTests: XCTestCase {
         for i in 0..<3 { check(try contents.flow(at: i), "finished \(i)") }
     }
 
+    /// kill -9 while bodies cross: each exchange comes back from its latest snapshot in flight
+    /// and its parts, once, byte for byte, with the error saying it was cut short; a snapshot's
+    /// bytes of a side that a later part holds again are not doubled.
+    func testExchangesCutShortAreRecoveredFromTheirSnapshots() throws {
+        let journal = try JournalLog(harPath: directory + "/k.har", harrecVersion: "test", started: 1, onError: { XCTFail($0) })
+        func bytes(_ seed: Int, _ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* seed &+ seed) } }
+        func snapshot(_ id: UInt64, request: [UInt8], response: [UInt8]?) -> Flow {
+            var flow = Self.flow(id, start: Double(id))
+            flow.instants.responseEnd = nil
+            // The bytes that had crossed: at least those held.
+            flow.request.body = RecordedBody(bytes: request, wireSize: request.count + 1)
+            if let response { flow.response?.body = RecordedBody(bytes: response, wireSize: 1) } else { flow.response = nil }
+            return flow
+        }
+        func part(_ id: UInt64, _ side: RecordedBodyPart.Side, _ b: ArraySlice<UInt8>, _ flow: Flow? = nil) {
+            journal.recordBodyPart(RecordedBodyPart(flowID: id, side: side, bytes: Array(b), flowSoFar: flow))
+        }
+        let small = Array("{\"q\":1}".utf8), upload = bytes(3, 6_000), download = bytes(7, 9_000)
+        // 1: a small request, then a download cut in its third part.
+        part(1, .response, download[..<3_000], snapshot(1, request: small, response: []))
+        part(1, .response, download[3_000..<6_000])
+        // 2: an upload in parts, its last 500 bytes still held when the response's first part
+        // went out (the snapshot holds them), then the download.
+        part(2, .request, upload[..<2_000], snapshot(2, request: [], response: nil))
+        part(2, .request, upload[2_000..<5_500])
+        part(2, .response, download[..<4_000], snapshot(2, request: Array(upload[5_500...]), response: []))
+        // 3: an early response while the upload goes on: the request part after the snapshot
+        // holds the 500 bytes the snapshot kept, and more.
+        part(3, .request, upload[..<2_000], snapshot(3, request: [], response: nil))
+        part(3, .response, download[..<1_000], snapshot(3, request: Array(upload[2_000..<2_500]), response: []))
+        part(3, .request, upload[2_000...])
+        // 4: a snapshot, then its own record: recovered as the finished flow, once.
+        part(4, .response, download[..<2_000], snapshot(4, request: [], response: []))
+        var finished = Self.flow(4, start: 4)
+        finished.error = nil
+        finished.response?.body = RecordedBody(bytes: Array(download[2_000...]), wireSize: download.count)
+        journal.record(finished)
+        waitUntilWritten(journal)
+        XCTAssertEqual(try journal.snapshot().count, 1, "a running recording lists only ended exchanges")
+
+        let copy = directory + "/killed.har"
+        try FileManager.default.createDirectory(atPath: JournalFile.directory(for: copy), withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: JournalFile.recordsPath(in: JournalFile.directory(for: journal.harPath)),
+                                         toPath: JournalFile.recordsPath(in: JournalFile.directory(for: copy)))
+        let recovery = try JournalContents.recover(harPath: copy)
+        XCTAssertEqual(recovery.unusableRecords, 0)
+        XCTAssertEqual(recovery.contents.count, 4)
+        XCTAssertEqual(recovery.contents.failures, 3)
+        let flows = try (0..<4).map { try recovery.contents.flow(at: $0) }
+        XCTAssertEqual(flows.map(\.id), [1, 2, 3, 4])
+        XCTAssertEqual(flows[0].request.body.bytes, small)
+        XCTAssertEqual(flows[0].response?.body.bytes, Array(download[..<6_000]))
+        XCTAssertEqual(flows[0].response?.body.wireSize, 6_000, "the snapshot counted fewer")
+        XCTAssertEqual(flows[1].request.body.bytes, upload)
+        XCTAssertEqual(flows[1].response?.body.bytes, Array(download[..<4_000]))
+        XCTAssertEqual(flows[2].request.body.bytes, upload, "the held bytes are in the later part, not twice")
+        XCTAssertEqual(flows[2].response?.body.bytes, Array(download[..<1_000]))
+        for flow in flows[..<3] {
+            XCTAssertEqual(flow.error, Flow.cutShortError)
+            XCTAssertNotNil(flow.instants.end)
+        }
+        XCTAssertNil(flows[3].error)
+        XCTAssertEqual(flows[3].response?.body.bytes, download)
+        _ = try journal.finish()
+    }
+
     /// A journal written before bodies came in parts (layout 1) is still read; one from a newer
     /// layout is refused with a reason.
     func testLayoutVersions() throws {

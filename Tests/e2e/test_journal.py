@@ -259,3 +259,43 @@ def test_bodies_in_flight_go_to_the_journal_as_they_arrive(origin, harrec, tmp_p
     recovered = run_harrec("recover", copy, "--no-redact", timeout=300)
     assert recovered.returncode == 0, recovered.stderr
     check(json.loads(copy.read_text()))
+
+
+def test_an_exchange_cut_by_kill9_is_recovered_from_its_parts(origin, harrec, tmp_path):
+    """Issue 34: kill -9 while a download and an upload cross (each paced by curl) loses neither:
+    `harrec recover` builds each from the snapshot journaled with its first body part and the
+    parts after it. Each entry says the recording stopped, and its body is a byte-exact prefix
+    of what crossed, at least the parts already on disk."""
+    from origin import make_bytes
+    px = harrec.start("-q", "--no-redact")
+    size = 64 << 20
+    upload = make_bytes(8 << 20, 5)
+    (tmp_path / "up.bin").write_bytes(upload)
+    curl_args = ["curl", "-q", "-sS", "--max-time", "60", "-x", px.http_proxy, "--limit-rate", "2M", "-o", "/dev/null"]
+    download = subprocess.Popen(curl_args + [origin.url(f"/bytes?n={size}&seed=3")], stderr=subprocess.DEVNULL)
+    up = subprocess.Popen(curl_args + ["--data-binary", f"@{tmp_path / 'up.bin'}", "-H", "Content-Type: application/octet-stream",
+                                       origin.url("/echo")], stderr=subprocess.DEVNULL)
+    journal = Path(str(px.har_path) + ".journal") / "records"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (not journal.exists() or journal.stat().st_size < 6 << 20):
+        time.sleep(0.1)
+    time.sleep(0.5)  # the writer syncs at least every 0.2 s
+    crash(px)
+    for client in (download, up):
+        client.kill()
+        client.wait(10)
+    rec = run_harrec("recover", px.har_path, "--no-redact", timeout=120)
+    assert rec.returncode == 0, rec.stderr
+    har = json.loads(Path(px.har_path).read_text())
+    validate_har_file(Path(px.har_path))
+    by_url = {e["request"]["url"]: e for e in entries(har)}
+    got = by_url[origin.url(f"/bytes?n={size}&seed=3")]
+    assert "recording stopped" in got.get("_error", ""), got.get("_error")
+    assert got["response"]["status"] == 200
+    body = content_bytes(got["response"]["content"])
+    assert len(body) >= 1 << 20 and body == make_bytes(size, 3)[:len(body)], len(body)
+    sent = by_url[origin.url("/echo")]
+    assert "recording stopped" in sent.get("_error", ""), sent.get("_error")
+    post = sent["request"]["postData"]
+    posted = base64.b64decode(post["text"]) if post.get("encoding") == "base64" else post["text"].encode("latin-1")
+    assert len(posted) >= 1 << 20 and posted == upload[:len(posted)], len(posted)
