@@ -98,10 +98,28 @@ extension HARContent: HARObject {
         // Negative when the coding made a small body larger (gzip of a few bytes): still the truth.
         .optionalInteger("compression", { $1($0.compression) }, { $0.compression = $1 }, minimum: Int.min),
         .string("mimeType", { $1($0.mimeType) }, { $0.mimeType = $1 }),
-        .optionalString("text", { $1($0.text) }, { $0.text = $1 }),
+        .contentText,
         .optionalString("encoding", { $1($0.encoding) }, { $0.encoding = $1 }),
         .optionalString("comment", { $1($0.comment) }, { $0.comment = $1 }),
     ], relations: { checker, fields, path, _ in checker.checkContentRelations(fields, path) })
+}
+
+extension HARMember where Root == HARContent {
+    /// `text`: a string, or a deferred body written as one.
+    static var contentText: Self {
+        let plain = HARMember.optionalString("text", { $1($0.text) }, { $0.text = $1 })
+        return Self(name: "text", required: false, shape: plain.shape, access: .nested(HARNestedAccess(
+            read: { root, v, custom in plain.access.read("text", &root, v, &custom) },
+            write: { root, w in
+                if let body = root.deferred {
+                    w.key("text")
+                    w.deferredString(body)
+                } else {
+                    plain.access.write("text", root, &w)
+                }
+            },
+            equal: { a, b in plain.access.equal(a, b) && a.deferred === b.deferred })))
+    }
 }
 
 extension HARPostData: HARObject {

@@ -189,6 +189,9 @@ public struct HARContent: Sendable {
     public var encoding: String?
     public var comment: String?
     public var custom: JSONFields
+    /// A body too large to hold, written as `text` (its base64) when the HAR is written; `text`
+    /// is then nil. Only an export builds these.
+    public var deferred: HARDeferredBody?
 
     public init(size: Int, compression: Int? = nil, mimeType: String, text: String? = nil, encoding: String? = nil,
                 comment: String? = nil, custom: JSONFields = []) {

@@ -90,8 +90,8 @@ extension HARLog {
         let slots = DispatchSemaphore(value: 1)
         let range: @Sendable (Int) -> Range<Int> = { batch in ranges[batch] }
         /// Serializes batches `first..<last` on every core, entry `i` of batch `b` from `entryAt(b, i)`.
-        let serializeWindow = { @Sendable (first: Int, last: Int, entryAt: @Sendable (Int, Int) -> HAREntry) -> [[UInt8]] in
-            var outputs = [[UInt8]](repeating: [], count: last - first)
+        let serializeWindow = { @Sendable (first: Int, last: Int, entryAt: @Sendable (Int, Int) -> HAREntry) -> [SerializedBatch] in
+            var outputs = [SerializedBatch](repeating: SerializedBatch(), count: last - first)
             outputs.withUnsafeMutableBufferPointer { buffer in
                 let cells = UncheckedSendable(buffer)
                 DispatchQueue.concurrentPerform(iterations: last - first) { offset in
@@ -103,9 +103,9 @@ extension HARLog {
             }
             return outputs
         }
-        let writeChunks = { @Sendable (chunks: [[UInt8]]) in
+        let writeChunks = { @Sendable (chunks: [SerializedBatch]) in
             for chunk in chunks where failure.withLock({ $0 == nil }) {
-                do { try sink(chunk) } catch { failure.withLock { $0 = error } }
+                do { try chunk.write(to: sink) } catch { failure.withLock { $0 = error } }
             }
         }
         var start = 0
@@ -173,14 +173,34 @@ extension HARLog {
     }
 
     private static func serializeBatch(_ range: Range<Int>, isFirst: Bool, pretty: Bool,
-                                       entry: (Int) -> HAREntry) -> [UInt8] {
+                                       entry: (Int) -> HAREntry) -> SerializedBatch {
         var w = JSONWriter(pretty: pretty, reservingCapacity: range.count * 2048)
+        w.keepsDeferredBodies = true
         enterEntriesArray(&w, hasPrecedingElement: !isFirst)
         _ = w.takeBytes()
         for index in range {
             entry(index).write(to: &w)
         }
-        return w.takeBytes()
+        return SerializedBatch(bytes: w.takeBytes(), deferred: w.takeDeferredBodies())
+    }
+}
+
+/// A batch of entries serialized, with the deferred bodies to stream in at their offsets.
+private struct SerializedBatch: @unchecked Sendable {
+    var bytes: [UInt8] = []
+    var deferred: [(offset: Int, body: HARDeferredBody)] = []
+
+    /// Hands the batch to `sink` in order, each deferred body's base64 read and written a window
+    /// at a time where it stands.
+    func write(to sink: ([UInt8]) throws -> Void) throws {
+        guard !deferred.isEmpty else { return try sink(bytes) }
+        var written = 0
+        for (offset, body) in deferred {
+            try sink(Array(bytes[written..<offset]))
+            try body.writeBase64(to: sink)
+            written = offset
+        }
+        try sink(Array(bytes[written...]))
     }
 }
 

@@ -28,6 +28,12 @@ public struct JSONWriter: Sendable {
 
     private var stack: [Frame] = []
     private var afterKey = false
+    /// Deferred bodies written so far, each at its offset in `bytes` (between its quotes); only
+    /// when `keepsDeferredBodies`, else each is written out in place.
+    public private(set) var deferredBodies: [(offset: Int, body: HARDeferredBody)] = []
+    /// Whether the owner writes deferred bodies itself (streaming them into the output at
+    /// `deferredBodies`' offsets).
+    public var keepsDeferredBodies = false
 
     private struct Frame: Sendable {
         var isObject: Bool
@@ -55,6 +61,27 @@ public struct JSONWriter: Sendable {
         bytes = []
         bytes.reserveCapacity(out.count)
         return out
+    }
+
+    /// Hands over the deferred bodies written since the last call (their offsets are in the
+    /// bytes `takeBytes` hands over next).
+    public mutating func takeDeferredBodies() -> [(offset: Int, body: HARDeferredBody)] {
+        defer { deferredBodies = [] }
+        return deferredBodies
+    }
+
+    /// Writes a deferred body as a JSON string of its base64: a place for the owner to stream it
+    /// into when `keepsDeferredBodies`, else the text itself (read whole; a failed read writes
+    /// what was read, and the HAR's sizes then disagree, which `validate` reports).
+    public mutating func deferredString(_ body: HARDeferredBody) {
+        beforeValue()
+        bytes.append(0x22)
+        if keepsDeferredBodies {
+            deferredBodies.append((bytes.count, body))
+        } else {
+            try? body.writeBase64 { bytes += $0 }
+        }
+        bytes.append(0x22)
     }
 
     /// Appends `raw` as it is, between top-level values: framing of the caller's (an event

@@ -50,12 +50,18 @@ struct JournalBodyParts: Sendable {
     var offsets: [UInt64] = []
     /// The parts' record lengths (the export sizes its windows by them).
     var bytes = 0
+    /// Each part's side and body bytes, in the order of `offsets` (an export leaves a large
+    /// response body in the journal by them: `HARDeferredBody`).
+    var sides: [RecordedBodyPart.Side] = []
+    var counts: [Int] = []
 }
 
 extension JournalIndex {
-    mutating func addBodyPart(flowID: UInt64, offset: UInt64, bytes: Int) {
-        bodyParts[flowID, default: JournalBodyParts()].offsets.append(offset)
-        bodyParts[flowID]!.bytes += bytes
+    mutating func addBodyPart(_ part: RecordedBodyPart, offset: UInt64, bytes: Int) {
+        bodyParts[part.flowID, default: JournalBodyParts()].offsets.append(offset)
+        bodyParts[part.flowID]!.bytes += bytes
+        bodyParts[part.flowID]!.sides.append(part.side)
+        bodyParts[part.flowID]!.counts.append(part.bytes.count)
     }
 }
 

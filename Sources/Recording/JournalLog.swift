@@ -93,7 +93,7 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
         if let flow = part.flowSoFar { _ = writer.append(flow.journalRecord(.flowInFlight)) }
         let record = BodyPartRecord.encode(part)
         let offset = writer.append(record)
-        index.withLock { $0.addBodyPart(flowID: part.flowID, offset: offset, bytes: record.count) }
+        index.withLock { $0.addBodyPart(part, offset: offset, bytes: record.count) }
     }
 
     /// Exchanges recorded so far.
@@ -164,10 +164,10 @@ public final class JournalLog: FlowSink, @unchecked Sendable {
 
 /// A journal opened for reading: its flows in HAR order, read on demand from any thread.
 public final class JournalContents: FlowSource, @unchecked Sendable {
-    private let fd: Int32
-    private let ordered: [JournalIndexEntry]
+    let fd: Int32
+    let ordered: [JournalIndexEntry]
     private let webSockets: [JournalWebSocketRecords]
-    private let bodyParts: [UInt64: JournalBodyParts]
+    let bodyParts: [UInt64: JournalBodyParts]
     /// Exchanges that ended in an error.
     public let failures: Int
     public let pageMarks: [PageMark]
@@ -243,7 +243,7 @@ public final class JournalContents: FlowSource, @unchecked Sendable {
     }
 
     /// Reads the record at `offset`, checks its frame and checksum, and decodes its payload.
-    private static func read<T>(_ fd: Int32, at offset: UInt64, expecting kind: JournalRecordKind,
+    static func read<T>(_ fd: Int32, at offset: UInt64, expecting kind: JournalRecordKind,
                                 _ decode: (UnsafeRawBufferPointer) throws -> T) throws -> T {
         let headerBytes = try JournalFile.read(fd, at: offset, count: JournalFrame.headerSize)
         guard let header = headerBytes.withUnsafeBytes({ JournalFrame.header($0) }), header.kind == kind.rawValue else {
@@ -323,7 +323,7 @@ extension JournalContents {
                             let move = try PageMoveRecord.decode(raw)
                             index.pageOverrides[move.flowID] = move.page
                         case .bodyPart:
-                            index.addBodyPart(flowID: try BodyPartRecord.decode(raw).flowID, offset: offset, bytes: raw.count)
+                            index.addBodyPart(try BodyPartRecord.decode(raw), offset: offset, bytes: raw.count)
                         case .flowInFlight:
                             let flow = try Flow(decoding: raw)
                             index.inFlight[flow.id] = JournalIndexEntry(requestStart: flow.instants.requestStart, id: flow.id,

@@ -39,6 +39,11 @@ public final class FileRedaction: @unchecked Sendable {
     private let cookies = Mutex<[String: (first: UInt64, name: String, value: String)]>([:])
     private var known: KnownValueIndex?
     private var frozen = false
+    /// The values `known` replaces, for the cut bytes of deferred bodies (`deferredCuts`).
+    private(set) var knownValues: (count: Int, value: @Sendable (Int) -> String)?
+    let deferredCutsCache = Mutex<[Bool]?>(nil)
+    /// Known values replaced in deferred bodies as they are written, after their entries' pass 2.
+    private let lateBodyHits = Mutex(0)
 
     /// What pass 1 found in one unit, and what pass 2 adds.
     struct Pending {
@@ -166,9 +171,11 @@ public final class FileRedaction: @unchecked Sendable {
         guard rules.flags.has(.knownSecrets) else { return }
         // The chased values, then the cookies; each value is looked up by the thread that indexes it.
         let cookies = cookiePairs
-        known = KnownValueIndex(count: chasedBare.count + cookies.count, value: { k in
+        let value = { @Sendable (k: Int) -> String in
             k < chasedBare.count ? numbering.value(chasedBare[k]) : cookies[k - chasedBare.count].value
-        }, placeholder: { k in
+        }
+        knownValues = (chasedBare.count + cookies.count, value)
+        known = KnownValueIndex(count: chasedBare.count + cookies.count, value: value, placeholder: { k in
             k < chasedBare.count ? numbering.placeholder(chasedBare[k]) : cookies[k - chasedBare.count].placeholder
         })
     }
@@ -244,7 +251,10 @@ public final class FileRedaction: @unchecked Sendable {
     // MARK: - Pass 2
 
     private func finalizer(_ unit: Pending) -> Finalizer {
-        Finalizer(syntax: rules.syntax, placeholders: UnitPlaceholders(ids: unit.ids, numbering: table), known: known)
+        var f = Finalizer(syntax: rules.syntax, placeholders: UnitPlaceholders(ids: unit.ids, numbering: table), known: known)
+        f.deferredCuts = { [self] in deferredCuts() }
+        f.lateHits = { [self] n in lateBodyHits.withLock { $0 += n } }
+        return f
     }
 
     /// Pass 2 of the log's own fields.
@@ -305,6 +315,8 @@ public final class FileRedaction: @unchecked Sendable {
         }
         add(head)
         for i in 0..<entryCount { add(pending[i]) }
+        let late = lateBodyHits.withLock { $0 }
+        if late > 0 { report.counts[.knownSecrets, default: [:]][.body, default: 0] += late }
         RedactionEngine.addTallies(tallies, rules: rules, to: &report)
         return report
     }

@@ -12,6 +12,10 @@ struct Finalizer {
     let known: KnownValueIndex?
     /// Known values replaced, with a masked preview each.
     var hits: [String] = []
+    /// For deferred bodies (finalized as they are written): their windows' cut bytes, and where
+    /// the known values they replace are counted.
+    var deferredCuts: (@Sendable () -> [Bool])?
+    var lateHits: (@Sendable (Int) -> Void)?
 
     init(syntax: MarkerSyntax, placeholders: UnitPlaceholders, known: KnownValueIndex?) {
         self.syntax = syntax

@@ -82,6 +82,8 @@ extension Finalizer {
                 old = fixups.first { $0.body == .response }?.oldLength
                     ?? (isBase64 ? (Base64.decodedCount(body) ?? content.size) : body.utf8.count)
                 if let r = finalizeBody(body, base64: isBase64, mimeType: content.mimeType) { content.text = r }
+            } else if let deferred = content.deferred, let deferredCuts, let lateHits {
+                finalizeDeferred(deferred, cuts: deferredCuts(), lateHits: lateHits)
             }
             if let old {
                 let newText = content.text ?? ""

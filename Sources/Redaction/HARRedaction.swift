@@ -96,7 +96,8 @@ extension RedactionEngine {
             redactCookieAttributes(&response.cookies[i], "\(base).cookies[\(i)]")
         }
         if let r = redactURL(response.redirectURL, .url, { base + ".redirectURL" }) { response.redirectURL = r }
-        if let text = response.content.text {
+        let deferredDone = response.content.deferred.map { redactDeferred(&response.content, $0, { base + ".content.text" }) } ?? false
+        if !deferredDone, let text = response.content.text {
             let isBase64 = response.content.encoding == "base64"
             let old = isBase64 ? (Base64.decodedCount(text) ?? response.content.size) : text.utf8.count
             if deferBodies && !isBase64 && !text.isEmpty {

@@ -20,14 +20,34 @@ public enum Base64 {
         }
     }
 
+    /// The standard base64 (padded) of `src`, as bytes.
+    public static func encodedBytes(_ src: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        let outCount = (src.count + 2) / 3 * 4
+        return [UInt8](unsafeUninitializedCapacity: outCount) { out, n in
+            encodeBase64(src, into: out)
+            n = outCount
+        }
+    }
+
     /// Appends the standard base64 (padded) of `src` to `out`.
     public static func append(_ src: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         let outCount = (src.count + 2) / 3 * 4
         guard outCount > 0 else { return }
         let start = out.count
-        out.append(contentsOf: repeatElement(0, count: outCount))
+        // Grown by copies of a zero block: an element-wise fill costs seconds a GB in a debug build.
+        out.reserveCapacity(start + outCount)
+        zeros.withUnsafeBufferPointer { z in
+            var left = outCount
+            while left > 0 {
+                let n = min(left, z.count)
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: z[..<n]))
+                left -= n
+            }
+        }
         out.withUnsafeMutableBufferPointer { encodeBase64(src, into: UnsafeMutableBufferPointer(rebasing: $0[start...])) }
     }
+
+    private static let zeros = [UInt8](repeating: 0, count: 1 << 16)
 
     /// Writes the base64 of `src` to the first (n + 2) / 3 * 4 bytes of `out`.
     private static func encodeBase64(_ src: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) {
