@@ -179,7 +179,7 @@ func redactDocument(_ document: HARLazyDocument, configuration: RedactionConfigu
     }
     let file = FileRedaction(config: configuration, entryCount: document.entryCount, collectFindings: collectFindings)
     do {
-        try EntryExport.run(DocumentEntries(document: document), head: document.head, transform: file,
+        try EntryExport.run(DocumentEntries(document: document, defersLargeBodies: sink != nil), head: document.head, transform: file,
                             spillDirectory: spillDirectory, phaseEnded: getenv("HARREC_TRACE") != nil ? phase : nil, to: sink)
     } catch let error as HARReadError {
         fail("\(path): \(error) (nothing written)", code: 1)

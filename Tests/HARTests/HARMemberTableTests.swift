@@ -6,7 +6,8 @@ import XCTest
 /// validated differently from the others.
 final class HARMemberTableTests: XCTestCase {
     private func assertTableMatchesStoredProperties<T: HARObject>(_ value: T, file: StaticString = #filePath, line: UInt = #line) {
-        let stored = Mirror(reflecting: value).children.compactMap(\.label).filter { $0 != "custom" }
+        // `HARContent.deferred` is no member of its own: the `text` row writes it as the text.
+        let stored = Mirror(reflecting: value).children.compactMap(\.label).filter { $0 != "custom" && $0 != "deferred" }
         XCTAssertEqual(T.schema.members.map(\.name), stored, "\(T.self): table rows and stored properties differ", file: file, line: line)
     }
 

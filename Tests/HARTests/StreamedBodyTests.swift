@@ -236,4 +236,33 @@ final class StreamedBodyTests: XCTestCase {
         let left = try XCTUnwrap(doc.entryLeavingOutResponseText(0)).text
         XCTAssertEqual(Array(file[left.range]), Array(#"abc\ndef"#.utf8))
     }
+
+    /// A large base64 body is left in the file (`entryDeferringResponseBody`): the entry is the
+    /// whole parse but for its text, and the deferred body is the text decoded, whatever its line
+    /// breaks and escapes; a body under the threshold or not base64 is parsed whole.
+    func testALargeBase64BodyIsLeftInTheFile() throws {
+        let body = (0..<(HARDeferredBody.threshold + 5)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
+        var wrapped = Base64.encode(body)
+        // Line breaks every 76 digits (MIME), one written as an escape, and an escaped slash.
+        var lines: [String] = []
+        var rest = Substring(wrapped)
+        while !rest.isEmpty { lines.append(String(rest.prefix(76))); rest = rest.dropFirst(76) }
+        wrapped = lines.joined(separator: "\\n").replacingOccurrences(of: "/", with: "\\/")
+        let doc = try document([
+            entry(content: #"{"size":\#(body.count),"mimeType":"video/mp4","encoding":"base64","text":""# + wrapped + #""}"#),
+            entry(content: #"{"size":3,"mimeType":"video/mp4","encoding":"base64","text":"AAEC"}"#),
+        ])
+        let whole = try doc.entry(0)
+        let deferred = try XCTUnwrap(doc.entryDeferringResponseBody(0))
+        var expected = whole
+        expected.response.content.text = nil
+        var got = deferred
+        let body0 = try XCTUnwrap(got.response.content.deferred)
+        got.response.content.deferred = nil
+        XCTAssertEqual(got, expected, "all but the text as parsed whole")
+        XCTAssertEqual(body0.count, body.count)
+        XCTAssertEqual(body0.prefix, Array(body.prefix(body0.prefix.count)))
+        XCTAssertEqual(try body0.base64Text(), Base64.encode(body), "the text decoded, written canonical")
+        XCTAssertNil(doc.entryDeferringResponseBody(1), "small: parsed whole")
+    }
 }

@@ -220,3 +220,39 @@ def test_cli_matches_golden_fixtures(name, tmp_path):
     assert out.read_bytes() == (FIXTURES / f"{name}.out.har").read_bytes()
     rc, stdout, _ = run("redact", "--check", out, *(["--rules", rules] if rules.exists() else []))
     assert rc == 0, stdout
+
+
+def test_redact_streams_a_large_binary_body_as_the_whole_body_is_redacted(tmp_path):
+    """Issue 34: `harrec redact` leaves a 12 MB base64 response body in the file and redacts it a
+    window at a time as it writes. It comes out as the same bytes held whole do (the request's
+    copy, redacted whole): the planted address and key are gone, the length is kept, and a
+    second run changes nothing."""
+    import base64
+    import random
+    body = bytearray(random.Random(8).randbytes(12 << 20))
+    plants = [b"\x01mail ann.lee@corp-mail.net now\x02", b"\x01key=sk_live_4eC39HqLyjWDarjtT1zdp7dc;\x02"]
+    for k, at in enumerate(range(1 << 20, 12 << 20, (1 << 20) + 4099)):
+        body[at:at + len(plants[k % 2])] = plants[k % 2]
+    text = base64.b64encode(bytes(body)).decode()
+    entry = {"startedDateTime": "2026-12-07T10:00:00.000Z", "time": 1,
+             "request": {"method": "POST", "url": "https://api.test/upload", "httpVersion": "HTTP/1.1", "cookies": [],
+                         "headers": [], "queryString": [], "headersSize": -1, "bodySize": len(body),
+                         "postData": {"mimeType": "application/octet-stream", "text": text, "encoding": "base64"}},
+             "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "cookies": [], "headers": [],
+                          "content": {"size": len(body), "mimeType": "application/octet-stream", "text": text,
+                                      "encoding": "base64"},
+                          "redirectURL": "", "headersSize": -1, "bodySize": len(body)},
+             "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 0}}
+    src, out, again = tmp_path / "in.har", tmp_path / "out.har", tmp_path / "again.har"
+    src.write_text(json.dumps({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": [entry]}}))
+    code, _, err = run("redact", src, "--out", out, timeout=120)
+    assert code == 0, err
+    written = json.loads(out.read_text())["log"]["entries"][0]
+    sent = base64.b64decode(written["request"]["postData"]["text"])
+    got = base64.b64decode(written["response"]["content"]["text"])
+    assert len(got) == len(body) and got != bytes(body)
+    assert got == sent, "the window-at-a-time redaction differs from the whole body's"
+    for secret in (b"ann.lee@corp-mail.net", b"sk_live_4eC39HqLyjWDarjtT1zdp7dc"):
+        assert secret not in got
+    assert run("redact", out, "--out", again, timeout=120)[0] == 0
+    assert again.read_bytes() == out.read_bytes()
