@@ -38,7 +38,7 @@ final class SpilledEntries: @unchecked Sendable {
     func put(_ entry: HAREntry, held: [UInt8]?, at i: Int) -> Bool {
         // A deferred body would be read whole into the spill file: such an entry is built
         // again instead (its body stays where it is).
-        guard entry.response.content.deferred == nil else { return false }
+        guard entry.response.content.deferred == nil, entry.request.postData?.deferred == nil else { return false }
         var writer = JSONWriter(pretty: false, reservingCapacity: 4096)
         entry.write(to: &writer)
         let json = writer.takeBytes()

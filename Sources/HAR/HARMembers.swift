@@ -98,15 +98,24 @@ extension HARContent: HARObject {
         // Negative when the coding made a small body larger (gzip of a few bytes): still the truth.
         .optionalInteger("compression", { $1($0.compression) }, { $0.compression = $1 }, minimum: Int.min),
         .string("mimeType", { $1($0.mimeType) }, { $0.mimeType = $1 }),
-        .contentText,
+        .deferrableText,
         .optionalString("encoding", { $1($0.encoding) }, { $0.encoding = $1 }),
         .optionalString("comment", { $1($0.comment) }, { $0.comment = $1 }),
     ], relations: { checker, fields, path, _ in checker.checkContentRelations(fields, path) })
 }
 
-extension HARMember where Root == HARContent {
+/// A body's `text`, which an export may hold as a `HARDeferredBody` instead.
+public protocol HARDeferrableText {
+    var text: String? { get set }
+    var deferred: HARDeferredBody? { get set }
+}
+
+extension HARContent: HARDeferrableText {}
+extension HARPostData: HARDeferrableText {}
+
+extension HARMember where Root: HARDeferrableText {
     /// `text`: a string, or a deferred body written as one.
-    static var contentText: Self {
+    static var deferrableText: Self {
         let plain = HARMember.optionalString("text", { $1($0.text) }, { $0.text = $1 })
         return Self(name: "text", required: false, shape: plain.shape, access: .nested(HARNestedAccess(
             read: { root, v, custom in plain.access.read("text", &root, v, &custom) },
@@ -126,7 +135,7 @@ extension HARPostData: HARObject {
     public static let schema = HARSchema<HARPostData>(blank: { HARPostData(mimeType: "") }, [
         .string("mimeType", { $1($0.mimeType) }, { $0.mimeType = $1 }),
         .optionalArray("params", { $1($0.params) }, { $0.params = $1 }),
-        .optionalString("text", { $1($0.text) }, { $0.text = $1 }),
+        .deferrableText,
         .optionalString("encoding", { $1($0.encoding) }, { $0.encoding = $1 }),
         .optionalString("comment", { $1($0.comment) }, { $0.comment = $1 }),
     ], relations: { checker, fields, path, _ in checker.checkPostDataRelations(fields, path) })

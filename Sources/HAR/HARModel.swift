@@ -218,6 +218,9 @@ public struct HARPostData: Sendable {
     public var encoding: String?
     public var comment: String?
     public var custom: JSONFields
+    /// A body too large to hold, written as `text` (its base64) when the HAR is written; `text`
+    /// is then nil. Only an export builds these.
+    public var deferred: HARDeferredBody?
 
     public init(mimeType: String, params: [HARPostParam]? = nil, text: String? = nil, encoding: String? = nil,
                 comment: String? = nil, custom: JSONFields = []) {

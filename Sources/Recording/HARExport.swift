@@ -97,9 +97,13 @@ public enum HARExport {
         var count: Int { source.count }
         let overrides: [UInt64: Int]
         func entry(at i: Int) throws -> HAREntry {
-            let (flow, deferred) = try source.exportFlow(at: i)
+            let export = try source.exportFlow(at: i)
+            let flow = export.flow
             var entry = pages.entry(from: flow, page: overrides[flow.id])
-            if let deferred, let response = flow.response { entry.response.content = HARExport.deferredContent(deferred, response) }
+            if let deferred = export.request { entry.request.postData = HARExport.deferredPostData(deferred, flow.request) }
+            if let deferred = export.response, let response = flow.response {
+                entry.response.content = HARExport.deferredContent(deferred, response)
+            }
             return entry
         }
         func byteCount(at i: Int) -> Int { source.byteCount(at: i) }
@@ -360,9 +364,9 @@ public protocol FlowSource: Sendable {
     func byteCount(at i: Int) -> Int
     /// Flows moved to another page than their start puts them in, by id (`PageMove`).
     var pageOverrides: [UInt64: Int] { get }
-    /// Flow `i` for an export, with a large response body left where it is when the source can
+    /// Flow `i` for an export, with its large bodies left where they are when the source can
     /// (`JournalContents`); by default the flow whole.
-    func exportFlow(at i: Int) throws -> (flow: Flow, deferred: HARDeferredBody?)
+    func exportFlow(at i: Int) throws -> ExportFlow
 }
 
 extension FlowSource {

@@ -17,10 +17,11 @@ extension RedactionEngine {
     /// that `redactBody` would read as text (a text type, or a JSON document's start, and valid
     /// UTF-8 throughout) is read whole into `content.text` instead, and false tells the caller
     /// to redact it as any text.
-    func redactDeferred(_ content: inout HARContent, _ deferred: HARDeferredBody, _ path: () -> String) -> Bool {
+    func redactDeferred(_ content: inout some HARDeferrableText, _ deferred: HARDeferredBody, mimeType: String,
+                        _ path: () -> String) -> Bool {
         let prefix = deferred.prefix
         let blank = prefix.count < deferred.count && prefix.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-        if BodyKind.isTextual(mimeType: content.mimeType) || blank || prefix.withUnsafeBufferPointer(Self.looksLikeJSON),
+        if BodyKind.isTextual(mimeType: mimeType) || blank || prefix.withUnsafeBufferPointer(Self.looksLikeJSON),
            (try? deferred.isValidUTF8()) != false {
             // A failed read keeps the deferred body, so that writing it fails as loudly.
             guard let text = try? deferred.base64Text() else { return true }
@@ -70,9 +71,7 @@ extension Finalizer {
             var j = 0
             while j < p.count {
                 if p[j] == 0xEE, let m = syntax.parseValue(p, at: j), m.index < placeholders.count {
-                    let length: Int
-                    if case .sameLength(let k) = m.modifier { length = k } else { length = placeholders[m.index].utf8.count }
-                    out += Self.fit(Self.plain(placeholders[m.index]), length)
+                    out += binaryPlaceholder(m.index, m.modifier)
                     j = m.end
                 } else {
                     out.append(p[j])

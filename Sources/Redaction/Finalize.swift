@@ -211,6 +211,13 @@ struct Finalizer {
         return t
     }()
 
+    /// The placeholder of mark `index` in a binary body, at the length it replaced.
+    func binaryPlaceholder(_ index: Int, _ modifier: MarkerModifier) -> [UInt8] {
+        let n: Int
+        if case .sameLength(let length) = modifier { n = length } else { n = placeholders[index].utf8.count }
+        return Self.fit(Self.plain(placeholders[index]), n)
+    }
+
     /// A mark of this run at `i`: where it ends and what it becomes.
     private mutating func resolveMark(_ p: UnsafeBufferPointer<UInt8>, at i: Int) -> (Int, [UInt8])? {
         switch p[i + 2] {
@@ -238,9 +245,7 @@ struct Finalizer {
             var j = i + 6
             while j < w.contentEnd {
                 if p[j] == 0xEE, let m = syntax.parseValue(p, at: j), m.index < placeholders.count {
-                    let n: Int
-                    if case .sameLength(let length) = m.modifier { n = length } else { n = placeholders[m.index].utf8.count }
-                    assembled += Self.fit(Self.plain(placeholders[m.index]), n)
+                    assembled += binaryPlaceholder(m.index, m.modifier)
                     j = m.end
                     continue
                 }

@@ -53,6 +53,8 @@ extension Finalizer {
                     }
                     let new = RedactionEngine.decodedLength(post.text ?? "", base64: isBase64)
                     Self.adjustLength(headers: &request.headers, bodySize: &request.bodySize, from: old, to: new)
+                } else if let deferred = post.deferred, let deferredCuts, let lateHits {
+                    finalizeDeferred(deferred, cuts: deferredCuts(), lateHits: lateHits)
                 }
                 finalize(&post.comment)
                 post.custom = finalize(post.custom)

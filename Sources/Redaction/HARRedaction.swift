@@ -69,7 +69,8 @@ extension RedactionEngine {
                 post.params = params
             }
             let isBase64 = post.encoding == "base64"
-            if let text = post.text {
+            let deferredDone = post.deferred.map { redactDeferred(&post, $0, mimeType: post.mimeType, { base + ".postData.text" }) } ?? false
+            if !deferredDone, let text = post.text {
                 let old = Self.decodedLength(text, base64: isBase64)
                 if let r = redactBody(text, base64: isBase64, mimeType: post.mimeType, .body, { base + ".postData.text" }) {
                     post.text = r
@@ -96,7 +97,9 @@ extension RedactionEngine {
             redactCookieAttributes(&response.cookies[i], "\(base).cookies[\(i)]")
         }
         if let r = redactURL(response.redirectURL, .url, { base + ".redirectURL" }) { response.redirectURL = r }
-        let deferredDone = response.content.deferred.map { redactDeferred(&response.content, $0, { base + ".content.text" }) } ?? false
+        let deferredDone = response.content.deferred.map {
+            redactDeferred(&response.content, $0, mimeType: response.content.mimeType, { base + ".content.text" })
+        } ?? false
         if !deferredDone, let text = response.content.text {
             let isBase64 = response.content.encoding == "base64"
             let old = isBase64 ? (Base64.decodedCount(text) ?? response.content.size) : text.utf8.count

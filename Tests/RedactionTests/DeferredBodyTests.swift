@@ -8,7 +8,7 @@ import TextEncodings
 /// whatever the windows and the pieces its source hands over.
 final class DeferredBodyTests: XCTestCase {
     private let token = "tok_9fQ2xLm4Zp8Rv6Ta3Wc1Yb7Ne5Gh0Jd"
-    /// Sent in a form, so only pass 2 finds it bare in a body (`KnownValueIndex`).
+    /// Sent in the URL's query, so only pass 2 finds it bare in a body (`KnownValueIndex`).
     private let password = "correct horse battery"
 
     /// Random bytes with printable runs planted at seeded places: an address, the bearer token
@@ -31,17 +31,26 @@ final class DeferredBodyTests: XCTestCase {
 
     private func entries(_ bodies: [(mimeType: String, bytes: [UInt8])], deferred: Bool, window: Int, piece: Int) -> [HAREntry] {
         bodies.enumerated().map { k, body in
-            var entry = makeEntry(index: k, method: "POST", requestHeaders: [("Authorization", "Bearer \(token)")],
-                                  requestBody: ("application/x-www-form-urlencoded", "user=ann&password=correct+horse+battery"))
-            var content = HARContent(size: body.bytes.count, mimeType: body.mimeType, encoding: "base64")
-            if deferred {
+            var entry = makeEntry(index: k, method: "POST", url: "https://api.example.com/v1/up?user=ann&password=correct+horse+battery",
+                                  requestHeaders: [("Authorization", "Bearer \(token)")])
+            func deferredBody() -> HARDeferredBody {
                 let d = HARDeferredBody(bytes: body.bytes, pieceSize: piece)
                 d.windowBytes = window
-                content.deferred = d
+                return d
+            }
+            var content = HARContent(size: body.bytes.count, mimeType: body.mimeType, encoding: "base64")
+            var post = HARPostData(mimeType: body.mimeType, encoding: "base64")
+            if deferred {
+                content.deferred = deferredBody()
+                post.deferred = deferredBody()
             } else {
                 content.text = Base64.encode(body.bytes)
+                post.text = Base64.encode(body.bytes)
             }
             entry.response.content = content
+            // The same bytes sent as an upload.
+            entry.request.postData = post
+            entry.request.bodySize = body.bytes.count
             return entry
         }
     }
@@ -54,6 +63,7 @@ final class DeferredBodyTests: XCTestCase {
         for (k, entry) in entries.enumerated() where input[k].response.content.deferred != nil {
             let binary = k != 3 && k != 4
             XCTAssertEqual(entry.response.content.deferred != nil, binary, "body \(k): read whole only when it is text")
+            XCTAssertEqual(entry.request.postData?.deferred != nil, binary, "upload \(k)")
         }
         file.freeze()
         for i in entries.indices { file.finalize(&entries[i], index: i) }
@@ -94,6 +104,8 @@ final class DeferredBodyTests: XCTestCase {
         for (k, entry) in written.enumerated() {
             let content = entry["response"]?["content"]
             let bytes = Base64.decode(content?["text"]?.stringValue ?? "") ?? []
+            let sent = Base64.decode(entry["request"]?["postData"]?["text"]?.stringValue ?? "") ?? []
+            XCTAssertEqual(sent, bytes, "body \(k): the upload is redacted as the answer is")
             let seen = String(decoding: bytes, as: UTF8.self)
             for planted in [token, password, "ann.lee@corp-mail.net", "bob@other-mail.org"] {
                 XCTAssertFalse(seen.contains(planted), "body \(k) still holds \(planted)")
