@@ -51,15 +51,14 @@ extension Finalizer {
     /// Pass 2 of a deferred binary body: as it is written, each window gets pass 1's changed runs
     /// with their marks resolved, then every known value replaced at its length, as
     /// `finalizeBody` does to a whole binary body. Windows are cut only at control bytes no known
-    /// value holds (`cuts`), so no match spans two. Known values replaced are counted by
-    /// `lateHits` as they are found.
-    mutating func finalizeDeferred(_ deferred: HARDeferredBody, cuts: @autoclosure () -> [Bool],
-                                   lateHits: @escaping @Sendable (Int) -> Void) {
+    /// value holds (`context.cuts`), so no match spans two. Known values replaced are counted in
+    /// `context.lateHits` as they are found.
+    mutating func finalizeDeferred(_ deferred: HARDeferredBody, _ context: DeferredBodyContext) {
         let edits = (deferred.firstPassState as? [DeferredEdit]) ?? []
         deferred.firstPassState = nil
         guard !edits.isEmpty || known != nil else { return }
-        let state = DeferredFinalizer(self, edits: edits, lateHits: lateHits)
-        deferred.transformCuts = cuts()
+        let state = DeferredFinalizer(self, edits: edits, context: context)
+        deferred.transformCuts = context.cuts
         deferred.windowTransform = { window, offset in state.transform(&window, at: offset) }
     }
 
@@ -88,13 +87,13 @@ extension Finalizer {
 private final class DeferredFinalizer: @unchecked Sendable {
     private var finalizer: Finalizer
     private let edits: [DeferredEdit]
-    private let lateHits: @Sendable (Int) -> Void
+    private let context: DeferredBodyContext
     private var next = 0
 
-    init(_ finalizer: Finalizer, edits: [DeferredEdit], lateHits: @escaping @Sendable (Int) -> Void) {
+    init(_ finalizer: Finalizer, edits: [DeferredEdit], context: DeferredBodyContext) {
         self.finalizer = finalizer
         self.edits = edits
-        self.lateHits = lateHits
+        self.context = context
     }
 
     func transform(_ window: inout [UInt8], at offset: Int) {
@@ -109,17 +108,27 @@ private final class DeferredFinalizer: @unchecked Sendable {
         guard finalizer.known != nil else { return }
         if let r = window.withUnsafeBufferPointer({ finalizer.bytes($0, sameLength: true) }) { window = r }
         if !finalizer.hits.isEmpty {
-            lateHits(finalizer.hits.count)
+            let n = finalizer.hits.count
+            context.lateHits.withLock { $0 += n }
             finalizer.hits = []
         }
     }
 }
 
-extension FileRedaction {
-    /// The cut bytes of deferred bodies' windows in pass 2: control bytes that no known value
-    /// holds (computed once, when the first deferred body needs them).
-    func deferredCuts() -> [Bool] {
-        deferredCutsCache.withLock { cache in
+/// What a file's deferred bodies share in pass 2: the cut bytes of their windows (control bytes
+/// that no known value holds, found when the first body needs them) and the count of known values
+/// replaced in them as they are written, after their entries' pass 2.
+final class DeferredBodyContext: Sendable {
+    private let knownValues: (count: Int, value: @Sendable (Int) -> String)?
+    private let cutsCache = Mutex<[Bool]?>(nil)
+    let lateHits = Mutex(0)
+
+    init(knownValues: (count: Int, value: @Sendable (Int) -> String)?) {
+        self.knownValues = knownValues
+    }
+
+    var cuts: [Bool] {
+        cutsCache.withLock { cache in
             if let cuts = cache { return cuts }
             var cuts = HARDeferredBody.controlBytes
             if let values = knownValues {

@@ -39,11 +39,8 @@ public final class FileRedaction: @unchecked Sendable {
     private let cookies = Mutex<[String: (first: UInt64, name: String, value: String)]>([:])
     private var known: KnownValueIndex?
     private var frozen = false
-    /// The values `known` replaces, for the cut bytes of deferred bodies (`deferredCuts`).
-    private(set) var knownValues: (count: Int, value: @Sendable (Int) -> String)?
-    let deferredCutsCache = Mutex<[Bool]?>(nil)
-    /// Known values replaced in deferred bodies as they are written, after their entries' pass 2.
-    private let lateBodyHits = Mutex(0)
+    /// What the file's deferred bodies share in pass 2 (set with the known values).
+    private var deferredContext = DeferredBodyContext(knownValues: nil)
 
     /// What pass 1 found in one unit, and what pass 2 adds.
     struct Pending {
@@ -174,7 +171,7 @@ public final class FileRedaction: @unchecked Sendable {
         let value = { @Sendable (k: Int) -> String in
             k < chasedBare.count ? numbering.value(chasedBare[k]) : cookies[k - chasedBare.count].value
         }
-        knownValues = (chasedBare.count + cookies.count, value)
+        deferredContext = DeferredBodyContext(knownValues: (chasedBare.count + cookies.count, value))
         known = KnownValueIndex(count: chasedBare.count + cookies.count, value: value, placeholder: { k in
             k < chasedBare.count ? numbering.placeholder(chasedBare[k]) : cookies[k - chasedBare.count].placeholder
         })
@@ -252,8 +249,7 @@ public final class FileRedaction: @unchecked Sendable {
 
     private func finalizer(_ unit: Pending) -> Finalizer {
         var f = Finalizer(syntax: rules.syntax, placeholders: UnitPlaceholders(ids: unit.ids, numbering: table), known: known)
-        f.deferredCuts = { [self] in deferredCuts() }
-        f.lateHits = { [self] n in lateBodyHits.withLock { $0 += n } }
+        f.deferredContext = deferredContext
         return f
     }
 
@@ -315,7 +311,7 @@ public final class FileRedaction: @unchecked Sendable {
         }
         add(head)
         for i in 0..<entryCount { add(pending[i]) }
-        let late = lateBodyHits.withLock { $0 }
+        let late = deferredContext.lateHits.withLock { $0 }
         if late > 0 { report.counts[.knownSecrets, default: [:]][.body, default: 0] += late }
         RedactionEngine.addTallies(tallies, rules: rules, to: &report)
         return report

@@ -14,8 +14,7 @@ struct Finalizer {
     var hits: [String] = []
     /// For deferred bodies (finalized as they are written): their windows' cut bytes, and where
     /// the known values they replace are counted.
-    var deferredCuts: (@Sendable () -> [Bool])?
-    var lateHits: (@Sendable (Int) -> Void)?
+    var deferredContext: DeferredBodyContext?
 
     init(syntax: MarkerSyntax, placeholders: UnitPlaceholders, known: KnownValueIndex?) {
         self.syntax = syntax

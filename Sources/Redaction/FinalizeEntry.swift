@@ -53,8 +53,8 @@ extension Finalizer {
                     }
                     let new = RedactionEngine.decodedLength(post.text ?? "", base64: isBase64)
                     Self.adjustLength(headers: &request.headers, bodySize: &request.bodySize, from: old, to: new)
-                } else if let deferred = post.deferred, let deferredCuts, let lateHits {
-                    finalizeDeferred(deferred, cuts: deferredCuts(), lateHits: lateHits)
+                } else if let deferred = post.deferred, let deferredContext {
+                    finalizeDeferred(deferred, deferredContext)
                 }
                 finalize(&post.comment)
                 post.custom = finalize(post.custom)
@@ -84,8 +84,8 @@ extension Finalizer {
                 old = fixups.first { $0.body == .response }?.oldLength
                     ?? (isBase64 ? (Base64.decodedCount(body) ?? content.size) : body.utf8.count)
                 if let r = finalizeBody(body, base64: isBase64, mimeType: content.mimeType) { content.text = r }
-            } else if let deferred = content.deferred, let deferredCuts, let lateHits {
-                finalizeDeferred(deferred, cuts: deferredCuts(), lateHits: lateHits)
+            } else if let deferred = content.deferred, let deferredContext {
+                finalizeDeferred(deferred, deferredContext)
             }
             if let old {
                 let newText = content.text ?? ""
