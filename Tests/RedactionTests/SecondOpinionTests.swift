@@ -1,5 +1,6 @@
 import XCTest
 import HAR
+import TextEncodings
 @testable import Redaction
 
 /// `redact --check`'s second reader: it finds what the engine's switched-off rules and blind
@@ -37,5 +38,45 @@ final class SecondOpinionTests: XCTestCase {
         let blob = String(repeating: "AQE", count: 1) + String(repeating: "k9+Zq/Lm", count: 20)
         let entry = makeEntry(responseBody: ("application/octet-stream", blob))
         XCTAssertEqual(secondOpinion(entry), [])
+    }
+
+    /// Base64 of random bytes holds a catalogued shape by chance (`/EAA` and 85 letters or
+    /// digits reads as a Facebook token about once in 25 MB), in an upload or a binary
+    /// WebSocket message as in a download. The check reads what redaction reads: the decoded
+    /// text when it is UTF-8, and no base64 text of binary bytes.
+    func testBase64OfBinaryIsNotReadAsTextOnAnySide() throws {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = (0..<3000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        bytes[0] = 0xFF  // never UTF-8
+        var text = Array(Base64.encode(bytes).utf8)
+        let shape = Array(("/EAA" + String(repeating: "x9Qz", count: 22)).utf8)
+        text.replaceSubrange(400..<(400 + shape.count), with: shape)
+        let blob = String(decoding: text, as: UTF8.self)
+        XCTAssertNotNil(Base64.decode(blob))
+        XCTAssertNil(String(validating: Base64.decode(blob) ?? [], as: UTF8.self))
+        // The same text read plainly is reported, so the shape is one the check knows.
+        XCTAssertFalse(secondOpinion(makeEntry(method: "POST", requestBody: ("text/plain", blob))).isEmpty)
+
+        var upload = makeEntry(method: "POST", requestBody: ("application/octet-stream", ""))
+        upload.request.postData = HARPostData(mimeType: "application/octet-stream", text: blob, encoding: "base64")
+        XCTAssertEqual(secondOpinion(upload), [])
+        var download = makeEntry(responseBody: ("application/json", ""))
+        download.response.content = HARContent(size: bytes.count, mimeType: "application/json", text: blob, encoding: "base64")
+        XCTAssertEqual(secondOpinion(download), [])
+        let message: JSONValue = .object([("type", .string("receive")), ("opcode", .number("2")), ("data", .string(blob))])
+        let socket = makeEntry(custom: [("_webSocketMessages", .array([message]))])
+        XCTAssertEqual(secondOpinion(socket), [])
+
+        // Base64 of UTF-8 text is read decoded, on every side.
+        let key = "sk_live_" + String(repeating: "4eC39HqLyjWDarjt", count: 2)
+        let note = "note: \(key)"
+        let textMessage: JSONValue = .object([("type", .string("send")), ("opcode", .number("2")),
+                                              ("data", .string(Base64.encode(Array(note.utf8))))])
+        let found = secondOpinion(makeEntry(method: "POST", requestBody: ("application/octet-stream", note), requestBase64: true,
+                                            responseBody: ("text/plain", note), responseBase64: true,
+                                            custom: [("_webSocketMessages", .array([textMessage]))]))
+        XCTAssertEqual(found.sorted(), ["check-format log.entries[0]._webSocketMessages[0].data",
+                                        "check-format log.entries[0].request.postData.text",
+                                        "check-format log.entries[0].response.content.text"])
     }
 }

@@ -41,7 +41,7 @@ enum SecondOpinion {
         for (k, c) in request.cookies.enumerated() { reader.cookie(c.value, at: ".request.cookies[\(k)]") }
         for (k, q) in request.queryString.enumerated() { reader.named(q.name, q.value, at: ".request.queryString[\(k)]") }
         if let post = request.postData {
-            if let text = post.text { reader.body(text, at: ".request.postData.text") }
+            if let text = readable(post.text, encoding: post.encoding) { reader.body(text, at: ".request.postData.text") }
             for (k, p) in (post.params ?? []).enumerated() { reader.named(p.name, p.value ?? "", at: ".request.postData.params[\(k)]") }
         }
         for (k, h) in response.headers.enumerated() { reader.header(h.name, h.value, at: ".response.headers[\(k)]") }
@@ -50,21 +50,26 @@ enum SecondOpinion {
         // would match; the engine reads their printable runs, the check does not.
         if let body = rewrittenResponseBody, BodyKind.isTextual(mimeType: response.content.mimeType) {
             reader.body(String(decoding: body, as: UTF8.self), at: ".response.content.text")
-        } else if let text = response.content.text, BodyKind.isTextual(mimeType: response.content.mimeType) {
-            if response.content.encoding == "base64" {
-                if let bytes = Base64.decode(text), let decoded = String(validating: bytes, as: UTF8.self) {
-                    reader.body(decoded, at: ".response.content.text (base64)")
-                }
-            } else {
-                reader.body(text, at: ".response.content.text")
-            }
+        } else if BodyKind.isTextual(mimeType: response.content.mimeType),
+                  let text = readable(response.content.text, encoding: response.content.encoding) {
+            reader.body(text, at: ".response.content.text")
         }
         for (key, value) in entry.custom where key == "_webSocketMessages" {
             for (k, message) in (value.arrayValue ?? []).enumerated() {
-                if let data = message["data"]?.stringValue { reader.body(data, at: "._webSocketMessages[\(k)].data") }
+                let binary = message["opcode"]?.intValue == 2 || message["_encoding"]?.stringValue == "base64"
+                    || message["encoding"]?.stringValue == "base64"
+                if let data = readable(message["data"]?.stringValue, encoding: binary ? "base64" : nil) {
+                    reader.body(data, at: "._webSocketMessages[\(k)].data")
+                }
             }
         }
         return reader.found
+    }
+
+    /// A body's text as the check reads it: base64 decoded, and nil when that is no UTF-8 text.
+    static func readable(_ text: String?, encoding: String?) -> String? {
+        guard let text, encoding == "base64" else { return text }
+        return Base64.decode(text).flatMap { String(validating: $0, as: UTF8.self) }
     }
 
     struct Reader {
