@@ -25,8 +25,15 @@ enum EntriesScanner {
         bytes.withUnsafeBufferPointer { scan($0) }
     }
 
-    static func scan(_ p: UnsafeBufferPointer<UInt8>, parallel: Bool? = nil) -> Layout? {
-        let helper = (parallel ?? (p.count >= parallelMinimum && System.coreCount > 1)) ? SecondHalf(p, from: p.count / 2) : nil
+    /// How many bytes of entries a scan reads before it hands them to `release`.
+    static let releaseStep = 64 << 20
+
+    /// The layout of `p`. `release` is handed the ranges of entries read, `releaseStep` bytes
+    /// or more at a time, in no particular order (a mapped file's pages may then leave memory:
+    /// the scan of a large file would otherwise leave all of it resident).
+    static func scan(_ p: UnsafeBufferPointer<UInt8>, parallel: Bool? = nil,
+                     release: (@Sendable (Range<Int>) -> Void)? = nil) -> Layout? {
+        let helper = (parallel ?? (p.count >= parallelMinimum && System.coreCount > 1)) ? SecondHalf(p, from: p.count / 2, release: release) : nil
         // The helper reads `p` until it finishes: never return before.
         defer { _ = helper?.finish() }
         var c = Cursor(p: p)
@@ -51,6 +58,7 @@ enum EntriesScanner {
                     return true
                 }
                 var helper = entriesSeen == 1 ? helper : nil
+                var released = c.i
                 while true {
                     c.skipSpace()
                     let start = c.i
@@ -65,6 +73,10 @@ enum EntriesScanner {
                     }
                     guard c.skipValue() else { return false }
                     ranges.append(start..<c.i)
+                    if let release, c.i - released >= releaseStep {
+                        release(released..<c.i)
+                        released = c.i
+                    }
                     c.skipSpace()
                     guard c.i < p.count else { return false }
                     if p[c.i] == 0x2C { c.i += 1; continue }
@@ -186,14 +198,16 @@ enum EntriesScanner {
         private let done = DispatchSemaphore(value: 0)
         private var waited = false
         private var result: (ranges: [Range<Int>], end: Int)?
+        private let release: (@Sendable (Range<Int>) -> Void)?
 
         /// Keys an entry object may start with: a `{` before one of them is an entry much more
         /// likely than a header, a cookie or a custom field's object.
         private static let entryKeys: [StaticString] = ["startedDateTime", "pageref", "time", "request", "response",
                                                         "cache", "timings", "serverIPAddress", "connection", "comment"]
 
-        init(_ p: UnsafeBufferPointer<UInt8>, from start: Int) {
+        init(_ p: UnsafeBufferPointer<UInt8>, from start: Int, release: (@Sendable (Range<Int>) -> Void)? = nil) {
             self.p = p
+            self.release = release
             DispatchQueue.global().async {
                 self.result = self.run(from: start)
                 self.done.signal()
@@ -225,10 +239,15 @@ enum EntriesScanner {
             published.store(guess, ordering: .releasing)
             var c = Cursor(p: p, i: guess)
             var ranges: [Range<Int>] = []
+            var released = guess
             while !cancelled.load(ordering: .relaxed) {
                 let entryStart = c.i
                 guard c.skipValue() else { return nil }
                 ranges.append(entryStart..<c.i)
+                if let release, c.i - released >= EntriesScanner.releaseStep {
+                    release(released..<c.i)
+                    released = c.i
+                }
                 c.skipSpace()
                 guard c.i < p.count else { return nil }
                 if p[c.i] == 0x2C { c.i += 1; c.skipSpace(); continue }

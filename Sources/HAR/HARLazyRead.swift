@@ -14,8 +14,9 @@ public final class HARLazyDocument: @unchecked Sendable {
     public let entryCount: Int
 
     private enum Storage {
-        /// `bytes` is the source without a leading BOM; `ranges` index it.
-        case lazy(source: ByteSource, bytes: UnsafeBufferPointer<UInt8>, ranges: [Range<Int>])
+        /// `ranges` index `source` after `bom` bytes (a leading BOM, 3 or 0); `head` is the
+        /// document with an empty entries array, as parsed.
+        case lazy(source: ByteSource, bom: Int, ranges: [Range<Int>], head: JSONValue)
         case parsed(UnsafeMutablePointer<HAREntry?>)
     }
     private var storage: Storage
@@ -28,34 +29,49 @@ public final class HARLazyDocument: @unchecked Sendable {
 
     /// Reads the file at `path` through a read-only mapping of it: no copy, and no fresh memory
     /// to fault in (reading a 100 MB HAR into a buffer took 55-90 ms of a redaction's
-    /// single-threaded start, mapping it under 15). Nil when the file cannot be mapped (not a
-    /// regular file, empty, or the call fails): the caller reads it instead and reports errors.
+    /// single-threaded start, mapping it under 15). A file that cannot be mapped whole (an
+    /// address-space limit below its size) is read a window at a time instead: each entry is
+    /// read when it is parsed. Nil when it is no regular file with bytes in it: the caller reads
+    /// it instead and reports errors.
     public convenience init?(mappingFile path: String) throws(HARReadError) {
-        guard let source = ByteSource(mappingFile: path) else { return nil }
+        guard let source = ByteSource(file: path) else { return nil }
         try self.init(source: source)
     }
 
-    /// Reads the file open as `fd` through a read-only mapping of it, as `init(mappingFile:)`
-    /// does; the caller keeps `fd`, so what it reads through it later is the same file.
+    /// Reads the file open as `fd` as `init(mappingFile:)` does; the caller keeps `fd`, so what
+    /// it reads through it later is the same file.
     public convenience init?(mappingDescriptor fd: Int32) throws(HARReadError) {
-        guard let source = ByteSource(mappingDescriptor: fd) else { return nil }
+        guard let source = ByteSource(descriptor: fd) else { return nil }
         try self.init(source: source)
+    }
+
+    /// Reads the bytes `reader` reads, a window at a time, as a file that cannot be mapped is
+    /// read (tests give it an array).
+    convenience init(reading reader: PositionalReader) throws(HARReadError) {
+        try self.init(source: ByteSource(reader: reader))
     }
 
     private init(source: ByteSource) throws(HARReadError) {
-        let all = source.bytes
-        // A leading BOM is skipped (positions in errors do not count it, as in `HARLog.parse`).
-        let bom = all.count >= 3 && all[0] == 0xEF && all[1] == 0xBB && all[2] == 0xBF ? 3 : 0
-        let bytes = UnsafeBufferPointer(rebasing: all[bom...])
-        if let layout = EntriesScanner.scan(bytes) {
-            var headBytes = Array(bytes[..<(layout.arrayStart + 1)])
-            headBytes.append(contentsOf: bytes[(layout.arrayEnd - 1)...])
+        let bom = try source.withBytes(0..<min(3, source.count)) { (p) throws(HARReadError) -> Int in
+            p.count == 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF ? 3 : 0
+        }
+        if let layout = try Self.scan(source, from: bom) {
+            // The document without its entries: `{"log": {..., "entries": [], ...}}`.
+            var headBytes = try source.withBytes(bom..<(bom + layout.arrayStart + 1)) { Array($0) }
+            headBytes += try source.withBytes((bom + layout.arrayEnd - 1)..<source.count) { Array($0) }
             let head: HARLog
+            let headDocument: JSONValue
             do {
-                head = try HARLog(document: try JSONParser.parse(headBytes))
+                headDocument = try JSONParser.parse(headBytes)
+                head = try HARLog(document: headDocument)
             } catch let error as JSONParseError {
+                // An error after the entries comes after any inside them, as a whole parse meets
+                // them.
+                if error.offset > layout.arrayStart {
+                    for range in layout.entries { _ = try Self.parseEntry(source, bom: bom, range: range) }
+                }
                 // Report the position in the real file, not in the shortened copy.
-                throw .json(JSONParser.makeError(bytes, ScanFailure(
+                throw .json(source.makeError(from: bom, ScanFailure(
                     offset: error.offset <= layout.arrayStart ? error.offset
                         : error.offset + (layout.arrayEnd - 1 - (layout.arrayStart + 1)),
                     reason: error.reason)))
@@ -66,13 +82,13 @@ public final class HARLazyDocument: @unchecked Sendable {
             }
             self.head = head
             entryCount = layout.entries.count
-            storage = .lazy(source: source, bytes: bytes, ranges: layout.entries)
+            storage = .lazy(source: source, bom: bom, ranges: layout.entries, head: headDocument)
             // The scan read every page of a large file: they go until an entry is parsed.
-            if all.count > populatedMappingBytes { source.dropResidentPages() }
+            if source.count > populatedMappingBytes { source.dropResidentPages() }
         } else {
             // The input as given: `parse` strips a BOM itself (stripping twice would accept a
             // document with two BOMs that `HARLog.parse` rejects).
-            var log = try HARLog.parse(Array(all))
+            var log = try HARLog.parse(try source.withBytes(0..<source.count) { Array($0) })
             let entries = log.entries
             log.entries = []
             head = log
@@ -83,6 +99,31 @@ public final class HARLazyDocument: @unchecked Sendable {
             storage = .parsed(slots)
         }
     }
+
+    /// The layout of the entries of the bytes of `source` after `start`: scanned in place when
+    /// they are in memory (on two threads for a large file), else fed a window at a time.
+    private static func scan(_ source: ByteSource, from start: Int) throws(HARReadError) -> EntriesScanner.Layout? {
+        if let whole = source.whole {
+            return EntriesScanner.scan(UnsafeBufferPointer(rebasing: whole[start...])) { range in
+                source.dropResidentPages((range.lowerBound + start)..<(range.upperBound + start))
+            }
+        }
+        var stream = EntriesStream()
+        do {
+            try source.forEachPiece(start..<source.count) { piece in
+                if !stream.feed(piece) { throw ScanStopped() }
+            }
+        } catch is ScanStopped {
+            return nil
+        } catch let error as HARReadError {
+            throw error
+        } catch {
+            throw .unreadable("\(error)")
+        }
+        return stream.finish()
+    }
+
+    private struct ScanStopped: Error {}
 
     deinit {
         if case .parsed(let slots) = storage {
@@ -95,16 +136,14 @@ public final class HARLazyDocument: @unchecked Sendable {
     /// pipeline has parsed; they are read again from the file when an entry is parsed again); a
     /// document read into memory keeps its bytes. Thread-safe.
     public func dropResidentBytes(ofEntries indices: Range<Int>) {
-        guard case .lazy(let source, let bytes, let ranges) = storage, !indices.isEmpty, indices.upperBound <= ranges.count
+        guard case .lazy(let source, let bom, let ranges, _) = storage, !indices.isEmpty, indices.upperBound <= ranges.count
         else { return }
-        // Positions in `ranges` count from `bytes`, which starts after a BOM in the source.
-        let offset = bytes.baseAddress! - source.bytes.baseAddress!
-        source.dropResidentPages((ranges[indices.lowerBound].lowerBound + offset)..<(ranges[indices.upperBound - 1].upperBound + offset))
+        source.dropResidentPages((ranges[indices.lowerBound].lowerBound + bom)..<(ranges[indices.upperBound - 1].upperBound + bom))
     }
 
     /// How many bytes entry `index` takes in the file (0 when the whole document was parsed).
     public func byteCount(ofEntry index: Int) -> Int {
-        if case .lazy(_, _, let ranges) = storage, index < ranges.count { return ranges[index].count }
+        if case .lazy(_, _, let ranges, _) = storage, index < ranges.count { return ranges[index].count }
         return 0
     }
 
@@ -112,22 +151,33 @@ public final class HARLazyDocument: @unchecked Sendable {
     /// for a caller that reads it again later without keeping the document (`entry(parsing:)`);
     /// nil when the whole document was parsed.
     public func sourceRange(ofEntry index: Int) -> Range<Int>? {
-        guard case .lazy(let source, let bytes, let ranges) = storage, index < ranges.count else { return nil }
-        let offset = bytes.baseAddress! - source.bytes.baseAddress!
-        return (ranges[index].lowerBound + offset)..<(ranges[index].upperBound + offset)
+        guard case .lazy(_, let bom, let ranges, _) = storage, index < ranges.count else { return nil }
+        return (ranges[index].lowerBound + bom)..<(ranges[index].upperBound + bom)
     }
 
-    /// The bytes entry `index` is read from, its range in them, and where they start in the
-    /// source (after a BOM); nil when the whole document was parsed. Valid while `self` lives.
-    func lazyBytes(ofEntry index: Int) -> (bytes: UnsafeBufferPointer<UInt8>, range: Range<Int>, offset: Int)? {
-        guard case .lazy(let source, let bytes, let ranges) = storage, index < ranges.count else { return nil }
-        return (bytes, ranges[index], bytes.baseAddress! - source.bytes.baseAddress!)
+    /// Calls `body` with entry `index`'s bytes and where they start in the source (a BOM
+    /// counted); nil when the whole document was parsed or the bytes cannot be read.
+    func withEntryBytes<R>(_ index: Int, _ body: (_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int) -> R?) -> R? {
+        guard let range = sourceRange(ofEntry: index), case .lazy(let source, _, _, _) = storage else { return nil }
+        return try? source.withBytes(range) { bytes in body(bytes, range.lowerBound) }
     }
+
+    /// Calls `body` with the bytes of `range` of the source (a BOM counted) a piece at a time.
+    func forEachPiece(of range: Range<Int>, step: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) throws {
+        guard case .lazy(let source, _, _, _) = storage else { throw HARReadError.unreadable("the document was parsed whole") }
+        try source.forEachPiece(range, step: step, body)
+    }
+
+    /// How deep an entry stands in the document (`{"log": {"entries": [`): an entry parsed alone
+    /// meets the nesting limit where the whole document's parse meets it.
+    static let entryDepth = 3
 
     /// An entry read again from its bytes (`sourceRange`), parsed as `entry(_:)` parses it.
     public static func entry(parsing bytes: [UInt8]) throws(HARReadError) -> HAREntry {
         do throws(JSONParseError) {
-            return HAREntry(lenient: try JSONParser.parse(bytes))
+            return HAREntry(lenient: try bytes.withUnsafeBufferPointer { (p) throws(JSONParseError) in
+                try JSONParser.parse(p, depth: Self.entryDepth)
+            })
         } catch {
             throw .json(error)
         }
@@ -139,59 +189,29 @@ public final class HARLazyDocument: @unchecked Sendable {
         switch storage {
         case .parsed(let slots):
             return slots[index]!
-        case .lazy(let source, let bytes, let ranges):
-            let range = ranges[index]
-            // `source` owns `bytes`: kept alive to the end of the parse.
-            return try withExtendedLifetime(source) { () throws(HARReadError) -> HAREntry in
-                do throws(JSONParseError) {
-                    return HAREntry(lenient: try JSONParser.parse(UnsafeBufferPointer(rebasing: bytes[range])))
-                } catch {
-                    throw .json(JSONParser.makeError(bytes, ScanFailure(offset: range.lowerBound + error.offset,
-                                                                        reason: error.reason)))
-                }
-            }
+        case .lazy(let source, let bom, let ranges, _):
+            return HAREntry(lenient: try Self.parseEntry(source, bom: bom, range: ranges[index]))
         }
     }
-}
 
-/// The bytes a `HARLazyDocument` reads: a copy it owns, or a read-only private mapping of a file,
-/// unmapped when the document lets go of it.
-final class ByteSource: @unchecked Sendable {
-    let bytes: UnsafeBufferPointer<UInt8>
-    private let mapped: Bool
-
-    init(copying array: [UInt8]) {
-        let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, array.count))
-        _ = buffer.initialize(from: array)
-        bytes = UnsafeBufferPointer(rebasing: UnsafeBufferPointer(buffer)[..<array.count])
-        mapped = false
+    /// The document as parsed with an empty entries array, and the JSON of each entry, for a
+    /// reader of the JSON itself (the validator); nil when the whole document was parsed.
+    var entriesJSON: (head: JSONValue, count: Int, entry: (Int) throws(HARReadError) -> JSONValue)? {
+        guard case .lazy(let source, let bom, let ranges, let head) = storage else { return nil }
+        return (head, ranges.count, { (index) throws(HARReadError) in try Self.parseEntry(source, bom: bom, range: ranges[index]) })
     }
 
-    init?(mappingFile path: String) {
-        guard let (base, count) = mapFileReadOnly(path) else { return nil }
-        bytes = UnsafeBufferPointer(start: base, count: count)
-        mapped = true
-    }
-
-    init?(mappingDescriptor fd: Int32) {
-        guard let (base, count) = mapFileReadOnly(descriptor: fd) else { return nil }
-        bytes = UnsafeBufferPointer(start: base, count: count)
-        mapped = true
-    }
-
-    /// A mapped file's pages in `range` (all of them by default) leave memory until read again;
-    /// a copy stays as it is.
-    func dropResidentPages(_ range: Range<Int>? = nil) {
-        guard mapped else { return }
-        let range = range ?? 0..<bytes.count
-        HAR.dropResidentPages(bytes.baseAddress! + range.lowerBound, range.count)
-    }
-
-    deinit {
-        if mapped {
-            unmapFile(bytes.baseAddress!, bytes.count)
-        } else {
-            UnsafeMutablePointer(mutating: bytes.baseAddress!).deallocate()
+    /// The JSON of the entry at `range` (after `bom`) of `source`; errors point into the file.
+    private static func parseEntry(_ source: ByteSource, bom: Int, range: Range<Int>) throws(HARReadError) -> JSONValue {
+        // With the byte after the entry (`,`, `]` or a space): the parser meets the entry's end
+        // as the whole document's parse does.
+        let end = min(source.count, range.upperBound + bom + 1)
+        return try source.withBytes((range.lowerBound + bom)..<end) { (bytes) throws(HARReadError) -> JSONValue in
+            do throws(JSONParseError) {
+                return try JSONParser.parse(bytes, depth: entryDepth)
+            } catch {
+                throw .json(source.makeError(from: bom, ScanFailure(offset: range.lowerBound + error.offset, reason: error.reason)))
+            }
         }
     }
 }

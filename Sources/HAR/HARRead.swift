@@ -17,11 +17,15 @@ public enum HARReadError: Error, Equatable, Sendable, CustomStringConvertible {
     case json(JSONParseError)
     /// Valid JSON, but not a HAR: no top-level object with a `log` object.
     case notHAR(String)
+    /// A file read a window at a time could not be read again where the scan found an entry (it
+    /// changed under the reader, or the read failed).
+    case unreadable(String)
 
     public var description: String {
         switch self {
         case .json(let e): return "invalid JSON: \(e)"
         case .notHAR(let reason): return "not a HAR file: \(reason)"
+        case .unreadable(let reason): return "cannot read the file: \(reason)"
         }
     }
 }

@@ -84,9 +84,59 @@ public enum HARValidator {
             let json = try JSONParser.parse(stripBOM(bytes))
             return (validate(json), json["log"]?["entries"]?.arrayValue?.count ?? 0)
         } catch {
-            return ([HARProblem(path: "", message: "invalid JSON at line \(error.line), column \(error.column): \(error.reason)",
-                                rule: .jsonSyntax)], 0)
+            return ([syntaxProblem(error)], 0)
         }
+    }
+
+    /// `validateCountingEntries(bytes:)` over a document read entry by entry: one entry's JSON
+    /// is held at a time, so memory follows the largest entry, not the file. The problems are
+    /// the same, in the same order. Nil when the document was parsed whole (an unusual shape):
+    /// the caller validates its bytes.
+    ///
+    /// `open` reads the document: its syntax error is the one problem; nil from it, or a
+    /// document that is no HAR, is left to the caller too. Throws `.unreadable` when an entry
+    /// cannot be read again.
+    public static func validateCountingEntries(reading open: () throws(HARReadError) -> HARLazyDocument?) throws(HARReadError) -> (problems: [HARProblem], entryCount: Int)? {
+        let opened: HARLazyDocument?
+        do {
+            opened = try open()
+        } catch .json(let error) {
+            return ([syntaxProblem(error)], 0)
+        } catch .notHAR {
+            return nil
+        }
+        guard let document = opened, let (head, count, entry) = document.entriesJSON else { return nil }
+        var v = HARChecker()
+        var failure: HARReadError?
+        // A mapped file's pages leave memory 16 MiB at a time, once their entries are read.
+        var read = 0, kept = 0
+        v.streamedEntries = HARChecker.StreamedEntries(count: count) { index in
+            do throws(HARReadError) {
+                defer {
+                    kept += document.byteCount(ofEntry: index)
+                    if kept >= 16 << 20 || index == count - 1 {
+                        document.dropResidentBytes(ofEntries: read..<(index + 1))
+                        read = index + 1
+                        kept = 0
+                    }
+                }
+                return try entry(index)
+            } catch {
+                failure = error
+                return nil
+            }
+        }
+        v.root(head)
+        switch failure {
+        case nil: return (v.problems, count)
+        case .json(let error)?: return ([syntaxProblem(error)], 0)
+        case let other?: throw other
+        }
+    }
+
+    /// The one problem of a document that is not JSON.
+    public static func syntaxProblem(_ error: JSONParseError) -> HARProblem {
+        HARProblem(path: "", message: "invalid JSON at line \(error.line), column \(error.column): \(error.reason)", rule: .jsonSyntax)
     }
 
     /// Validates a parsed document `{"log": {...}}`. Problems come in document order.
@@ -117,6 +167,14 @@ func quoted(_ s: String, limit: Int = 60) -> String {
 /// Walks a document with the member tables and collects problems in document order.
 struct HARChecker {
     private(set) var problems: [HARProblem] = []
+    /// `log.entries` read one at a time instead of from the document (which holds an empty
+    /// array there).
+    struct StreamedEntries {
+        let count: Int
+        /// Entry `index`'s JSON; nil stops the walk (it could not be read).
+        let entry: (Int) -> JSONValue?
+    }
+    var streamedEntries: StreamedEntries?
     /// The ids of the pages seen so far; entries come after pages in the log.
     private var pageIDs: Set<String> = []
     /// The previous entry's valid start, for the order check.
@@ -219,15 +277,22 @@ struct HARChecker {
             guard case .array(let items) = value else {
                 return report(path, "must be an array, found \(value.typeName)", .type)
             }
-            for (i, item) in items.enumerated() {
-                let itemPath = "\(path)[\(i)]"
-                guard case .object(let fields) = item else {
-                    report(itemPath, "must be an object, found \(item.typeName)", .type)
-                    continue
+            if path == "log.entries", let stream = streamedEntries {
+                for i in 0..<stream.count {
+                    guard let item = stream.entry(i) else { return }
+                    checkItem(item, "\(path)[\(i)]", checkElement)
                 }
-                checkElement(&self, fields, itemPath)
+                return
             }
+            for (i, item) in items.enumerated() { checkItem(item, "\(path)[\(i)]", checkElement) }
         }
+    }
+
+    private mutating func checkItem(_ item: JSONValue, _ path: String, _ checkElement: (inout HARChecker, JSONFields, String) -> Void) {
+        guard case .object(let fields) = item else {
+            return report(path, "must be an object, found \(item.typeName)", .type)
+        }
+        checkElement(&self, fields, path)
     }
 
     private mutating func check(_ s: String, _ format: HARStringFormat, _ path: String) {

@@ -45,9 +45,15 @@ public enum JSONParser {
     }
 
     /// `parse`, over bytes the caller holds (a range of a mapped file: no copy).
-    static func parse(_ buf: UnsafeBufferPointer<UInt8>, rejectLoneSurrogates: Bool = false) throws(JSONParseError) -> JSONValue {
+    ///
+    /// `depth` > 0: the value is an element of an array that deep in a document (an entry of a
+    /// HAR is 3 levels in), and `buf` holds the byte after it too. The nesting limit, and what is
+    /// met at the value's end, are then as in a parse of the whole document: the value may end at
+    /// a `,` or `]`, and a number cut by that byte is reported at that byte.
+    static func parse(_ buf: UnsafeBufferPointer<UInt8>, rejectLoneSurrogates: Bool = false, depth: Int = 0) throws(JSONParseError) -> JSONValue {
         let result: Result<JSONValue, ScanFailure>
         var scanner = Scanner(buf: buf, rejectLoneSurrogates: rejectLoneSurrogates)
+        scanner.depth = depth
         do throws(ScanFailure) {
             result = .success(try scanner.parseDocument())
         } catch {
@@ -127,7 +133,10 @@ private struct Scanner {
     mutating func parseDocument() throws(ScanFailure) -> JSONValue {
         let value = try parseValue()
         skipWhitespace()
-        if pos < end { throw fail("unexpected \(describeByte(buf[pos])) after the JSON value") }
+        guard pos < end else { return value }
+        guard depth > 0 else { throw fail("unexpected \(describeByte(buf[pos])) after the JSON value") }
+        // An array's element: what follows it is met as the array's parse meets it.
+        guard buf[pos] == 0x2C || buf[pos] == 0x5D else { throw unexpected("',' or ']' in array") }
         return value
     }
 

@@ -158,9 +158,7 @@ extension HARLazyDocument {
     /// text has a repeated or escaped member name), or when the entry or its text would not parse
     /// or decode: the caller then parses the entry as usual, which reports any error.
     public func entryLeavingOutResponseText(_ index: Int) -> (entry: HAREntry, text: LeftOutText)? {
-        guard case .some(let (bytes, entryRange, offset)) = lazyBytes(ofEntry: index) else { return nil }
-        return withExtendedLifetime(self) { () -> (entry: HAREntry, text: LeftOutText)? in
-            let whole = UnsafeBufferPointer(rebasing: bytes[entryRange])
+        withEntryBytes(index) { whole, entryStart -> (entry: HAREntry, text: LeftOutText)? in
             guard let found = Self.responseTextRange(in: whole) else { return nil }
             var rest = Array(whole[..<found.lowerBound])
             rest.append(contentsOf: whole[found.upperBound...])
@@ -168,7 +166,7 @@ extension HARLazyDocument {
             let base64 = entry.response.content.encoding?.lowercased() == "base64"
             guard let (textCount, bodyCount) = Self.decodedCounts(UnsafeBufferPointer(rebasing: whole[found]), base64: base64)
             else { return nil }
-            let start = entryRange.lowerBound + found.lowerBound + offset
+            let start = entryStart + found.lowerBound
             return (entry, LeftOutText(range: start..<(start + found.count), textCount: textCount, base64: base64,
                                        bodyCount: bodyCount))
         }

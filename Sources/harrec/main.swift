@@ -78,13 +78,7 @@ func parseOrExit(_ spec: CommandSpec, _ arguments: [String]) -> ParsedArguments 
 func runValidate(_ arguments: [String]) -> Int32 {
     let parsed = parseOrExit(validateSpec, arguments)
     let path = parsed.positionals[0]
-    let bytes: [UInt8]
-    do {
-        bytes = try readFile(path)
-    } catch {
-        fail("\(error)", code: 1)
-    }
-    let (problems, count) = HARValidator.validateCountingEntries(bytes: bytes)
+    let (problems, count) = validate(path)
     if problems.isEmpty {
         print("\(path): valid HAR 1.2 (\(count) entries)")
         return 0
@@ -94,6 +88,24 @@ func runValidate(_ arguments: [String]) -> Int32 {
     }
     printErr("harrec: \(path): \(problems.count) problem\(problems.count == 1 ? "" : "s")")
     return 1
+}
+
+/// The problems of the HAR at `path` and its entry count: read an entry at a time from the file
+/// (memory follows the largest entry, and a file larger than the address space left is read in
+/// windows), or from its bytes when it is no regular file or has an unusual shape.
+func validate(_ path: String) -> (problems: [HARProblem], entryCount: Int) {
+    do {
+        if let result = try HARValidator.validateCountingEntries(reading: { () throws(HARReadError) in try HARLazyDocument(mappingFile: path) }) {
+            return result
+        }
+    } catch {
+        fail("\(path): \(error)", code: 1)
+    }
+    do {
+        return HARValidator.validateCountingEntries(bytes: try readFile(path))
+    } catch {
+        fail("\(error)", code: 1)
+    }
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())

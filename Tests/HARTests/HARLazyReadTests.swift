@@ -157,4 +157,20 @@ final class HARLazyReadTests: XCTestCase {
         let one = Array(doc.dropFirst(3))
         XCTAssertEqual((try? HARLog.parse(one)) == nil, (try? HARLazyDocument(one)) == nil)
     }
+
+    /// An entry parsed alone stands three levels into the document: the nesting limit fails it
+    /// exactly where the whole document's parse fails, in memory and read by ranges.
+    func testTheNestingLimitHoldsInAnEntryAsInTheWholeDocument() throws {
+        var outcomes: [Bool] = []
+        for depth in [JSONParser.maximumDepth - 4, JSONParser.maximumDepth - 3] {
+            let nested = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+            let text = #"{"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": [{"_x": \#(nested)}]}}"#
+            let bytes = Array(text.utf8)
+            let whole = (try? HARLog.parse(bytes)) != nil
+            XCTAssertEqual((try? HARLazyDocument(bytes).entry(0)) != nil, whole, "depth \(depth)")
+            XCTAssertEqual((try? HARLazyDocument(reading: .memory(bytes)).entry(0)) != nil, whole, "depth \(depth)")
+            outcomes.append(whole)
+        }
+        XCTAssertEqual(outcomes, [true, false])
+    }
 }

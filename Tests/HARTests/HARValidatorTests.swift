@@ -3,17 +3,41 @@ import XCTest
 
 final class HARValidatorTests: XCTestCase {
     var valid: JSONValue!
+    /// How many documents the entry-by-entry validation also read.
+    private var streamedCount = 0
+
+    /// The problems of `bytes`, which the validation of the document read entry by entry (in
+    /// memory and by ranges) must find too, in the same order.
+    func validated(bytes: [UInt8], file: StaticString = #filePath, line: UInt = #line) -> [HARProblem] {
+        let whole = HARValidator.validate(bytes: bytes)
+        for windowed in [false, true] {
+            let streamed = try? HARValidator.validateCountingEntries(reading: { () throws(HARReadError) -> HARLazyDocument? in
+                windowed ? try HARLazyDocument(reading: .memory(bytes)) : try HARLazyDocument(bytes)
+            })
+            if let streamed = streamed ?? nil {
+                XCTAssertEqual(streamed.problems, whole, "entry by entry", file: file, line: line)
+                streamedCount += 1
+            }
+        }
+        return whole
+    }
+
+    func validated(_ doc: JSONValue, file: StaticString = #filePath, line: UInt = #line) -> [HARProblem] {
+        let whole = HARValidator.validate(doc)
+        XCTAssertEqual(validated(bytes: JSONWriter.serialize(doc, pretty: true), file: file, line: line), whole, file: file, line: line)
+        return whole
+    }
 
     override func setUpWithError() throws {
         valid = try JSONParser.parse(makeSampleLog(entryCount: 3).serialize())
     }
 
     func testHarrecOutputIsValid() {
-        XCTAssertEqual(HARValidator.validate(valid), [])
+        XCTAssertEqual(validated(valid), [])
     }
 
     func testMitmproxySampleHasExactlyTheKnownProblems() throws {
-        let problems = HARValidator.validate(bytes: try Fixtures.bytes("mitmproxy-12.3.1-sample.har"))
+        let problems = validated(bytes: try Fixtures.bytes("mitmproxy-12.3.1-sample.har"))
         for p in problems { print("mitmproxy sample: \(p) [\(p.rule.rawValue)]") }
         let found = Set(problems.map { "\($0.rule.rawValue) \($0.path)" })
         // From /work/shared/hars/README.md:
@@ -34,7 +58,7 @@ final class HARValidatorTests: XCTestCase {
                    file: StaticString = #filePath, line: UInt = #line) {
         var doc = valid!
         mutate(&doc, path, value)
-        let problems = HARValidator.validate(doc)
+        let problems = validated(doc)
         XCTAssertEqual(problems.count, 1, "\(problems)", file: file, line: line)
         XCTAssertEqual(problems.first?.rule, rule, "\(problems)", file: file, line: line)
         XCTAssertEqual(problems.first?.path, problemPath ?? path, file: file, line: line)
@@ -44,7 +68,7 @@ final class HARValidatorTests: XCTestCase {
     }
 
     func testJSONSyntax() {
-        let problems = HARValidator.validate(bytes: utf8("{\"log\": {\n  \"entries\": [1,]\n}}"))
+        let problems = validated(bytes: utf8("{\"log\": {\n  \"entries\": [1,]\n}}"))
         XCTAssertEqual(problems, [HARProblem(path: "", message: "invalid JSON at line 2, column 17: trailing comma in array",
                                              rule: .jsonSyntax)])
     }
@@ -57,7 +81,7 @@ final class HARValidatorTests: XCTestCase {
         expectOne("log.entries[1].response.redirectURL", nil, rule: .required)
         expectOne("log.entries[1].request.queryString", nil, rule: .required)
         expectOne("log.entries", nil, rule: .required)
-        XCTAssertEqual(HARValidator.validate(.object([])).map(\.rule), [.required])
+        XCTAssertEqual(validated(.object([])).map(\.rule), [.required])
     }
 
     func testTypes() {
@@ -71,7 +95,7 @@ final class HARValidatorTests: XCTestCase {
         expectOne("log.entries[0].request.headers[1]", .string("Host: x"), rule: .type)
         expectOne("log.entries[1].request.postData.params[0].value", .number("1"), rule: .type)
         expectOne("log.entries[1].cache.beforeRequest", .string("x"), rule: .type)
-        XCTAssertEqual(HARValidator.validate(.array([])).map(\.rule), [.type])
+        XCTAssertEqual(validated(.array([])).map(\.rule), [.type])
     }
 
     func testIntegers() {
@@ -81,7 +105,7 @@ final class HARValidatorTests: XCTestCase {
         // Integral values in other spellings are integers (as in JSON Schema).
         var doc = valid!
         mutate(&doc, "log.entries[0].request.headersSize", .number("120.0"))
-        XCTAssertEqual(HARValidator.validate(doc), [])
+        XCTAssertEqual(validated(doc), [])
     }
 
     func testRanges() {
@@ -96,7 +120,7 @@ final class HARValidatorTests: XCTestCase {
         mutate(&doc, "log.entries[0].request.bodySize", .integer(-1))
         // A coding can make a tiny body larger: negative compression is the truth, not an error.
         mutate(&doc, "log.entries[0].response.content.compression", .integer(-20))
-        XCTAssertEqual(HARValidator.validate(doc), [], "status 0, size -1 and negative compression are allowed")
+        XCTAssertEqual(validated(doc), [], "status 0, size -1 and negative compression are allowed")
     }
 
     func testDateTime() {
@@ -109,7 +133,7 @@ final class HARValidatorTests: XCTestCase {
         var doc = valid!
         mutate(&doc, "log.entries[0].startedDateTime", .string("2026-12-01T06:58:05.00+01:00"))
         mutate(&doc, "log.entries[0].response.cookies[0].expires", .string("2027-01-01T00:00:00Z"))
-        XCTAssertEqual(HARValidator.validate(doc), [], "offsets, any fraction length; cookie expires without fraction")
+        XCTAssertEqual(validated(doc), [], "offsets, any fraction length; cookie expires without fraction")
     }
 
     func testVersion() {
@@ -121,7 +145,7 @@ final class HARValidatorTests: XCTestCase {
         // The same instant with a different offset is still in order.
         var doc = valid!
         mutate(&doc, "log.entries[1].startedDateTime", .string("2026-12-01T06:58:05.0125+01:00"))
-        XCTAssertEqual(HARValidator.validate(doc), [])
+        XCTAssertEqual(validated(doc), [])
     }
 
     func testTimingRanges() {
@@ -131,7 +155,7 @@ final class HARValidatorTests: XCTestCase {
         var doc = valid!
         mutate(&doc, "log.entries[0].timings.blocked", .number("-1"))
         mutate(&doc, "log.entries[0].time", .number("15.251"))
-        XCTAssertEqual(HARValidator.validate(doc), [], "-1 is allowed and excluded from the sum")
+        XCTAssertEqual(validated(doc), [], "-1 is allowed and excluded from the sum")
     }
 
     func testSSLMustBeInsideConnect() {
@@ -139,7 +163,7 @@ final class HARValidatorTests: XCTestCase {
         var doc = valid!
         mutate(&doc, "log.entries[0].timings.connect", .number("-1"))
         mutate(&doc, "log.entries[0].time", .number("11.876"))
-        let problems = HARValidator.validate(doc)
+        let problems = validated(doc)
         XCTAssertEqual(problems.map(\.rule), [.sslInConnect])
         XCTAssertEqual(problems.first?.path, "log.entries[0].timings.ssl")
     }
@@ -149,7 +173,7 @@ final class HARValidatorTests: XCTestCase {
         // Within the tolerance.
         var doc = valid!
         mutate(&doc, "log.entries[0].time", .number("15.383"))
-        XCTAssertEqual(HARValidator.validate(doc), [])
+        XCTAssertEqual(validated(doc), [])
     }
 
     func testEncodingAndBase64() {
@@ -165,7 +189,7 @@ final class HARValidatorTests: XCTestCase {
         expectOne("log.entries[2].response.content.size", .integer(51), rule: .contentSize)
         var doc = valid!
         mutate(&doc, "log.entries[0].response.content.size", .integer(-1))
-        XCTAssertEqual(HARValidator.validate(doc), [], "-1 (unknown) is not compared")
+        XCTAssertEqual(validated(doc), [], "-1 (unknown) is not compared")
     }
 
     func testURL() {
@@ -181,7 +205,7 @@ final class HARValidatorTests: XCTestCase {
         for removed in ["params", "text"] {
             var doc = valid!
             mutate(&doc, "log.entries[1].request.postData.\(removed)", nil)
-            XCTAssertEqual(HARValidator.validate(doc), [], "without \(removed)")
+            XCTAssertEqual(validated(doc), [], "without \(removed)")
         }
     }
 
@@ -189,7 +213,7 @@ final class HARValidatorTests: XCTestCase {
         var doc = valid!
         mutate(&doc, "log.entries[1].request.postData.params", nil)
         mutate(&doc, "log.entries[1].request.postData.text", nil)
-        let problems = HARValidator.validate(doc)
+        let problems = validated(doc)
         XCTAssertEqual(problems.map(\.rule), [.postData])
         XCTAssertEqual(problems.first?.path, "log.entries[1].request.postData")
     }
@@ -201,11 +225,11 @@ final class HARValidatorTests: XCTestCase {
         var doc = valid!
         mutate(&doc, "log.entries[0]._anything", .object([("nested", .null)]))
         mutate(&doc, "log.entries[0].response.cookies[0].sameSite", .string("Strict"))
-        XCTAssertEqual(HARValidator.validate(doc), [])
+        XCTAssertEqual(validated(doc), [])
     }
 
     func testDuplicateKeys() {
-        let problems = HARValidator.validate(bytes: utf8(#"{"log": {"version": "1.2", "version": "1.2", "creator": {"name": "a", "version": "b"}, "entries": []}}"#))
+        let problems = validated(bytes: utf8(#"{"log": {"version": "1.2", "version": "1.2", "creator": {"name": "a", "version": "b"}, "entries": []}}"#))
         XCTAssertEqual(problems, [HARProblem(path: "log.version", message: "duplicate key \"version\"", rule: .duplicateKey)])
     }
 
@@ -213,7 +237,7 @@ final class HARValidatorTests: XCTestCase {
         expectOne("log.entries[0].pageref", .string("nope"), rule: .pageref)
         var doc = valid!
         mutate(&doc, "log.pages", nil)
-        XCTAssertEqual(HARValidator.validate(doc).map(\.rule), [.pageref, .pageref, .pageref], "pageref without pages")
+        XCTAssertEqual(validated(doc).map(\.rule), [.pageref, .pageref, .pageref], "pageref without pages")
     }
 
     func testEveryRuleHasANegativeTest() {
@@ -227,8 +251,30 @@ final class HARValidatorTests: XCTestCase {
     func testMessagesQuoteValuesSafely() {
         var doc = valid!
         mutate(&doc, "log.entries[0].request.url", .string("\u{1B}[31mred\n"))
-        let p = HARValidator.validate(doc)
+        let p = validated(doc)
         XCTAssertEqual(p.count, 1)
         XCTAssertFalse(p[0].message.unicodeScalars.contains { $0.value < 0x20 })
+    }
+
+    /// The entry-by-entry validation reads the ordinary documents of these tests (the others fall
+    /// back to the whole parse), and a syntax error inside an entry comes before one after the
+    /// entries, as in the whole parse.
+    func testEntryByEntryValidationAgrees() throws {
+        _ = validated(valid)
+        _ = validated(bytes: try Fixtures.bytes("mitmproxy-12.3.1-sample.har"))
+        XCTAssertEqual(streamedCount, 4)
+        streamedCount = 0
+        let twoErrors = utf8("{\"log\": {\"version\": \"1.2\", \"entries\": [{},\n{\"time\": tru}],\n\"comment\": nul}}")
+        let problems = validated(bytes: twoErrors)
+        XCTAssertEqual(problems.map(\.message), ["invalid JSON at line 2, column 10: invalid literal, expected 'true'"])
+        XCTAssertEqual(streamedCount, 2)
+        // Found by scripts/fuzz (har-json): an entry the scan ends at a delimiter but the parser
+        // ends earlier (`8r`) or cuts (`10e,`) is reported as the whole parse reports it.
+        for text in [#"{"log": {"entries": [8r(:, [1,}]}}"#, "{\"log\": {\"entries\": [10e, null,ro\u{01}\0\0\u{1B}]}}",
+                     #"{"log": {"entries": [{"a": 1} , 10e ]}}"#, #"{"log": {"entries": [truex]}}"#] {
+            streamedCount = 0
+            XCTAssertEqual(validated(bytes: utf8(text)).map(\.rule), [.jsonSyntax], text)
+            XCTAssertEqual(streamedCount, 2, text)
+        }
     }
 }

@@ -181,8 +181,9 @@ final class StreamedBodyTests: XCTestCase {
             let text = try XCTUnwrap(whole.response.content.text)
             let source = try XCTUnwrap(doc.sourceRange(ofEntry: index))
             XCTAssertTrue(source.contains(left.range.lowerBound) && left.range.upperBound <= source.upperBound)
-            let bytes = try XCTUnwrap(doc.lazyBytes(ofEntry: index))
-            let raw = Array(bytes.bytes[(left.range.lowerBound - bytes.offset)..<(left.range.upperBound - bytes.offset)])
+            let raw = try XCTUnwrap(doc.withEntryBytes(index) { bytes, start in
+                Array(bytes[(left.range.lowerBound - start)..<(left.range.upperBound - start)])
+            })
             XCTAssertEqual(raw.withUnsafeBufferPointer { JSONParser.unescapeStringContent($0) }, Array(text.utf8), "entry \(index)")
             XCTAssertEqual(left.textCount, text.utf8.count)
             XCTAssertEqual(left.base64, index == 2)

@@ -1,0 +1,109 @@
+"""Issue 34: a HAR larger than the address space harrec may use (`ulimit -v`, RLIMIT_AS) is
+validated, redacted and replayed all the same: the file is read a window at a time when it
+cannot be mapped whole, and each entry when it is needed. An older harrec read such a file into one
+buffer and ended with "failed to allocate"."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import random
+import re
+import resource
+import subprocess
+import time
+
+from helpers import HARREC_BIN, curl, stop_process
+
+LIMIT = 256 << 20  # bytes of address space; the HAR below is larger
+BODIES = 22
+BODY_BYTES = 10 << 20
+EMAIL = "dana.whitfield@corp-mail.net"
+TOKEN = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+
+
+def limited():
+    resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+
+
+def run(*args, limit=True, timeout=120):
+    p = subprocess.run([HARREC_BIN, *map(str, args)], capture_output=True, timeout=timeout,
+                       stdin=subprocess.DEVNULL, preexec_fn=limited if limit else None)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def entry(i, url, mime, text, encoding=None, size=None):
+    content = {"size": size if size is not None else len(text), "mimeType": mime, "text": text}
+    if encoding:
+        content["encoding"] = encoding
+    return {"startedDateTime": f"2026-12-07T10:00:{i:02d}.000Z", "time": 1,
+            "request": {"method": "GET", "url": url, "httpVersion": "HTTP/1.1", "cookies": [], "headers": [],
+                        "queryString": [], "headersSize": -1, "bodySize": 0},
+            "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "cookies": [],
+                         "headers": [{"name": "Content-Type", "value": mime}], "content": content,
+                         "redirectURL": "", "headersSize": -1, "bodySize": content["size"]},
+            "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 0}}
+
+
+def write_har(path):
+    """22 binary downloads of 10 MiB (base64: 310 MB of file) and a JSON answer with an email and
+    a key in it; returns the binary bodies' sha256 by URL."""
+    rng = random.Random(34)
+    shas = {}
+    with open(path, "w") as f:
+        f.write('{"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": [')
+        for i in range(BODIES):
+            body = rng.randbytes(BODY_BYTES)
+            url = f"http://files.test/blob/{i}"
+            shas[url] = hashlib.sha256(body).hexdigest()
+            f.write(json.dumps(entry(i, url, "application/octet-stream", base64.b64encode(body).decode(), "base64",
+                                     len(body))) + ",")
+        profile = json.dumps({"user": {"email": EMAIL, "api_key": TOKEN, "plan": "pro"}})
+        f.write(json.dumps(entry(BODIES, "https://api.test/profile", "application/json", profile)))
+        f.write("]}}")
+    return shas
+
+
+def test_a_har_larger_than_the_address_space_is_validated_redacted_and_replayed(tmp_path):
+    src = tmp_path / "big.har"
+    shas = write_har(src)
+    assert src.stat().st_size > LIMIT * 1.05
+
+    code, out, err = run("validate", src)
+    assert code == 0, err
+    assert f"valid HAR 1.2 ({BODIES + 1} entries)" in out
+
+    # Redacted under the limit as without it, byte for byte.
+    limited_out, free_out = tmp_path / "limited.har", tmp_path / "free.har"
+    code, _, err = run("redact", src, "--out", limited_out)
+    assert code == 0, err
+    code, _, err = run("redact", src, "--out", free_out, limit=False)
+    assert code == 0, err
+    assert limited_out.read_bytes() == free_out.read_bytes()
+    redacted = limited_out.read_bytes()
+    assert EMAIL.encode() not in redacted and TOKEN.encode() not in redacted
+    # `--check` reads every body whole (it writes nothing to stream into): it runs with room.
+    code, out, err = run("redact", "--check", limited_out, limit=False)
+    assert code == 0, out + err
+
+    # Replayed under the limit: the largest body, byte for byte, streamed from the file.
+    proc = subprocess.Popen([HARREC_BIN, "replay", str(src), "--http", "0", "--socks", "0", "--no-intercept"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            preexec_fn=limited)
+    try:
+        port, seen, deadline = None, b"", time.monotonic() + 60
+        while port is None and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if not line:
+                break
+            seen += line
+            m = re.search(rb"HTTP proxy listening on 127\.0\.0\.1:(\d+)", line)
+            port = int(m.group(1)) if m else None
+        assert port, seen.decode("utf-8", "replace")
+        url = "http://files.test/blob/7"
+        r = curl("-x", f"http://127.0.0.1:{port}", url, max_time=60)
+        assert r.rc == 0, r.err
+        assert hashlib.sha256(r.out).hexdigest() == shas[url]
+    finally:
+        stop_process(proc)
