@@ -1,15 +1,40 @@
 import TextEncodings
 
 extension HARLazyDocument {
-    /// Entry `index` with its response body left in the file as a `HARDeferredBody`, when the
-    /// body is base64 of at least `HARDeferredBody.threshold` bytes; nil otherwise (the caller
-    /// parses the entry whole). The body is read from the file, JSON-unescaped and decoded a
-    /// piece at a time whenever it is read, and the document stays open while it may be.
-    public func entryDeferringResponseBody(_ index: Int) -> HAREntry? {
-        guard byteCount(ofEntry: index) >= HARDeferredBody.threshold,
-              let (parsed, text) = entryLeavingOutResponseText(index), text.base64,
-              text.bodyCount >= HARDeferredBody.threshold
-        else { return nil }
+    /// Entry `index` with its large bodies left in the file as `HARDeferredBody`s: a response or
+    /// an upload whose text is base64 of at least `HARDeferredBody.threshold` bytes. Nil when it
+    /// has none (the caller parses the entry whole). A body is read from the file, JSON-unescaped
+    /// and decoded a piece at a time whenever it is read, and the document stays open while it
+    /// may be.
+    public func entryDeferringLargeBodies(_ index: Int) -> HAREntry? {
+        guard byteCount(ofEntry: index) >= HARDeferredBody.threshold else { return nil }
+        var sides = BodySide.allCases
+        while !sides.isEmpty {
+            guard let (parsed, texts) = entryLeavingOutTexts(index, of: sides, minimumBytes: HARDeferredBody.threshold)
+            else { return nil }
+            // A text left out that is no large base64 goes back: the entry is read again with
+            // only the sides that are.
+            let deferrable = texts.filter { $0.value.base64 && $0.value.bodyCount >= HARDeferredBody.threshold }
+            guard deferrable.count == texts.count else {
+                sides = sides.filter { deferrable[$0] != nil }
+                continue
+            }
+            var entry = parsed
+            if let text = texts[.response] {
+                entry.response.content.text = nil
+                entry.response.content.deferred = deferredBody(text)
+            }
+            if let text = texts[.request] {
+                entry.request.postData?.text = nil
+                entry.request.postData?.deferred = deferredBody(text)
+            }
+            return entry
+        }
+        return nil
+    }
+
+    /// The body `text` stands for, read from the file whenever it is read.
+    private func deferredBody(_ text: LeftOutText) -> HARDeferredBody {
         let range = text.range
         let read = { @Sendable (piece: ([UInt8]) throws -> Void) throws in
             try Self.decodeBase64Text(count: range.count, pieces: { try self.forEachPiece(of: range, step: 1 << 20, $0) }, into: piece)
@@ -19,10 +44,7 @@ extension HARLazyDocument {
             prefix += piece.prefix(HARDeferredBody.prefixBytes - prefix.count)
             if prefix.count >= HARDeferredBody.prefixBytes { throw PrefixRead() }
         }
-        var entry = parsed
-        entry.response.content.text = nil
-        entry.response.content.deferred = HARDeferredBody(count: text.bodyCount, prefix: prefix, read: read)
-        return entry
+        return HARDeferredBody(count: text.bodyCount, prefix: prefix, read: read)
     }
 
     private struct PrefixRead: Error {}

@@ -136,42 +136,7 @@ struct UTF8Check {
     var isComplete: Bool { need == 0 }
 }
 
-/// A response body's text left in the file (`HARLazyDocument.entryLeavingOutResponseText`).
-public struct LeftOutText: Sendable, Equatable {
-    /// The bytes between the quotes of `response.content.text`, in the file.
-    public var range: Range<Int>
-    /// The text's length once its escapes are decoded.
-    public var textCount: Int
-    /// `content.encoding` is base64: the body is the text decoded (leniently) from base64.
-    public var base64: Bool
-    /// The body's length: the text's, or what its base64 decodes to.
-    public var bodyCount: Int
-}
-
 extension HARLazyDocument {
-    /// Entry `index` parsed with its response body's text left out (an empty string in the
-    /// entry), and where that text lies in the file: a reader streams the body from there
-    /// (`harrec replay`), so a body of any size is never in memory whole. The text is checked as
-    /// the parser would check it (escapes, UTF-8) and, for base64, decoded in count only.
-    ///
-    /// Nil when the document was parsed whole, when the entry's shape is unusual (its path to the
-    /// text has a repeated or escaped member name), or when the entry or its text would not parse
-    /// or decode: the caller then parses the entry as usual, which reports any error.
-    public func entryLeavingOutResponseText(_ index: Int) -> (entry: HAREntry, text: LeftOutText)? {
-        withEntryBytes(index) { whole, entryStart -> (entry: HAREntry, text: LeftOutText)? in
-            guard let found = Self.responseTextRange(in: whole) else { return nil }
-            var rest = Array(whole[..<found.lowerBound])
-            rest.append(contentsOf: whole[found.upperBound...])
-            guard let entry = try? Self.entry(parsing: rest) else { return nil }
-            let base64 = entry.response.content.encoding?.lowercased() == "base64"
-            guard let (textCount, bodyCount) = Self.decodedCounts(UnsafeBufferPointer(rebasing: whole[found]), base64: base64)
-            else { return nil }
-            let start = entryStart + found.lowerBound
-            return (entry, LeftOutText(range: start..<(start + found.count), textCount: textCount, base64: base64,
-                                       bodyCount: bodyCount))
-        }
-    }
-
     /// The lengths of the text `raw` (a string's content) decodes to and of the body it stands
     /// for, found a piece at a time as a reader streams it; nil when the text would not parse
     /// (a bad escape, invalid UTF-8) or the base64 does not decode.
@@ -207,30 +172,5 @@ extension HARLazyDocument {
         guard utf8.isComplete else { return nil }
         guard base64 else { return (textCount, textCount) }
         return digits.finishedCount.map { (textCount, $0) }
-    }
-
-    /// The range of `response.content.text`'s content within one entry's bytes; nil when a member
-    /// on the way is missing, repeated, not of its type, or has an escaped name.
-    static func responseTextRange(in entry: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
-        var c = EntriesScanner.Cursor(p: entry)
-        c.skipSpace()
-        var found: Range<Int>?
-        var seen = (response: 0, content: 0, text: 0)
-        let ok = c.members { c, key in
-            guard c.isKey(key, "response") else { return c.skipValue() }
-            seen.response += 1
-            return c.members { c, key in
-                guard c.isKey(key, "content") else { return c.skipValue() }
-                seen.content += 1
-                return c.members { c, key in
-                    guard c.isKey(key, "text") else { return c.skipValue() }
-                    seen.text += 1
-                    found = c.string()
-                    return found != nil
-                }
-            }
-        }
-        guard ok, seen == (1, 1, 1) else { return nil }
-        return found
     }
 }

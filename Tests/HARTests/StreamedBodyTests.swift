@@ -150,8 +150,9 @@ final class StreamedBodyTests: XCTestCase {
         return try HARLazyDocument(Array(text.utf8))
     }
 
-    private func entry(content: String, response extra: String = "") -> String {
-        #"{"startedDateTime":"2026-12-06T00:00:00.000Z","time":1,"request":{"method":"GET","url":"http://a.test/","httpVersion":"HTTP/1.1","cookies":[],"headers":[],"queryString":[],"headersSize":-1,"bodySize":0},"#
+    private func entry(content: String, response extra: String = "", postData: String? = nil) -> String {
+        #"{"startedDateTime":"2026-12-06T00:00:00.000Z","time":1,"request":{"method":"GET","url":"http://a.test/","httpVersion":"HTTP/1.1","cookies":[],"headers":[],"queryString":[],"headersSize":-1,"bodySize":0"#
+            + (postData.map { #","postData":"# + $0 } ?? "") + "},"
             + #""response":{"status":200,"statusText":"OK","httpVersion":"HTTP/1.1","cookies":[],"headers":[],"content":"#
             + content + #","redirectURL":"","headersSize":-1,"bodySize":-1"# + extra + #"},"cache":{},"timings":{"send":0,"wait":1,"receive":0}}"#
     }
@@ -238,7 +239,7 @@ final class StreamedBodyTests: XCTestCase {
         XCTAssertEqual(Array(file[left.range]), Array(#"abc\ndef"#.utf8))
     }
 
-    /// A large base64 body is left in the file (`entryDeferringResponseBody`): the entry is the
+    /// A large base64 body is left in the file (`entryDeferringLargeBodies`): the entry is the
     /// whole parse but for its text, and the deferred body is the text decoded, whatever its line
     /// breaks and escapes; a body under the threshold or not base64 is parsed whole.
     func testALargeBase64BodyIsLeftInTheFile() throws {
@@ -254,7 +255,7 @@ final class StreamedBodyTests: XCTestCase {
             entry(content: #"{"size":3,"mimeType":"video/mp4","encoding":"base64","text":"AAEC"}"#),
         ])
         let whole = try doc.entry(0)
-        let deferred = try XCTUnwrap(doc.entryDeferringResponseBody(0))
+        let deferred = try XCTUnwrap(doc.entryDeferringLargeBodies(0))
         var expected = whole
         expected.response.content.text = nil
         var got = deferred
@@ -264,6 +265,50 @@ final class StreamedBodyTests: XCTestCase {
         XCTAssertEqual(body0.count, body.count)
         XCTAssertEqual(body0.prefix, Array(body.prefix(body0.prefix.count)))
         XCTAssertEqual(try body0.base64Text(), Base64.encode(body), "the text decoded, written canonical")
-        XCTAssertNil(doc.entryDeferringResponseBody(1), "small: parsed whole")
+        XCTAssertNil(doc.entryDeferringLargeBodies(1), "small: parsed whole")
+    }
+
+    /// An upload is left in the file as a response is, alone or beside one; a large text that is
+    /// not base64 stays in the entry while the other side's base64 is left out. In memory and
+    /// read by ranges alike.
+    func testALargeBase64UploadIsLeftInTheFileBesideTheResponse() throws {
+        let up = (0..<(HARDeferredBody.threshold + 3)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 7) }
+        let down = (0..<(HARDeferredBody.threshold + 9)).map { UInt8(truncatingIfNeeded: $0 &* 5 &+ $0 >> 11) }
+        let bigText = String(repeating: "plain text, not base64. ", count: HARDeferredBody.threshold / 20)
+        let upload = #"{"mimeType":"application/octet-stream","encoding":"base64","text":"\#(Base64.encode(up))"}"#
+        let download = #"{"size":\#(down.count),"mimeType":"video/mp4","encoding":"base64","text":"\#(Base64.encode(down))"}"#
+        let entries = [
+            entry(content: #"{"size":0,"mimeType":"x"}"#, postData: upload),
+            entry(content: download, postData: upload),
+            entry(content: download, postData: #"{"mimeType":"text/plain","text":"\#(bigText)"}"#),
+            entry(content: #"{"size":1,"mimeType":"text/plain","text":"\#(bigText)"}"#, postData: upload),
+            entry(content: #"{"size":1,"mimeType":"text/plain","text":"\#(bigText)"}"#),
+        ]
+        let text = #"{"log":{"version":"1.2","creator":{"name":"t","version":"1"},"entries":["# + entries.joined(separator: ",") + "]}}"
+        let file = Array(text.utf8)
+        for doc in [try HARLazyDocument(file), try HARLazyDocument(reading: .memory(file))] {
+            var sides: [[String]] = []
+            for index in 0..<entries.count {
+                let whole = try doc.entry(index)
+                guard var got = doc.entryDeferringLargeBodies(index) else { sides.append([]); continue }
+                var expected = whole
+                var left: [String] = []
+                if let body = got.request.postData?.deferred {
+                    XCTAssertEqual(try body.base64Text(), Base64.encode(up), "entry \(index)")
+                    got.request.postData?.deferred = nil
+                    expected.request.postData?.text = nil
+                    left.append("request")
+                }
+                if let body = got.response.content.deferred {
+                    XCTAssertEqual(try body.base64Text(), Base64.encode(down), "entry \(index)")
+                    got.response.content.deferred = nil
+                    expected.response.content.text = nil
+                    left.append("response")
+                }
+                XCTAssertEqual(got, expected, "entry \(index): all but the texts left out as parsed whole")
+                sides.append(left)
+            }
+            XCTAssertEqual(sides, [["request"], ["request", "response"], ["response"], ["request"], []])
+        }
     }
 }

@@ -223,10 +223,10 @@ def test_cli_matches_golden_fixtures(name, tmp_path):
 
 
 def test_redact_streams_a_large_binary_body_as_the_whole_body_is_redacted(tmp_path):
-    """Issue 34: `harrec redact` leaves a 12 MB base64 response body in the file and redacts it a
-    window at a time as it writes. It comes out as the same bytes held whole do (the request's
-    copy, redacted whole): the planted address and key are gone, the length is kept, and a
-    second run changes nothing."""
+    """Issue 34: `harrec redact` leaves a 12 MB base64 response body, and the same bytes uploaded,
+    in the file and redacts them a window at a time as it writes. Both come out the same (that a
+    window at a time is the whole body's redaction, byte for byte, is DeferredBodyTests' property):
+    the planted address and key are gone, the length is kept, and a second run changes nothing."""
     import base64
     import random
     body = bytearray(random.Random(8).randbytes(12 << 20))
@@ -251,7 +251,7 @@ def test_redact_streams_a_large_binary_body_as_the_whole_body_is_redacted(tmp_pa
     sent = base64.b64decode(written["request"]["postData"]["text"])
     got = base64.b64decode(written["response"]["content"]["text"])
     assert len(got) == len(body) and got != bytes(body)
-    assert got == sent, "the window-at-a-time redaction differs from the whole body's"
+    assert got == sent, "the upload and the download of the same bytes differ"
     for secret in (b"ann.lee@corp-mail.net", b"sk_live_4eC39HqLyjWDarjtT1zdp7dc"):
         assert secret not in got
     assert run("redact", out, "--out", again, timeout=120)[0] == 0
