@@ -78,6 +78,9 @@ final class ReplayHARFile: @unchecked Sendable {
                            let (entry, text) = document.entryLeavingOutResponseText(i), text.textCount > Self.keptBodyBytes {
                             out.value[i] = Self.markedLeftOut(entry, index: i)
                             locations.value[i] = text
+                            // Its text was read through to check it: those pages go now, not
+                            // with the batch (64 such entries are a GB).
+                            document.dropResidentBytes(ofEntries: i..<(i + 1))
                             continue
                         }
                         do throws(HARReadError) {
