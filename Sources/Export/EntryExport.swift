@@ -62,8 +62,10 @@ private let unreadable = HAREntry(startedDateTime: "", time: 0, request: HARRequ
 /// runs as entries are serialized in byte-sized windows.
 public enum EntryExport {
     /// Entries kept in memory between the passes, by the bytes of their bodies and messages: a
-    /// typical session is kept whole, a larger one stays bounded.
-    public static let keptBetweenPassesBytes = 256 << 20
+    /// typical session is kept whole, a larger one stays bounded. 256 MiB, or an eighth of the
+    /// address space the process may use (`ulimit -v`) when that is less: entries take more
+    /// than their bodies' bytes, and the rest of the work needs room too.
+    public static let keptBetweenPassesBytes = min(256 << 20, addressSpaceLimit() / 8)
 
     /// Writes `head` with the source's entries to `path` atomically (`mode` for a new file).
     /// `progress` counts entries as they are built and can stop the export (the target is then

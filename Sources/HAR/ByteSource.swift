@@ -6,7 +6,7 @@ import Darwin
 
 /// The bytes a `HARLazyDocument` reads: a copy it owns, a read-only private mapping of a file,
 /// or a file read a range at a time, when it cannot be mapped whole (an address-space limit, as
-/// `ulimit -v` sets, below its size). Released when the document lets go of it.
+/// `ulimit -v` sets, below four times its size). Released when the document lets go of it.
 final class ByteSource: @unchecked Sendable {
     /// Every byte, in memory (a copy or a mapping); nil for a file read a range at a time.
     let whole: UnsafeBufferPointer<UInt8>?
@@ -39,7 +39,9 @@ final class ByteSource: @unchecked Sendable {
     /// through a duplicate of it: the same open file).
     convenience init?(descriptor fd: Int32) {
         guard let size = regularFileSize(fd), size > 0 else { return nil }
-        if let (base, count) = mapFileReadOnly(descriptor: fd) {
+        // Under an address-space limit a mapping takes what the work needs: a file of more than
+        // a quarter of it is read by ranges.
+        if size <= addressSpaceLimit() / 4, let (base, count) = mapFileReadOnly(descriptor: fd) {
             self.init(whole: UnsafeBufferPointer(start: base, count: count), count: count, owner: .mapping)
         } else if let own = duplicateDescriptor(fd) {
             self.init(reader: .file(own, count: size))

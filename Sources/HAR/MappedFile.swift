@@ -29,6 +29,19 @@ func regularFileSize(_ fd: Int32) -> Int? {
     return Int(info.st_size)
 }
 
+/// The address space this process may use (`ulimit -v`, RLIMIT_AS), in bytes; `Int.max` when
+/// there is no limit.
+public func addressSpaceLimit() -> Int {
+    var limit = rlimit()
+    #if os(Linux)
+    let asked = getrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &limit)
+    #else
+    let asked = getrlimit(RLIMIT_AS, &limit)
+    #endif
+    guard asked == 0, limit.rlim_cur != rlim_t.max else { return .max }
+    return Int(clamping: limit.rlim_cur)
+}
+
 /// A read-only private mapping of the regular file open as `fd`, which the caller keeps (and
 /// closes); nil when it cannot be mapped (not a regular file, empty, or a failing call: too
 /// little address space for it, for one).

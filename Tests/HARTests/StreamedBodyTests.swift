@@ -270,7 +270,7 @@ final class StreamedBodyTests: XCTestCase {
 
     /// An upload is left in the file as a response is, alone or beside one; a large text that is
     /// not base64 stays in the entry while the other side's base64 is left out. In memory and
-    /// read by ranges alike.
+    /// read by ranges alike, after a BOM too.
     func testALargeBase64UploadIsLeftInTheFileBesideTheResponse() throws {
         let up = (0..<(HARDeferredBody.threshold + 3)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 7) }
         let down = (0..<(HARDeferredBody.threshold + 9)).map { UInt8(truncatingIfNeeded: $0 &* 5 &+ $0 >> 11) }
@@ -285,8 +285,9 @@ final class StreamedBodyTests: XCTestCase {
             entry(content: #"{"size":1,"mimeType":"text/plain","text":"\#(bigText)"}"#),
         ]
         let text = #"{"log":{"version":"1.2","creator":{"name":"t","version":"1"},"entries":["# + entries.joined(separator: ",") + "]}}"
-        let file = Array(text.utf8)
-        for doc in [try HARLazyDocument(file), try HARLazyDocument(reading: .memory(file))] {
+        let file = Array(text.utf8), withBOM = [0xEF, 0xBB, 0xBF] + Array(text.utf8)
+        for doc in [try HARLazyDocument(file), try HARLazyDocument(reading: .memory(file)),
+                    try HARLazyDocument(withBOM), try HARLazyDocument(reading: .memory(withBOM))] {
             var sides: [[String]] = []
             for index in 0..<entries.count {
                 let whole = try doc.entry(index)

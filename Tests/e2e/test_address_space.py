@@ -107,3 +107,33 @@ def test_a_har_larger_than_the_address_space_is_validated_redacted_and_replayed(
         assert hashlib.sha256(r.out).hexdigest() == shas[url]
     finally:
         stop_process(proc)
+
+
+def test_many_small_entries_are_redacted_in_little_address_space(tmp_path):
+    """40,000 small JSON answers (46 MB) redacted and validated with 128 MiB of address space: what
+    an export keeps between its passes follows the limit (an eighth of it), and a slot per entry
+    costs a pointer, not an entry's 800 bytes. The output is the one made without the limit."""
+    src = tmp_path / "small.har"
+    rng = random.Random(7)
+    with open(src, "w") as f:
+        f.write('{"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": [')
+        for i in range(40_000):
+            body = json.dumps({"id": i, "owner": f"user{i}@corp-mail.net" if i % 50 == 0 else "n/a",
+                               "desc": "x" * rng.randint(50, 400)})
+            f.write(("," if i else "") + json.dumps(entry(0, f"https://api.test/items/{i}", "application/json", body)))
+        f.write("]}}")
+    limited_out, free_out = tmp_path / "limited.har", tmp_path / "free.har"
+    global LIMIT
+    saved, LIMIT = LIMIT, 128 << 20
+    try:
+        code, out, err = run("validate", src)
+        assert code == 0, err
+        assert "valid HAR 1.2 (40000 entries)" in out
+        code, _, err = run("redact", src, "--out", limited_out)
+        assert code == 0, err
+    finally:
+        LIMIT = saved
+    code, _, err = run("redact", src, "--out", free_out, limit=False)
+    assert code == 0, err
+    assert limited_out.read_bytes() == free_out.read_bytes()
+    assert b"@corp-mail.net" not in limited_out.read_bytes()
