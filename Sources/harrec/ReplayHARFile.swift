@@ -60,7 +60,7 @@ final class ReplayHARFile: @unchecked Sendable {
                 document = try HARLazyDocument(try readFileOrUsageError(path))
             }
         } catch let error as HARReadError {
-            throw UsageError("\(path) is not a HAR file: \(error)")
+            throw Self.readError(path, error)
         }
         var entries = [HAREntry?](repeating: nil, count: document.entryCount)
         var found = [LeftOutText?](repeating: nil, count: document.entryCount)
@@ -94,7 +94,7 @@ final class ReplayHARFile: @unchecked Sendable {
                 }
             }
         }
-        if let failure = failures.withLock({ $0 }) { throw UsageError("\(path) is not a HAR file: \(failure)") }
+        if let failure = failures.withLock({ $0 }) { throw Self.readError(path, failure) }
         var log = document.head
         log.entries = entries.map { $0! }
         let leftOut = log.entries.indices.filter { HARReplayEntries.deferredBody(of: log.entries[$0]) != nil }
@@ -115,6 +115,13 @@ final class ReplayHARFile: @unchecked Sendable {
     }
 
     private init(_ source: Source) { self.source = source }
+
+    /// What a read of `path` that failed with `error` tells the user: a file that could not be
+    /// read (too large for the memory left, changed) is not called "not a HAR".
+    private static func readError(_ path: String, _ error: HARReadError) -> UsageError {
+        if case .unreadable = error { return UsageError("\(path): \(error)") }
+        return UsageError("\(path) is not a HAR file: \(error)")
+    }
 
     deinit {
         if case .file(let fd, _, _) = source { close(fd) }
