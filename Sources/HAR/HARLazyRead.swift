@@ -104,7 +104,10 @@ public final class HARLazyDocument: @unchecked Sendable {
     /// they are in memory (on two threads for a large file), else fed a window at a time.
     private static func scan(_ source: ByteSource, from start: Int) throws(HARReadError) -> EntriesScanner.Layout? {
         if let whole = source.whole {
-            return EntriesScanner.scan(UnsafeBufferPointer(rebasing: whole[start...])) { range in
+            let bytes = UnsafeBufferPointer(rebasing: whole[start...])
+            // A file mapped with its pages populated keeps them for the entries' parse.
+            guard source.count > populatedMappingBytes else { return EntriesScanner.scan(bytes) }
+            return EntriesScanner.scan(bytes) { range in
                 source.dropResidentPages((range.lowerBound + start)..<(range.upperBound + start))
             }
         }
