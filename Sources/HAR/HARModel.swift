@@ -309,8 +309,17 @@ public struct HARCookie: Sendable {
 
 /// The entry's `cache` object. harrec writes `{}` (no cache information).
 public struct HARCache: Sendable {
-    public var beforeRequest: HARCacheEntry?
-    public var afterRequest: HARCacheEntry?
+    public var beforeRequest: HARCacheEntry? {
+        get { entries?.before }
+        set { entries = Entries(before: newValue, after: afterRequest) }
+    }
+    public var afterRequest: HARCacheEntry? {
+        get { entries?.after }
+        set { entries = Entries(before: beforeRequest, after: newValue) }
+    }
+    /// The two entries, boxed: almost every HAR leaves them out, and inline they took 160 bytes
+    /// of every entry (a replay or export holds hundreds of thousands of entries).
+    private var entries: Entries?
     public var comment: String?
     /// Also holds `beforeRequest`/`afterRequest` when a file had them as `null` (HAR's "no cache
     /// entry"), so reading and writing such a file keeps the value.
@@ -318,10 +327,30 @@ public struct HARCache: Sendable {
 
     public init(beforeRequest: HARCacheEntry? = nil, afterRequest: HARCacheEntry? = nil, comment: String? = nil,
                 custom: JSONFields = []) {
-        self.beforeRequest = beforeRequest
-        self.afterRequest = afterRequest
+        entries = Entries(before: beforeRequest, after: afterRequest)
         self.comment = comment
         self.custom = custom
+    }
+
+    /// Immutable: a change makes a new box, so copies never share a change.
+    private final class Entries: Sendable {
+        let before: HARCacheEntry?
+        let after: HARCacheEntry?
+
+        /// Nil when both are.
+        init?(before: HARCacheEntry?, after: HARCacheEntry?) {
+            guard before != nil || after != nil else { return nil }
+            self.before = before
+            self.after = after
+        }
+    }
+}
+
+extension HARCache: CustomReflectable {
+    /// The members as a HAR has them: the box the two entries live in is storage, not a member.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["beforeRequest": beforeRequest as Any, "afterRequest": afterRequest as Any,
+                                "comment": comment as Any, "custom": custom])
     }
 }
 

@@ -76,11 +76,14 @@ package final class ReplayService: Responder {
     static let keptDiagnoses = 1_024
     static let diagnosedBodyLimit = 4_096
 
+    /// The wire form of each item; for an item whose response stays in the HAR file until served
+    /// (`sources`), its status, delay, outcome and label, the rest read when served.
     private let responses: [ReplayResponse]
-    /// Items whose body stays in the HAR file until served: queue index -> (its item, the entry).
-    private let deferred: [Int: (item: ResponseQueueItem, source: Int, resetCode: UInt32?, clientGaveUp: Bool)]
-    /// Reads a deferred body: the response content of HAR entry N (nil when it cannot be read).
-    private let bodies: (@Sendable (Int) -> ResponseBody?)?
+    /// Queue index -> the HAR entry its response is read from when served (`QueueEntry.bodySource`).
+    private let sources: [Int: Int]
+    /// Reads a deferred response: the headers and content of HAR entry N (nil when they cannot be
+    /// read).
+    private let bodies: (@Sendable (Int) -> StoredResponse?)?
     /// A deferred body as a source read while it is sent (nil: read it whole with `bodies`).
     private let streams: (@Sendable (Int) -> (any ReplayBodySource)?)?
     /// "host:port" -> the recorded error, for tunnels the recording could not open.
@@ -102,7 +105,7 @@ package final class ReplayService: Responder {
                  activation: String = "harrec replay", passthrough: Bool = false, recordedLatency: Bool = false,
                  webSockets: (entries: [QueueEntry], conversations: [RecordedConversation]) = ([], []),
                  refusedTunnels: [String: String] = [:], http2Hosts: [String: Bool] = [:],
-                 bodies: (@Sendable (Int) -> ResponseBody?)? = nil,
+                 bodies: (@Sendable (Int) -> StoredResponse?)? = nil,
                  streams: (@Sendable (Int) -> (any ReplayBodySource)?)? = nil) {
         self.bodies = bodies
         self.streams = streams
@@ -114,24 +117,23 @@ package final class ReplayService: Responder {
         responses = entries.enumerated().map { i, entry in
             ReplayService.response(entry.item, label: entry.item.label ?? "#\(i + 1)",
                                    resetCode: entry.recordedError.flatMap(HTTP2ErrorCode.passedOnReset),
-                                   clientGaveUp: entry.recordedError.map(HARScenarioBuilder.isClientGiveUp) ?? false)
+                                   clientGaveUp: entry.recordedError.map(HARScenarioBuilder.isClientGiveUp) ?? false,
+                                   wire: entry.bodySource == nil)
         }
-        var deferred: [Int: (item: ResponseQueueItem, source: Int, resetCode: UInt32?, clientGaveUp: Bool)] = [:]
+        var sources: [Int: Int] = [:]
         for (i, entry) in entries.enumerated() {
-            guard let source = entry.bodySource else { continue }
-            deferred[i] = (entry.item, source, entry.recordedError.flatMap(HTTP2ErrorCode.passedOnReset),
-                           entry.recordedError.map(HARScenarioBuilder.isClientGiveUp) ?? false)
+            if let source = entry.bodySource { sources[i] = source }
         }
-        self.deferred = deferred
+        self.sources = sources
         self.remaps = remaps
         resetTriggers = resetOn
         self.activation = activation
-        // The queue matches and diagnoses; the bodies and heads live in `responses` only.
-        let withoutBodies = entries.map { entry -> QueueEntry in
-            var entry = entry
-            entry.item.response.body = .empty
-            entry.item.response.headers = []
-            return entry
+        // The queue matches and diagnoses; the bodies and heads live in `responses` only. Changed
+        // in place: the caller's array is this init's to consume, not to copy.
+        var withoutBodies = consume entries
+        for i in withoutBodies.indices {
+            withoutBodies[i].item.response.body = .empty
+            withoutBodies[i].item.response.headers = []
         }
         state = Mutex(State(queue: ServingQueue(entries: withoutBodies, source: source),
                             sockets: ServingQueue(entries: webSockets.entries, source: source)))
@@ -175,29 +177,25 @@ package final class ReplayService: Responder {
                 return .unmatched(diagnosis: text)
             }
         }
-        // A body left in the file is read now, outside the lock.
-        guard let index = servedIndex, let late = deferred[index] else { return decision }
-        var item = late.item
-        let label = item.label ?? "#\(index + 1)"
-        // A whole answer streams from the file; one cut short is sent as recorded, whole.
-        if let source = streams?(late.source) {
-            let shell = ReplayService.response(item, label: label, resetCode: late.resetCode, clientGaveUp: late.clientGaveUp)
-            if case .answered = shell.outcome {
-                return .serve(ReplayResponse(status: shell.status, fields: shell.fields, streaming: source, delay: shell.delay,
-                                             label: label), resetAfter: triggered)
-            }
+        // A response left in the file is read now, outside the lock.
+        guard let index = servedIndex, let source = sources[index] else { return decision }
+        let shell = responses[index]
+        // A whole answer streams from the file (its head was kept); one cut short is sent as
+        // recorded, whole.
+        if case .answered = shell.outcome, let stream = streams?(source) {
+            return .serve(ReplayResponse(status: shell.status, fields: shell.fields, streaming: stream, delay: shell.delay,
+                                         label: shell.label), resetAfter: triggered)
         }
-        guard let body = bodies?(late.source) else {
+        guard let stored = bodies?(source) else {
             // The file changed or went away since it was loaded.
             var fields = HTTPFields()
             fields.append(name: "Content-Type", value: "text/plain; charset=utf-8")
-            let text = "harrec replay: the recorded body of \(label) could not be read again from the HAR (entry \(late.source + 1))\n"
+            let text = "harrec replay: the recorded body of \(shell.label) could not be read again from the HAR (entry \(source + 1))\n"
             return .serve(ReplayResponse(status: 502, fields: fields, body: Array(text.utf8), delay: nil, outcome: .answered,
-                                         label: label), resetAfter: triggered)
+                                         label: shell.label), resetAfter: triggered)
         }
-        item.response.body = body
-        return .serve(ReplayService.response(item, label: label, resetCode: late.resetCode, clientGaveUp: late.clientGaveUp),
-                      resetAfter: triggered)
+        let mock = MockResponse(status: shell.status, headers: stored.headers, body: stored.body, delay: shell.delay)
+        return .serve(ReplayService.response(mock, label: shell.label, outcome: shell.outcome), resetAfter: triggered)
     }
 
     /// A request as matching sees it: header names lowercased, repeated headers joined (as
@@ -330,9 +328,26 @@ package final class ReplayService: Responder {
     /// The wire form of one queue item. Headers that cannot go on the wire (a foreign HAR with a
     /// control character in a value) are left out rather than failing the whole response.
     /// `clientGaveUp`: the recorded `_error` is the client's give-up (a cut response stays silent).
+    /// `wire` false: see `ReplayResponse.init(status:fields:body:delay:outcome:label:wire:)`.
     static func response(_ item: ResponseQueueItem, label: String, resetCode: UInt32? = nil,
-                         clientGaveUp: Bool = false) -> ReplayResponse {
+                         clientGaveUp: Bool = false, wire: Bool = true) -> ReplayResponse {
         let mock = item.response
+        let outcome: ReplayOutcome
+        if let code = mock.failureCode {
+            // The client gave up, or timed out, before any answer; else the connection broke.
+            outcome = .failed(code == .timedOut ? .silence : .broken(resetCode: resetCode))
+        } else if mock.interruptionCode != nil {
+            // Cut short: the client's own give-up is silence; anything else (an upstream timeout
+            // too: harrec closed the connection then) broke the connection.
+            outcome = .cut(clientGaveUp ? .silence : .broken(resetCode: resetCode))
+        } else {
+            outcome = .answered
+        }
+        return response(mock, label: label, outcome: outcome, wire: wire)
+    }
+
+    /// The wire form of `mock`'s status, headers and body, ending as `outcome` says.
+    static func response(_ mock: MockResponse, label: String, outcome: ReplayOutcome, wire: Bool = true) -> ReplayResponse {
         var fields = HTTPFields()
         for header in mock.headers {
             var one = HTTPFields()
@@ -359,18 +374,8 @@ package final class ReplayService: Responder {
             body = Array("harrec replay: fixture \(name) is not available to the proxy\n".utf8)
             status = 502
         }
-        if !(100...599).contains(status) && mock.failureCode == nil { status = 502 }
-        let outcome: ReplayOutcome
-        if let code = mock.failureCode {
-            // The client gave up, or timed out, before any answer; else the connection broke.
-            outcome = .failed(code == .timedOut ? .silence : .broken(resetCode: resetCode))
-        } else if mock.interruptionCode != nil {
-            // Cut short: the client's own give-up is silence; anything else (an upstream timeout
-            // too: harrec closed the connection then) broke the connection.
-            outcome = .cut(clientGaveUp ? .silence : .broken(resetCode: resetCode))
-        } else {
-            outcome = .answered
-        }
-        return ReplayResponse(status: status, fields: fields, body: body, delay: mock.delay, outcome: outcome, label: label)
+        if case .failed = outcome {} else if !(100...599).contains(status) { status = 502 }
+        return ReplayResponse(status: status, fields: fields, body: body, delay: mock.delay, outcome: outcome, label: label,
+                              wire: wire)
     }
 }

@@ -134,92 +134,74 @@ public enum HARScenarioBuilder {
 
     // MARK: - Internals shared with HARReplayProtocol
 
-    /// A queue item with the entry it came from (replay uses the request headers).
-    package struct Built {
-        package var item: ResponseQueueItem
-        package var entry: HAREntry
-    }
-
-    /// The items with their entries (replay adds header conditions from the entries).
+    /// The items, each with the index in `log.entries` of the entry it came from (replay adds
+    /// header conditions from the entries, in place).
     /// `proxyAnswersAsFailures`: the 502s and 504s harrec answered while recording become the
     /// transport failures behind them (what an app without the proxy sees), as status 0 entries
     /// do; false (a replaying proxy) serves them as the recording's client got them.
     package static func builtItems(from log: HARLog, options: HARScenarioOptions,
-                                   proxyAnswersAsFailures: Bool = true) -> [Built] {
-        struct Candidate {
-            var entry: HAREntry
-            var condition: RequestCondition
-            var response: MockResponse
-            var body: RequestBodyInfo
-        }
-        var candidates: [Candidate] = []
+                                   proxyAnswersAsFailures: Bool = true) -> [QueueEntry] {
+        // One array of items, changed in place as the conditions are settled: a HAR of many
+        // small entries held several arrays of them at once.
+        var built: [QueueEntry] = []
+        var bodies: [RequestBodyInfo] = []
+        built.reserveCapacity(log.entries.count)
         let dropped = droppedHeaders(options.droppedResponseHeaders, log: log)
-        for entry in sortedEntries(log.entries) {
-            guard let candidate = makeCondition(entry, options: options) else { continue }
-            candidates.append(Candidate(entry: entry, condition: candidate,
-                                        response: makeResponse(entry, latency: options.latency, dropping: dropped,
-                                                               proxyAnswersAsFailures: proxyAnswersAsFailures),
-                                        body: RequestBodyInfo(entry.request.postData)))
+        for index in sortedIndices(log.entries) {
+            let entry = log.entries[index]
+            guard let condition = makeCondition(entry, options: options) else { continue }
+            let response = makeResponse(entry, latency: options.latency, dropping: dropped,
+                                        proxyAnswersAsFailures: proxyAnswersAsFailures)
+            built.append(QueueEntry(item: ResponseQueueItem(condition: condition, response: response,
+                                                            label: "#\(built.count + 1) \(condition.method) \(condition.path)"),
+                                    entryIndex: index))
+            bodies.append(RequestBodyInfo(entry.request.postData))
         }
+        var keys = built.map { conditionKey($0.item.condition) }
 
         // Body conditions.
+        func addBody(_ i: Int) {
+            built[i].item.condition.body = bodies[i].hasBody ? bodies[i].match : .text("")
+            keys[i] = conditionKey(built[i].item.condition)
+        }
         switch options.bodyMatching {
         case .never:
             break
         case .always:
-            for i in candidates.indices where candidates[i].body.hasBody {
-                candidates[i].condition.body = candidates[i].body.match
-            }
+            for i in built.indices where bodies[i].hasBody { addBody(i) }
         case .whenNeeded:
-            var groups: [String: [Int]] = [:]
-            var order: [String] = []
-            for (i, c) in candidates.enumerated() {
-                let key = conditionKey(c.condition)
-                if groups[key] == nil { order.append(key) }
-                groups[key, default: []].append(i)
-            }
-            for key in order {
-                let members = groups[key]!
-                let distinctBodies = Set(members.map { candidates[$0].body.key })
-                guard distinctBodies.count > 1 else { continue }
-                for i in members {
-                    candidates[i].condition.body = candidates[i].body.hasBody ? candidates[i].body.match : .text("")
+            // A group of equal conditions needs bodies when its members' bodies differ.
+            var groups: [String: (body: String, mixed: Bool)] = [:]
+            for i in built.indices {
+                if let group = groups[keys[i]] {
+                    if !group.mixed && group.body != bodies[i].key { groups[keys[i]] = (group.body, true) }
+                } else {
+                    groups[keys[i]] = (bodies[i].key, false)
                 }
             }
+            for i in built.indices where groups[keys[i]]?.mixed == true { addBody(i) }
         }
 
         // Repeatability: the last of equal conditions repeats, earlier ones answer once each.
         var lastIndex: [String: Int] = [:]
-        var keys: [String] = []
-        for (i, c) in candidates.enumerated() {
-            let key = conditionKey(c.condition)
-            keys.append(key)
-            lastIndex[key] = i
-        }
-        var result: [Built] = []
-        result.reserveCapacity(candidates.count)
-        for (i, c) in candidates.enumerated() {
-            let item = ResponseQueueItem(condition: c.condition, response: c.response,
-                                         repeatability: lastIndex[keys[i]] == i ? .always : .once,
-                                         label: "#\(i + 1) \(c.condition.method) \(c.condition.path)")
-            result.append(Built(item: item, entry: c.entry))
-        }
-        return result
+        for (i, key) in keys.enumerated() { lastIndex[key] = i }
+        for i in built.indices { built[i].item.repeatability = lastIndex[keys[i]] == i ? .always : .once }
+        return built
     }
 
-    /// Stable sort by startedDateTime. Unparsable dates inherit the previous entry's instant so
-    /// they stay where they were relative to their neighbour.
-    static func sortedEntries(_ entries: [HAREntry]) -> [HAREntry] {
+    /// The indices of `entries` in a stable sort by startedDateTime. Unparsable dates inherit the
+    /// previous entry's instant so they stay where they were relative to their neighbour.
+    static func sortedIndices(_ entries: [HAREntry]) -> [Int] {
         var previous = -Double.infinity
-        var keyed: [(key: Double, index: Int, entry: HAREntry)] = []
+        var keyed: [(key: Double, index: Int)] = []
         keyed.reserveCapacity(entries.count)
         for (i, e) in entries.enumerated() {
             let t = HARDate.parse(e.startedDateTime) ?? previous
             previous = t
-            keyed.append((t, i, e))
+            keyed.append((t, i))
         }
         keyed.sort { $0.key != $1.key ? $0.key < $1.key : $0.index < $1.index }
-        return keyed.map(\.entry)
+        return keyed.map(\.index)
     }
 
     /// The body-less condition for an entry, or nil when the entry is skipped.
@@ -276,10 +258,7 @@ public enum HARScenarioBuilder {
         let ownAnswer = !noResponse && transportFailure(entry) != nil
         let failure = noResponse || (ownAnswer && proxyAnswersAsFailures) ? error : nil
         let interruption = noResponse || ownAnswer ? nil : error
-        let headers = entry.response.headers
-            .filter { !droppedResponseHeaders.contains($0.name.lowercased()) && !$0.name.hasPrefix(":")
-                && !volatile.contains($0.name.lowercased()) }
-            .map { HTTPHeader($0.name, $0.value) }
+        let headers = responseHeaders(entry.response, dropping: volatile)
         let body = responseBody(entry.response.content)
         var delay: TimeInterval?
         switch latency {
@@ -297,6 +276,15 @@ public enum HARScenarioBuilder {
         }
         return MockResponse(status: entry.response.status, headers: headers, body: body, delay: delay,
                             interruption: interruption.map(failureCode(forRecordedError:)))
+    }
+
+    /// A response's recorded headers as a mock's: without hop-by-hop and framing headers,
+    /// pseudo-headers, and `volatile` (lowercased) ones.
+    package static func responseHeaders(_ response: HARResponse, dropping volatile: Set<String>) -> [HTTPHeader] {
+        response.headers
+            .filter { !droppedResponseHeaders.contains($0.name.lowercased()) && !$0.name.hasPrefix(":")
+                && !volatile.contains($0.name.lowercased()) }
+            .map { HTTPHeader($0.name, $0.value) }
     }
 
     /// A response's recorded content as a mock's body: its text, base64 when the HAR says so.
@@ -380,7 +368,7 @@ public enum HARScenarioBuilder {
             let key = conditionKey(built.item.condition)
             defer { last[key] = i }
             return SourcedItem(item: built.item,
-                               recordedError: built.item.response.endsInFailure ? recordedError(built.entry) : nil,
+                               recordedError: built.item.response.endsInFailure ? recordedError(log.entries[built.entryIndex]) : nil,
                                previousRepeat: last[key])
         }
     }

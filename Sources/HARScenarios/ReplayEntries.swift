@@ -55,6 +55,18 @@ public struct HARReplayOptions: Sendable {
     }
 }
 
+/// The part of a recorded response a loader left in the HAR file (`QueueEntry.bodySource`), read
+/// again when the item is served.
+package struct StoredResponse: Sendable {
+    package var headers: [HTTPHeader]
+    package var body: ResponseBody
+
+    package init(headers: [HTTPHeader], body: ResponseBody) {
+        self.headers = headers
+        self.body = body
+    }
+}
+
 /// The queue entries of a replayed HAR.
 package enum HARReplayEntries {
     /// The queue entries for `log`: HARScenarioBuilder's items, minus dropped query items, plus
@@ -104,28 +116,33 @@ package enum HARReplayEntries {
         var built = HARScenarioBuilder.builtItems(from: log, options: options.scenario,
                                                   proxyAnswersAsFailures: proxyAnswersAsFailures)
         for i in built.indices { strip(&built[i].item.condition) }
+        // Most requests carry the same headers: one array of conditions serves them all.
+        var shared: Set<[HeaderCondition]> = []
+        for i in built.indices {
+            let entry = log.entries[built[i].entryIndex]
+            built[i].headers = shared.insert(headerConditions(entry)).memberAfterInsert
+            built[i].recordedError = built[i].item.response.endsInFailure ? HARScenarioBuilder.recordedError(entry) : nil
+            built[i].bodySource = deferredBody(of: entry)
+        }
         if needsRegrouping {
             // Recompute "equal conditions" over what is actually matched.
             var last: [String: Int] = [:]
             var keys: [String] = []
-            for (i, b) in built.enumerated() {
-                let headerKey = headerConditions(b.entry).map { "\($0.name.lowercased())=\($0.value ?? "\u{0}")" }
+            for i in built.indices {
+                let headerKey = built[i].headers.map { "\($0.name.lowercased())=\($0.value ?? "\u{0}")" }
                     .joined(separator: "\u{1}")
-                let key = HARScenarioBuilder.conditionKey(b.item.condition) + "\u{2}" + headerKey
+                let key = HARScenarioBuilder.conditionKey(built[i].item.condition) + "\u{2}" + headerKey
                 keys.append(key)
                 last[key] = i
             }
             for i in built.indices { built[i].item.repeatability = last[keys[i]] == i ? .always : .once }
         }
-        return built.map {
-            QueueEntry(item: $0.item, headers: headerConditions($0.entry),
-                       recordedError: $0.item.response.endsInFailure ? HARScenarioBuilder.recordedError($0.entry) : nil,
-                       bodySource: deferredBody(of: $0.entry))
-        }
+        return built
     }
 
-    /// The member a loader puts on an entry whose response body it left in the file: the entry's
-    /// index there, so the body is read when served (`QueueEntry.bodySource`).
+    /// The member a loader puts on an entry whose response it left in the file (its body, and its
+    /// headers unless the body streams from there): the entry's index there, so the response is
+    /// read when served (`QueueEntry.bodySource`).
     package static let deferredBodyMember = "_harrecDeferredBody"
 
     package static func deferredBody(of entry: HAREntry) -> Int? {

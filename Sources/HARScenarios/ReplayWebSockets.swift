@@ -43,7 +43,8 @@ package enum HARReplayConversations {
         var conversations: [RecordedConversation] = []
         var keys: [String] = []
         let dropped = Set(options.droppedQueryItems.map { $0.lowercased() })
-        for entry in HARScenarioBuilder.sortedEntries(log.entries) {
+        for index in HARScenarioBuilder.sortedIndices(log.entries) {
+            let entry = log.entries[index]
             guard let messages = entry.custom.last(where: { $0.key == "_webSocketMessages" })?.value.arrayValue else { continue }
             // The upgrade as the request a client sends: http(s), a final status so the
             // generator's rules apply, no WebSocket fields.

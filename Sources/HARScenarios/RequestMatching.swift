@@ -8,7 +8,7 @@ import Foundation
 #endif
 
 /// A request header an item requires (HAR replay only; generated conditions carry no headers).
-package struct HeaderCondition: Sendable, Equatable {
+package struct HeaderCondition: Sendable, Hashable {
     package var name: String
     /// nil: any value, as long as the header is there (redacted values).
     package var value: String?

@@ -15,16 +15,22 @@ package struct QueueEntry: Sendable {
     /// A recorded failure's `_error` (`upstream reset the stream (ENHANCE_YOUR_CALM)`): a replaying
     /// proxy ends it as the recording's client saw it end.
     package var recordedError: String?
-    /// The HAR entry whose response body is read when the item is served, for a body too large to
-    /// keep (`HARReplayEntries.deferredBodyMember`); the item's own body is then empty.
+    /// The HAR entry whose response is read when the item is served, for a body too large to keep
+    /// or a response past what a replay keeps in memory (`HARReplayEntries.deferredBodyMember`);
+    /// the item's own body is then empty, and its headers too unless the body streams.
     package var bodySource: Int?
+    /// The index in its log of the entry the item was made from, for a builder that adds to it
+    /// (`HARScenarioBuilder.builtItems`): one array of items, changed in place, where a second one
+    /// made from it doubled what a replay of many entries holds while loading.
+    package var entryIndex: Int
 
     package init(item: ResponseQueueItem, headers: [HeaderCondition] = [], recordedError: String? = nil,
-                 bodySource: Int? = nil) {
+                 bodySource: Int? = nil, entryIndex: Int = 0) {
         self.item = item
         self.headers = headers
         self.recordedError = recordedError
         self.bodySource = bodySource
+        self.entryIndex = entryIndex
     }
 }
 

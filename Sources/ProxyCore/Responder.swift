@@ -86,9 +86,14 @@ package struct ReplayResponse: Sendable {
     /// The body's length, held or streamed.
     package var bodyCount: Int { streamed?.source.count ?? body.count }
 
-    package init(status: Int, fields: HTTPFields, body: [UInt8], delay: Double?, outcome: ReplayOutcome, label: String) {
+    /// `wire` false: a response whose wire form is made when it is served, from parts read again
+    /// then (a replayed HAR's response left in the file); it keeps its status, fields, delay,
+    /// outcome and label only, so a HAR of many entries does not hold a head for each.
+    package init(status: Int, fields: HTTPFields, body: [UInt8], delay: Double?, outcome: ReplayOutcome, label: String,
+                 wire: Bool = true) {
         self.status = status; self.fields = fields; self.delay = delay; self.outcome = outcome; self.label = label
         streamed = nil
+        guard wire else { return }
         let head = ReplayResponse.head(status: status, fields: fields, bodyCount: body.count, close: false)
         keepAliveWire = head + body
         bodyStart = head.count

@@ -26,6 +26,12 @@ final class ReplayHARFile: @unchecked Sendable {
     /// served.
     static let keptBodyBytes = 1 << 20
 
+    /// Responses kept in memory, counted in bytes of their entries in the file: past this, a
+    /// response's headers and body are read from the file when served, so a HAR of many small
+    /// entries replays in memory bounded by its requests, not by its responses. A sixteenth of
+    /// the address space under a limit.
+    static let keptResponseBytes = min(64 << 20, addressSpaceLimit() / 16)
+
     /// Entries in the HAR are parsed in batches of this many on every core.
     private static let batch = 64
 
@@ -44,7 +50,7 @@ final class ReplayHARFile: @unchecked Sendable {
     /// and the reader of the bodies left out. The entries are the caller's to drop once the queue
     /// is made: the reader keeps none. Throws a `UsageError` naming the file when it cannot be
     /// read or is not a HAR.
-    static func load(path: String) throws -> (log: HARLog, bodies: ReplayHARFile) {
+    static func load(path: String, keptResponseBytes: Int = keptResponseBytes) throws -> (log: HARLog, bodies: ReplayHARFile) {
         // Mapped through the descriptor the bodies are read from later: the same file, even if
         // the path is replaced meanwhile.
         var fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -62,9 +68,17 @@ final class ReplayHARFile: @unchecked Sendable {
         } catch let error as HARReadError {
             throw Self.readError(path, error)
         }
-        var entries = [HAREntry?](repeating: nil, count: document.entryCount)
+        // One array, filled in place: a second one of optionals (an entry is hundreds of bytes
+        // inline) doubled the load's peak for a HAR of many small entries.
+        let blank = HAREntry(startedDateTime: "", time: 0, request: HARRequest(method: "", url: "", httpVersion: ""),
+                             response: HARResponse(status: 0, statusText: "", httpVersion: "",
+                                                   content: HARContent(size: 0, mimeType: "")),
+                             timings: HARTimings(send: 0, wait: 0, receive: 0))
+        var entries = [HAREntry](repeating: blank, count: document.entryCount)
         var found = [LeftOutText?](repeating: nil, count: document.entryCount)
         let failures = Mutex<HARReadError?>(nil)
+        let kept = Atomic<Int>(0)
+        let budget = keptResponseBytes
         let batches = (document.entryCount + Self.batch - 1) / Self.batch
         let mapped = fd >= 0
         entries.withUnsafeMutableBufferPointer { slots in
@@ -84,7 +98,15 @@ final class ReplayHARFile: @unchecked Sendable {
                             continue
                         }
                         do throws(HARReadError) {
-                            out.value[i] = Self.leavingLargeBodyOut(try document.entry(i), index: i)
+                            let entry = Self.leavingLargeBodyOut(try document.entry(i), index: i)
+                            // Past the budget, a plain answer's head and body wait in the file too.
+                            let bytes = document.byteCount(ofEntry: i)
+                            if mapped, HARReplayEntries.deferredBody(of: entry) == nil, Self.isPlainAnswer(entry),
+                               kept.add(bytes, ordering: .relaxed).newValue > budget {
+                                out.value[i] = Self.leavingResponseOut(entry, index: i)
+                            } else {
+                                out.value[i] = entry
+                            }
                         } catch {
                             failures.withLock { if $0 == nil { $0 = error } }
                         }
@@ -96,7 +118,8 @@ final class ReplayHARFile: @unchecked Sendable {
         }
         if let failure = failures.withLock({ $0 }) { throw Self.readError(path, failure) }
         var log = document.head
-        log.entries = entries.map { $0! }
+        log.entries = entries
+        entries = []
         let leftOut = log.entries.indices.filter { HARReplayEntries.deferredBody(of: log.entries[$0]) != nil }
         var ranges: [Int: Range<Int>] = [:]
         var locations: [Int: LeftOutText] = [:]
@@ -140,6 +163,25 @@ final class ReplayHARFile: @unchecked Sendable {
         return markedLeftOut(entry, index: index)
     }
 
+    /// Whether `entry` is an ordinary answer, served from its status, headers and body alone:
+    /// not a recorded failure (its body may be harrec's own answer, which names the failure), a
+    /// WebSocket upgrade or a refused request.
+    static func isPlainAnswer(_ entry: HAREntry) -> Bool {
+        entry.response.status > 0 && entry.response.status != 101 && !entry.custom.contains {
+            $0.key == "_error" || $0.key == "_webSocketMessages" || $0.key == "_refused"
+        }
+    }
+
+    /// `entry` with its response's headers, cookies and body left in the file (read again when
+    /// served), marked with its index.
+    static func leavingResponseOut(_ entry: HAREntry, index: Int) -> HAREntry {
+        var entry = entry
+        entry.response.headers = []
+        entry.response.cookies = []
+        entry.response.content.text = nil
+        return markedLeftOut(entry, index: index)
+    }
+
     /// `entry`, whose body text is left out, marked with its index (a HAR's own member of that
     /// name is dropped).
     static func markedLeftOut(_ entry: HAREntry, index: Int) -> HAREntry {
@@ -158,9 +200,9 @@ final class ReplayHARFile: @unchecked Sendable {
         return HARBodyReader(file: self, fd: fd, location: location)
     }
 
-    /// The response body of entry `index`, read again; nil when the file no longer holds it as
-    /// it did (truncated, or rewritten in place).
-    func body(ofEntry index: Int) -> ResponseBody? {
+    /// The response headers (less `dropping`, lowercased) and body of entry `index`, read again;
+    /// nil when the file no longer holds them as it did (truncated, or rewritten in place).
+    func response(ofEntry index: Int, dropping: Set<String>) -> StoredResponse? {
         let entry: HAREntry
         switch source {
         case .none:
@@ -173,7 +215,8 @@ final class ReplayHARFile: @unchecked Sendable {
                   let parsed = try? HARLazyDocument.entry(parsing: bytes) else { return nil }
             entry = parsed
         }
-        return HARScenarioBuilder.responseBody(entry.response.content)
+        return StoredResponse(headers: HARScenarioBuilder.responseHeaders(entry.response, dropping: dropping),
+                              body: HARScenarioBuilder.responseBody(entry.response.content))
     }
 
     /// Bytes `range` of `fd`, or nil when the file is shorter now.

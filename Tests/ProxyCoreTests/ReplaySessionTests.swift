@@ -49,10 +49,12 @@ final class ReplaySessionTests: XCTestCase {
         XCTAssertEqual(service.summary().neverServed, [])
     }
 
-    /// A body left in the HAR file is read when its item is served, each time, and decoded as a
-    /// kept one is; one that cannot be read again is a 502 that names the item.
-    func testABodyLeftInTheFileIsReadWhenServed() {
+    /// A response left in the HAR file (its headers and body) is read when its item is served,
+    /// each time, and decoded as a kept one is; one that cannot be read again is a 502 that names
+    /// the item.
+    func testAResponseLeftInTheFileIsReadWhenServed() {
         var large = item("GET", "/video", text: "")
+        large.item.response.headers = []
         large.bodySource = 7
         var gone = item("GET", "/gone", text: "")
         gone.bodySource = 9
@@ -60,14 +62,16 @@ final class ReplaySessionTests: XCTestCase {
         let service = ReplayService(entries: [large, gone, item("GET", "/small", text: "kept")], source: "HAR file t.har",
                                     bodies: { index in
                                         reads.withLock { $0.append(index) }
-                                        return index == 7 ? .base64("AAECAw==") : nil
+                                        let headers = [HTTPHeader("Content-Type", "text/plain"), HTTPHeader("X-Stored", "1")]
+                                        return index == 7 ? StoredResponse(headers: headers, body: .base64("AAECAw==")) : nil
                                     })
         var configuration = ProxyConfiguration()
         configuration.replay = service
         let p = Playbook(configuration: configuration)
         for _ in 0..<2 {
             let answer = clientBytes(p.client("GET http://api.test/video HTTP/1.1\r\nHost: api.test\r\n\r\n"))
-            XCTAssertTrue(text(answer).hasPrefix("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\n"), text(answer))
+            XCTAssertTrue(text(answer).hasPrefix("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Stored: 1\r\nContent-Length: 4\r\n\r\n"),
+                          text(answer))
             XCTAssertEqual(Array(answer.suffix(4)), [0, 1, 2, 3])
         }
         let small = text(clientBytes(p.client("GET http://api.test/small HTTP/1.1\r\nHost: api.test\r\n\r\n")))

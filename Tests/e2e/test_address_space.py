@@ -118,20 +118,28 @@ no_event_loop = pytest.mark.skipif(os.environ.get("HARREC_POLLER") == "poll",
                                    reason="no event loop involved; run once, on the default poller")
 
 
+def write_small_har(path, scheme):
+    """60,000 small JSON answers (69 MB); returns their bodies."""
+    rng = random.Random(7)
+    bodies = []
+    with open(path, "w") as f:
+        f.write('{"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": [')
+        for i in range(60_000):
+            body = json.dumps({"id": i, "owner": f"user{i}@corp-mail.net" if i % 50 == 0 else "n/a",
+                               "desc": "x" * rng.randint(50, 400)})
+            bodies.append(body)
+            f.write(("," if i else "") + json.dumps(entry(0, f"{scheme}://api.test/items/{i}", "application/json", body)))
+        f.write("]}}")
+    return bodies
+
+
 @no_event_loop
 def test_many_small_entries_are_redacted_in_little_address_space(tmp_path):
     """60,000 small JSON answers (69 MB) redacted and validated with 192 MiB of address space: what
     an export keeps between its passes follows the limit (an eighth of it), and a slot per entry
     costs a pointer, not an entry's 800 bytes. The output is the one made without the limit."""
     src = tmp_path / "small.har"
-    rng = random.Random(7)
-    with open(src, "w") as f:
-        f.write('{"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": [')
-        for i in range(60_000):
-            body = json.dumps({"id": i, "owner": f"user{i}@corp-mail.net" if i % 50 == 0 else "n/a",
-                               "desc": "x" * rng.randint(50, 400)})
-            f.write(("," if i else "") + json.dumps(entry(0, f"https://api.test/items/{i}", "application/json", body)))
-        f.write("]}}")
+    write_small_har(src, "https")
     limited_out, free_out = tmp_path / "limited.har", tmp_path / "free.har"
     code, out, err = run("validate", src)
     assert code == 0, err
@@ -160,3 +168,38 @@ def test_an_entry_larger_than_the_address_space_is_a_clear_error(tmp_path):
         assert "do not fit in memory" in said, f"{args[0]}: {said[-600:]}"
         assert "Fatal error" not in said and "crashed" not in said, f"{args[0]}: {said[-600:]}"
     assert not out.exists()
+
+
+@no_event_loop
+def test_many_small_entries_are_replayed_in_little_address_space(tmp_path):
+    """The same 60,000 answers replayed with 256 MiB of address space: past a sixteenth of the
+    limit, a response's head and body stay in the file and are read when served, the load keeps
+    one array of entries and one of items, and the entries go before the queue is made. 0.9.0
+    ended with "failed to allocate" at 320 MiB. Every answer asked for is the recorded one:
+    status, Content-Type and body."""
+    src = tmp_path / "small.har"
+    bodies = write_small_har(src, "http")
+    limit = 256 << 20
+    proc = subprocess.Popen([HARREC_BIN, "replay", str(src), "--http", "0", "--socks", "0", "--no-intercept"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+    try:
+        port, seen, deadline = None, b"", time.monotonic() + 60
+        while port is None and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if not line:
+                break
+            seen += line
+            m = re.search(rb"HTTP proxy listening on 127\.0\.0\.1:(\d+)", line)
+            port = int(m.group(1)) if m else None
+        assert port, seen.decode("utf-8", "replace")
+        for i in (0, 1, 29_999, 59_998, 59_999):
+            r = curl("-i", "-x", f"http://127.0.0.1:{port}", f"http://api.test/items/{i}", max_time=30)
+            assert r.rc == 0, r.err
+            head, _, body = r.out.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 200 "), head
+            assert b"\r\nContent-Type: application/json\r\n" in head + b"\r\n", head
+            assert body == bodies[i].encode(), i
+        assert proc.poll() is None, "the replay ended"
+    finally:
+        stop_process(proc)
