@@ -27,7 +27,7 @@ public func fuzz(_ pointer: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     // Each built item's own request, as the recording sent it, is answered by a fresh queue.
     let built = HARScenarioBuilder.builtItems(from: log, options: options.scenario)
     for item in built.prefix(64) {
-        let request = item.entry.request
+        let request = log.entries[item.entryIndex].request
         guard item.item.condition.pathPattern == nil, let url = MockURLParts(request.url),
               url.scheme == "http" || url.scheme == "https" else { continue }
         // A body only when the recorded one is text; binary bodies carry no condition.

@@ -134,6 +134,54 @@ int harrec_install_shutdown_signals(int fd) {
     return 0;
 }
 
+// The bus-error exit: a message and temporary files, kept in static buffers the handler reads
+// without allocating (it runs where the faulting thread was, in any state).
+enum { harrec_bus_text_max = 1024, harrec_bus_slots = 8 };
+static char harrec_bus_message[harrec_bus_text_max];
+static char harrec_bus_paths[harrec_bus_slots][harrec_bus_text_max];
+// 0 free, 2 being filled, 1 registered; taken with a compare-and-swap (writers on any thread).
+static int harrec_bus_used[harrec_bus_slots];
+
+static void harrec_bus_handler(int signal_number) {
+    (void)signal_number;
+    for (int i = 0; i < harrec_bus_slots; i++) {
+        if (__atomic_load_n(&harrec_bus_used[i], __ATOMIC_ACQUIRE) == 1) unlink(harrec_bus_paths[i]);
+    }
+    size_t length = strlen(harrec_bus_message);
+    if (length > 0) {
+        ssize_t ignored = write(2, harrec_bus_message, length);
+        (void)ignored;
+    }
+    _exit(1);
+}
+
+void harrec_on_bus_error(const char *message) {
+    strncpy(harrec_bus_message, message, harrec_bus_text_max - 1);
+    harrec_bus_message[harrec_bus_text_max - 1] = 0;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = harrec_bus_handler;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGBUS, &action, NULL);
+}
+
+int harrec_bus_error_cleanup_add(const char *path) {
+    for (int i = 0; i < harrec_bus_slots; i++) {
+        int expected = 0;
+        if (__atomic_compare_exchange_n(&harrec_bus_used[i], &expected, 2, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+            strncpy(harrec_bus_paths[i], path, harrec_bus_text_max - 1);
+            harrec_bus_paths[i][harrec_bus_text_max - 1] = 0;
+            __atomic_store_n(&harrec_bus_used[i], 1, __ATOMIC_RELEASE);
+            return i;
+        }
+    }
+    return -1;
+}
+
+void harrec_bus_error_cleanup_remove(int slot) {
+    if (slot >= 0 && slot < harrec_bus_slots) __atomic_store_n(&harrec_bus_used[slot], 0, __ATOMIC_RELEASE);
+}
+
 void harrec_retain_freed_memory(void) {
 #ifdef __linux__
     mallopt(M_MMAP_THRESHOLD, 64 << 20);

@@ -21,7 +21,12 @@ public final class AtomicFileWriter: @unchecked Sendable {
     public let path: String
     private let temporary: String
     private var fd: Int32
-    private var finished = false
+    private var finished = false {
+        // Done with the temporary file: a bus error's exit no longer removes it.
+        didSet { if finished { harrec_bus_error_cleanup_remove(cleanupSlot) } }
+    }
+    /// The temporary file's slot in the bus error's cleanup (`harrec_on_bus_error`).
+    private var cleanupSlot: Int32 = -1
     /// Bytes written so far, and how many of them already have writeback started.
     private var size = 0
     private var writebackStarted = 0
@@ -36,6 +41,7 @@ public final class AtomicFileWriter: @unchecked Sendable {
         guard fd >= 0 else {
             throw FileWriteError(description: "cannot create \(temporary): \(String(cString: strerror(errno)))")
         }
+        cleanupSlot = harrec_bus_error_cleanup_add(temporary)
     }
 
     deinit {

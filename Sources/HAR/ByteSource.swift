@@ -119,15 +119,9 @@ final class ByteSource: @unchecked Sendable {
     func makeError(from start: Int, _ failure: ScanFailure) -> JSONParseError {
         if let whole { return JSONParser.makeError(UnsafeBufferPointer(rebasing: whole[start...]), failure) }
         let offset = min(max(failure.offset, 0), count - start)
-        var line = 1, lineStart = 0, k = 0
-        try? forEachPiece(start..<(start + offset)) { piece in
-            for (j, b) in piece.enumerated() where b == 0x0A {
-                line += 1
-                lineStart = k + j + 1
-            }
-            k += piece.count
-        }
-        return JSONParseError(offset: offset, line: line, column: offset - lineStart + 1, reason: failure.reason)
+        var lines = LineCounter()
+        try? forEachPiece(start..<(start + offset)) { lines.count($0) }
+        return lines.error(at: offset, failure.reason)
     }
 
     /// A mapped file's pages in `range` (all of them by default) leave memory until read again;

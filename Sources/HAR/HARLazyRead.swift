@@ -179,7 +179,7 @@ public final class HARLazyDocument: @unchecked Sendable {
     public static func entry(parsing bytes: [UInt8]) throws(HARReadError) -> HAREntry {
         do throws(JSONParseError) {
             return HAREntry(lenient: try bytes.withUnsafeBufferPointer { (p) throws(JSONParseError) in
-                try JSONParser.parse(p, depth: Self.entryDepth)
+                try JSONParser.parse(p, extent: .element(depth: Self.entryDepth))
             })
         } catch {
             throw .json(error)
@@ -211,7 +211,7 @@ public final class HARLazyDocument: @unchecked Sendable {
         let end = min(source.count, range.upperBound + bom + 1)
         return try source.withBytes((range.lowerBound + bom)..<end) { (bytes) throws(HARReadError) -> JSONValue in
             do throws(JSONParseError) {
-                return try JSONParser.parse(bytes, depth: entryDepth)
+                return try JSONParser.parse(bytes, extent: .element(depth: entryDepth))
             } catch {
                 throw .json(source.makeError(from: bom, ScanFailure(offset: range.lowerBound + error.offset, reason: error.reason)))
             }

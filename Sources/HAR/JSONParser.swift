@@ -44,16 +44,24 @@ public enum JSONParser {
         }
     }
 
+    /// What the bytes given to `parse` are.
+    enum Extent {
+        /// A whole document: nothing but spaces may follow the value.
+        case document
+        /// One element of an array that many levels deep in a document (an entry of a HAR is 3
+        /// levels in), followed by the byte after it. The nesting limit, and what is met at the
+        /// value's end, are as in a parse of the whole document: the value may end at a `,` or
+        /// `]`, and a number cut by that byte is reported at that byte.
+        case element(depth: Int)
+    }
+
     /// `parse`, over bytes the caller holds (a range of a mapped file: no copy).
-    ///
-    /// `depth` > 0: the value is an element of an array that deep in a document (an entry of a
-    /// HAR is 3 levels in), and `buf` holds the byte after it too. The nesting limit, and what is
-    /// met at the value's end, are then as in a parse of the whole document: the value may end at
-    /// a `,` or `]`, and a number cut by that byte is reported at that byte.
-    static func parse(_ buf: UnsafeBufferPointer<UInt8>, rejectLoneSurrogates: Bool = false, depth: Int = 0) throws(JSONParseError) -> JSONValue {
+    static func parse(_ buf: UnsafeBufferPointer<UInt8>, rejectLoneSurrogates: Bool = false,
+                      extent: Extent = .document) throws(JSONParseError) -> JSONValue {
         let result: Result<JSONValue, ScanFailure>
         var scanner = Scanner(buf: buf, rejectLoneSurrogates: rejectLoneSurrogates)
-        scanner.depth = depth
+        if case .element(let depth) = extent { scanner.depth = depth }
+        scanner.extent = extent
         do throws(ScanFailure) {
             result = .success(try scanner.parseDocument())
         } catch {
@@ -73,14 +81,30 @@ public enum JSONParser {
 
     static func makeError(_ bytes: UnsafeBufferPointer<UInt8>, _ failure: ScanFailure) -> JSONParseError {
         let offset = min(max(failure.offset, 0), bytes.count)
-        var line = 1
-        var lineStart = 0
-        var i = 0
-        while i < offset {
-            if bytes[i] == 0x0A { line += 1; lineStart = i + 1 }
-            i += 1
+        var lines = LineCounter()
+        lines.count(UnsafeBufferPointer(rebasing: bytes[..<offset]))
+        return lines.error(at: offset, failure.reason)
+    }
+}
+
+/// The line and column of an offset, counted over the bytes before it, a piece at a time (one
+/// piece for a document in memory, several for one read by ranges).
+struct LineCounter {
+    private var line = 1
+    private var lineStart = 0
+    private var counted = 0
+
+    mutating func count(_ piece: UnsafeBufferPointer<UInt8>) {
+        for (j, b) in piece.enumerated() where b == 0x0A {
+            line += 1
+            lineStart = counted + j + 1
         }
-        return JSONParseError(offset: offset, line: line, column: offset - lineStart + 1, reason: failure.reason)
+        counted += piece.count
+    }
+
+    /// The error at `offset`, which is where the counted bytes end.
+    func error(at offset: Int, _ reason: String) -> JSONParseError {
+        JSONParseError(offset: offset, line: line, column: offset - lineStart + 1, reason: reason)
     }
 }
 
@@ -104,6 +128,7 @@ private struct Scanner {
     let rejectLoneSurrogates: Bool
     var pos = 0
     var depth = 0
+    var extent = JSONParser.Extent.document
     /// Room to decode strings with escapes in (`parseEscapedString`).
     var scratch: [UInt8] = []
 
@@ -134,7 +159,7 @@ private struct Scanner {
         let value = try parseValue()
         skipWhitespace()
         guard pos < end else { return value }
-        guard depth > 0 else { throw fail("unexpected \(describeByte(buf[pos])) after the JSON value") }
+        guard case .element = extent else { throw fail("unexpected \(describeByte(buf[pos])) after the JSON value") }
         // An array's element: what follows it is met as the array's parse meets it.
         guard buf[pos] == 0x2C || buf[pos] == 0x5D else { throw unexpected("',' or ']' in array") }
         return value

@@ -21,7 +21,9 @@ extension RedactionEngine {
                         _ path: () -> String) -> Bool {
         let prefix = deferred.prefix
         let blank = prefix.count < deferred.count && prefix.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-        if BodyKind.isTextual(mimeType: mimeType) || blank || prefix.withUnsafeBufferPointer(Self.looksLikeJSON),
+        // `--check` reads any UTF-8 body whole: its second opinion reads such a body as text,
+        // whatever its type says (`SecondOpinion.readable`); only bytes that are no text stream.
+        if collectFindings || BodyKind.isTextual(mimeType: mimeType) || blank || prefix.withUnsafeBufferPointer(Self.looksLikeJSON),
            (try? deferred.isValidUTF8()) != false {
             // A failed read keeps the deferred body, so that writing it fails as loudly.
             guard let text = try? deferred.base64Text() else { return true }
@@ -60,6 +62,15 @@ extension Finalizer {
         let state = DeferredFinalizer(self, edits: edits, context: context)
         deferred.transformCuts = context.cuts
         deferred.windowTransform = { window, offset in state.transform(&window, at: offset) }
+        deferredFinalizers.append((state, deferred))
+    }
+
+    /// `redact --check`: the known values pass 2 replaces in this unit's deferred bodies, found by
+    /// reading each through its transform a window at a time, writing nothing: a masked preview
+    /// each, as `hits` has them for the rest of the unit.
+    mutating func knownValuesInDeferredBodies() -> [String] {
+        defer { deferredFinalizers = [] }
+        return deferredFinalizers.flatMap { state, deferred in state.knownValues(in: deferred) }
     }
 
     /// A changed run's bytes with each mark replaced by its placeholder at the length it stands for.
@@ -84,11 +95,14 @@ extension Finalizer {
 
 /// The finalizer of one deferred body, used by the thread that writes it, one window after
 /// another from the start.
-private final class DeferredFinalizer: @unchecked Sendable {
+final class DeferredFinalizer: @unchecked Sendable {
     private var finalizer: Finalizer
     private let edits: [DeferredEdit]
     private let context: DeferredBodyContext
     private var next = 0
+    /// While `knownValues(in:)` reads: the previews of the known values found, which are then
+    /// not counted in `context.lateHits` (nothing is written).
+    private var found: [String]?
 
     init(_ finalizer: Finalizer, edits: [DeferredEdit], context: DeferredBodyContext) {
         self.finalizer = finalizer
@@ -108,10 +122,23 @@ private final class DeferredFinalizer: @unchecked Sendable {
         guard finalizer.known != nil else { return }
         if let r = window.withUnsafeBufferPointer({ finalizer.bytes($0, sameLength: true) }) { window = r }
         if !finalizer.hits.isEmpty {
-            let n = finalizer.hits.count
-            context.lateHits.withLock { $0 += n }
+            if found != nil {
+                found! += finalizer.hits
+            } else {
+                let n = finalizer.hits.count
+                context.lateHits.withLock { $0 += n }
+            }
             finalizer.hits = []
         }
+    }
+
+    /// The known values `transform` replaces in `deferred`, read through without writing.
+    func knownValues(in deferred: HARDeferredBody) -> [String] {
+        found = []
+        defer { found = nil }
+        // A failed read leaves the rest unread: the check's own read then failed loudly.
+        try? deferred.forEachWindow(cuts: deferred.transformCuts) { window, offset in transform(&window, at: offset) }
+        return found ?? []
     }
 }
 

@@ -274,6 +274,7 @@ public final class FileRedaction: @unchecked Sendable {
         pending[index].knownCounts = counts
         if collectFindings {
             let base = "log.entries[\(index)]"
+            let late = f.knownValuesInDeferredBodies()
             var hits = f.hits[...]
             for (location, count) in counts.sorted(by: { $0.key < $1.key }) {
                 for preview in hits.prefix(count) {
@@ -281,6 +282,10 @@ public final class FileRedaction: @unchecked Sendable {
                                                                     location: location, preview: preview))
                 }
                 hits = hits.dropFirst(count)
+            }
+            if !late.isEmpty { pending[index].knownCounts[.body, default: 0] += late.count }
+            pending[index].findings += late.map {
+                RedactionFinding(path: "\(base) (body)", rule: .knownSecrets, location: .body, preview: $0)
             }
             pending[index].findings += withEngine { SuspectCheck.residuals(in: entry, base: base, engine: $0) }
         }

@@ -15,6 +15,9 @@ struct Finalizer {
     /// For deferred bodies (finalized as they are written): their windows' cut bytes, and where
     /// the known values they replace are counted.
     var deferredContext: DeferredBodyContext?
+    /// The unit's deferred bodies with their pass-2 transforms, for `--check`, which reads them
+    /// through instead of writing them (`knownValuesInDeferredBodies`).
+    var deferredFinalizers: [(DeferredFinalizer, HARDeferredBody)] = []
 
     init(syntax: MarkerSyntax, placeholders: UnitPlaceholders, known: KnownValueIndex?) {
         self.syntax = syntax

@@ -155,6 +155,7 @@ func processCPUSeconds() -> Double {
 
 func loadDocument(_ path: String) -> HARLazyDocument {
     do {
+        failOnTruncation(of: path)
         if let mapped = try HARLazyDocument(mappingFile: path) { return mapped }
         return try HARLazyDocument(try readFile(path))
     } catch {
@@ -179,7 +180,7 @@ func redactDocument(_ document: HARLazyDocument, configuration: RedactionConfigu
     }
     let file = FileRedaction(config: configuration, entryCount: document.entryCount, collectFindings: collectFindings)
     do {
-        try EntryExport.run(DocumentEntries(document: document, defersLargeBodies: sink != nil), head: document.head, transform: file,
+        try EntryExport.run(DocumentEntries(document: document), head: document.head, transform: file,
                             spillDirectory: spillDirectory, phaseEnded: getenv("HARREC_TRACE") != nil ? phase : nil, to: sink)
     } catch let error as HARReadError {
         fail("\(path): \(error) (nothing written)", code: 1)

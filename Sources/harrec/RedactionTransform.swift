@@ -18,12 +18,11 @@ extension FileRedaction: TwoPassTransform {
 /// entry it neither kept nor spilled).
 struct DocumentEntries: EntrySource {
     let document: HARLazyDocument
-    /// Whether a large base64 body (a response or an upload) is left in the file (`HARDeferredBody`) for the
-    /// HAR writer to stream; not for `--check`, which writes nothing and reads every body whole.
-    var defersLargeBodies = false
     var count: Int { document.entryCount }
     func entry(at i: Int) throws -> HAREntry {
-        if defersLargeBodies, let entry = document.entryDeferringLargeBodies(i) { return entry }
+        // A large base64 body (a response or an upload) is left in the file (`HARDeferredBody`),
+        // for the HAR writer to stream and `--check` to read through, a window at a time.
+        if let entry = document.entryDeferringLargeBodies(i) { return entry }
         return try document.entry(i)
     }
     func byteCount(at i: Int) -> Int { document.byteCount(ofEntry: i) }

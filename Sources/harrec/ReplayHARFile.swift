@@ -58,6 +58,7 @@ final class ReplayHARFile: @unchecked Sendable {
         defer { if !keepDescriptor && fd >= 0 { close(fd) } }
         let document: HARLazyDocument
         do {
+            failOnTruncation(of: path)
             if fd >= 0, let file = try HARLazyDocument(mappingDescriptor: fd) {
                 document = file
             } else {

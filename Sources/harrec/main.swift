@@ -14,7 +14,7 @@ import Redaction
 import TLS
 
 /// The version printed by `--version` and written as the HAR creator version.
-let harrecVersion = "0.9.0"
+let harrecVersion = "0.9.1"
 
 let validateSpec = CommandSpec(
     name: "validate",
@@ -56,6 +56,13 @@ func fail(_ message: String, code: Int32 = 2) -> Never {
     exit(code)
 }
 
+/// Before `path` is mapped: a bus error (the file truncated while it is read: its pages past the
+/// new end are gone) ends the process with this error, exit status 1 and no partial output,
+/// instead of a crash.
+func failOnTruncation(of path: String) {
+    harrec_on_bus_error("harrec: error: \(sanitizedForLog(path)) changed while harrec read it (truncated or rewritten in place); nothing written\n")
+}
+
 /// Parses a subcommand's arguments; usage errors exit 2, and --help / --version print and exit 0.
 func parseOrExit(_ spec: CommandSpec, _ arguments: [String]) -> ParsedArguments {
     let parsed: ParsedArguments
@@ -95,6 +102,7 @@ func runValidate(_ arguments: [String]) -> Int32 {
 /// windows), or from its bytes when it is no regular file or has an unusual shape.
 func validate(_ path: String) -> (problems: [HARProblem], entryCount: Int) {
     do {
+        failOnTruncation(of: path)
         if let result = try HARValidator.validateCountingEntries(reading: { () throws(HARReadError) in try HARLazyDocument(mappingFile: path) }) {
             return result
         }

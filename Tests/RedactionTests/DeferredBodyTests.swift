@@ -113,6 +113,39 @@ final class DeferredBodyTests: XCTestCase {
             if k < 3 { XCTAssertEqual(bytes.count, bodies[k].bytes.count, "body \(k) keeps its length") }
         }
     }
+
+    /// `--check` reads a deferred binary body through a window at a time, writing nothing: its
+    /// findings (what the rules replace in pass 1, the known values pass 2 replaces) are those of
+    /// the same bodies held whole. A body of a binary type that is UTF-8 text is read whole, as the
+    /// check's second opinion reads it as text.
+    func testTheCheckFindsInAWindowedBodyWhatItFindsInTheWholeBody() {
+        let bodies: [(mimeType: String, bytes: [UInt8])] = [
+            ("application/octet-stream", body(1, count: 300_000)),
+            ("image/png", body(2, count: 70_001)),
+            ("application/octet-stream", Array("  [".utf8) + body(4, count: 60_000)),
+            ("application/octet-stream", Array("note for ann.lee@corp-mail.net: Bearer \(token), seen \(password) bare".utf8)),
+        ]
+        func findings(_ input: [HAREntry]) -> [String] {
+            let file = FileRedaction(config: RedactionConfiguration(), entryCount: input.count, collectFindings: true)
+            var entries = input
+            for i in entries.indices { file.collect(&entries[i], index: i) }
+            for (k, entry) in entries.enumerated() where input[k].response.content.deferred != nil {
+                XCTAssertEqual(entry.response.content.deferred != nil, k != 3, "body \(k): read whole only when it is UTF-8")
+            }
+            file.freeze()
+            for i in entries.indices { file.finalize(&entries[i], index: i) }
+            return file.report.findings.map { "\($0.path) \($0.rule.name) \($0.preview)" }.sorted()
+        }
+        let whole = findings(entries(bodies, deferred: false, window: 0, piece: 0))
+        for k in bodies.indices {
+            XCTAssertTrue(whole.contains { $0.hasPrefix("log.entries[\(k)]") && $0.contains(" email ") }, "body \(k): \(whole)")
+            XCTAssertTrue(whole.contains { $0.hasPrefix("log.entries[\(k)] (body) known-secrets") }, "body \(k): \(whole)")
+        }
+        for (window, piece) in [(1 << 12, 1_000), (1 << 16, 7), (1, 333), (1 << 22, 4_096)] {
+            XCTAssertEqual(findings(entries(bodies, deferred: true, window: window, piece: piece)), whole,
+                           "window \(window), piece \(piece)")
+        }
+    }
 }
 
 /// A value shared with the writer's closure (the test reads it after the write returns).

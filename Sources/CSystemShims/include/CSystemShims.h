@@ -60,6 +60,19 @@ unsigned long harrec_waker_take(int fd);
 /// 2 or more = stop now.
 int harrec_install_shutdown_signals(int fd);
 
+/// Makes a bus error (SIGBUS: a mapped file truncated under its reader) end the process with
+/// `message` on stderr and exit status 1, after removing the temporary files registered with
+/// `harrec_bus_error_cleanup_add`, instead of a crash report. `message` is copied (at most 1 KiB);
+/// call again to change it (the file being read). Not for Darwin's other SIGBUS causes.
+void harrec_on_bus_error(const char *message);
+
+/// Registers a temporary file the bus-error exit removes (at most 8 at once); returns its slot,
+/// or -1 when all are taken. `path` is copied (at most 1 KiB).
+int harrec_bus_error_cleanup_add(const char *path);
+
+/// Unregisters a slot `harrec_bus_error_cleanup_add` returned (the file was renamed or removed).
+void harrec_bus_error_cleanup_remove(int slot);
+
 /// How many of those signals arrived so far.
 unsigned long harrec_shutdown_signals_received(void);
 
