@@ -317,9 +317,15 @@ public enum HARScenarioBuilder {
         error.hasPrefix("client ") && error.hasSuffix(" s") && error.contains(" after ")
     }
 
-    /// The entry's `_error`, when it is a non-empty string.
+    /// The entry's `_error`, when it is a non-empty string: the entry's own (harrec's), else its
+    /// response's (where mitmproxy and Chrome write a failed request's error).
     package static func recordedError(_ entry: HAREntry) -> String? {
-        guard let field = entry.custom.first(where: { $0.key == "_error" }), case .string(let text) = field.value,
+        errorMember(of: entry.custom) ?? errorMember(of: entry.response.custom)
+    }
+
+    /// The `_error` member of `fields`, when it is a non-empty string.
+    package static func errorMember(of fields: JSONFields) -> String? {
+        guard let field = fields.first(where: { $0.key == "_error" }), case .string(let text) = field.value,
               !text.isEmpty else { return nil }
         return text
     }

@@ -50,7 +50,7 @@ final class ReplayHARFile: @unchecked Sendable {
     /// and the reader of the bodies left out. The entries are the caller's to drop once the queue
     /// is made: the reader keeps none. Throws a `UsageError` naming the file when it cannot be
     /// read or is not a HAR.
-    static func load(path: String, keptResponseBytes: Int = keptResponseBytes) throws -> (log: HARLog, bodies: ReplayHARFile) {
+    static func load(path: String) throws -> (log: HARLog, bodies: ReplayHARFile) {
         // Mapped through the descriptor the bodies are read from later: the same file, even if
         // the path is replaced meanwhile.
         var fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -79,7 +79,7 @@ final class ReplayHARFile: @unchecked Sendable {
         var found = [LeftOutText?](repeating: nil, count: document.entryCount)
         let failures = Mutex<HARReadError?>(nil)
         let kept = Atomic<Int>(0)
-        let budget = keptResponseBytes
+        let budget = Self.keptResponseBytes
         let batches = (document.entryCount + Self.batch - 1) / Self.batch
         let mapped = fd >= 0
         entries.withUnsafeMutableBufferPointer { slots in
@@ -88,8 +88,9 @@ final class ReplayHARFile: @unchecked Sendable {
                 DispatchQueue.concurrentPerform(iterations: batches) { b in
                     let range = (b * Self.batch)..<min(document.entryCount, (b + 1) * Self.batch)
                     for i in range {
+                        let bytes = document.byteCount(ofEntry: i)
                         // A large entry's body text stays in the file, never parsed into memory.
-                        if mapped && document.byteCount(ofEntry: i) > Self.keptBodyBytes,
+                        if mapped && bytes > Self.keptBodyBytes,
                            let (entry, text) = document.entryLeavingOutResponseText(i), text.textCount > Self.keptBodyBytes {
                             out.value[i] = Self.markedLeftOut(entry, index: i)
                             locations.value[i] = text
@@ -101,7 +102,6 @@ final class ReplayHARFile: @unchecked Sendable {
                         do throws(HARReadError) {
                             let entry = Self.leavingLargeBodyOut(try document.entry(i), index: i)
                             // Past the budget, a plain answer's head and body wait in the file too.
-                            let bytes = document.byteCount(ofEntry: i)
                             if mapped, HARReplayEntries.deferredBody(of: entry) == nil, Self.isPlainAnswer(entry),
                                kept.add(bytes, ordering: .relaxed).newValue > budget {
                                 out.value[i] = Self.leavingResponseOut(entry, index: i)
@@ -168,9 +168,8 @@ final class ReplayHARFile: @unchecked Sendable {
     /// not a recorded failure (its body may be harrec's own answer, which names the failure), a
     /// WebSocket upgrade or a refused request.
     static func isPlainAnswer(_ entry: HAREntry) -> Bool {
-        entry.response.status > 0 && entry.response.status != 101 && !entry.custom.contains {
-            $0.key == "_error" || $0.key == "_webSocketMessages" || $0.key == "_refused"
-        }
+        entry.response.status > 0 && entry.response.status != 101 && HARScenarioBuilder.recordedError(entry) == nil
+            && !entry.custom.contains { $0.key == "_webSocketMessages" || $0.key == "_refused" }
     }
 
     /// `entry` with its response's headers, cookies and body left in the file (read again when

@@ -21,7 +21,7 @@ final class HARReplayProtocolTests: XCTestCase {
     func testReplaysTheMitmproxySample() throws {
         let url = try TestFixtures.url("mitmproxy-12.3.1-sample.har")
         try HARReplayProtocol.load(harFile: url)
-        XCTAssertEqual(HARReplayProtocol.items.count, 6)
+        XCTAssertEqual(HARReplayProtocol.items.count, 7)
 
         let small = HTTP.fetch("GET", "http://127.0.0.1:18080/small.json", session: session)
         XCTAssertEqual(small.status, 200)
@@ -62,15 +62,18 @@ final class HARReplayProtocolTests: XCTestCase {
         XCTAssertEqual(bin.data, Data(base64Encoded: recorded))
         XCTAssertGreaterThan(bin.data?.count ?? 0, 0)
 
-        // The refused entry and the WebSocket upgrade are not served.
+        // The refused entry (its `_error` is inside `response`, as mitmproxy writes it) fails as
+        // recorded; the WebSocket upgrade is not served.
         let refused = HTTP.fetch("GET", "http://127.0.0.1:1/refused", session: session)
         XCTAssertNil(refused.status)
-        XCTAssertTrue(refused.errorText.hasPrefix("HARReplayProtocol: no response for GET http://127.0.0.1:1/refused"
-                                                  + " in HAR file mitmproxy-12.3.1-sample.har (6 items)."), refused.errorText)
-        XCTAssertTrue(refused.errorText.contains("check that HARReplayProtocol.load(...) was called"), refused.errorText)
+        XCTAssertEqual((refused.error as? URLError)?.code, .cannotConnectToHost, refused.errorText)
+        let never = HTTP.fetch("GET", "http://127.0.0.1:1/never", session: session)
+        XCTAssertTrue(never.errorText.hasPrefix("HARReplayProtocol: no response for GET http://127.0.0.1:1/never"
+                                                + " in HAR file mitmproxy-12.3.1-sample.har (7 items)."), never.errorText)
+        XCTAssertTrue(never.errorText.contains("check that HARReplayProtocol.load(...) was called"), never.errorText)
         XCTAssertFalse(HARReplayProtocol.canInit(with: URLRequest(url: URL(string: "ws://127.0.0.1:18767/socket")!)))
 
-        XCTAssertEqual(HARReplayProtocol.calls.map(\.itemIndex), [0, 1, 2, 3, nil, 4, nil, 5, nil])
+        XCTAssertEqual(HARReplayProtocol.calls.map(\.itemIndex), [0, 1, 2, 3, nil, 4, nil, 6, 5, nil])
         XCTAssertEqual(HARReplayProtocol.unusedItems(), [])
     }
 

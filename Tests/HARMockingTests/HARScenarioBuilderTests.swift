@@ -65,6 +65,27 @@ final class HARScenarioBuilderTests: XCTestCase {
         XCTAssertEqual(items[1].response.failure, .cannotConnectToHost)
     }
 
+    func testAnErrorInsideTheResponseIsARecordedFailure() {
+        // Chrome DevTools and mitmproxy write a failed request's `_error` in `response`.
+        func failed(_ path: String, _ error: String) -> HAREntry {
+            var entry = HARFixture.entry("GET", "https://a.example\(path)", status: 0, responseHeaders: [],
+                                         responseText: nil)
+            entry.response.custom = [(key: "_transferSize", value: .number("0")), (key: "_error", value: .string(error))]
+            return entry
+        }
+        let log = HARFixture.log([failed("/dns", "net::ERR_NAME_NOT_RESOLVED"), failed("/refused", "net::ERR_CONNECTION_REFUSED"),
+                                  failed("/empty", "")])
+        let sourced = HARScenarioBuilder.sourcedItems(from: log)
+        // An empty `_error` names no failure: that entry is skipped as a status 0 without one.
+        XCTAssertEqual(sourced.map(\.item.condition.path), ["/dns", "/refused"])
+        XCTAssertEqual(sourced.map(\.item.response.failure), [.cannotFindHost, .cannotConnectToHost])
+        XCTAssertEqual(sourced.map(\.recordedError), ["net::ERR_NAME_NOT_RESOLVED", "net::ERR_CONNECTION_REFUSED"])
+        // The entry's own `_error` (harrec's) comes first.
+        var both = failed("/both", "net::ERR_TIMED_OUT")
+        both.custom = [(key: "_error", value: .string("connection refused"))]
+        XCTAssertEqual(HARScenarioBuilder.recordedError(both), "connection refused")
+    }
+
     func testRecordedFailuresBecomeURLErrorCodes() {
         let cases: [(String, URLError.Code)] = [
             ("cannot connect to 127.0.0.1:1: connection refused", .cannotConnectToHost),
@@ -309,16 +330,19 @@ final class HARScenarioBuilderTests: XCTestCase {
     func testMitmproxySampleSurvives() throws {
         let log = try TestFixtures.mitmproxyLog()
         let items = HARScenarioBuilder.items(from: log)
-        // 8 entries: the refused one (status 0) and the WebSocket (101) are skipped.
-        XCTAssertEqual(items.count, 6)
+        // 8 entries: the WebSocket (101) is skipped. The refused one (status 0) is a failure:
+        // mitmproxy writes its `_error` inside the response.
+        XCTAssertEqual(items.count, 7)
         XCTAssertEqual(items.map(\.condition.path), ["/small.json", "/medium.json", "/small.json", "/small.json",
-                                                     "/small.json", "/small.bin"])
+                                                     "/small.json", "/refused", "/small.bin"])
+        XCTAssertEqual(items[5].response.failure, .cannotConnectToHost)
+        XCTAssertEqual(items[5].condition.port, 1)
         // The two POSTs to one path have different bodies: JSON and urlencoded.
         XCTAssertEqual(items[2].condition.body, .json(#"{"login":"sample.user@example.org","password":"hunter2"}"#))
         XCTAssertEqual(items[3].condition.body, .text("a=1&token=abc123&b=two%20words"))
         XCTAssertEqual(items[4].condition.query, [.equals("page", "2"), .equals("api_key", "k-123")])
         XCTAssertEqual(items[4].condition.port, 18443)
-        guard case .base64 = items[5].response.body else { return XCTFail("binary body should be base64") }
+        guard case .base64 = items[6].response.body else { return XCTFail("binary body should be base64") }
         XCTAssertFalse(items[1].response.headers.contains { $0.name.lowercased() == "content-encoding" })
     }
 }

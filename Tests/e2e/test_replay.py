@@ -455,3 +455,26 @@ def test_a_large_body_streams_from_the_file_as_the_client_takes_it(harrec, tmp_p
     assert (tmp_path / "cut.bin").stat().st_size < len(binary)
     assert rp.finish() == 0
     assert "could not be read again from the HAR" in rp.stderr_text + rp.stdout_data.decode(errors="replace")
+
+
+FOREIGN_HAR = Path(__file__).resolve().parents[2] / "Fixtures" / "har" / "mitmproxy-12.3.1-sample.har"
+
+
+@pytest.mark.parametrize("writer", ["mitmproxy", "chrome"])
+def test_a_failure_recorded_inside_the_response_is_replayed_as_one(harrec, tmp_path, writer):
+    """mitmproxy 12 and Chrome DevTools write a failed request's `_error` in `response`, not beside
+    it: the replay fails that request as recorded (the connection closes, no answer), not with 599."""
+    har = json.loads(FOREIGN_HAR.read_text())
+    failed = next(e for e in har["log"]["entries"] if e["request"]["url"].endswith("/refused"))
+    assert failed["response"]["status"] == 0 and "_error" in failed["response"] and "_error" not in failed
+    if writer == "chrome":
+        failed["response"]["_error"] = "net::ERR_CONNECTION_REFUSED"
+        failed["response"]["httpVersion"] = ""
+    path = tmp_path / f"{writer}.har"
+    path.write_text(json.dumps(har))
+    rp = harrec.start(replay=path)
+    r = curl("-x", rp.http_proxy, "-w", "%{http_code}", "http://127.0.0.1:1/refused")
+    assert r.rc == 52 and r.out == b"000", (r.rc, r.out, r.err)  # an empty reply: no 599, no answer
+    assert fetch(rp, "http://127.0.0.1:18080/small.json")[0] == 200
+    assert rp.finish() == 0
+    assert "/refused closed (a recorded failure, item #6 GET /refused)" in rp.stderr_text

@@ -5,7 +5,7 @@ import Foundation
 import HARMocking
 
 /// The HTTP exchanges recorded for scenario "mitmproxySample",
-/// served in recorded order (6 responses).
+/// served in recorded order (7 responses).
 public struct MitmproxySampleHTTPScenario: Scenario {
     public init() {}
 
@@ -92,6 +92,16 @@ public struct MitmproxySampleHTTPScenario: Scenario {
             repeatability: .always,
             label: "#5 GET /small.json"
         ),
+        // Recorded failure: [Errno 111] Connect call failed ('127.0.0.1', 1)
+        ResponseQueueItem(
+            condition: RequestCondition(
+                method: "GET", scheme: "http", host: "127.0.0.1", port: 1,
+                path: "/refused"
+            ),
+            response: .failure(.cannotConnectToHost),
+            repeatability: .always,
+            label: "#6 GET /refused"
+        ),
         // Note: the body is not valid JSON although its Content-Type is application/json; kept as recorded
         ResponseQueueItem(
             condition: RequestCondition(
@@ -107,7 +117,7 @@ public struct MitmproxySampleHTTPScenario: Scenario {
                 body: .base64("UvImZaYMEtKJGF2VDuiBNgkWb2sRPReNbA/TkB/yOaGglfIPk5VlDPk4C47bIkprJIoekk6P0K4uGpSSozBfGIy2EJAPnjR/rohtxlB3lex0XEw/yy6yxz4Uk0yGfuBXunJJm/oSHoNrKsFXJu59awr2qxPDjpLK4NFQV7FZmH+UzHQR1xfxRXmyqhAPu7NPpZP+rtJySLdi46tYBfB2WiucHX4PN8RJIb0/ZWTq338UKnJmjEfiI9Fu3YxHtGr8W67iYfU7JhUtJjuoOwN81JYuQ0gBJWuIXpyQUfMgsNuD856nrb0NdObex/PfrsyPZGVmZBp7omYPMBH8NXApHFeZDRoAkSaJGfJdnQYS3zWdYCaiQPRYml15Hx3ZfP76d3p7TxUkGr9XvUN61LEphAU08/OHXCWwi+oGwodM+qTdF7LYQoRd6CpbxTmIiseAVKI5nM/J/MLaMc490Wa9zTozhH5buwf9B8pHeEIxsZr0WHLO77n8WfT5XRQ4Gjp4MlY0e5/85pzXAHrop1jMpBXVqR7oY8i2wDN64y1vyqJVFs3y+Lhldma+8hW5KCv+IAcml+d3zqclnNOY+nmo71knjIwhBQPM+LmmGoa/7yNv/N8x0982B0A2SoA9w5ZTQotr1SEP6L1a5XWpldDnhGvT6uCAIYgmhoIE33DGLpsBxswmLCR5nrkejg9TroSHjnvIxhvijw4/MEYKxRmBc48HwuTpEHFTnPmBm4MzsUZzgojOeoHxP7KF4ODx7ULsj+TxM9dyI2ofZHFQEqs9bRI2q03IH+XGJ/C3pKldJEDiI/d3OL/zGGXifCn9qtU5KbRu/oNnVmsyW1EXuF0EVo11cLQEYlSEn0uD9RAc/OvJOvjgGhVDRQrnxy5FwSHRbNnprdHyQmcmieuDkn6zUxZHDsywLmzlEkTwBKIWzUIVm9s4EUPcH3QCVv6Nau3qRJ8hC4a1PfAc+ClDDC4z7k+gTofCNEpygKwtRVjNBP5ACQMEu4GN+jCDeT7vchuo0aZuqH6L1eNk+IFOsDf7Olcy1eG0uqIjZ/1Y+w3WIQMSoL3hQW4pDhWq12Hegav4SJk+sUsLdS8oRHIAQ132VPj8jFI+CPfhTzdbLgBVYRV5R4CnMz+BxgEXQ9EWJGaWCmQFTE2hOxWV9YfawCeo5LfI4Zhjw1O4/H4mSLmepCUL09W35IOgbbuzz4Ej6IbAgZHV0M0E06+VzOS2rvSxpDoVBwoio1z1GmDVc44MoASgiK4+fUMAdMwRv+6A5YkXqIYQvrx5QM8T2EM8usE0O72m+XV+2GETeumvScQLnaGkMhOZJVRBpr6xTZ+RIgN7D3xE+KwZsTesfUq1hEl2d3fEHv7kjDNP+hXveQRKdRPRgff+c/5EYzXq8u41E5QXJL+GQ/NcIZrRoYJH4xy0XTt/5eB8ZAYoAPN9rnNnTbokalhgUB7XVABTwFbWZR7w7TK2A+a9SkBfEGRj/96WE1zsbcFG2gxHGg3VqUmi7yY/+ERvglAwxV/I9G3iB8/CoWbp4PCNjDS4FAzuu2lzncAjpN5JfAzp7YwgK3hqV0hMQb29+adCZ6c9TXuOq2QeKqQpEzWA589/jDhz6FX/wnNtI4wxPhcsV44XUT1eQs+RM+MFv95pYmm+hjVgRVbAD39Hk/dcIK+Ah6HK3Nk3F0XlP2JmpXJu9E/Z0N/3BSAIbLXD5c1595Z9ABJk7u3t04fad/hyP8gbOScmhfiuG/HTuLOl2MPldRWNxgoAyCA7kesJpbdN9iCgQIeib7LDHBkSTIbxlTFjQjnKmQACiU3/dUf1UKXW4j55hjyMPwf1abSmTg4FMX/irKVrFEE6qmzsXjp+CLJWt2tcrmUyAcxKvdiBETR++DNPxNExO3c4Q8LjSxvzn36cL+U5fGrpqg7ymCXsZA02BvmYJGoNtQ8vZHPltuJQuxz/FO4qVDAvp++Gv3cIT6q5YNZf/FRxKxsAFEcUWWv04h+P9sI1YVvE0k/SzW4WDLR5Ml+K63IxUl285XkHoWk/z6DEZwpgCHYQzesPQTG/EOabVlxFVfX0nQtDv7ewUexGTAC4wZjqzqLy8RAG0zsbebf0d/TGYspA6W7QfiHtfy4Cze69TdKxxSabPFPcUXVcyMiYFIMyZMAoP2gQpgh7jYtTKfpt4hr8EkOfFTUYa3/9tfhyLDsianWe5Kw8v4nYxqrCH8fXS0tHkURfQbxCMnA/Lz48J0ji6JQwUxBlQP4+gYY7ps4Zp3b9CRoBeeLRO9dy6l8K4Es7HgwwmfnTlTHuE1+D3S1ymkLGx6ryARujmLWeWTcJXlckCzT/QQmZu6bpNNAC0VNorV8vnk8TNAjLfox7EGgZy2WpjCejiBenKWWyRWj8SKpOavQNT76R4ltqagTdxP/NXaQyZLpnNPEBb+YobB3SF2eT4l11xSkhAw2NJKTO6GUWkp/tXryBKyVZSCmFK+wRG2J9wM7K984yTSDW8Qv56XtQDZvtomMW57aesNPkKaPJ2zieZ53YMtR5LpA3CmbwhChiWx8mP/i50OUxCuKP18GsCarWUh5jmXSM2aDHTqZrTpU/bGOoXnKAcC0FAJ78fXc8csOex9F11i3PeWYbESBbbl0XzXGBgqgKCqIhFey7UMe4ghQNwIHlYKfzyCIG2xD/nbux0BwxIfvifUn0z+rLKq/JuO44ENVZnMFAKFLlnUbn0HQkQYD263o1l0OdgTxRXwkyLmcpou9HrVPlYCvKyEMdxIcMottc999zjoWUsOHlGkD+iaHbZLzMX0Ng/V6TJVxUwxRxOi2dvvUMS9GEQE+j9/vele2p5VC7AL8IOCZKnaBuaoNd5QwhfTqcpwsFDQCRWk0bhVuIOWmVTZYiNF2f1HkoIgPvzT61JnMYEKMl36rIRWbPQ/cCDqXSj+RZmKWUcZrvhLt+PyrnAAsPiAZnLzwoDunHGgOcjajwMiRpM4SbpIGlpGrQnCyCTxBMoAz+47nIereJAWDYb77pdxS9p3MsOf8aQjukCR9V5L/ssfHYQ7YNRKKNrW+vyeqF+ENLpO335DcV4YEDK0LnPNe+M/Eov+pTMeFjVJk9Yejaoeux+6rX+ol4eNaHsgHbBm/0uTuS4k7KNmSflROQ6SslCAYcG5/tKVj6JLMHBwojsaSiCrIRvAsQ25fDXTPR9NGI5KoQ4d7B6rbxYhs/NDQcCAjz2enPwKIW08ChoUl6GSEZysGlNEtRVmxCBVlB7kgMt8Je6VLE9pqAedlJnr4HyWkHb4TFGVh4tAyJkDe23NMXk9FJK28AhjNJw8D6DQFZfRh9scvTL/d+l1j11INCk/EoSNA28LM7fyoc8KLEFH3J/bKPyRqgU1sYZu1l5OO+FmzjpQZfNE1DbeaLgCth++KhO/F1IIiYwbDAmqUIWZRThSfe13Opjb1SK3ZwsMVBlDsgVXak4rI8gTFETcG009eeJ7kn+T+5U5qFWSk8U/QwQvn0uv4aKvaoGjJiJvsly027TG9GMhuj6RtHNOJjdggDZtrKb7E4gPuhS3YFJEGavGcBvT7o2m6zkpa/pWvYOqq4p+HgxqSzldo6rS6kH3RuUEKgsxnlaz7IZra2oShA2Wx7dAWf22iErKnu3y7kp1PHAmPUfej5GwlAizcpt8jz8DOEWRnYk3SKNLd5gwSjytRehVdpvfJ0Nf2vL2SDw+4fuvydW6MOQEZhZg8DE2vqa6CyrFqUQxs5Tb1m8PSG+Dj+zfVkdjYqIe3GEc/MojF4pI+4OdD2JVqqo9TRy9Bpd/9LwoymIMfVeFrI2TpEtGCvQPttrS97AM64zEdbPqdNUnp8bZ+jFajlXCftTdpiDhXTkOdTyPEjh9RYopUDqAI18xKnS0CbGZQk2jsvxnNYyCc152fKiCqc5LCb+sgXq+bkjMmi1kwyfrE2hxS91nCr4R2OHkNrO9MjeX6ODnt35ySzfT9/KoqZ3LwBKddSd7KQf6pL13dfbWv/")
             ),
             repeatability: .always,
-            label: "#6 GET /small.bin"
+            label: "#7 GET /small.bin"
         ),
     ]
 }
