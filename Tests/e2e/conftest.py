@@ -42,6 +42,33 @@ LISTEN_RE = re.compile(r"^harrec: (HTTP|SOCKS5|reverse) proxy listening on (?:ht
 
 _schema_validator = None
 
+# The suite runs twice: on the platform's poller, then on poll(2) (HARREC_POLLER=poll). A test
+# marked `no_event_loop` runs only commands that read and write files (redact, validate, generate,
+# the docs checks), so the second run has nothing to add and deselects it (it is not counted).
+# The first run proves the mark: HARREC_POLLER is set to a value harrec refuses, so a marked test
+# that starts a proxy or a replay fails ("HARREC_POLLER must be epoll or poll").
+POLL_RUN = os.environ.get("HARREC_POLLER") == "poll"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "no_event_loop: runs no proxy or replay; left out of the poll(2) run")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not POLL_RUN:
+        return
+    dropped = [item for item in items if item.get_closest_marker("no_event_loop")]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if not item.get_closest_marker("no_event_loop")]
+
+
+@pytest.fixture(autouse=True)
+def _no_event_loop_is_checked(request, monkeypatch):
+    if request.node.get_closest_marker("no_event_loop") and not POLL_RUN:
+        monkeypatch.setenv("HARREC_POLLER", "none: this test is marked no_event_loop")
+    yield
+
 
 def schema_validator():
     """A jsonschema validator for Tests/e2e/har-1.2.schema.json (which must exist)."""

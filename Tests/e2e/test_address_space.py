@@ -125,10 +125,6 @@ def test_a_har_larger_than_the_address_space_is_validated_redacted_and_replayed(
         stop_process(proc)
 
 
-# These two only read a HAR (validate, redact, replay's load), with no event loop: the poll(2)
-# run of the suite (HARREC_POLLER=poll) has nothing to add to them.
-no_event_loop = pytest.mark.skipif(os.environ.get("HARREC_POLLER") == "poll",
-                                   reason="no event loop involved; run once, on the default poller")
 
 
 def write_small_har(path, scheme):
@@ -146,7 +142,7 @@ def write_small_har(path, scheme):
     return bodies
 
 
-@no_event_loop
+@pytest.mark.no_event_loop
 def test_many_small_entries_are_redacted_in_little_address_space(tmp_path):
     """60,000 small JSON answers (69 MB) redacted and validated with 192 MiB of address space: what
     an export keeps between its passes follows the limit (an eighth of it), and a slot per entry
@@ -165,7 +161,7 @@ def test_many_small_entries_are_redacted_in_little_address_space(tmp_path):
     assert b"@corp-mail.net" not in limited_out.read_bytes()
 
 
-@no_event_loop
+@pytest.mark.no_event_loop
 def test_an_entry_larger_than_the_address_space_is_a_clear_error(tmp_path):
     """One entry of 250 MB with 192 MiB of address space cannot be held: validate, redact and
     replay each say so, naming the bytes, and exit non-zero. None crashes, and redact writes
@@ -183,7 +179,6 @@ def test_an_entry_larger_than_the_address_space_is_a_clear_error(tmp_path):
     assert not out.exists()
 
 
-@no_event_loop
 def test_many_small_entries_are_replayed_in_little_address_space(tmp_path):
     """The same 60,000 answers replayed with 256 MiB of address space: past a sixteenth of the
     limit, a response's head and body stay in the file and are read when served, the load keeps
@@ -206,7 +201,7 @@ def test_many_small_entries_are_replayed_in_little_address_space(tmp_path):
         stop_process(proc)
 
 
-@no_event_loop
+@pytest.mark.no_event_loop
 def test_a_har_truncated_while_it_is_redacted_is_a_clear_error(tmp_path):
     """A HAR cut short while `redact` reads it: the mapped pages past the new end are gone, and a
     read there is a bus error. harrec says the file changed, exits 1 and leaves neither the output

@@ -168,6 +168,7 @@ class DevToolsPage:
         return reply.get("result", {}).get("value")
 
     async def until(self, expression, timeout=15):
+        # A DOM node comes back by value as {} (falsy here): ask for `node !== null`, not the node.
         deadline = time.time() + timeout
         while time.time() < deadline:
             value = await self.evaluate(expression)

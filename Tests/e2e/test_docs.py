@@ -22,6 +22,9 @@ import pytest
 
 from helpers import HARREC_BIN
 
+# Files in, files out: no proxy, so nothing for the poll(2) run (conftest.py).
+pytestmark = pytest.mark.no_event_loop
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -206,7 +206,9 @@ async def steps(page, url: str, px, origin, artifacts: Path) -> dict:
     await screenshot("marked")
     # Move the last flow back before the mark: its row leaves the page's section.
     await evaluate("[...document.querySelectorAll('.row[data-id]')].find(r => r.textContent.includes('k=last')).click()")
-    await until("document.getElementById('pagePrevious')")
+    # The detail of that flow, not the one shown before it.
+    assert await until("document.getElementById('detail').textContent.includes('k=last') && "
+                       "document.getElementById('pagePrevious') !== null")
     await evaluate("document.getElementById('pagePrevious').click()")
     out["movedAbove"] = await until("(() => { const rows = [...document.querySelectorAll('.row')].map(r => r.textContent); "
                                     "const moved = rows.findIndex(t => t.includes('k=last')), section = rows.findIndex(t => t.startsWith('▸')); "
@@ -215,7 +217,8 @@ async def steps(page, url: str, px, origin, artifacts: Path) -> dict:
     assert curl("-x", px.http_proxy, f"{origin.base_url}/json?email=alice.smith%40corp-mail.com").rc == 0
     await until("[...document.querySelectorAll('.row[data-id] .url')].some(u => u.textContent.includes('email='))")
     await evaluate("[...document.querySelectorAll('.row[data-id]')].find(r => r.textContent.includes('email=')).click()")
-    await until("document.querySelector('.tabs button[data-tab=redaction]')")
+    assert await until("document.getElementById('detail').textContent.includes('email=') && "
+                       "document.querySelector('.tabs button[data-tab=redaction]') !== null")
     await evaluate("document.querySelector('.tabs button[data-tab=redaction]').click()")
     out["redaction"] = await until("document.getElementById('redactionView') && "
                                    "[document.querySelectorAll('mark.changed').length, document.getElementById('redactionView').innerText]")
@@ -230,7 +233,8 @@ async def steps(page, url: str, px, origin, artifacts: Path) -> dict:
                                   "[...document.querySelectorAll('.row[data-id] .url')].map(u => u.textContent)")
     await evaluate("(() => { const f = document.getElementById('filter'); f.value = ''; f.dispatchEvent(new Event('input')); })()")
     await evaluate("[...document.querySelectorAll('.row[data-id]')].find(r => r.textContent.includes('email=')).click()")
-    await until("document.getElementById('exclude')")
+    assert await until("document.getElementById('detail').textContent.includes('email=') && "
+                       "document.getElementById('exclude') !== null")
     # Leave the flow out of the HAR: its row dims.
     await evaluate("document.getElementById('exclude').click()")
     out["excludedRows"] = await until("document.querySelectorAll('.row.excluded').length")

@@ -14,6 +14,9 @@ import origin as origin_mod
 from helpers import (CASES, CASE_IDS, E2E_DIR, MODES, RawConn, curl, mode_host, request_bytes,
                      run_case, sha256)
 
+# The test origin alone, without harrec: nothing for the poll(2) run (conftest.py).
+pytestmark = pytest.mark.no_event_loop
+
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
 def test_case_direct(case, origin, payloads):

@@ -182,6 +182,7 @@ def test_redact_cli_usage_errors(recorded, tmp_path):
     assert rc != 0 and not target.exists()
 
 
+@pytest.mark.no_event_loop
 def test_internal_suffix_option(tmp_path):
     har = {"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": [{
         "startedDateTime": "2026-12-01T05:58:05.000Z", "time": 1,
@@ -206,6 +207,7 @@ def test_internal_suffix_option(tmp_path):
     assert rc == 1 and "internal-host" in out_text
 
 
+@pytest.mark.no_event_loop
 @pytest.mark.parametrize("name", ["headers-urls", "bodies", "websocket", "login-flow", "rules-example",
                                   "mitmproxy-12.3.1-sample"])
 def test_cli_matches_golden_fixtures(name, tmp_path):
@@ -222,6 +224,7 @@ def test_cli_matches_golden_fixtures(name, tmp_path):
     assert rc == 0, stdout
 
 
+@pytest.mark.no_event_loop
 def test_redact_streams_a_large_binary_body_as_the_whole_body_is_redacted(tmp_path):
     """Issue 34: `harrec redact` leaves a 12 MB base64 response body, and the same bytes uploaded,
     in the file and redacts them a window at a time as it writes. Both come out the same (that a

@@ -31,6 +31,9 @@ import audit as audit_mod  # noqa: E402
 import corpus  # noqa: E402
 from conftest import schema_validator, validate_har_file  # noqa: E402
 
+# Files in, files out: no proxy, so nothing for the poll(2) run (conftest.py).
+pytestmark = pytest.mark.no_event_loop
+
 SEEDS = [1, 2]
 KNOWN = REPO / "Fixtures" / "redaction" / "audit-known.json"
 UPDATE = "run `scripts/redaction-audit --update-known`"

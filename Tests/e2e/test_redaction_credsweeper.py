@@ -24,6 +24,9 @@ from pathlib import Path
 import pytest
 
 from test_redaction_planted import (JWT_PLACEHOLDER, SEEDS, Case, case, describe,  # noqa: F401 (case: a fixture)
+
+# Files in, files out: no proxy, so nothing for the poll(2) run (conftest.py).
+pytestmark = pytest.mark.no_event_loop
                                     plant_fragments, plants_in_finding)
 
 CREDSWEEPER_VERSION = "1.19.5"

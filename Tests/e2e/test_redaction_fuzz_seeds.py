@@ -9,7 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from helpers import HARREC_BIN, REPO
+
+# Files in, files out: no proxy, so nothing for the poll(2) run (conftest.py).
+pytestmark = pytest.mark.no_event_loop
 
 SCRIPT = REPO / "scripts" / "minimize-redaction-finding"
 

@@ -41,6 +41,9 @@ from decoded_views import MAX_DEPTH, DecodedViews, b64_decode, as_text, B64_RUNS
 from conftest import validate_har_file
 from helpers import HARREC_BIN
 
+# Files in, files out: no proxy, so nothing for the poll(2) run (conftest.py).
+pytestmark = pytest.mark.no_event_loop
+
 SEEDS = [int(s) for s in os.environ.get("HARREC_PLANT_SEEDS", "12,1207,40961").split(",") if s.strip()]
 REPORT_DIR = os.environ.get("HARREC_PLANT_REPORT_DIR")
 JWT_PLACEHOLDER = re.compile(r"eyJ[A-Za-z0-9_-]*\.eyJzdWIiOiJyZWRhY3RlZC0[A-Za-z0-9_-]*\.cmVkYWN0ZWQ")
