@@ -69,6 +69,33 @@ package struct StoredResponse: Sendable {
 
 /// The queue entries of a replayed HAR.
 package enum HARReplayEntries {
+    /// The members of an entry's own `custom` that a replay reads: what failed, WebSocket
+    /// conversations, harrec's refusals, and a loader's mark of a left-out body.
+    static let readMembers: Set<String> = ["_error", "_webSocketMessages", "_webSocketOpen", "_refused", deferredBodyMember]
+
+    /// `entry` without what a replay that matches no request headers never reads (`make`,
+    /// `HARReplayConversations`, `HARReplayRefusedTunnels`): the request's headers, cookies and
+    /// query list (the URL holds the query), the response's cookies (served as its `Set-Cookie`
+    /// headers), the cache, comments, addresses, and custom members other than `readMembers`.
+    /// `harrec replay` holds every parsed entry at once while a HAR loads, and a request's
+    /// headers were the largest part of a small one.
+    package static func slimmed(_ entry: HAREntry) -> HAREntry {
+        var entry = entry
+        entry.request.headers = []
+        entry.request.cookies = []
+        entry.request.queryString = []
+        entry.request.comment = nil
+        entry.request.custom = []
+        entry.response.cookies = []
+        entry.response.comment = nil
+        entry.cache = HARCache()
+        entry.serverIPAddress = nil
+        entry.connection = nil
+        entry.comment = nil
+        entry.custom.removeAll { !readMembers.contains($0.key) }
+        return entry
+    }
+
     /// The queue entries for `log`: HARScenarioBuilder's items, minus dropped query items, plus
     /// header conditions. Repeatability is recomputed when either changes which conditions are equal.
     /// `proxyAnswersAsFailures`: see `HARScenarioBuilder.builtItems`; a replaying proxy passes

@@ -92,7 +92,7 @@ final class ReplayHARFile: @unchecked Sendable {
                         // A large entry's body text stays in the file, never parsed into memory.
                         if mapped && bytes > Self.keptBodyBytes,
                            let (entry, text) = document.entryLeavingOutResponseText(i), text.textCount > Self.keptBodyBytes {
-                            out.value[i] = Self.markedLeftOut(entry, index: i)
+                            out.value[i] = Self.markedLeftOut(HARReplayEntries.slimmed(entry), index: i)
                             locations.value[i] = text
                             // Its text was read through to check it: those pages go now, not
                             // with the batch (64 such entries are a GB).
@@ -100,7 +100,7 @@ final class ReplayHARFile: @unchecked Sendable {
                             continue
                         }
                         do throws(HARReadError) {
-                            let entry = Self.leavingLargeBodyOut(try document.entry(i), index: i)
+                            let entry = Self.leavingLargeBodyOut(HARReplayEntries.slimmed(try document.entry(i)), index: i)
                             // Past the budget, a plain answer's head and body wait in the file too.
                             if mapped, HARReplayEntries.deferredBody(of: entry) == nil, Self.isPlainAnswer(entry),
                                kept.add(bytes, ordering: .relaxed).newValue > budget {
