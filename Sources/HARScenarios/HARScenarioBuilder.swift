@@ -141,67 +141,20 @@ public enum HARScenarioBuilder {
     /// do; false (a replaying proxy) serves them as the recording's client got them.
     package static func builtItems(from log: HARLog, options: HARScenarioOptions,
                                    proxyAnswersAsFailures: Bool = true) -> [QueueEntry] {
-        // One array of items, changed in place as the conditions are settled: a HAR of many
-        // small entries held several arrays of them at once.
-        var built: [QueueEntry] = []
-        var bodies: [RequestBodyInfo] = []
-        built.reserveCapacity(log.entries.count)
         let dropped = droppedHeaders(options.droppedResponseHeaders, log: log)
-        for index in sortedIndices(log.entries) {
-            let entry = log.entries[index]
-            guard let condition = makeCondition(entry, options: options) else { continue }
-            let response = makeResponse(entry, latency: options.latency, dropping: dropped,
-                                        proxyAnswersAsFailures: proxyAnswersAsFailures)
-            built.append(QueueEntry(item: ResponseQueueItem(condition: condition, response: response,
-                                                            label: "#\(built.count + 1) \(condition.method) \(condition.path)"),
-                                    entryIndex: index))
-            bodies.append(RequestBodyInfo(entry.request.postData))
+        var drafts = EntryDrafts()
+        for (index, entry) in log.entries.enumerated() {
+            drafts.append(draft(of: entry, index: index, options: options, dropping: dropped,
+                                proxyAnswersAsFailures: proxyAnswersAsFailures))
         }
-        var keys = built.map { conditionKey($0.item.condition) }
-
-        // Body conditions.
-        func addBody(_ i: Int) {
-            built[i].item.condition.body = bodies[i].hasBody ? bodies[i].match : .text("")
-            keys[i] = conditionKey(built[i].item.condition)
-        }
-        switch options.bodyMatching {
-        case .never:
-            break
-        case .always:
-            for i in built.indices where bodies[i].hasBody { addBody(i) }
-        case .whenNeeded:
-            // A group of equal conditions needs bodies when its members' bodies differ.
-            var groups: [String: (body: String, mixed: Bool)] = [:]
-            for i in built.indices {
-                if let group = groups[keys[i]] {
-                    if !group.mixed && group.body != bodies[i].key { groups[keys[i]] = (group.body, true) }
-                } else {
-                    groups[keys[i]] = (bodies[i].key, false)
-                }
-            }
-            for i in built.indices where groups[keys[i]]?.mixed == true { addBody(i) }
-        }
-
-        // Repeatability: the last of equal conditions repeats, earlier ones answer once each.
-        var lastIndex: [String: Int] = [:]
-        for (i, key) in keys.enumerated() { lastIndex[key] = i }
-        for i in built.indices { built[i].item.repeatability = lastIndex[keys[i]] == i ? .always : .once }
-        return built
+        return assemble(consume drafts, instants: log.entries.map(instant(of:)), options: options)
     }
 
     /// The indices of `entries` in a stable sort by startedDateTime. Unparsable dates inherit the
     /// previous entry's instant so they stay where they were relative to their neighbour.
     static func sortedIndices(_ entries: [HAREntry]) -> [Int] {
-        var previous = -Double.infinity
-        var keyed: [(key: Double, index: Int)] = []
-        keyed.reserveCapacity(entries.count)
-        for (i, e) in entries.enumerated() {
-            let t = HARDate.parse(e.startedDateTime) ?? previous
-            previous = t
-            keyed.append((t, i))
-        }
-        keyed.sort { $0.key != $1.key ? $0.key < $1.key : $0.index < $1.index }
-        return keyed.map(\.index)
+        let at = resolved(entries.map(instant(of:)))
+        return entries.indices.sorted { at[$0] != at[$1] ? at[$0] < at[$1] : $0 < $1 }
     }
 
     /// The body-less condition for an entry, or nil when the entry is skipped.
@@ -402,7 +355,7 @@ public enum HARScenarioBuilder {
 }
 
 /// What a recorded request body is, for body conditions.
-struct RequestBodyInfo {
+package struct RequestBodyInfo: Sendable {
     var hasBody: Bool
     /// The condition when the body takes part in matching (nil for binary bodies).
     var match: BodyMatch?

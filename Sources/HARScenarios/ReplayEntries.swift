@@ -101,70 +101,42 @@ package enum HARReplayEntries {
     /// `proxyAnswersAsFailures`: see `HARScenarioBuilder.builtItems`; a replaying proxy passes
     /// false, to answer as harrec answered when recording (its 502s and 504s).
     package static func make(from log: HARLog, options: HARReplayOptions, proxyAnswersAsFailures: Bool = true) -> [QueueEntry] {
-        let dropped = Set(options.droppedQueryItems.map { $0.lowercased() })
-        let headerConditions: (HAREntry) -> [HeaderCondition] = { entry in
-            let recorded = entry.request.headers.filter { !$0.name.hasPrefix(":") }
-            let chosen: [HARHeader]
-            switch options.headers {
-            case .none:
-                return []
-            case .named(let names):
-                let wanted = Set(names.map { $0.lowercased() })
-                chosen = recorded.filter { wanted.contains($0.name.lowercased()) }
-            case .allExcept(let names):
-                let excluded = Set(names.map { $0.lowercased() }).union(HARReplayOptions.neverMatchedHeaders)
-                chosen = recorded.filter { !excluded.contains($0.name.lowercased()) }
-            }
-            // One condition per name; repeated headers are compared joined, as URLRequest joins them.
-            var order: [String] = []
-            var values: [String: (name: String, value: String)] = [:]
-            for h in chosen {
-                let key = h.name.lowercased()
-                if let existing = values[key] { values[key] = (existing.name, existing.value + "," + h.value) } else {
-                    order.append(key); values[key] = (h.name, h.value)
-                }
-            }
-            return order.map { key in
-                let (name, value) = values[key]!
-                return HeaderCondition(name: name, value: isRedactedHeaderValue(value) ? nil : value)
+        let dropping = HARScenarioBuilder.droppedHeaders(options.scenario.droppedResponseHeaders, log: log)
+        var drafts = EntryDrafts()
+        for (index, entry) in log.entries.enumerated() {
+            drafts.append(draft(of: entry, index: index, options: options, dropping: dropping,
+                                proxyAnswersAsFailures: proxyAnswersAsFailures))
+        }
+        return finish(consume drafts, instants: log.entries.map(HARScenarioBuilder.instant(of:)), options: options)
+    }
+
+    /// The recorded request headers `matching` requires, one condition per name (repeated headers
+    /// compared joined, as URLRequest joins them); a placeholder value only has to be present.
+    static func headerConditions(_ entry: HAREntry, matching: HeaderMatching) -> [HeaderCondition] {
+        let recorded = entry.request.headers.filter { !$0.name.hasPrefix(":") }
+        let chosen: [HARHeader]
+        switch matching {
+        case .none:
+            return []
+        case .named(let names):
+            let wanted = Set(names.map { $0.lowercased() })
+            chosen = recorded.filter { wanted.contains($0.name.lowercased()) }
+        case .allExcept(let names):
+            let excluded = Set(names.map { $0.lowercased() }).union(HARReplayOptions.neverMatchedHeaders)
+            chosen = recorded.filter { !excluded.contains($0.name.lowercased()) }
+        }
+        var order: [String] = []
+        var values: [String: (name: String, value: String)] = [:]
+        for h in chosen {
+            let key = h.name.lowercased()
+            if let existing = values[key] { values[key] = (existing.name, existing.value + "," + h.value) } else {
+                order.append(key); values[key] = (h.name, h.value)
             }
         }
-        let unlisted: UnlistedQueryItems = options.queryMatching == .subset ? .allowed : .rejected(except: dropped)
-        func strip(_ condition: inout RequestCondition) {
-            condition.unlistedQueryItems = unlisted
-            guard !dropped.isEmpty else { return }
-            condition.query.removeAll { q in
-                switch q {
-                case .equals(let n, _), .present(let n): return dropped.contains(n.lowercased())
-                }
-            }
+        return order.map { key in
+            let (name, value) = values[key]!
+            return HeaderCondition(name: name, value: isRedactedHeaderValue(value) ? nil : value)
         }
-        let needsRegrouping = !dropped.isEmpty || options.headers != .none
-        var built = HARScenarioBuilder.builtItems(from: log, options: options.scenario,
-                                                  proxyAnswersAsFailures: proxyAnswersAsFailures)
-        for i in built.indices { strip(&built[i].item.condition) }
-        // Most requests carry the same headers: one array of conditions serves them all.
-        var shared: Set<[HeaderCondition]> = []
-        for i in built.indices {
-            let entry = log.entries[built[i].entryIndex]
-            built[i].headers = shared.insert(headerConditions(entry)).memberAfterInsert
-            built[i].recordedError = built[i].item.response.endsInFailure ? HARScenarioBuilder.recordedError(entry) : nil
-            built[i].bodySource = deferredBody(of: entry)
-        }
-        if needsRegrouping {
-            // Recompute "equal conditions" over what is actually matched.
-            var last: [String: Int] = [:]
-            var keys: [String] = []
-            for i in built.indices {
-                let headerKey = built[i].headers.map { "\($0.name.lowercased())=\($0.value ?? "\u{0}")" }
-                    .joined(separator: "\u{1}")
-                let key = HARScenarioBuilder.conditionKey(built[i].item.condition) + "\u{2}" + headerKey
-                keys.append(key)
-                last[key] = i
-            }
-            for i in built.indices { built[i].item.repeatability = last[keys[i]] == i ? .always : .once }
-        }
-        return built
     }
 
     /// The member a loader puts on an entry whose response it left in the file (its body, and its

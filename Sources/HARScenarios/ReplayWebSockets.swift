@@ -38,12 +38,18 @@ package enum HARReplayConversations {
     /// The WebSocket entries of `log` in recorded order: a queue entry per upgrade (its condition
     /// as an http/https request, a placeholder 101 response, the last of equal conditions
     /// repeating) and the conversation it replays, at the same index.
-    package static func make(from log: HARLog, options: HARReplayOptions) -> (entries: [QueueEntry], conversations: [RecordedConversation]) {
+    /// `instants`: when each entry started, where the log is a part of a HAR (a loader's
+    /// WebSocket entries) and an entry whose date cannot be parsed takes the instant of the
+    /// entry before it in the whole HAR; by default, from the log itself.
+    package static func make(from log: HARLog, options: HARReplayOptions,
+                             instants: [Double]? = nil) -> (entries: [QueueEntry], conversations: [RecordedConversation]) {
         var entries: [QueueEntry] = []
         var conversations: [RecordedConversation] = []
         var keys: [String] = []
         let dropped = Set(options.droppedQueryItems.map { $0.lowercased() })
-        for index in HARScenarioBuilder.sortedIndices(log.entries) {
+        let order = instants.map { at in log.entries.indices.sorted { at[$0] != at[$1] ? at[$0] < at[$1] : $0 < $1 } }
+            ?? HARScenarioBuilder.sortedIndices(log.entries)
+        for index in order {
             let entry = log.entries[index]
             guard let messages = entry.custom.last(where: { $0.key == "_webSocketMessages" })?.value.arrayValue else { continue }
             // The upgrade as the request a client sends: http(s), a final status so the
@@ -102,23 +108,40 @@ package enum HARReplayConversations {
 
 /// Tunnels the recording could not open (a CONNECT or SOCKS5 entry marked `_refused`, harrec's
 /// record of a refused or unreachable target), for `harrec replay` to refuse again.
-package enum HARReplayRefusedTunnels {
+package struct HARReplayRefusedTunnels: Sendable {
+    /// "host:port" -> the last refusal's `_error`, and the targets that answered.
+    private var refused: [String: String] = [:]
+    private var answered: Set<String> = []
+
+    package init() {}
+
     /// "host:port" (lowercased) -> the recorded `_error`, for targets the recording has no
     /// exchange with: a target that answered in the same recording is served, not refused.
     package static func make(from log: HARLog) -> [String: String] {
-        var refused: [String: String] = [:]
-        var answered: Set<String> = []
-        for entry in log.entries {
-            guard let parts = MockURLParts(HARReplayConversations.httpURL(entry.request.url)),
-                  let port = parts.effectivePort else { continue }
-            let key = "\(parts.host):\(port)"
-            let isRefusal = entry.custom.contains { $0.key == "_refused" && $0.value == .bool(true) }
-            if isRefusal && entry.request.method.uppercased() == "CONNECT" {
-                refused[key] = HARScenarioBuilder.recordedError(entry) ?? "refused"
-            } else if entry.response.status > 0 {
-                answered.insert(key)
-            }
-        }
-        return refused.filter { !answered.contains($0.key) }
+        var tunnels = HARReplayRefusedTunnels()
+        for entry in log.entries { tunnels.add(entry) }
+        return tunnels.refusedTargets
     }
+
+    /// What `entry` says of its target: refused, or answered.
+    package mutating func add(_ entry: HAREntry) {
+        guard let parts = MockURLParts(HARReplayConversations.httpURL(entry.request.url)),
+              let port = parts.effectivePort else { return }
+        let key = "\(parts.host):\(port)"
+        let isRefusal = entry.custom.contains { $0.key == "_refused" && $0.value == .bool(true) }
+        if isRefusal && entry.request.method.uppercased() == "CONNECT" {
+            refused[key] = HARScenarioBuilder.recordedError(entry) ?? "refused"
+        } else if entry.response.status > 0 {
+            answered.insert(key)
+        }
+    }
+
+    /// What the entries after those added so far say (a later refusal's error wins).
+    package mutating func add(contentsOf later: HARReplayRefusedTunnels) {
+        refused.merge(later.refused) { _, new in new }
+        answered.formUnion(later.answered)
+    }
+
+    /// "host:port" -> `_error` of the targets refused and never answered.
+    package var refusedTargets: [String: String] { refused.filter { !answered.contains($0.key) } }
 }

@@ -155,19 +155,9 @@ func runReplay(_ arguments: [String]) -> Int32 {
 
 /// The queue for `path` with the replay options: page, latency, host maps, reset triggers.
 func makeReplayService(_ parsed: ParsedArguments, path: String) throws -> ReplayService {
-    // Bound apart, not as a tuple kept whole: the entries must go once the queue is made.
-    var log: HARLog
-    let file: ReplayHARFile
-    (log, file) = try ReplayHARFile.load(path: path)
     var source = "HAR file \(lastPathComponent(path))"
-    if let page = parsed.value("page") {
-        do {
-            log = try HARPages.select(log, page: page)
-        } catch {
-            throw UsageError(error.description)
-        }
-        source += " (page \(page))"
-    }
+    let page = parsed.value("page")
+    if let page { source += " (page \(page))" }
     var scenario = HARScenarioOptions()
     // Served as recorded: Date, ETag and the like stay (the generator drops them for stable fixtures).
     scenario.droppedResponseHeaders = []
@@ -191,23 +181,20 @@ func makeReplayService(_ parsed: ParsedArguments, path: String) throws -> Replay
         return trigger
     }
     let remaps = try parsed.allValues("host-map").flatMap { try hostMaps($0) }
-    let entries = HARReplayEntries.make(from: log, options: options, proxyAnswersAsFailures: false)
-    let webSockets = HARReplayConversations.make(from: log, options: options)
-    let refusedTunnels = HARReplayRefusedTunnels.make(from: log)
-    let http2Hosts = ReplayService.http2Hosts(log.entries.flatMap {
-        [($0.request.url, $0.request.httpVersion), ($0.request.url, $0.response.httpVersion)]
-    })
-    // The HAR's tree is done with before the service is made: both at once were the load's peak.
-    log.entries = []
-    let service = ReplayService(entries: consume entries, source: source, remaps: remaps,
+    var loaded = try ReplayHARFile.load(path: path, page: page, options: options, proxyAnswersAsFailures: false)
+    let file = loaded.bodies
+    let queue = loaded.queue
+    loaded.queue = []
+    let service = ReplayService(entries: consume queue, source: source, remaps: remaps,
                                 resetOn: triggers, activation: "harrec replay \(lastPathComponent(path))",
                                 passthrough: parsed.flag("passthrough"), recordedLatency: scenario.latency == .recorded,
-                                webSockets: webSockets, refusedTunnels: refusedTunnels, http2Hosts: http2Hosts,
+                                webSockets: loaded.webSockets, refusedTunnels: loaded.refusedTunnels,
+                                http2Hosts: loaded.http2Hosts,
                                 bodies: { [dropping = Set(scenario.droppedResponseHeaders.map { $0.lowercased() })] in
                                     file.response(ofEntry: $0, dropping: dropping)
                                 },
                                 streams: { file.stream(ofEntry: $0) })
-    // What malloc kept of the HAR's tree goes back to the system.
+    // What malloc kept of the parsed entries goes back to the system.
     harrec_release_free_memory()
     return service
 }

@@ -33,9 +33,9 @@ final class ReplayHARFile: @unchecked Sendable {
     static let keptResponseBytes = min(64 << 20, addressSpaceLimit() / 16)
 
     /// Entries in the HAR are parsed in batches of this many on every core.
-    private static let batch = 64
+    static let batch = 64
 
-    private enum Source {
+    enum Source {
         /// The file, where each left-out body's entry is in it, and where its text is (for a
         /// body left out before it was parsed: one read whole, the unusual shapes, has none).
         case file(fd: Int32, ranges: [Int: Range<Int>], locations: [Int: LeftOutText])
@@ -46,103 +46,11 @@ final class ReplayHARFile: @unchecked Sendable {
     }
     private let source: Source
 
-    /// Reads `path`: its entries (a left-out body's entry has `HARReplayEntries.deferredBodyMember`)
-    /// and the reader of the bodies left out. The entries are the caller's to drop once the queue
-    /// is made: the reader keeps none. Throws a `UsageError` naming the file when it cannot be
-    /// read or is not a HAR.
-    static func load(path: String) throws -> (log: HARLog, bodies: ReplayHARFile) {
-        // Mapped through the descriptor the bodies are read from later: the same file, even if
-        // the path is replaced meanwhile.
-        var fd = open(path, O_RDONLY | O_CLOEXEC)
-        var keepDescriptor = false
-        defer { if !keepDescriptor && fd >= 0 { close(fd) } }
-        let document: HARLazyDocument
-        do {
-            failOnTruncation(of: path)
-            if fd >= 0, let file = try HARLazyDocument(mappingDescriptor: fd) {
-                document = file
-            } else {
-                if fd >= 0 { close(fd) }
-                fd = -1
-                document = try HARLazyDocument(try readFileOrUsageError(path))
-            }
-        } catch let error as HARReadError {
-            throw Self.readError(path, error)
-        }
-        // One array, filled in place: a second one of optionals (an entry is hundreds of bytes
-        // inline) doubled the load's peak for a HAR of many small entries.
-        let blank = HAREntry(startedDateTime: "", time: 0, request: HARRequest(method: "", url: "", httpVersion: ""),
-                             response: HARResponse(status: 0, statusText: "", httpVersion: "",
-                                                   content: HARContent(size: 0, mimeType: "")),
-                             timings: HARTimings(send: 0, wait: 0, receive: 0))
-        var entries = [HAREntry](repeating: blank, count: document.entryCount)
-        var found = [LeftOutText?](repeating: nil, count: document.entryCount)
-        let failures = Mutex<HARReadError?>(nil)
-        let kept = Atomic<Int>(0)
-        let budget = Self.keptResponseBytes
-        let batches = (document.entryCount + Self.batch - 1) / Self.batch
-        let mapped = fd >= 0
-        entries.withUnsafeMutableBufferPointer { slots in
-            found.withUnsafeMutableBufferPointer { locationSlots in
-                let out = UnsafeSendable(slots), locations = UnsafeSendable(locationSlots)
-                DispatchQueue.concurrentPerform(iterations: batches) { b in
-                    let range = (b * Self.batch)..<min(document.entryCount, (b + 1) * Self.batch)
-                    for i in range {
-                        let bytes = document.byteCount(ofEntry: i)
-                        // A large entry's body text stays in the file, never parsed into memory.
-                        if mapped && bytes > Self.keptBodyBytes,
-                           let (entry, text) = document.entryLeavingOutResponseText(i), text.textCount > Self.keptBodyBytes {
-                            out.value[i] = Self.markedLeftOut(HARReplayEntries.slimmed(entry), index: i)
-                            locations.value[i] = text
-                            // Its text was read through to check it: those pages go now, not
-                            // with the batch (64 such entries are a GB).
-                            document.dropResidentBytes(ofEntries: i..<(i + 1))
-                            continue
-                        }
-                        do throws(HARReadError) {
-                            let entry = Self.leavingLargeBodyOut(HARReplayEntries.slimmed(try document.entry(i)), index: i)
-                            // Past the budget, a plain answer's head and body wait in the file too.
-                            if mapped, HARReplayEntries.deferredBody(of: entry) == nil, Self.isPlainAnswer(entry),
-                               kept.add(bytes, ordering: .relaxed).newValue > budget {
-                                out.value[i] = Self.leavingResponseOut(entry, index: i)
-                            } else {
-                                out.value[i] = entry
-                            }
-                        } catch {
-                            failures.withLock { if $0 == nil { $0 = error } }
-                        }
-                    }
-                    // Parsed: these pages of the file may leave memory.
-                    document.dropResidentBytes(ofEntries: range)
-                }
-            }
-        }
-        if let failure = failures.withLock({ $0 }) { throw Self.readError(path, failure) }
-        var log = document.head
-        log.entries = entries
-        entries = []
-        let leftOut = log.entries.indices.filter { HARReplayEntries.deferredBody(of: log.entries[$0]) != nil }
-        var ranges: [Int: Range<Int>] = [:]
-        var locations: [Int: LeftOutText] = [:]
-        for i in leftOut {
-            ranges[i] = document.sourceRange(ofEntry: i)
-            locations[i] = found[i]
-        }
-        if leftOut.isEmpty {
-            return (log, ReplayHARFile(.none))
-        } else if fd >= 0, ranges.count == leftOut.count {
-            keepDescriptor = true
-            return (log, ReplayHARFile(.file(fd: fd, ranges: ranges, locations: locations)))
-        } else {
-            return (log, ReplayHARFile(.document(document)))
-        }
-    }
-
-    private init(_ source: Source) { self.source = source }
+    init(_ source: Source) { self.source = source }
 
     /// What a read of `path` that failed with `error` tells the user: a file that could not be
     /// read (too large for the memory left, changed) is not called "not a HAR".
-    private static func readError(_ path: String, _ error: HARReadError) -> UsageError {
+    static func readError(_ path: String, _ error: HARReadError) -> UsageError {
         if case .unreadable = error { return UsageError("\(path): \(error)") }
         return UsageError("\(path) is not a HAR file: \(error)")
     }
@@ -290,19 +198,5 @@ final class HARBodyReader: ReplayBodySource {
             taken = 0
         }
         return piece
-    }
-}
-
-/// A buffer written by `concurrentPerform`'s iterations, each to its own slots.
-private struct UnsafeSendable<Value>: @unchecked Sendable {
-    var value: Value
-    init(_ value: Value) { self.value = value }
-}
-
-private func readFileOrUsageError(_ path: String) throws -> [UInt8] {
-    do {
-        return try readFile(path)
-    } catch {
-        throw UsageError("cannot read \(path): \(error)")
     }
 }

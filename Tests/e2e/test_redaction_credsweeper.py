@@ -24,10 +24,10 @@ from pathlib import Path
 import pytest
 
 from test_redaction_planted import (JWT_PLACEHOLDER, SEEDS, Case, case, describe,  # noqa: F401 (case: a fixture)
+                                    plant_fragments, plants_in_finding)
 
 # Files in, files out: no proxy, so nothing for the poll(2) run (conftest.py).
 pytestmark = pytest.mark.no_event_loop
-                                    plant_fragments, plants_in_finding)
 
 CREDSWEEPER_VERSION = "1.19.5"
 TOOLS = Path(os.environ.get("HARREC_TOOLS") or Path(os.environ.get("HOME", "/tmp")) / ".cache/harrec/tools")
