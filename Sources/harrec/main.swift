@@ -14,7 +14,7 @@ import Redaction
 import TLS
 
 /// The version printed by `--version` and written as the HAR creator version.
-let harrecVersion = "0.9.1"
+let harrecVersion = "0.9.2"
 
 let validateSpec = CommandSpec(
     name: "validate",
