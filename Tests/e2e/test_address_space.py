@@ -180,14 +180,15 @@ def test_an_entry_larger_than_the_address_space_is_a_clear_error(tmp_path):
 
 
 def test_many_small_entries_are_replayed_in_little_address_space(tmp_path):
-    """The same 60,000 answers replayed with 256 MiB of address space: past a sixteenth of the
-    limit, a response's head and body stay in the file and are read when served, the load keeps
-    one array of entries and one of items, and the entries go before the queue is made. 0.9.0
-    ended with "failed to allocate" at 320 MiB. Every answer asked for is the recorded one:
-    status, Content-Type and body."""
+    """The same 60,000 answers replayed with 192 MiB of address space: past a sixteenth of the
+    limit, a response's head and body stay in the file and are read when served, and each entry
+    is drafted into its queue item and dropped as it is parsed. It often loads in 112 MiB, but
+    not always: malloc's per-thread arenas reserve address space as the parse workers need them,
+    so the limit keeps a margin (0.9.1 crashed at 160 MiB every time, 0.9.0 at 320). Every
+    answer asked for is the recorded one: status, Content-Type and body."""
     src = tmp_path / "small.har"
     bodies = write_small_har(src, "http")
-    proc, port = start_replay(src, 256 << 20)
+    proc, port = start_replay(src, 192 << 20)
     try:
         for i in (0, 1, 29_999, 59_998, 59_999):
             r = curl("-i", "-x", f"http://127.0.0.1:{port}", f"http://api.test/items/{i}", max_time=30)
