@@ -99,10 +99,25 @@ final class KnownValueIndex: @unchecked Sendable {
                 if b == 0x2E || b == 0x2D || b == 0x2B || b | 0x20 == 0x65 { numberish += 1 }
             }
             if letters == bytes.count && bytes.count < 20 { return false }
-            // Numbers: a bare match could sit inside a JSON number, and ids collide.
-            return digits + numberish != bytes.count
+            // Numbers: a bare match could sit inside a JSON number, and ids collide. Digit groups
+            // joined by hyphens or dots are none (an SSN, a phone, a card, an IPv4 address).
+            return digits + numberish != bytes.count || isSeparatedDigitGroups(bytes)
         }
         return plausible && !Placeholder.isPlaceholder(value)
+    }
+
+    /// Digit groups joined by at least two hyphens (`078-05-1120`, `415-555-0100`) or three dots
+    /// (`203.0.113.7`): no JSON number has those, and a coincidence with another value is rare.
+    static func isSeparatedDigitGroups(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = bytes.first, let last = bytes.last, first &- 0x30 < 10, last &- 0x30 < 10 else { return false }
+        var hyphens = 0, dots = 0, previousWasDigit = false
+        for b in bytes {
+            if b &- 0x30 < 10 { previousWasDigit = true; continue }
+            guard previousWasDigit else { return false }
+            if b == 0x2D { hyphens += 1 } else if b == 0x2E { dots += 1 } else { return false }
+            previousWasDigit = false
+        }
+        return (hyphens >= 2 && dots == 0) || (dots == 3 && hyphens == 0)
     }
 
     /// Builds the index of `pairs` (value, placeholder), in the order given, with their encoded

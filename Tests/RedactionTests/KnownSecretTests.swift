@@ -123,6 +123,25 @@ final class KnownSecretTests: XCTestCase {
 
 /// The index itself, past the size where two threads build it (each owning half the slots).
 final class KnownValueIndexTests: XCTestCase {
+    /// Digit groups joined by hyphens or dots are chased bare too (an SSN, a phone, an IPv4
+    /// address found under a name, met again in a URL path); a plain number or one JSON could
+    /// hold is not.
+    func testSeparatedDigitGroupsAreChasedNumbersAreNot() {
+        let ssn = "078-05-1120"
+        let r = redacted([makeEntry(index: 0, method: "POST", url: "https://api.example.com/v1/people",
+                                    requestBody: ("application/json", #"{"ssn":"\#(ssn)","count":12345678}"#)),
+                          makeEntry(index: 1, url: "https://api.example.com/v1/people/\(ssn)/profile?n=12345678")])
+        XCTAssertFalse(String(decoding: r.bytes, as: UTF8.self).contains(ssn))
+        XCTAssertEqual(r.log.entries[1].request.url, "https://api.example.com/v1/people/redacted-1/profile?n=12345678")
+        for value in ["078-05-1120", "415-555-0100", "4242-4242-4242-4242", "203.0.113.77", "1990-01-02"] {
+            XCTAssertTrue(KnownValueIndex.isIndexable(value), value)
+        }
+        for value in ["12345678", "-12345.678", "1.5e+10", "10.0.19041", "1-2", "1.2.3.4.5", "-078-05-1120", "078--05-1120",
+                      "078-05-1120-", "1.2-3.4"] {
+            XCTAssertFalse(KnownValueIndex.isIndexable(value), value)
+        }
+    }
+
     func testALargeIndexFindsEveryValueLongestFirst() {
         // 30,000 values (over 100,000 forms with the encoded ones); every tenth shares its first
         // 8 bytes with a longer one, so chains hold several lengths.
