@@ -49,6 +49,61 @@ struct Base64View {
 }
 
 extension RedactionEngine {
+    /// The words of `p` that are base64 of text holding something to redact, in order, each with
+    /// its replacement (its text redacted, to be encoded back in the same alphabet). A word is a
+    /// run of the base64 alphabets with its padding, between other bytes.
+    func redactedBase64Words(_ p: UnsafeBufferPointer<UInt8>, _ reading: Reading, _ path: () -> String,
+                             nestingLevel: Int) -> [(range: Range<Int>, replacement: [UInt8])] {
+        var words: [(range: Range<Int>, replacement: [UInt8])] = []
+        var i = 0
+        while i < p.count {
+            guard Self.isBase64Byte(p[i]) else { i += 1; continue }
+            var end = i
+            while end < p.count && Self.isBase64Byte(p[end]) { end += 1 }
+            let text = end
+            while end < p.count && p[end] == 0x3D && end - text < 2 { end += 1 }
+            // A part of a dotted token (a JWT's header or payload) is the token's: its detector
+            // sees it whole.
+            let dotted = (i >= 2 && p[i - 1] == 0x2E && Self.isBase64Byte(p[i - 2]))
+                || (end + 1 < p.count && p[end] == 0x2E && Self.isBase64Byte(p[end + 1]))
+            if !dotted, end - i >= Base64View.minimumLength,
+               let view = Base64View.decode(UnsafeBufferPointer(rebasing: p[i..<end])) {
+                let before = mark
+                if let inner = view.text.withUnsafeBufferPointer({ redactValueBytes($0, reading, path, nestingLevel: nestingLevel + 1) }) {
+                    words.append((i..<end, syntax.base64(inner, urlSafe: view.urlSafe, padded: view.padded)))
+                } else {
+                    rollBack(to: before)
+                }
+            }
+            i = end
+        }
+        return words
+    }
+
+    /// `p` with `words` replaced, and the text between them scanned.
+    func scanning(_ p: UnsafeBufferPointer<UInt8>, around words: [(range: Range<Int>, replacement: [UInt8])],
+                  _ reading: Reading, _ path: () -> String) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(p.count + 64)
+        var at = 0
+        func scanned(_ range: Range<Int>) {
+            let part = UnsafeBufferPointer(rebasing: p[range])
+            if let changed = scanBytes(part, reading, path, shape: .unknown) { out += changed } else { out += part }
+        }
+        for word in words {
+            scanned(at..<word.range.lowerBound)
+            out += word.replacement
+            at = word.range.upperBound
+        }
+        scanned(at..<p.count)
+        return out
+    }
+
+    /// A byte of the base64 or base64url alphabet (not its padding).
+    @inline(__always) static func isBase64Byte(_ b: UInt8) -> Bool {
+        isAlnum(b) || b == 0x2B || b == 0x2F || b == 0x2D || b == 0x5F
+    }
+
     /// Shortest printable run of a binary body that is scanned.
     static let minimumPrintableRun = 8
 

@@ -81,6 +81,12 @@ extension RedactionEngine {
             }
             rollBack(to: before)
         }
+        // Words of text that are base64 of text (`Use bWFyaWEu...== for the store`): each is
+        // redacted as a whole value is, and the text around them scanned as it stands.
+        if nestingLevel <= maximumNestedJSONLevels, shape.hasUpper {
+            let words = redactedBase64Words(p, reading, path, nestingLevel: nestingLevel)
+            if !words.isEmpty { return scanning(p, around: words, reading, path) }
+        }
         return scanBytes(p, reading, path, shape: shape)
     }
 }

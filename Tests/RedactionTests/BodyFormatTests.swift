@@ -221,6 +221,28 @@ final class BodyFormatTests: XCTestCase {
         }
     }
 
+    /// Base64 of text as a word inside text (a sentence, a CSV cell, a text body): its text is
+    /// redacted and encoded back, as a whole value's is. A JWT's parts are the JWT's.
+    func testBase64OfTextInsideText() {
+        let email = Base64.encode(utf8("maria.gonzalez@corp-mail.com"))
+        let placeholder = Base64.encode(utf8("user1@example.com"))
+        XCTAssertEqual(body(#"{"note": "Use \#(email) for the store", "rows": "id,label\n33,\#(email)\n"}"#),
+                       #"{"note": "Use \#(placeholder) for the store", "rows": "id,label\n33,\#(placeholder)\n"}"#)
+        let r = redacted([makeEntry(responseBody: ("text/plain", "echo: \(email), again (\(Base64URL.encode(utf8("ann@corp.com is here"))))"))])
+        XCTAssertEqual(r.log.entries[0].response.content.text,
+                       "echo: \(Base64.encode(utf8("user1@example.com"))), again (\(Base64URL.encode(utf8("user2@example.com is here"))))")
+        // Words that are no base64 of text, or hold nothing to redact, are left as they are.
+        for text in ["see QUFBQUFBQUFBQUFBQUFBQQ here", "id \(Base64.encode(binaryBytes(24, seed: 5))) ok",
+                     "hi \(Base64.encode(utf8("nothing to see in here"))) ok", "camelCaseIdentifierNamesAreFine too"] {
+            XCTAssertEqual(body(#"{"note": "\#(text)"}"#), #"{"note": "\#(text)"}"#, text)
+        }
+        // A JWT in a sentence is replaced by the placeholder JWT, not part by part.
+        let jwt = "eyJhbGciOiJIUzI1NiJ9." + Base64URL.encode(utf8(#"{"sub":"u-1","email":"ann@corp.com"}"#)) + ".c2lnbmF0dXJlLWJ5dGVz"
+        let out = body(#"{"note": "token \#(jwt) end"}"#)
+        XCTAssertFalse(out.contains("ann@corp.com") || out.contains(jwt) || out.contains(".c2lnbmF0dXJlLWJ5dGVz"), out)
+    }
+
+    // MARK: Multipart
     // MARK: Multipart
 
     func testMultipartFieldsJSONTextAndBinaryFiles() throws {
