@@ -153,8 +153,13 @@ public enum HARScenarioBuilder {
     /// The indices of `entries` in a stable sort by startedDateTime. Unparsable dates inherit the
     /// previous entry's instant so they stay where they were relative to their neighbour.
     static func sortedIndices(_ entries: [HAREntry]) -> [Int] {
-        let at = resolved(entries.map(instant(of:)))
-        return entries.indices.sorted { at[$0] != at[$1] ? at[$0] < at[$1] : $0 < $1 }
+        sortedIndices(instants: entries.map(instant(of:)))
+    }
+
+    /// The indices of `instants` (`instant(of:)` of each entry) in a stable sort by instant.
+    static func sortedIndices(instants: [Double]) -> [Int] {
+        let at = resolved(instants)
+        return at.indices.sorted { at[$0] != at[$1] ? at[$0] < at[$1] : $0 < $1 }
     }
 
     /// The body-less condition for an entry, or nil when the entry is skipped.

@@ -47,9 +47,7 @@ package enum HARReplayConversations {
         var conversations: [RecordedConversation] = []
         var keys: [String] = []
         let dropped = Set(options.droppedQueryItems.map { $0.lowercased() })
-        let order = instants.map { at in log.entries.indices.sorted { at[$0] != at[$1] ? at[$0] < at[$1] : $0 < $1 } }
-            ?? HARScenarioBuilder.sortedIndices(log.entries)
-        for index in order {
+        for index in HARScenarioBuilder.sortedIndices(instants: instants ?? log.entries.map(HARScenarioBuilder.instant(of:))) {
             let entry = log.entries[index]
             guard let messages = entry.custom.last(where: { $0.key == "_webSocketMessages" })?.value.arrayValue else { continue }
             // The upgrade as the request a client sends: http(s), a final status so the

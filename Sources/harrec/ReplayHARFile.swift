@@ -1,10 +1,7 @@
 import CLI
-import Dispatch
-import Files
 import HAR
 import HARScenarios
 import ProxyCore
-import Synchronization
 import TextEncodings
 #if canImport(Glibc)
 import Glibc
