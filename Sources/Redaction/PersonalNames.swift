@@ -78,9 +78,10 @@ enum PersonalNames {
         let rest = words[(at + 1)...]
         // `exp_month`, `expiry_year`, `expiration_date`, a bare `expiry`, `card_expiration`.
         if rest.count == 1, ["month", "year", "date", "mm", "yy", "yyyy"].contains(rest.first!) { return words[at] != "expires" }
-        if rest.isEmpty && words[at] != "exp" && words[at] != "expires" {
-            return at == 0 || ["card", "cc", "credit", "debit", "payment"].contains(words[at - 1])
-        }
+        // A bare `exp` is a JWT's claim; `card_exp`, `cc_exp` are a card's (and only a value
+        // shaped as one is claimed).
+        let afterCard = at > 0 && ["card", "cc", "credit", "debit", "payment"].contains(words[at - 1])
+        if rest.isEmpty && words[at] != "expires" { return words[at] == "exp" ? afterCard : at == 0 || afterCard }
         return false
     }
 
