@@ -27,7 +27,10 @@ def _loop_threads(pid: int) -> dict[str, int]:
 
 def test_connections_spread_over_every_loop(origin, harrec):
     px = harrec.start("--threads", str(LOOPS))
-    before = _loop_threads(px.proc.pid)
+    # Each loop thread names itself once it runs, which may be just after "listening".
+    deadline = time.monotonic() + 5
+    while len(before := _loop_threads(px.proc.pid)) < LOOPS and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert sorted(before) == [f"loop-{i}" for i in range(LOOPS)], \
         f"expected {LOOPS} loop threads named harrec-loop-N, found {sorted(before)}"
 
